@@ -1,0 +1,165 @@
+// The gpu layer: the only part of surfgrad that talks to WebGPU (webgpu.h stays inside src/gpu).
+//
+//   auto ctx = surfgrad::gpu::Context::create();          // best adapter, lavapipe if no GPU
+//   auto buf = ctx->alloc(1024);                           // pooled storage buffer
+//   auto k = ctx->kernel(wgsl_source, "main");             // compiled once, cached by content
+//   ctx->dispatch(k, {buf.get()}, meta_words, {groups});  // recorded, not yet submitted
+//   ctx->download(*buf, host_ptr, 1024);                   // submits everything, waits, reads
+//
+// Work is recorded into one pending command buffer and submitted at sync points (download,
+// sync(), or when the batch grows large). Errors from WebGPU callbacks are kept in a sticky
+// state and thrown as surfgrad::Error at the next call.
+#pragma once
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "surfgrad/error.hpp"
+
+namespace surfgrad::gpu {
+
+enum class Backend { Auto, Vulkan, Gles, Metal, D3D12 };
+
+struct ContextOptions {
+  Backend backend = Backend::Auto;   // env SURFGRAD_BACKEND=vulkan|gles|metal|d3d12 overrides Auto
+  std::string adapter;               // substring of the adapter name; env SURFGRAD_ADAPTER
+  bool quiet = false;                // suppress the one-line CPU fallback notice
+  bool request_f16 = true;           // request shader-f16 where the adapter has it
+  // Testing aid: pretend the adapter allows at most this many workgroups per dimension, so
+  // the multi-dimensional dispatch path is exercised with small tensors. 0 = adapter's limit.
+  uint32_t max_workgroups_per_dimension = 0;
+};
+
+struct AdapterInfo {
+  std::string name, vendor, architecture, description, driver;
+  std::string backend;         // "vulkan", "gles", ...
+  std::string adapter_type;    // "discrete GPU", "integrated GPU", "CPU", ...
+  std::string implementation;  // "wgpu-native 27.0.x.y"
+  bool is_cpu = false;
+};
+
+struct Features {
+  bool shader_f16 = false;
+  bool subgroups = false;
+  bool timestamp_query = false;
+  uint32_t subgroup_min_size = 0, subgroup_max_size = 0;
+  std::vector<std::string> adapter_features;  // everything the adapter reports, by name
+  std::vector<std::string> device_features;   // what the device was created with
+};
+
+struct Limits {
+  uint64_t max_buffer_size = 0;
+  uint64_t max_storage_buffer_binding_size = 0;
+  uint32_t max_storage_buffers_per_shader_stage = 0;
+  uint32_t min_storage_buffer_offset_alignment = 0;
+  uint32_t max_compute_workgroups_per_dimension = 0;
+  uint32_t max_compute_invocations_per_workgroup = 0;
+  uint32_t max_compute_workgroup_storage_size = 0;
+  uint32_t max_compute_workgroup_size_x = 0;
+};
+
+struct PoolStats {
+  uint64_t live_buffers = 0, live_bytes = 0;      // handed out and not yet released
+  uint64_t pooled_buffers = 0, pooled_bytes = 0;  // released, kept for reuse
+  uint64_t allocations = 0, reuses = 0;           // device allocations vs pool hits
+};
+
+class Context;
+struct BufferState;
+
+// A device storage buffer from the pool; returned to the pool when the last owner lets go.
+class Buffer {
+ public:
+  ~Buffer();
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  uint64_t size() const;  // usable bytes (the pool may have allocated more)
+  BufferState* state() const { return state_.get(); }  // for src/gpu only
+  Buffer(std::shared_ptr<BufferState> state, uint64_t size) : state_(std::move(state)), size_(size) {}
+
+ private:
+  std::shared_ptr<BufferState> state_;
+  uint64_t size_;
+};
+using BufferPtr = std::shared_ptr<Buffer>;
+
+struct KernelState;
+// A compiled compute pipeline. Cheap to copy.
+struct Kernel {
+  std::shared_ptr<KernelState> state;
+};
+
+struct Workgroups {
+  uint32_t x = 1, y = 1, z = 1;
+};
+
+class Context : public std::enable_shared_from_this<Context> {
+ public:
+  static std::shared_ptr<Context> create(const ContextOptions& options = {});
+  ~Context();
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+  const AdapterInfo& info() const;
+  const Features& features() const;
+  const Limits& limits() const;  // device limits (the adapter's full limits are requested)
+  uint32_t max_workgroups_per_dimension() const;
+
+  // Storage buffers. alloc throws LimitExceeded past the adapter's limits, OutOfMemory if the
+  // device refuses; `what` names the tensor in the message.
+  BufferPtr alloc(uint64_t bytes, const std::string& what = "buffer");
+  void upload(const Buffer& dst, const void* data, uint64_t bytes, uint64_t offset = 0);
+  void download(const Buffer& src, void* data, uint64_t bytes, uint64_t offset = 0);  // syncs
+  PoolStats pool_stats() const;
+  void trim_pool();  // release every pooled (unused) buffer to the device
+
+  // WGSL preamble for this implementation and the features a kernel needs. Kernels are written
+  // in standard WGSL; the preamble holds the `enable` lines each implementation wants.
+  std::string wgsl_preamble(bool f16, bool subgroups = false) const;
+  Kernel kernel(const std::string& wgsl, const std::string& entry = "main");
+  size_t kernel_cache_size() const;
+
+  // Records one dispatch. bindings are bound at 0..n-1; `meta` (if non-empty, ≤ 256 words) is
+  // bound at n as `var<uniform> meta_u: array<vec4<u32>, 64>`, uploaded once per submission
+  // together with every other dispatch's parameters.
+  void dispatch(const Kernel& kernel, std::initializer_list<const Buffer*> bindings,
+                std::span<const uint32_t> meta, Workgroups groups);
+  void copy(const Buffer& src, uint64_t src_offset, const Buffer& dst, uint64_t dst_offset,
+            uint64_t bytes);
+  // Splits a count of workgroups over x and y when it exceeds the per-dimension limit. Kernels
+  // recover the linear id as wid.x + wid.y * num_workgroups.x.
+  Workgroups grid_for(uint64_t workgroups) const;
+
+  // Kernels that can meet invalid input (an index out of range) cannot throw; they OR a code
+  // into this one-word buffer. fault_flag() marks that such a kernel is recorded;
+  // take_faults() reads and clears the word if one was (a sync point), else returns 0.
+  const Buffer& fault_flag();
+  uint32_t take_faults();
+
+  void flush();  // submit what is recorded
+  void sync();   // submit and wait until the device is idle; throws any pending error
+  uint64_t pending_dispatches() const;
+
+  // Timestamp-query timing (benchmarks): every compute pass between begin_timing and
+  // end_timing is timed on the GPU; end_timing syncs and returns the summed pass time in ms.
+  // Returns a negative value where the adapter has no timestamp queries.
+  void begin_timing();
+  double end_timing_ms();
+
+  // Testing aid: destroys the device the way a driver reset would.
+  void destroy_device_for_testing();
+  bool device_lost() const;
+
+  struct Impl;
+
+ private:
+  explicit Context(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+using ContextPtr = std::shared_ptr<Context>;
+
+}  // namespace surfgrad::gpu

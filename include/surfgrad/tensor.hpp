@@ -1,0 +1,186 @@
+// Tensor: an n-dimensional array that lives on the GPU.
+//
+//   auto ctx = surfgrad::gpu::Context::create();
+//   Tensor a = Tensor::uniform(ctx, {128, 64}, /*seed=*/1);
+//   Tensor b = Tensor::arange(ctx, 0, 64).reshape({64, 1});
+//   Tensor c = (a.matmul(b) + 1.0).relu().sum({0});   // recorded, nothing read back yet
+//   std::vector<float> host = c.to_vector<float>();     // submits, waits, reads
+//
+// A tensor is a view: shape, strides (in elements) and an offset into shared storage.
+// reshape/permute/transpose/slice/expand make views without copies; contiguous() copies when
+// needed. Ops record GPU work; to_host/to_vector are the sync points.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "surfgrad/error.hpp"
+#include "surfgrad/gpu.hpp"
+
+namespace surfgrad {
+
+enum class DType { f32, f16, i32, u32 };
+size_t dtype_size(DType dtype);
+const char* dtype_name(DType dtype);
+bool is_float(DType dtype);
+
+using Shape = std::vector<int64_t>;
+constexpr int kMaxRank = 8;
+std::string shape_str(const Shape& shape);
+int64_t shape_numel(const Shape& shape);
+
+struct Storage {
+  gpu::ContextPtr ctx;
+  gpu::BufferPtr buffer;
+  int64_t elements = 0;  // how many elements of the dtype the buffer holds
+};
+
+class Tensor {
+ public:
+  Tensor() = default;
+
+  // ---- creation (on the GPU; no host data travels except for from_host) ----
+  static Tensor empty(const gpu::ContextPtr& ctx, const Shape& shape, DType dtype = DType::f32);
+  static Tensor zeros(const gpu::ContextPtr& ctx, const Shape& shape, DType dtype = DType::f32);
+  static Tensor ones(const gpu::ContextPtr& ctx, const Shape& shape, DType dtype = DType::f32);
+  static Tensor full(const gpu::ContextPtr& ctx, const Shape& shape, double value, DType dtype = DType::f32);
+  static Tensor arange(const gpu::ContextPtr& ctx, double start, double stop, double step = 1,
+                       DType dtype = DType::f32);
+  // Counter-based (Philox-4x32-10): the same seed gives the same numbers on every device.
+  static Tensor uniform(const gpu::ContextPtr& ctx, const Shape& shape, uint64_t seed, double low = 0,
+                        double high = 1, DType dtype = DType::f32);
+  static Tensor normal(const gpu::ContextPtr& ctx, const Shape& shape, uint64_t seed, double mean = 0,
+                       double stddev = 1, DType dtype = DType::f32);
+  // Host data in the tensor's dtype (f16 as IEEE binary16 bit patterns, uint16_t).
+  static Tensor from_host(const gpu::ContextPtr& ctx, const void* data, const Shape& shape, DType dtype);
+  static Tensor from_vector(const gpu::ContextPtr& ctx, const std::vector<float>& data, const Shape& shape);
+  static Tensor from_vector(const gpu::ContextPtr& ctx, const std::vector<int32_t>& data, const Shape& shape);
+  static Tensor from_vector(const gpu::ContextPtr& ctx, const std::vector<uint32_t>& data, const Shape& shape);
+
+  // ---- host I/O (sync points) ----
+  void to_host(void* data) const;  // numel() elements of dtype(), C order
+  template <typename T>
+  std::vector<T> to_vector() const;  // float (any dtype converted), int32_t, uint32_t
+
+  // ---- metadata ----
+  bool defined() const { return storage_ != nullptr; }
+  const Shape& shape() const { return shape_; }
+  int64_t shape(int axis) const;
+  const Shape& strides() const { return strides_; }
+  int64_t offset() const { return offset_; }
+  DType dtype() const { return dtype_; }
+  int rank() const { return static_cast<int>(shape_.size()); }
+  int64_t numel() const { return shape_numel(shape_); }
+  bool is_contiguous() const;
+  const gpu::ContextPtr& context() const;
+  const std::shared_ptr<Storage>& storage() const { return storage_; }
+  std::string describe() const;  // "f32[3, 4]"
+
+  // ---- views (no copies) ----
+  Tensor reshape(const Shape& shape) const;  // one -1 allowed; copies only if not viewable
+  Tensor permute(const std::vector<int>& axes) const;
+  Tensor transpose(int a, int b) const;
+  Tensor t() const;  // transpose of the last two axes
+  Tensor slice(int axis, int64_t start, int64_t stop, int64_t step = 1) const;
+  Tensor expand(const Shape& shape) const;  // numpy broadcasting of size-1 (and missing) axes
+  Tensor unsqueeze(int axis) const;
+  Tensor squeeze(int axis) const;
+  Tensor contiguous() const;  // itself when already contiguous
+  Tensor clone() const;       // always a fresh contiguous copy
+  Tensor cast(DType dtype) const;
+
+  // ---- elementwise ----
+  Tensor neg() const;
+  Tensor abs() const;
+  Tensor exp() const;
+  Tensor log() const;
+  Tensor sqrt() const;
+  Tensor rsqrt() const;
+  Tensor sin() const;
+  Tensor cos() const;
+  Tensor tanh() const;
+  Tensor sigmoid() const;
+  Tensor relu() const;
+  Tensor gelu() const;  // tanh approximation
+  Tensor pow(double exponent) const;
+
+  // ---- reductions (axes may be negative; empty = all axes) ----
+  Tensor sum(const std::vector<int>& axes = {}, bool keepdim = false) const;
+  Tensor mean(const std::vector<int>& axes = {}, bool keepdim = false) const;
+  Tensor max(const std::vector<int>& axes = {}, bool keepdim = false) const;
+  Tensor min(const std::vector<int>& axes = {}, bool keepdim = false) const;
+  Tensor argmax(int axis, bool keepdim = false) const;  // i32; first index of the maximum
+  Tensor argmin(int axis, bool keepdim = false) const;
+  Tensor logsumexp(const std::vector<int>& axes, bool keepdim = false) const;
+  Tensor softmax(int axis) const;
+  Tensor log_softmax(int axis) const;
+
+  // ---- linear algebra ----
+  Tensor matmul(const Tensor& other) const;
+
+ private:
+  friend struct TensorAccess;
+  std::shared_ptr<Storage> storage_;
+  Shape shape_, strides_;
+  int64_t offset_ = 0;
+  DType dtype_ = DType::f32;
+};
+
+// ---- binary ops with numpy broadcasting (same dtype on both sides) ----
+Tensor add(const Tensor& a, const Tensor& b);
+Tensor sub(const Tensor& a, const Tensor& b);
+Tensor mul(const Tensor& a, const Tensor& b);
+Tensor div(const Tensor& a, const Tensor& b);
+Tensor pow(const Tensor& a, const Tensor& b);
+Tensor maximum(const Tensor& a, const Tensor& b);
+Tensor minimum(const Tensor& a, const Tensor& b);
+// Comparisons give u32 masks (1 where true, 0 where false).
+Tensor eq(const Tensor& a, const Tensor& b);
+Tensor ne(const Tensor& a, const Tensor& b);
+Tensor lt(const Tensor& a, const Tensor& b);
+Tensor le(const Tensor& a, const Tensor& b);
+Tensor gt(const Tensor& a, const Tensor& b);
+Tensor ge(const Tensor& a, const Tensor& b);
+// where(mask, a, b): a where mask != 0, else b; all three broadcast together.
+Tensor where(const Tensor& mask, const Tensor& a, const Tensor& b);
+// A 0-d tensor holding `value` in `like`'s dtype on `like`'s device (for scalar operands).
+Tensor scalar_like(const Tensor& like, double value);
+
+Tensor operator+(const Tensor& a, const Tensor& b);
+Tensor operator-(const Tensor& a, const Tensor& b);
+Tensor operator*(const Tensor& a, const Tensor& b);
+Tensor operator/(const Tensor& a, const Tensor& b);
+Tensor operator-(const Tensor& a);
+Tensor operator+(const Tensor& a, double b);
+Tensor operator-(const Tensor& a, double b);
+Tensor operator*(const Tensor& a, double b);
+Tensor operator/(const Tensor& a, double b);
+Tensor operator+(double a, const Tensor& b);
+Tensor operator-(double a, const Tensor& b);
+Tensor operator*(double a, const Tensor& b);
+Tensor operator/(double a, const Tensor& b);
+
+// matmul: 2-D, or batched with numpy-broadcast batch axes; 1-D operands are promoted as numpy.
+Tensor matmul(const Tensor& a, const Tensor& b);
+
+// ---- indexing ----
+// index_select: picks entries `index` (i32, 1-D) along `axis`.
+Tensor index_select(const Tensor& x, int axis, const Tensor& index);
+// gather (torch semantics): out[..i..] = x[..index[..i..]..] along axis; index has x's rank.
+Tensor gather(const Tensor& x, int axis, const Tensor& index);
+// scatter_add: a copy of x with src added at index along axis (colliding indices all add).
+Tensor scatter_add(const Tensor& x, int axis, const Tensor& index, const Tensor& src);
+// index_add: a copy of x with src's slices added at rows `index` (1-D) along axis.
+Tensor index_add(const Tensor& x, int axis, const Tensor& index, const Tensor& src);
+Tensor concat(const std::vector<Tensor>& tensors, int axis);
+
+// ---- .npy files ----
+Tensor load_npy(const gpu::ContextPtr& ctx, const std::string& path);
+void save_npy(const Tensor& t, const std::string& path);
+
+// ---- host helpers ----
+uint16_t float_to_half(float f);
+float half_to_float(uint16_t h);
+
+}  // namespace surfgrad

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# One-time, idempotent set-up for surfgrad on Debian 12 (bookworm).
+#  1. Debian packages: compiler, CMake, Ninja, GoogleTest, zlib, and, from bookworm-backports,
+#     Mesa >= 25 (lavapipe, the CPU Vulkan driver) with the Vulkan loader. Stock Mesa 22's
+#     lavapipe lacks features WebGPU implementations need; Mesa 25's gives subgroups and f16.
+#  2. The native WebGPU implementation: wgpu-native, taken from the PyPI wheel `wgpu` (pinned
+#     by version and sha256) because that wheel ships the library together with the exact
+#     webgpu.h/wgpu.h it was built from. Unpacked into a cache outside the build folder.
+# Prints the wgpu-native directory on its last line (cmake -DSURFGRAD_WGPU_DIR=...).
+set -euo pipefail
+
+WGPU_PY_VERSION=0.32.0
+WGPU_WHEEL=wgpu-${WGPU_PY_VERSION}-py3-none-manylinux_2_28_x86_64.whl
+WGPU_WHEEL_SHA256=6499a31b5a29a10b4f1089fea4a0806411f42605fa86b6c0b543a07ca0de8568
+CACHE=${SURFGRAD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/surfgrad}
+WGPU_DIR=$CACHE/wgpu-native-py${WGPU_PY_VERSION}
+
+log() { echo "[setup] $*" >&2; }
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+install_debian_packages() {
+  local need=(g++ cmake ninja-build libgtest-dev zlib1g-dev python3 python3-venv unzip ca-certificates)
+  local missing=()
+  for p in "${need[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+  local mesa_ok=0
+  if dpkg-query -W -f='${Version}' mesa-vulkan-drivers 2>/dev/null | grep -qE '^(2[5-9]|[3-9][0-9])\.'; then
+    dpkg -s libvulkan1 >/dev/null 2>&1 && mesa_ok=1
+  fi
+  if [ ${#missing[@]} -eq 0 ] && [ $mesa_ok = 1 ]; then log "Debian packages present"; return; fi
+  if ! command -v apt-get >/dev/null; then
+    log "not a Debian system: install a C++20 compiler, CMake, GoogleTest, zlib and a Vulkan driver yourself"
+    return
+  fi
+  local codename; codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
+  if [ "$codename" = bookworm ] && ! grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+    log "adding bookworm-backports (for Mesa >= 25)"
+    as_root tee /etc/apt/sources.list.d/bookworm-backports.sources >/dev/null <<SRC
+Types: deb
+URIs: http://deb.debian.org/debian
+Suites: bookworm-backports
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SRC
+  fi
+  as_root apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+  if [ "$codename" = bookworm ]; then
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+      -t bookworm-backports mesa-vulkan-drivers libvulkan1 >/dev/null
+  else
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+      mesa-vulkan-drivers libvulkan1 >/dev/null
+  fi
+  log "mesa-vulkan-drivers $(dpkg-query -W -f='${Version}' mesa-vulkan-drivers)"
+}
+
+install_wgpu_native() {
+  if [ -f "$WGPU_DIR/.complete" ]; then log "wgpu-native cached at $WGPU_DIR"; return; fi
+  mkdir -p "$CACHE/downloads"
+  local whl=$CACHE/downloads/$WGPU_WHEEL
+  if ! echo "$WGPU_WHEEL_SHA256  $whl" | sha256sum -c --status 2>/dev/null; then
+    log "downloading $WGPU_WHEEL from PyPI"
+    python3 -m pip download --quiet --no-deps --only-binary=:all: --python-version 3.11 \
+      --platform manylinux_2_28_x86_64 -d "$CACHE/downloads" "wgpu==$WGPU_PY_VERSION"
+    echo "$WGPU_WHEEL_SHA256  $whl" | sha256sum -c --status || { log "sha256 mismatch for $whl"; exit 1; }
+  fi
+  rm -rf "$WGPU_DIR.tmp" && mkdir -p "$WGPU_DIR.tmp/include/webgpu" "$WGPU_DIR.tmp/lib"
+  unzip -q -o -j "$whl" 'wgpu/resources/webgpu.h' 'wgpu/resources/wgpu.h' -d "$WGPU_DIR.tmp/include/webgpu"
+  unzip -q -o -j "$whl" 'wgpu/resources/libwgpu_native-release.so' -d "$WGPU_DIR.tmp/lib"
+  mv "$WGPU_DIR.tmp/lib/libwgpu_native-release.so" "$WGPU_DIR.tmp/lib/libwgpu_native.so"
+  echo "wgpu (PyPI) $WGPU_PY_VERSION sha256 $WGPU_WHEEL_SHA256" > "$WGPU_DIR.tmp/SOURCE"
+  touch "$WGPU_DIR.tmp/.complete"
+  rm -rf "$WGPU_DIR" && mv "$WGPU_DIR.tmp" "$WGPU_DIR"
+  log "wgpu-native unpacked to $WGPU_DIR"
+}
+
+install_debian_packages
+install_wgpu_native
+echo "$WGPU_DIR"

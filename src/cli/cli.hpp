@@ -1,0 +1,6 @@
+#pragma once
+#include "surfgrad/gpu.hpp"
+
+int cmd_info(const surfgrad::gpu::ContextPtr& ctx);
+int cmd_demo(const surfgrad::gpu::ContextPtr& ctx);
+int cmd_bench(const surfgrad::gpu::ContextPtr& ctx, int argc, char** argv);

@@ -1,0 +1,81 @@
+#include <bit>
+
+#include "impl.hpp"
+
+namespace surfgrad::gpu {
+
+uint64_t BufferPool::size_class(uint64_t bytes) {
+  if (bytes <= 256) return 256;
+  uint64_t top = std::bit_floor(bytes);  // 2^k ≤ bytes
+  uint64_t quarter = top / 4;
+  return (bytes + quarter - 1) / quarter * quarter;
+}
+
+std::shared_ptr<BufferState> BufferPool::acquire(uint64_t bytes, bool& fresh) {
+  uint64_t cls = size_class(bytes);
+  auto state = std::make_shared<BufferState>();
+  state->capacity = cls;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = free_.find(cls);
+    if (it != free_.end()) {
+      state->buffer = it->second.first;
+      state->last_batch = it->second.second;
+      free_.erase(it);
+      stats_.pooled_buffers--;
+      stats_.pooled_bytes -= cls;
+      stats_.reuses++;
+      fresh = false;
+    }
+  }
+  if (!state->buffer) {
+    WGPUBufferDescriptor desc = WGPU_BUFFER_DESCRIPTOR_INIT;
+    desc.usage = WGPUBufferUsage_Storage | WGPUBufferUsage_CopySrc | WGPUBufferUsage_CopyDst;
+    desc.size = cls;
+    state->buffer = wgpuDeviceCreateBuffer(device_, &desc);
+    fresh = true;
+    std::lock_guard lock(mutex_);
+    stats_.allocations++;
+  }
+  std::lock_guard lock(mutex_);
+  stats_.live_buffers++;
+  stats_.live_bytes += cls;
+  return state;
+}
+
+void BufferPool::release(BufferState* state) {
+  std::lock_guard lock(mutex_);
+  stats_.live_buffers--;
+  stats_.live_bytes -= state->capacity;
+  stats_.pooled_buffers++;
+  stats_.pooled_bytes += state->capacity;
+  free_.emplace(state->capacity, std::make_pair(state->buffer, state->last_batch));
+  state->buffer = nullptr;
+}
+
+void BufferPool::trim() {
+  std::lock_guard lock(mutex_);
+  for (auto& [cls, entry] : free_) wgpuBufferRelease(entry.first);
+  free_.clear();
+  stats_.pooled_buffers = stats_.pooled_bytes = 0;
+}
+
+PoolStats BufferPool::stats() const {
+  std::lock_guard lock(mutex_);
+  return stats_;
+}
+
+BufferPool::~BufferPool() { trim(); }
+
+Buffer::~Buffer() {
+  if (!state_ || !state_->buffer) return;
+  if (auto pool = state_->pool.lock()) {
+    pool->release(state_.get());
+  } else {
+    wgpuBufferRelease(state_->buffer);
+  }
+}
+
+uint64_t Buffer::size() const { return size_; }
+
+}  // namespace surfgrad::gpu

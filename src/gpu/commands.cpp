@@ -1,0 +1,426 @@
+// Recording and submitting work: buffers in and out, kernels, dispatches, copies, timing.
+#include <algorithm>
+#include <cstring>
+
+#include "impl.hpp"
+
+namespace surfgrad::gpu {
+
+namespace {
+constexpr uint64_t kMetaChunkBytes = 64 * 1024;
+constexpr uint64_t kMaxDispatchesPerBatch = 1024;  // bounds memory held by one pending batch
+constexpr uint32_t kMaxTimedPasses = 2048;
+constexpr uint64_t kMetaWords = 256;
+
+std::string human_bytes(uint64_t b) {
+  char buf[64];
+  if (b >= (1ull << 30)) std::snprintf(buf, sizeof buf, "%.2f GiB", double(b) / double(1ull << 30));
+  else if (b >= (1ull << 20)) std::snprintf(buf, sizeof buf, "%.2f MiB", double(b) / double(1ull << 20));
+  else std::snprintf(buf, sizeof buf, "%llu bytes", static_cast<unsigned long long>(b));
+  return buf;
+}
+
+// Pops one error scope and waits for its answer.
+std::pair<WGPUErrorType, std::string> pop_scope(Context::Impl& impl) {
+  struct Result {
+    bool done = false;
+    WGPUErrorType type = WGPUErrorType_NoError;
+    std::string message;
+  } r;
+  WGPUPopErrorScopeCallbackInfo cb = WGPU_POP_ERROR_SCOPE_CALLBACK_INFO_INIT;
+  cb.mode = WGPUCallbackMode_AllowProcessEvents;
+  cb.callback = [](WGPUPopErrorScopeStatus status, WGPUErrorType type, WGPUStringView message, void* ud, void*) {
+    auto* res = static_cast<Result*>(ud);
+    res->done = true;
+    res->type = status == WGPUPopErrorScopeStatus_Success ? type : WGPUErrorType_Unknown;
+    res->message = to_std(message);
+  };
+  cb.userdata1 = &r;
+  wgpuDevicePopErrorScope(impl.device, cb);
+  for (int i = 0; i < 100000 && !r.done; ++i) {
+    wgpuInstanceProcessEvents(impl.instance);
+    if (!r.done) wgpuDevicePoll(impl.device, false, nullptr);
+  }
+  return {r.type, r.message};
+}
+}  // namespace
+
+BufferPtr Context::alloc(uint64_t bytes, const std::string& what) {
+  impl_->check();
+  bytes = std::max<uint64_t>((bytes + 3) / 4 * 4, 4);
+  const Limits& L = impl_->limits;
+  uint64_t cap = std::min(L.max_buffer_size, L.max_storage_buffer_binding_size);
+  if (bytes > cap) {
+    throw Error(ErrorKind::LimitExceeded,
+                what + " needs " + human_bytes(bytes) + " but this adapter (" + impl_->info.name + ") binds at most " +
+                    human_bytes(cap) + " per buffer (maxStorageBufferBindingSize " +
+                    human_bytes(L.max_storage_buffer_binding_size) + ", maxBufferSize " + human_bytes(L.max_buffer_size) +
+                    "); split the work into smaller tensors");
+  }
+  if (BufferPool::size_class(bytes) > cap) bytes = cap;  // the class may round past the limit
+  bool big = bytes >= (1u << 20);
+  if (big) wgpuDevicePushErrorScope(impl_->device, WGPUErrorFilter_OutOfMemory);
+  bool fresh = false;
+  std::shared_ptr<BufferState> state;
+  if (BufferPool::size_class(bytes) > cap) {
+    // Exactly at the limit: allocate outside the size classes.
+    state = std::make_shared<BufferState>();
+    WGPUBufferDescriptor desc = WGPU_BUFFER_DESCRIPTOR_INIT;
+    desc.usage = WGPUBufferUsage_Storage | WGPUBufferUsage_CopySrc | WGPUBufferUsage_CopyDst;
+    desc.size = bytes;
+    state->buffer = wgpuDeviceCreateBuffer(impl_->device, &desc);
+    state->capacity = bytes;
+  } else {
+    state = impl_->pool->acquire(bytes, fresh);
+    state->pool = impl_->pool;
+  }
+  if (big) {
+    auto [type, message] = pop_scope(*impl_);
+    if (type != WGPUErrorType_NoError) {
+      state->pool.reset();
+      if (state->buffer) wgpuBufferRelease(state->buffer);
+      state->buffer = nullptr;
+      throw Error(ErrorKind::OutOfMemory, "allocating " + human_bytes(bytes) + " for " + what + " on " +
+                                              impl_->info.name + " failed (" + message +
+                                              "); free tensors or work in smaller pieces");
+    }
+  }
+  return BufferPtr(new Buffer(std::move(state), bytes));
+}
+
+PoolStats Context::pool_stats() const { return impl_->pool->stats(); }
+void Context::trim_pool() { impl_->pool->trim(); }
+
+void Context::upload(const Buffer& dst, const void* data, uint64_t bytes, uint64_t offset) {
+  impl_->check();
+  // queue.writeBuffer runs before any command not yet submitted; if the pending batch uses
+  // this buffer (a recycled one, say), submit that batch first so the write lands after it.
+  if (dst.state()->last_batch == impl_->batch_id && impl_->encoder) flush();
+  uint64_t aligned = bytes / 4 * 4;
+  if (aligned) wgpuQueueWriteBuffer(impl_->queue, dst.state()->buffer, offset, data, aligned);
+  if (aligned != bytes) {  // writeBuffer wants multiples of 4: pad the tail
+    uint8_t tail[4] = {0, 0, 0, 0};
+    std::memcpy(tail, static_cast<const uint8_t*>(data) + aligned, bytes - aligned);
+    wgpuQueueWriteBuffer(impl_->queue, dst.state()->buffer, offset + aligned, tail, 4);
+  }
+}
+
+void Context::download(const Buffer& src, void* data, uint64_t bytes, uint64_t offset) {
+  impl_->check();
+  uint64_t start = offset / 4 * 4;
+  uint64_t span = (offset + bytes + 3) / 4 * 4 - start;
+  WGPUBufferDescriptor desc = WGPU_BUFFER_DESCRIPTOR_INIT;
+  desc.usage = WGPUBufferUsage_MapRead | WGPUBufferUsage_CopyDst;
+  desc.size = std::max<uint64_t>(span, 4);
+  WGPUBuffer staging = wgpuDeviceCreateBuffer(impl_->device, &desc);
+  if (span) {
+    impl_->open_pass();  // ensures an encoder exists
+    impl_->close_pass();
+    wgpuCommandEncoderCopyBufferToBuffer(impl_->encoder, src.state()->buffer, start, staging, 0, span);
+  }
+  flush();
+  struct MapResult {
+    bool done = false;
+    WGPUMapAsyncStatus status = WGPUMapAsyncStatus_Error;
+    std::string message;
+  } r;
+  WGPUBufferMapCallbackInfo cb = WGPU_BUFFER_MAP_CALLBACK_INFO_INIT;
+  cb.mode = WGPUCallbackMode_AllowProcessEvents;
+  cb.callback = [](WGPUMapAsyncStatus status, WGPUStringView message, void* ud, void*) {
+    auto* res = static_cast<MapResult*>(ud);
+    res->done = true;
+    res->status = status;
+    res->message = to_std(message);
+  };
+  cb.userdata1 = &r;
+  wgpuBufferMapAsync(staging, WGPUMapMode_Read, 0, desc.size, cb);
+  while (!r.done) {
+    wgpuDevicePoll(impl_->device, true, nullptr);
+    wgpuInstanceProcessEvents(impl_->instance);
+    if (device_lost()) break;
+  }
+  if (r.done && r.status == WGPUMapAsyncStatus_Success) {
+    const void* mapped = wgpuBufferGetConstMappedRange(staging, 0, desc.size);
+    if (mapped) std::memcpy(data, static_cast<const uint8_t*>(mapped) + (offset - start), bytes);
+    wgpuBufferUnmap(staging);
+  }
+  wgpuBufferRelease(staging);
+  impl_->check();
+  if (!r.done || r.status != WGPUMapAsyncStatus_Success)
+    throw Error(ErrorKind::Device, "reading " + human_bytes(bytes) + " back from the device failed: " + r.message);
+}
+
+Kernel Context::kernel(const std::string& wgsl, const std::string& entry) {
+  impl_->check();
+  std::string key = entry + '\n' + wgsl;
+  if (auto it = impl_->kernels.find(key); it != impl_->kernels.end()) return it->second;
+  wgpuDevicePushErrorScope(impl_->device, WGPUErrorFilter_Validation);
+  WGPUShaderSourceWGSL source = WGPU_SHADER_SOURCE_WGSL_INIT;
+  source.code = to_view(wgsl);
+  WGPUShaderModuleDescriptor sdesc = WGPU_SHADER_MODULE_DESCRIPTOR_INIT;
+  sdesc.nextInChain = &source.chain;
+  WGPUShaderModule module = wgpuDeviceCreateShaderModule(impl_->device, &sdesc);
+  WGPUComputePipelineDescriptor pdesc = WGPU_COMPUTE_PIPELINE_DESCRIPTOR_INIT;
+  pdesc.compute.module = module;
+  pdesc.compute.entryPoint = to_view(entry);
+  WGPUComputePipeline pipeline = wgpuDeviceCreateComputePipeline(impl_->device, &pdesc);
+  wgpuShaderModuleRelease(module);
+  auto [type, message] = pop_scope(*impl_);
+  if (type != WGPUErrorType_NoError || !pipeline) {
+    if (pipeline) wgpuComputePipelineRelease(pipeline);
+    impl_->check();
+    // Show the source with line numbers: compiler messages refer to them.
+    std::string listing;
+    int line = 1;
+    size_t pos = 0;
+    while (pos < wgsl.size() && line <= 400) {
+      size_t end = wgsl.find('\n', pos);
+      if (end == std::string::npos) end = wgsl.size();
+      listing += std::to_string(line++) + ": " + wgsl.substr(pos, end - pos) + "\n";
+      pos = end + 1;
+    }
+    throw Error(ErrorKind::ShaderCompile, "kernel '" + entry + "' was rejected by " + impl_->info.implementation +
+                                              ":\n" + message + "\n--- source ---\n" + listing);
+  }
+  auto state = std::make_shared<KernelState>();
+  state->pipeline = pipeline;
+  state->layout = wgpuComputePipelineGetBindGroupLayout(pipeline, 0);
+  state->entry = entry;
+  Kernel k{state};
+  impl_->kernels.emplace(std::move(key), k);
+  return k;
+}
+
+size_t Context::kernel_cache_size() const { return impl_->kernels.size(); }
+
+Workgroups Context::grid_for(uint64_t workgroups) const {
+  uint64_t max = impl_->max_groups_per_dim;
+  if (workgroups == 0) return {0, 1, 1};
+  if (workgroups <= max) return {uint32_t(workgroups), 1, 1};
+  uint64_t y = (workgroups + max - 1) / max;
+  if (y > max) {
+    throw Error(ErrorKind::LimitExceeded, "a dispatch of " + std::to_string(workgroups) + " workgroups exceeds " +
+                                              std::to_string(max) + "² on this adapter; split the tensor");
+  }
+  uint64_t x = (workgroups + y - 1) / y;  // x·y ≥ workgroups; kernels skip the overhang
+  return {uint32_t(x), uint32_t(y), 1};
+}
+
+void Context::Impl::open_pass() {
+  if (!encoder) {
+    WGPUCommandEncoderDescriptor desc = WGPU_COMMAND_ENCODER_DESCRIPTOR_INIT;
+    encoder = wgpuDeviceCreateCommandEncoder(device, &desc);
+  }
+  if (pass) return;
+  WGPUComputePassDescriptor desc = WGPU_COMPUTE_PASS_DESCRIPTOR_INIT;
+  WGPUPassTimestampWrites writes = WGPU_PASS_TIMESTAMP_WRITES_INIT;
+  if (timing && query_set) {
+    if (queries_used + 2 > query_capacity)
+      throw Error(ErrorKind::LimitExceeded, "more than " + std::to_string(kMaxTimedPasses) + " timed passes; time less work at once");
+    writes.querySet = query_set;
+    writes.beginningOfPassWriteIndex = queries_used;
+    writes.endOfPassWriteIndex = queries_used + 1;
+    queries_used += 2;
+    desc.timestampWrites = &writes;
+  }
+  pass = wgpuCommandEncoderBeginComputePass(encoder, &desc);
+}
+
+void Context::Impl::close_pass() {
+  if (!pass) return;
+  wgpuComputePassEncoderEnd(pass);
+  wgpuComputePassEncoderRelease(pass);
+  pass = nullptr;
+}
+
+void Context::dispatch(const Kernel& kernel, std::initializer_list<const Buffer*> bindings,
+                       std::span<const uint32_t> meta, Workgroups groups) {
+  Impl& I = *impl_;
+  I.check();
+  if (groups.x == 0 || groups.y == 0 || groups.z == 0) return;
+  uint32_t max = I.max_groups_per_dim;
+  if (groups.x > max || groups.y > max || groups.z > max)
+    throw Error(ErrorKind::LimitExceeded, "dispatch (" + std::to_string(groups.x) + ", " + std::to_string(groups.y) +
+                                              ", " + std::to_string(groups.z) + ") of kernel '" + kernel.state->entry +
+                                              "' exceeds " + std::to_string(max) + " workgroups per dimension");
+  WGPUBindGroupEntry entries[16];
+  uint32_t n = 0;
+  for (const Buffer* b : bindings) {
+    WGPUBindGroupEntry e = WGPU_BIND_GROUP_ENTRY_INIT;
+    e.binding = n;
+    e.buffer = b->state()->buffer;
+    e.offset = 0;
+    e.size = b->state()->capacity;
+    b->state()->last_batch = I.batch_id;
+    entries[n++] = e;
+  }
+  if (!meta.empty()) {
+    // Every kernel declares `var<uniform> meta_u: array<vec4<u32>, 64>` (kMetaWords words):
+    // uniform values keep barriers in uniform control flow and are read through the constant
+    // cache. Blocks are padded to that size.
+    if (meta.size() > kMetaWords)
+      throw Error(ErrorKind::Value, "kernel '" + kernel.state->entry + "' got " + std::to_string(meta.size()) +
+                                        " parameter words; at most " + std::to_string(kMetaWords));
+    uint64_t bytes = kMetaWords * 4;
+    uint64_t align = std::max<uint32_t>(I.min_uniform_offset_alignment, 4);
+    uint64_t at = (I.meta_chunk_used + align - 1) / align * align;
+    if (!I.meta_chunk || at + bytes > kMetaChunkBytes) {
+      // Chunks never come from the general pool: a pooled buffer may be bound earlier in this
+      // very batch, and the parameter write (made at submit) would land before that use.
+      if (!I.meta_free.empty() && bytes <= kMetaChunkBytes) {
+        I.meta_chunk = std::move(I.meta_free.back());
+        I.meta_free.pop_back();
+      } else {
+        auto state = std::make_shared<BufferState>();
+        WGPUBufferDescriptor bdesc = WGPU_BUFFER_DESCRIPTOR_INIT;
+        bdesc.usage = WGPUBufferUsage_Uniform | WGPUBufferUsage_CopyDst;
+        bdesc.size = state->capacity = std::max(kMetaChunkBytes, (bytes + 255) / 256 * 256);
+        state->buffer = wgpuDeviceCreateBuffer(I.device, &bdesc);
+        I.meta_chunk = BufferPtr(new Buffer(std::move(state), bdesc.size));
+      }
+      I.batch_keepalive.push_back(I.meta_chunk);
+      I.meta_uploads.emplace_back(I.meta_chunk, std::vector<uint8_t>());
+      at = 0;
+    }
+    auto& host = I.meta_uploads.back().second;
+    host.resize(at + bytes, 0);
+    std::memcpy(host.data() + at, meta.data(), meta.size() * 4);
+    I.meta_chunk_used = at + bytes;
+    WGPUBindGroupEntry e = WGPU_BIND_GROUP_ENTRY_INIT;
+    e.binding = n;
+    e.buffer = I.meta_chunk->state()->buffer;
+    e.offset = at;
+    e.size = bytes;
+    entries[n++] = e;
+  }
+  WGPUBindGroupDescriptor desc = WGPU_BIND_GROUP_DESCRIPTOR_INIT;
+  desc.layout = kernel.state->layout;
+  desc.entryCount = n;
+  desc.entries = entries;
+  WGPUBindGroup group = wgpuDeviceCreateBindGroup(I.device, &desc);
+  I.open_pass();
+  wgpuComputePassEncoderSetPipeline(I.pass, kernel.state->pipeline);
+  wgpuComputePassEncoderSetBindGroup(I.pass, 0, group, 0, nullptr);
+  wgpuComputePassEncoderDispatchWorkgroups(I.pass, groups.x, groups.y, groups.z);
+  wgpuBindGroupRelease(group);
+  if (++I.dispatches >= kMaxDispatchesPerBatch && !I.timing) flush();
+}
+
+void Context::copy(const Buffer& src, uint64_t src_offset, const Buffer& dst, uint64_t dst_offset, uint64_t bytes) {
+  impl_->check();
+  if ((src_offset | dst_offset | bytes) % 4)
+    throw Error(ErrorKind::Value, "buffer copies need offsets and sizes that are multiples of 4 bytes");
+  impl_->open_pass();
+  impl_->close_pass();
+  src.state()->last_batch = dst.state()->last_batch = impl_->batch_id;
+  wgpuCommandEncoderCopyBufferToBuffer(impl_->encoder, src.state()->buffer, src_offset, dst.state()->buffer, dst_offset,
+                                       bytes);
+}
+
+void Context::Impl::write_meta_uploads() {
+  // Parameter blocks go up right before the submit that reads them; chunks are fresh for this
+  // batch, so no earlier command can observe the write.
+  for (auto& [chunk, host] : meta_uploads)
+    if (!host.empty()) wgpuQueueWriteBuffer(queue, chunk->state()->buffer, 0, host.data(), (host.size() + 3) / 4 * 4);
+  meta_uploads.clear();
+  meta_chunk.reset();
+  meta_chunk_used = 0;
+}
+
+void Context::flush() {
+  Impl& I = *impl_;
+  I.check();
+  if (!I.encoder) return;
+  I.close_pass();
+  WGPUCommandBufferDescriptor desc = WGPU_COMMAND_BUFFER_DESCRIPTOR_INIT;
+  WGPUCommandBuffer commands = wgpuCommandEncoderFinish(I.encoder, &desc);
+  wgpuCommandEncoderRelease(I.encoder);
+  I.encoder = nullptr;
+  I.write_meta_uploads();
+  wgpuQueueSubmit(I.queue, 1, &commands);
+  wgpuCommandBufferRelease(commands);
+  // Chunks are free again: their next write is made after this submit, so it is ordered.
+  for (auto& chunk : I.batch_keepalive)
+    if (chunk->size() == kMetaChunkBytes && I.meta_free.size() < 64) I.meta_free.push_back(std::move(chunk));
+  I.batch_keepalive.clear();
+  I.batch_id++;
+  I.dispatches = 0;
+}
+
+void Context::sync() {
+  flush();
+  wgpuDevicePoll(impl_->device, true, nullptr);
+  wgpuInstanceProcessEvents(impl_->instance);
+  impl_->check();
+}
+
+uint64_t Context::pending_dispatches() const { return impl_->dispatches; }
+
+void Context::begin_timing() {
+  Impl& I = *impl_;
+  if (!I.features.timestamp_query) return;
+  flush();
+  if (!I.query_set) {
+    WGPUQuerySetDescriptor desc = WGPU_QUERY_SET_DESCRIPTOR_INIT;
+    desc.type = WGPUQueryType_Timestamp;
+    desc.count = kMaxTimedPasses * 2;
+    I.query_set = wgpuDeviceCreateQuerySet(I.device, &desc);
+    I.query_capacity = desc.count;
+  }
+  I.queries_used = 0;
+  I.timing = true;
+}
+
+double Context::end_timing_ms() {
+  Impl& I = *impl_;
+  if (!I.timing) return -1.0;
+  I.close_pass();
+  uint32_t used = I.queries_used;
+  I.timing = false;
+  if (used == 0) return 0.0;
+  WGPUBufferDescriptor desc = WGPU_BUFFER_DESCRIPTOR_INIT;
+  desc.usage = WGPUBufferUsage_QueryResolve | WGPUBufferUsage_CopySrc;
+  desc.size = uint64_t(used) * 8;
+  WGPUBuffer resolve = wgpuDeviceCreateBuffer(I.device, &desc);
+  I.open_pass();
+  I.close_pass();
+  wgpuCommandEncoderResolveQuerySet(I.encoder, I.query_set, 0, used, resolve, 0);
+  auto host_buf = alloc(desc.size, "timestamps");
+  wgpuCommandEncoderCopyBufferToBuffer(I.encoder, resolve, 0, host_buf->state()->buffer, 0, desc.size);
+  std::vector<uint64_t> stamps(used);
+  download(*host_buf, stamps.data(), desc.size);
+  wgpuBufferRelease(resolve);
+  double period = wgpuQueueGetTimestampPeriod(I.queue);
+  double ns = 0;
+  for (uint32_t i = 0; i + 1 < used; i += 2)
+    if (stamps[i + 1] > stamps[i]) ns += double(stamps[i + 1] - stamps[i]) * period;
+  return ns / 1e6;
+}
+
+}  // namespace surfgrad::gpu
+
+namespace surfgrad::gpu {
+
+const Buffer& Context::fault_flag() {
+  if (!impl_->fault) {
+    impl_->fault = alloc(4, "fault flag");
+    uint32_t zero = 0;
+    upload(*impl_->fault, &zero, 4);
+  }
+  impl_->fault_pending = true;
+  return *impl_->fault;
+}
+
+uint32_t Context::take_faults() {
+  if (!impl_->fault_pending) return 0;
+  uint32_t code = 0;
+  download(*impl_->fault, &code, 4);
+  impl_->fault_pending = false;
+  if (code) {
+    uint32_t zero = 0;
+    upload(*impl_->fault, &zero, 4);
+  }
+  return code;
+}
+
+}  // namespace surfgrad::gpu

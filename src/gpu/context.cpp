@@ -1,0 +1,355 @@
+// Context: instance → adapter → device, with features, limits and the sticky error state.
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "impl.hpp"
+
+namespace surfgrad::gpu {
+
+const char* backend_name(WGPUBackendType type) {
+  switch (type) {
+    case WGPUBackendType_Vulkan: return "vulkan";
+    case WGPUBackendType_OpenGL: return "opengl";
+    case WGPUBackendType_OpenGLES: return "gles";
+    case WGPUBackendType_Metal: return "metal";
+    case WGPUBackendType_D3D12: return "d3d12";
+    case WGPUBackendType_D3D11: return "d3d11";
+    case WGPUBackendType_WebGPU: return "webgpu";
+    default: return "unknown";
+  }
+}
+
+static const char* adapter_type_name(WGPUAdapterType type) {
+  switch (type) {
+    case WGPUAdapterType_DiscreteGPU: return "discrete GPU";
+    case WGPUAdapterType_IntegratedGPU: return "integrated GPU";
+    case WGPUAdapterType_CPU: return "CPU";
+    default: return "unknown";
+  }
+}
+
+std::string feature_name(WGPUFeatureName f) {
+  switch (static_cast<uint32_t>(f)) {
+    case WGPUFeatureName_ShaderF16: return "shader-f16";
+    case WGPUFeatureName_Subgroups: return "subgroups";
+    case WGPUFeatureName_TimestampQuery: return "timestamp-query";
+    case WGPUFeatureName_DepthClipControl: return "depth-clip-control";
+    case WGPUFeatureName_Depth32FloatStencil8: return "depth32float-stencil8";
+    case WGPUFeatureName_TextureCompressionBC: return "texture-compression-bc";
+    case WGPUFeatureName_TextureCompressionETC2: return "texture-compression-etc2";
+    case WGPUFeatureName_TextureCompressionASTC: return "texture-compression-astc";
+    case WGPUFeatureName_IndirectFirstInstance: return "indirect-first-instance";
+    case WGPUFeatureName_Float32Filterable: return "float32-filterable";
+    case WGPUFeatureName_Float32Blendable: return "float32-blendable";
+    case WGPUFeatureName_DualSourceBlending: return "dual-source-blending";
+    case WGPUFeatureName_ClipDistances: return "clip-distances";
+    case WGPUFeatureName_CoreFeaturesAndLimits: return "core-features-and-limits";
+    case WGPUNativeFeature_Subgroup: return "native:subgroup";
+    case WGPUNativeFeature_ShaderF64: return "native:shader-f64";
+    case WGPUNativeFeature_ShaderInt64: return "native:shader-int64";
+    case WGPUNativeFeature_ShaderFloat32Atomic: return "native:shader-float32-atomic";
+    case WGPUNativeFeature_TimestampQueryInsidePasses: return "native:timestamp-query-inside-passes";
+    case WGPUNativeFeature_TimestampQueryInsideEncoders: return "native:timestamp-query-inside-encoders";
+    case WGPUNativeFeature_PipelineStatisticsQuery: return "native:pipeline-statistics-query";
+    case WGPUNativeFeature_Immediates: return "native:immediates";
+    case WGPUNativeFeature_ShaderI16: return "native:shader-i16";
+    default: {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "0x%08x", static_cast<uint32_t>(f));
+      return buf;
+    }
+  }
+}
+
+static std::vector<WGPUFeatureName> supported(WGPUSupportedFeatures sf) {
+  std::vector<WGPUFeatureName> out(sf.features, sf.features + sf.featureCount);
+  wgpuSupportedFeaturesFreeMembers(sf);
+  return out;
+}
+
+void Context::Impl::check() {
+  std::lock_guard lock(error_mutex);
+  if (lost) {
+    throw Error(ErrorKind::DeviceLost,
+                "the WebGPU device was lost (" + lost_message +
+                    "); every tensor on it is gone. Create a new Context and upload the data again.");
+  }
+  if (!sticky_error.empty()) {
+    std::string message = std::move(sticky_error);
+    sticky_error.clear();
+    throw Error(ErrorKind::Device, "WebGPU reported: " + message);
+  }
+}
+
+static void on_uncaptured_error(WGPUDevice const*, WGPUErrorType type, WGPUStringView message,
+                                void* userdata, void*) {
+  auto* impl = static_cast<Context::Impl*>(userdata);
+  std::lock_guard lock(impl->error_mutex);
+  if (impl->sticky_error.empty()) {
+    impl->sticky_error = (type == WGPUErrorType_OutOfMemory ? "out of memory: " : "") + to_std(message);
+  }
+}
+
+static void on_device_lost(WGPUDevice const*, WGPUDeviceLostReason reason, WGPUStringView message,
+                           void* userdata, void*) {
+  if (reason == WGPUDeviceLostReason_CallbackCancelled) return;  // our own shutdown
+  auto* impl = static_cast<Context::Impl*>(userdata);
+  std::lock_guard lock(impl->error_mutex);
+  impl->lost = true;
+  impl->lost_message = reason == WGPUDeviceLostReason_Destroyed ? "destroyed" : to_std(message);
+  if (impl->lost_message.empty()) impl->lost_message = "reason " + std::to_string(reason);
+}
+
+static uint32_t backend_mask(Backend b) {
+  switch (b) {
+    case Backend::Vulkan: return WGPUInstanceBackend_Vulkan;
+    case Backend::Gles: return WGPUInstanceBackend_GL;
+    case Backend::Metal: return WGPUInstanceBackend_Metal;
+    case Backend::D3D12: return WGPUInstanceBackend_DX12;
+    default: return WGPUInstanceBackend_All;
+  }
+}
+
+static Backend parse_backend(const std::string& s) {
+  if (s == "vulkan") return Backend::Vulkan;
+  if (s == "gles" || s == "gl" || s == "opengl") return Backend::Gles;
+  if (s == "metal") return Backend::Metal;
+  if (s == "d3d12" || s == "dx12") return Backend::D3D12;
+  if (s.empty() || s == "auto") return Backend::Auto;
+  throw Error(ErrorKind::Value, "SURFGRAD_BACKEND='" + s + "' is not a backend; use vulkan, gles, metal, d3d12 or auto");
+}
+
+// Higher is better: real GPUs over CPU emulation, native APIs over OpenGL.
+static int adapter_score(const WGPUAdapterInfo& info) {
+  int type = info.adapterType == WGPUAdapterType_DiscreteGPU     ? 4
+             : info.adapterType == WGPUAdapterType_IntegratedGPU ? 3
+             : info.adapterType == WGPUAdapterType_CPU           ? 1
+                                                                 : 2;
+  bool native = info.backendType == WGPUBackendType_Vulkan || info.backendType == WGPUBackendType_Metal ||
+                info.backendType == WGPUBackendType_D3D12;
+  return type * 2 + (native ? 1 : 0);
+}
+
+std::shared_ptr<Context> Context::create(const ContextOptions& options_in) {
+  ContextOptions options = options_in;
+  if (const char* env = std::getenv("SURFGRAD_BACKEND"); env && options.backend == Backend::Auto)
+    options.backend = parse_backend(env);
+  if (const char* env = std::getenv("SURFGRAD_ADAPTER"); env && options.adapter.empty()) options.adapter = env;
+
+  auto impl = std::make_unique<Impl>();
+  WGPUInstanceExtras extras = {};
+  extras.chain.sType = static_cast<WGPUSType>(WGPUSType_InstanceExtras);
+  extras.backends = backend_mask(options.backend);
+  WGPUInstanceDescriptor idesc = WGPU_INSTANCE_DESCRIPTOR_INIT;
+  idesc.nextInChain = &extras.chain;
+  impl->instance = wgpuCreateInstance(&idesc);
+  if (!impl->instance) throw Error(ErrorKind::Device, "wgpuCreateInstance failed; is libwgpu_native.so the one surfgrad was built against?");
+
+  WGPUInstanceEnumerateAdapterOptions eopts = {nullptr, extras.backends};
+  size_t count = wgpuInstanceEnumerateAdapters(impl->instance, &eopts, nullptr);
+  std::vector<WGPUAdapter> adapters(count);
+  if (count) wgpuInstanceEnumerateAdapters(impl->instance, &eopts, adapters.data());
+  int best_score = -1;
+  std::string seen;
+  for (WGPUAdapter a : adapters) {
+    WGPUAdapterInfo ai = WGPU_ADAPTER_INFO_INIT;
+    wgpuAdapterGetInfo(a, &ai);
+    std::string name = to_std(ai.device);
+    seen += (seen.empty() ? "" : ", ") + name + " (" + backend_name(ai.backendType) + ")";
+    bool wanted = options.adapter.empty() || name.find(options.adapter) != std::string::npos;
+    int score = adapter_score(ai);
+    if (wanted && score > best_score) {
+      if (impl->adapter) wgpuAdapterRelease(impl->adapter);
+      impl->adapter = a;
+      best_score = score;
+    } else {
+      wgpuAdapterRelease(a);
+    }
+    wgpuAdapterInfoFreeMembers(ai);
+  }
+  if (!impl->adapter) {
+    if (!options.adapter.empty())
+      throw Error(ErrorKind::Device, "no adapter matches '" + options.adapter + "'; available: " + (seen.empty() ? "none" : seen));
+    throw Error(ErrorKind::Device,
+                "no WebGPU adapter found. Install a Vulkan driver (on Debian: mesa-vulkan-drivers >= 25 "
+                "from bookworm-backports, which gives the lavapipe CPU driver), or set SURFGRAD_BACKEND=gles");
+  }
+
+  // Adapter facts.
+  WGPUAdapterInfo ai = WGPU_ADAPTER_INFO_INIT;
+  wgpuAdapterGetInfo(impl->adapter, &ai);
+  AdapterInfo& info = impl->info;
+  info.name = to_std(ai.device);
+  info.vendor = to_std(ai.vendor);
+  info.architecture = to_std(ai.architecture);
+  info.description = to_std(ai.description);
+  info.driver = info.description;
+  info.backend = backend_name(ai.backendType);
+  info.adapter_type = adapter_type_name(ai.adapterType);
+  info.is_cpu = ai.adapterType == WGPUAdapterType_CPU;
+  uint32_t v = wgpuGetVersion();
+  info.implementation = "wgpu-native " + std::to_string(v >> 24) + "." + std::to_string((v >> 16) & 0xff) + "." +
+                        std::to_string((v >> 8) & 0xff) + "." + std::to_string(v & 0xff);
+  impl->features.subgroup_min_size = ai.subgroupMinSize;
+  impl->features.subgroup_max_size = ai.subgroupMaxSize;
+  wgpuAdapterInfoFreeMembers(ai);
+  if (info.is_cpu && !options.quiet)
+    std::fprintf(stderr, "surfgrad: no GPU adapter found, running on the CPU through %s (%s)\n", info.name.c_str(),
+                 info.backend.c_str());
+
+  auto adapter_features = supported([&] {
+    WGPUSupportedFeatures sf = {};
+    wgpuAdapterGetFeatures(impl->adapter, &sf);
+    return sf;
+  }());
+  auto has = [&](uint32_t f) {
+    return std::any_of(adapter_features.begin(), adapter_features.end(), [&](WGPUFeatureName x) { return x == f; });
+  };
+  for (auto f : adapter_features) impl->features.adapter_features.push_back(feature_name(f));
+  std::vector<WGPUFeatureName> required;
+  for (uint32_t f : {uint32_t(WGPUFeatureName_Subgroups), uint32_t(WGPUNativeFeature_Subgroup),
+                     uint32_t(WGPUFeatureName_TimestampQuery)})
+    if (has(f)) required.push_back(static_cast<WGPUFeatureName>(f));
+  if (options.request_f16 && has(WGPUFeatureName_ShaderF16)) required.push_back(WGPUFeatureName_ShaderF16);
+
+  // Request the adapter's full limits: WebGPU's defaults (128 MiB bindings) are far below what
+  // GPUs allow.
+  WGPULimits limits = WGPU_LIMITS_INIT;
+  wgpuAdapterGetLimits(impl->adapter, &limits);
+
+  WGPUDeviceDescriptor ddesc = WGPU_DEVICE_DESCRIPTOR_INIT;
+  ddesc.requiredFeatureCount = required.size();
+  ddesc.requiredFeatures = required.data();
+  ddesc.requiredLimits = &limits;
+  ddesc.deviceLostCallbackInfo.mode = WGPUCallbackMode_AllowSpontaneous;
+  ddesc.deviceLostCallbackInfo.callback = on_device_lost;
+  ddesc.deviceLostCallbackInfo.userdata1 = impl.get();
+  ddesc.uncapturedErrorCallbackInfo.callback = on_uncaptured_error;
+  ddesc.uncapturedErrorCallbackInfo.userdata1 = impl.get();
+  struct DeviceResult {
+    WGPUDevice device = nullptr;
+    std::string message;
+    bool done = false;
+  } result;
+  WGPURequestDeviceCallbackInfo cb = WGPU_REQUEST_DEVICE_CALLBACK_INFO_INIT;
+  cb.mode = WGPUCallbackMode_AllowProcessEvents;
+  cb.callback = [](WGPURequestDeviceStatus status, WGPUDevice device, WGPUStringView message, void* ud, void*) {
+    auto* r = static_cast<DeviceResult*>(ud);
+    r->done = true;
+    if (status == WGPURequestDeviceStatus_Success) r->device = device;
+    r->message = to_std(message);
+  };
+  cb.userdata1 = &result;
+  wgpuAdapterRequestDevice(impl->adapter, &ddesc, cb);
+  for (int i = 0; i < 100000 && !result.done; ++i) wgpuInstanceProcessEvents(impl->instance);
+  if (!result.device) throw Error(ErrorKind::Device, "requesting a device from '" + info.name + "' failed: " + result.message);
+  impl->device = result.device;
+  impl->queue = wgpuDeviceGetQueue(impl->device);
+
+  auto device_features = supported([&] {
+    WGPUSupportedFeatures sf = {};
+    wgpuDeviceGetFeatures(impl->device, &sf);
+    return sf;
+  }());
+  for (auto f : device_features) {
+    impl->features.device_features.push_back(feature_name(f));
+    if (f == WGPUFeatureName_ShaderF16) impl->features.shader_f16 = true;
+    if (f == WGPUFeatureName_Subgroups || uint32_t(f) == uint32_t(WGPUNativeFeature_Subgroup))
+      impl->features.subgroups = true;
+    if (f == WGPUFeatureName_TimestampQuery) impl->features.timestamp_query = true;
+  }
+  WGPULimits dl = WGPU_LIMITS_INIT;
+  wgpuDeviceGetLimits(impl->device, &dl);
+  Limits& L = impl->limits;
+  L.max_buffer_size = dl.maxBufferSize;
+  L.max_storage_buffer_binding_size = dl.maxStorageBufferBindingSize;
+  L.max_storage_buffers_per_shader_stage = dl.maxStorageBuffersPerShaderStage;
+  L.min_storage_buffer_offset_alignment = dl.minStorageBufferOffsetAlignment;
+  L.max_compute_workgroups_per_dimension = dl.maxComputeWorkgroupsPerDimension;
+  L.max_compute_invocations_per_workgroup = dl.maxComputeInvocationsPerWorkgroup;
+  L.max_compute_workgroup_storage_size = dl.maxComputeWorkgroupStorageSize;
+  L.max_compute_workgroup_size_x = dl.maxComputeWorkgroupSizeX;
+  impl->max_groups_per_dim = dl.maxComputeWorkgroupsPerDimension;
+  impl->min_uniform_offset_alignment = dl.minUniformBufferOffsetAlignment;
+  if (options.max_workgroups_per_dimension)
+    impl->max_groups_per_dim = std::min(impl->max_groups_per_dim, options.max_workgroups_per_dimension);
+  impl->pool = std::make_shared<BufferPool>(impl->device);
+  return std::shared_ptr<Context>(new Context(std::move(impl)));
+}
+
+Context::Context(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Context::~Context() = default;
+
+Context::Impl::~Impl() {
+  if (encoder) {
+    close_pass();
+    wgpuCommandEncoderRelease(encoder);
+  }
+  kernels.clear();
+  meta_chunk.reset();
+  fault.reset();
+  batch_keepalive.clear();
+  meta_free.clear();
+  if (pool) pool->trim();
+  if (query_set) wgpuQuerySetRelease(query_set);
+  if (queue) wgpuQueueRelease(queue);
+  if (device) wgpuDeviceRelease(device);
+  if (adapter) wgpuAdapterRelease(adapter);
+  if (instance) wgpuInstanceRelease(instance);
+}
+
+const AdapterInfo& Context::info() const { return impl_->info; }
+const Features& Context::features() const { return impl_->features; }
+const Limits& Context::limits() const { return impl_->limits; }
+uint32_t Context::max_workgroups_per_dimension() const { return impl_->max_groups_per_dim; }
+
+std::string Context::wgsl_preamble(bool f16, bool subgroups) const {
+  if (f16 && !impl_->features.shader_f16)
+    throw Error(ErrorKind::Unsupported, "this adapter (" + impl_->info.name +
+                                            ") has no shader-f16; use f32 tensors (cast with .cast(DType::f32))");
+  if (subgroups && !impl_->features.subgroups)
+    throw Error(ErrorKind::Unsupported, "this adapter (" + impl_->info.name + ") has no subgroups");
+  std::string s;
+  if (f16) s += "enable f16;\n";
+  if (subgroups) s += "enable subgroups;\n";
+  return s;
+}
+
+void Context::destroy_device_for_testing() {
+  if (impl_->encoder) {  // drop unsubmitted work: it cannot run on a destroyed device
+    impl_->close_pass();
+    wgpuCommandEncoderRelease(impl_->encoder);
+    impl_->encoder = nullptr;
+  }
+  wgpuDeviceDestroy(impl_->device);
+  wgpuDevicePoll(impl_->device, false, nullptr);
+  wgpuInstanceProcessEvents(impl_->instance);
+}
+
+bool Context::device_lost() const {
+  std::lock_guard lock(impl_->error_mutex);
+  return impl_->lost;
+}
+
+}  // namespace surfgrad::gpu
+
+namespace surfgrad {
+const char* to_string(ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::Shape: return "shape";
+    case ErrorKind::DType: return "dtype";
+    case ErrorKind::Value: return "value";
+    case ErrorKind::Index: return "index";
+    case ErrorKind::OutOfMemory: return "out-of-memory";
+    case ErrorKind::LimitExceeded: return "limit";
+    case ErrorKind::Unsupported: return "unsupported";
+    case ErrorKind::ShaderCompile: return "shader compilation";
+    case ErrorKind::DeviceLost: return "device lost";
+    case ErrorKind::Device: return "device";
+    case ErrorKind::IO: return "I/O";
+  }
+  return "unknown";
+}
+}  // namespace surfgrad

@@ -1,0 +1,29 @@
+// Strided n-ary map over a broadcast shape: one thread per element of `shape`.
+// Every operand (output first) has its own offset and strides in elements, so views
+// (transposed, sliced, broadcast with stride 0) are read and written in place.
+// Parameters: [n, rank, offset[NOPS], shape[8], strides[NOPS][8], params...]
+// The host merges axes that are contiguous for every operand, so a plain contiguous op runs
+// with rank 1 (one division per element).
+{{BINDINGS}}
+const NOPS: u32 = {{NOPS}}u;
+const PARAMS: u32 = 2u + NOPS + 8u + NOPS * 8u;
+fn param_f32(k: u32) -> f32 { return arg_f32(PARAMS + k); }
+fn param_i32(k: u32) -> i32 { return arg_i32(PARAMS + k); }
+fn param_u32(k: u32) -> u32 { return arg(PARAMS + k); }
+{{HELPERS}}
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let i = linear_group(wid, nwg) * 256u + lid;
+  if (i >= arg(0u)) { return; }
+  var idx: array<u32, NOPS>;
+  for (var k = 0u; k < NOPS; k++) { idx[k] = arg(2u + k); }
+  var rem = i;
+  for (var d = i32(arg(1u)) - 1; d >= 0; d--) {
+    let extent = arg(2u + NOPS + u32(d));
+    let c = rem % extent;
+    rem = rem / extent;
+    for (var k = 0u; k < NOPS; k++) { idx[k] += c * arg(2u + NOPS + 8u + k * 8u + u32(d)); }
+  }
+  {{BODY}}
+}

@@ -1,0 +1,170 @@
+// Reductions over any set of axes: the reduced axes are moved last and made contiguous, then
+// reduce.wgsl (long rows) or reduce_small.wgsl (short rows) reduce [rows, R] blocks.
+#include <algorithm>
+#include <limits>
+#include <numeric>
+
+#include "internal.hpp"
+
+namespace surfgrad {
+
+namespace {
+
+enum class Reduce { Sum, Max, Min };
+
+struct Plan {
+  Tensor rows;      // contiguous [rows, R]
+  Shape out_shape;  // result shape (keepdim applied)
+  int64_t R = 1;
+};
+
+Plan plan(const Tensor& x, std::vector<int> axes, bool keepdim, const char* op) {
+  int r = x.rank();
+  if (axes.empty()) {
+    axes.resize(r);
+    std::iota(axes.begin(), axes.end(), 0);
+  }
+  std::vector<bool> reduced(r, false);
+  for (int a : axes) {
+    int n = normalize_axis(a, r, op);
+    if (r == 0) continue;  // a 0-d tensor reduces to itself
+    if (reduced[n]) throw Error(ErrorKind::Shape, std::string(op) + ": axis " + std::to_string(a) + " given twice");
+    reduced[n] = true;
+  }
+  std::vector<int> order;
+  Shape out_shape, kept_shape;
+  int64_t R = 1;
+  for (int d = 0; d < r; ++d)
+    if (!reduced[d]) {
+      order.push_back(d);
+      kept_shape.push_back(x.shape()[d]);
+    }
+  for (int d = 0; d < r; ++d)
+    if (reduced[d]) {
+      order.push_back(d);
+      R *= x.shape()[d];
+    }
+  for (int d = 0; d < r; ++d) {
+    if (!reduced[d]) out_shape.push_back(x.shape()[d]);
+    else if (keepdim) out_shape.push_back(1);
+  }
+  if (R == 0 && shape_numel(kept_shape) > 0)
+    throw Error(ErrorKind::Shape, std::string(op) + ": reducing " + x.describe() + " over an empty axis");
+  Tensor rows = x.permute(order).contiguous();
+  return {rows, out_shape, R};
+}
+
+std::string acc_type(DType d) { return is_float(d) ? "f32" : wgsl_type(d); }
+
+std::string identity(Reduce op, DType d) {
+  if (op == Reduce::Sum) return acc_type(d) + "(0)";
+  bool max = op == Reduce::Max;
+  if (is_float(d)) return max ? "-0x1.fffffep+127f" : "0x1.fffffep+127f";
+  if (d == DType::i32) return max ? "i32(-2147483647 - 1)" : "2147483647i";
+  return max ? "0u" : "4294967295u";
+}
+
+// Reduces [rows, R] (contiguous, at `offset`) into out[rows·parts] once.
+void reduce_pass(const gpu::ContextPtr& ctx, Reduce op, const Tensor& in, int64_t rows, int64_t R, int64_t parts,
+                 const Tensor& out, float scale) {
+  DType d = in.dtype();
+  std::string combine = op == Reduce::Sum ? "a + b" : op == Reduce::Max ? "max(a, b)" : "min(a, b)";
+  bool small = R <= 64 && parts == 1;
+  std::string finish = small ? "partial[0]" : "partial[0]";
+  if (scale != 1.0f) finish += " * arg_f32(5u)";
+  bool f16 = d == DType::f16 || out.dtype() == DType::f16;
+  auto kernel = ctx->kernel(kernel_source(*ctx, small ? "reduce_small.wgsl" : "reduce.wgsl",
+                                          {{"OUT_T", wgsl_type(out.dtype())},
+                                           {"IN_T", wgsl_type(d)},
+                                           {"ACC_T", acc_type(d)},
+                                           {"COMBINE", combine},
+                                           {"IDENTITY", identity(op, d)},
+                                           {"FINISH", finish}},
+                                          f16, 2));
+  int64_t chunk = (R + parts - 1) / parts;
+  std::vector<uint32_t> meta = {uint32_t(rows), uint32_t(R), uint32_t(in.offset()), uint32_t(parts), uint32_t(chunk),
+                                f32_bits(scale)};
+  uint64_t groups = small ? (uint64_t(rows) + 255) / 256 : uint64_t(rows) * uint64_t(parts);
+  ctx->dispatch(kernel, {out.storage()->buffer.get(), in.storage()->buffer.get()}, meta, ctx->grid_for(groups));
+}
+
+Tensor reduce(const Tensor& x, Reduce op, const std::vector<int>& axes, bool keepdim, bool mean, const char* name) {
+  if (mean && !is_float(x.dtype()))
+    throw Error(ErrorKind::DType, std::string(name) + " needs a floating dtype, got " + x.describe());
+  Plan p = plan(x, axes, keepdim, name);
+  auto ctx = x.context();
+  int64_t rows = shape_numel(p.out_shape);
+  Tensor out = Tensor::empty(ctx, p.out_shape, x.dtype());
+  if (rows == 0) return out;
+  float scale = mean ? float(1.0 / double(p.R)) : 1.0f;
+  // Few long rows would leave most of the GPU idle (and sum long sequential runs): split each
+  // row into parts reduced in parallel, then reduce the partials.
+  int64_t parts = 1;
+  if (p.R > 16384 && rows < 4096) parts = std::min<int64_t>((p.R + 8191) / 8192, 1024);
+  if (parts > 1) {
+    Tensor partial = Tensor::empty(ctx, {rows, parts}, is_float(x.dtype()) ? DType::f32 : x.dtype());
+    reduce_pass(ctx, op, p.rows, rows, p.R, parts, partial, 1.0f);
+    reduce_pass(ctx, op, partial, rows, parts, 1, out, scale);
+  } else {
+    reduce_pass(ctx, op, p.rows, rows, p.R, 1, out, scale);
+  }
+  return out;
+}
+
+Tensor argreduce(const Tensor& x, int axis, bool keepdim, bool max, const char* name) {
+  if (x.rank() == 0) return Tensor::zeros(x.context(), {}, DType::i32);
+  Plan p = plan(x, {axis}, keepdim, name);
+  auto ctx = x.context();
+  int64_t rows = shape_numel(p.out_shape);
+  Tensor out = Tensor::empty(ctx, p.out_shape, DType::i32);
+  if (rows == 0) return out;
+  auto kernel = ctx->kernel(kernel_source(*ctx, "argreduce.wgsl",
+                                          {{"IN_T", wgsl_type(x.dtype())},
+                                           {"CMP", max ? ">" : "<"},
+                                           {"WORST", max ? "-0x1.fffffep+127f" : "0x1.fffffep+127f"}},
+                                          x.dtype() == DType::f16, 2));
+  std::vector<uint32_t> meta = {uint32_t(rows), uint32_t(p.R), uint32_t(p.rows.offset())};
+  ctx->dispatch(kernel, {out.storage()->buffer.get(), p.rows.storage()->buffer.get()}, meta,
+                ctx->grid_for(uint64_t(rows)));
+  return out;
+}
+
+}  // namespace
+
+Tensor Tensor::sum(const std::vector<int>& axes, bool keepdim) const {
+  return reduce(*this, Reduce::Sum, axes, keepdim, false, "sum");
+}
+Tensor Tensor::mean(const std::vector<int>& axes, bool keepdim) const {
+  return reduce(*this, Reduce::Sum, axes, keepdim, true, "mean");
+}
+Tensor Tensor::max(const std::vector<int>& axes, bool keepdim) const {
+  return reduce(*this, Reduce::Max, axes, keepdim, false, "max");
+}
+Tensor Tensor::min(const std::vector<int>& axes, bool keepdim) const {
+  return reduce(*this, Reduce::Min, axes, keepdim, false, "min");
+}
+Tensor Tensor::argmax(int axis, bool keepdim) const { return argreduce(*this, axis, keepdim, true, "argmax"); }
+Tensor Tensor::argmin(int axis, bool keepdim) const { return argreduce(*this, axis, keepdim, false, "argmin"); }
+
+// Numerically stable compositions: subtract the maximum before exponentiating.
+Tensor Tensor::logsumexp(const std::vector<int>& axes, bool keepdim) const {
+  if (!is_float(dtype_)) throw Error(ErrorKind::DType, "logsumexp needs a floating dtype, got " + describe());
+  Tensor m = max(axes, true);
+  Tensor s = add(sub(*this, m).exp().sum(axes, true).log(), m);
+  if (keepdim) return s;
+  Plan p = plan(m, axes, false, "logsumexp");  // m has size-1 reduced axes: a cheap view
+  return s.reshape(p.out_shape);
+}
+
+Tensor Tensor::softmax(int axis) const {
+  if (!is_float(dtype_)) throw Error(ErrorKind::DType, "softmax needs a floating dtype, got " + describe());
+  Tensor e = sub(*this, max({axis}, true)).exp();
+  return div(e, e.sum({axis}, true));
+}
+
+Tensor Tensor::log_softmax(int axis) const {
+  if (!is_float(dtype_)) throw Error(ErrorKind::DType, "log_softmax needs a floating dtype, got " + describe());
+  return sub(*this, logsumexp({axis}, true));
+}
+
+}  // namespace surfgrad
