@@ -129,8 +129,9 @@ class Context : public std::enable_shared_from_this<Context> {
                 std::span<const uint32_t> meta, Workgroups groups);
   void copy(const Buffer& src, uint64_t src_offset, const Buffer& dst, uint64_t dst_offset,
             uint64_t bytes);
-  // Splits a count of workgroups over x and y when it exceeds the per-dimension limit. Kernels
-  // recover the linear id as wid.x + wid.y * num_workgroups.x.
+  // Splits a count of workgroups over x, y and z when it exceeds the per-dimension limit.
+  // Kernels recover the linear id as wid.x + nwg.x * (wid.y + nwg.y * wid.z) and skip ids past
+  // the count.
   Workgroups grid_for(uint64_t workgroups) const;
 
   // Kernels that can meet invalid input (an index out of range) cannot throw; they OR a code
@@ -148,6 +149,11 @@ class Context : public std::enable_shared_from_this<Context> {
   // Returns a negative value where the adapter has no timestamp queries.
   void begin_timing();
   double end_timing_ms();
+
+  // Checks that webgpu.h matches the loaded library: limits and adapter info read into structs
+  // guarded by canary bytes, values in plausible ranges, requested features present on the
+  // device. Returns the problems found (empty when consistent).
+  std::vector<std::string> verify_header_matches_library() const;
 
   // Testing aid: destroys the device the way a driver reset would.
   void destroy_device_for_testing();

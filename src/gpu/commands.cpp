@@ -197,13 +197,15 @@ Workgroups Context::grid_for(uint64_t workgroups) const {
   uint64_t max = impl_->max_groups_per_dim;
   if (workgroups == 0) return {0, 1, 1};
   if (workgroups <= max) return {uint32_t(workgroups), 1, 1};
-  uint64_t y = (workgroups + max - 1) / max;
-  if (y > max) {
+  if (workgroups > max * max * max)
     throw Error(ErrorKind::LimitExceeded, "a dispatch of " + std::to_string(workgroups) + " workgroups exceeds " +
-                                              std::to_string(max) + "² on this adapter; split the tensor");
-  }
-  uint64_t x = (workgroups + y - 1) / y;  // x·y ≥ workgroups; kernels skip the overhang
-  return {uint32_t(x), uint32_t(y), 1};
+                                              std::to_string(max) + "³ on this adapter; split the tensor");
+  // Smallest z, then y, such that x·y·z covers the count; kernels skip the overhang.
+  uint64_t z = (workgroups + max * max - 1) / (max * max);
+  uint64_t per_z = (workgroups + z - 1) / z;
+  uint64_t y = (per_z + max - 1) / max;
+  uint64_t x = (per_z + y - 1) / y;
+  return {uint32_t(x), uint32_t(y), uint32_t(z)};
 }
 
 void Context::Impl::open_pass() {

@@ -220,6 +220,7 @@ std::shared_ptr<Context> Context::create(const ContextOptions& options_in) {
   wgpuAdapterGetLimits(impl->adapter, &limits);
 
   WGPUDeviceDescriptor ddesc = WGPU_DEVICE_DESCRIPTOR_INIT;
+  for (auto f : required) impl->requested_features.push_back(uint32_t(f));
   ddesc.requiredFeatureCount = required.size();
   ddesc.requiredFeatures = required.data();
   ddesc.requiredLimits = &limits;
@@ -315,6 +316,58 @@ std::string Context::wgsl_preamble(bool f16, bool subgroups) const {
   if (f16) s += "enable f16;\n";
   if (subgroups) s += "enable subgroups;\n";
   return s;
+}
+
+std::vector<std::string> Context::verify_header_matches_library() const {
+  std::vector<std::string> problems;
+  constexpr uint8_t kCanary = 0xA5;
+  struct GuardedLimits {
+    uint8_t before[64];
+    WGPULimits limits;
+    uint8_t after[64];
+  };
+  auto check_limits = [&](const char* who, bool device) {
+    GuardedLimits g;
+    std::memset(&g, kCanary, sizeof g);
+    g.limits = WGPU_LIMITS_INIT;
+    WGPUStatus status = device ? wgpuDeviceGetLimits(impl_->device, &g.limits) : wgpuAdapterGetLimits(impl_->adapter, &g.limits);
+    if (status != WGPUStatus_Success) problems.push_back(std::string(who) + " limits: call failed");
+    for (uint8_t b : g.before)
+      if (b != kCanary) { problems.push_back(std::string(who) + " limits: bytes before the struct were overwritten"); break; }
+    for (uint8_t b : g.after)
+      if (b != kCanary) { problems.push_back(std::string(who) + " limits: the library wrote past the end of WGPULimits"); break; }
+    const WGPULimits& l = g.limits;
+    auto pow2 = [](uint64_t x) { return x && !(x & (x - 1)); };
+    if (l.maxComputeWorkgroupSizeX < 64 || l.maxComputeWorkgroupSizeX > 65536 || l.maxComputeInvocationsPerWorkgroup < 64 ||
+        l.maxComputeInvocationsPerWorkgroup > 65536 || !pow2(l.minStorageBufferOffsetAlignment) ||
+        l.minStorageBufferOffsetAlignment > 4096 || l.maxBindGroups < 4 || l.maxBindGroups > 64)
+      problems.push_back(std::string(who) + " limits: implausible values (fields shifted?)");
+    return l;
+  };
+  WGPULimits a = check_limits("adapter", false), d = check_limits("device", true);
+  if (a.maxStorageBufferBindingSize != d.maxStorageBufferBindingSize || a.maxBufferSize != d.maxBufferSize)
+    problems.push_back("device limits differ from the adapter's full limits that were requested");
+  struct GuardedInfo {
+    uint8_t before[64];
+    WGPUAdapterInfo info;
+    uint8_t after[64];
+  } gi;
+  std::memset(&gi, kCanary, sizeof gi);
+  gi.info = WGPU_ADAPTER_INFO_INIT;
+  wgpuAdapterGetInfo(impl_->adapter, &gi.info);
+  for (uint8_t b : gi.after)
+    if (b != kCanary) { problems.push_back("adapter info: the library wrote past the end of WGPUAdapterInfo"); break; }
+  if (gi.info.backendType == WGPUBackendType_Undefined || gi.info.backendType > WGPUBackendType_OpenGLES)
+    problems.push_back("adapter info: backend type out of range");
+  wgpuAdapterInfoFreeMembers(gi.info);
+  WGPUSupportedFeatures sf = {};
+  wgpuDeviceGetFeatures(impl_->device, &sf);
+  auto device = supported(sf);
+  for (uint32_t f : impl_->requested_features)
+    if (std::none_of(device.begin(), device.end(), [&](WGPUFeatureName x) { return uint32_t(x) == f; }))
+      problems.push_back("requested feature " + feature_name(WGPUFeatureName(f)) + " is missing on the device");
+  if (wgpuGetVersion() == 0) problems.push_back("wgpuGetVersion returned 0");
+  return problems;
 }
 
 void Context::destroy_device_for_testing() {

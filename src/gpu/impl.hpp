@@ -60,6 +60,7 @@ struct Context::Impl {
   WGPUDevice device = nullptr;
   WGPUQueue queue = nullptr;
   AdapterInfo info;
+  std::vector<uint32_t> requested_features;
   Features features;
   Limits limits;
   uint32_t max_groups_per_dim = 65535;

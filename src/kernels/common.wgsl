@@ -7,5 +7,5 @@ fn arg(i: u32) -> u32 { return meta_u[i >> 2u][i & 3u]; }
 fn arg_f32(i: u32) -> f32 { return bitcast<f32>(arg(i)); }
 fn arg_i32(i: u32) -> i32 { return bitcast<i32>(arg(i)); }
 
-// Grids larger than the per-dimension limit are split over x and y by the host.
-fn linear_group(wid: vec3<u32>, nwg: vec3<u32>) -> u32 { return wid.x + wid.y * nwg.x; }
+// Grids larger than the per-dimension limit are split over x, y and z by the host.
+fn linear_group(wid: vec3<u32>, nwg: vec3<u32>) -> u32 { return wid.x + nwg.x * (wid.y + nwg.y * wid.z); }

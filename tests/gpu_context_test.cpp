@@ -1,0 +1,123 @@
+// The gpu layer: the header matches the library, features and limits are what the device
+// reports, kernels are cached, the pool recycles, batches submit, and f16 runs where offered.
+#include "test_util.hpp"
+
+using namespace sgtest;
+using namespace surfgrad;
+
+TEST(GpuContext, HeaderMatchesLibrary) {
+  // Reads limits into structs guarded by canary bytes and checks that what was requested is
+  // what the device reports: a header from another build of the library fails here.
+  auto problems = ctx()->verify_header_matches_library();
+  for (const auto& p : problems) ADD_FAILURE() << p;
+  EXPECT_FALSE(ctx()->info().name.empty());
+  EXPECT_NE(ctx()->info().implementation.find("wgpu-native"), std::string::npos);
+}
+
+TEST(GpuContext, LimitsAreTheAdapters) {
+  const auto& l = ctx()->limits();
+  EXPECT_GE(l.max_compute_invocations_per_workgroup, 256u);
+  EXPECT_GE(l.max_storage_buffers_per_shader_stage, 8u);
+  EXPECT_GE(l.max_compute_workgroups_per_dimension, 65535u);
+  EXPECT_GE(l.max_storage_buffer_binding_size, 128ull << 20);
+  EXPECT_GE(l.max_compute_workgroup_storage_size, 16384u);
+}
+
+TEST(GpuContext, F16KernelCompilesAndRunsWhereOffered) {
+  if (!ctx()->features().shader_f16) GTEST_SKIP() << "adapter has no shader-f16";
+  // 1/3 in f16 is 0x3555; the kernel must really compute in f16 storage.
+  Tensor t = Tensor::full(ctx(), {5}, 1.0 / 3.0, DType::f16);
+  std::vector<uint16_t> h(5);
+  t.to_host(h.data());
+  for (uint16_t v : h) EXPECT_EQ(v, 0x3555);
+  EXPECT_NEAR((t * 3.0).to_vector<float>()[0], 1.0, 1e-3);
+}
+
+TEST(GpuContext, F16RefusedWithoutFeature) {
+  auto no_f16 = gpu::Context::create({.quiet = true, .request_f16 = false});
+  EXPECT_FALSE(no_f16->features().shader_f16);
+  try {
+    Tensor::zeros(no_f16, {4}, DType::f16);
+    FAIL() << "f16 tensor created without shader-f16";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Unsupported);
+    EXPECT_NE(std::string(e.what()).find("shader-f16"), std::string::npos) << e.what();
+  }
+  Tensor ok = Tensor::ones(no_f16, {4});
+  EXPECT_EQ(ok.to_vector<float>()[3], 1.0f);
+}
+
+TEST(GpuContext, KernelsAreCachedByContent) {
+  Tensor a = Tensor::ones(ctx(), {10});
+  (void)(a + a).to_vector<float>();
+  size_t before = ctx()->kernel_cache_size();
+  for (int i = 0; i < 5; ++i) (void)(a + a).to_vector<float>();
+  EXPECT_EQ(ctx()->kernel_cache_size(), before);
+}
+
+TEST(GpuContext, PoolRecyclesBuffers) {
+  Tensor x = Tensor::ones(ctx(), {1000});
+  for (int i = 0; i < 3; ++i) (void)(x * 2.0 + 1.0).to_vector<float>();
+  auto before = ctx()->pool_stats();
+  for (int i = 0; i < 50; ++i) (void)(x * 2.0 + 1.0).to_vector<float>();
+  auto after = ctx()->pool_stats();
+  EXPECT_EQ(after.live_buffers, before.live_buffers);
+  EXPECT_EQ(after.allocations, before.allocations) << "steady state must not allocate";
+  EXPECT_GT(after.reuses, before.reuses);
+}
+
+TEST(GpuContext, ManyOpsBatchBeforeOneReadback) {
+  Tensor y = Tensor::zeros(ctx(), {64});
+  ctx()->sync();
+  for (int i = 0; i < 3000; ++i) y = y + 1.0;  // crosses the per-batch dispatch cap
+  EXPECT_EQ(y.to_vector<float>()[63], 3000.0f);
+}
+
+TEST(GpuContext, UploadIntoRecycledBufferWaitsForPendingWork) {
+  // A buffer released while a recorded (unsubmitted) kernel still reads it, then reused for
+  // an upload: the upload must not overtake the kernel.
+  for (int trial = 0; trial < 5; ++trial) {
+    Tensor out;
+    {
+      Tensor a = Tensor::from_vector(ctx(), std::vector<float>(4096, 1.0f), {4096});
+      out = a * 2.0;
+    }  // a's buffer is back in the pool, the multiply not yet submitted
+    Tensor b = Tensor::from_vector(ctx(), std::vector<float>(4096, 7.0f), {4096});
+    EXPECT_EQ(out.to_vector<float>()[100], 2.0f);
+    EXPECT_EQ(b.to_vector<float>()[100], 7.0f);
+  }
+}
+
+TEST(GpuContext, LargeGridsSplitOverTwoDimensions) {
+  // Pretend the adapter allows 8 workgroups per dimension: every kernel family must then
+  // spread its grid over x, y and z and still cover every element exactly once.
+  auto small = gpu::Context::create({.quiet = true, .max_workgroups_per_dimension = 8});
+  const int64_t n = 256 * 70 + 3;  // 71 workgroups > 8²
+  Tensor x = Tensor::arange(small, 0, double(n));
+  auto v = (x * 2.0).to_vector<float>();
+  for (int64_t i = 0; i < n; i += 997) EXPECT_EQ(v[size_t(i)], 2.0f * float(i));
+  EXPECT_EQ(v[size_t(n - 1)], 2.0f * float(n - 1));
+  // 300 rows reduce with one workgroup per row.
+  Tensor m = Tensor::ones(small, {300, 300});
+  auto s = m.sum({1}).to_vector<float>();
+  EXPECT_EQ(s.size(), 300u);
+  for (float x2 : s) EXPECT_EQ(x2, 300.0f);
+  // Matmul tiles: 20×20 tiles = 400 workgroups.
+  Tensor a = Tensor::ones(small, {320, 5}), b = Tensor::ones(small, {5, 320});
+  auto c = a.matmul(b).to_vector<float>();
+  for (size_t i = 0; i < c.size(); i += 1013) EXPECT_EQ(c[i], 5.0f);
+  EXPECT_EQ(c.back(), 5.0f);
+  // Random numbers do not depend on the grid shape.
+  EXPECT_EQ(Tensor::uniform(small, {5000}, 42).to_vector<float>(), Tensor::uniform(ctx(), {5000}, 42).to_vector<float>());
+}
+
+TEST(GpuContext, TimestampTiming) {
+  if (!ctx()->features().timestamp_query) GTEST_SKIP() << "no timestamp-query";
+  Tensor x = Tensor::ones(ctx(), {1 << 16});
+  ctx()->begin_timing();
+  Tensor y = x * 3.0;
+  double ms = ctx()->end_timing_ms();
+  EXPECT_GE(ms, 0.0);
+  EXPECT_LT(ms, 10000.0);
+  EXPECT_EQ(y.to_vector<float>()[7], 3.0f);
+}
