@@ -1,6 +1,7 @@
 // Reductions over any set of axes: the reduced axes are moved last and made contiguous, then
 // reduce.wgsl (long rows) or reduce_small.wgsl (short rows) reduce [rows, R] blocks.
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <numeric>
 
@@ -48,8 +49,6 @@ Plan plan(const Tensor& x, std::vector<int> axes, bool keepdim, const char* op) 
     if (!reduced[d]) out_shape.push_back(x.shape()[d]);
     else if (keepdim) out_shape.push_back(1);
   }
-  if (R == 0 && shape_numel(kept_shape) > 0)
-    throw Error(ErrorKind::Shape, std::string(op) + ": reducing " + x.describe() + " over an empty axis");
   Tensor rows = x.permute(order).contiguous();
   return {rows, out_shape, R};
 }
@@ -94,6 +93,11 @@ Tensor reduce(const Tensor& x, Reduce op, const std::vector<int>& axes, bool kee
   Plan p = plan(x, axes, keepdim, name);
   auto ctx = x.context();
   int64_t rows = shape_numel(p.out_shape);
+  if (p.R == 0 && rows > 0) {  // as numpy: an empty sum is 0, an empty mean NaN, max/min undefined
+    if (op != Reduce::Sum)
+      throw Error(ErrorKind::Shape, std::string(name) + ": reducing " + x.describe() + " over an empty axis");
+    return Tensor::full(ctx, p.out_shape, mean ? NAN : 0.0, x.dtype());
+  }
   Tensor out = Tensor::empty(ctx, p.out_shape, x.dtype());
   if (rows == 0) return out;
   float scale = mean ? float(1.0 / double(p.R)) : 1.0f;
@@ -116,6 +120,8 @@ Tensor argreduce(const Tensor& x, int axis, bool keepdim, bool max, const char* 
   Plan p = plan(x, {axis}, keepdim, name);
   auto ctx = x.context();
   int64_t rows = shape_numel(p.out_shape);
+  if (p.R == 0 && rows > 0)
+    throw Error(ErrorKind::Shape, std::string(name) + ": " + x.describe() + " is empty along axis " + std::to_string(axis));
   Tensor out = Tensor::empty(ctx, p.out_shape, DType::i32);
   if (rows == 0) return out;
   auto kernel = ctx->kernel(kernel_source(*ctx, "argreduce.wgsl",

@@ -1,0 +1,124 @@
+// matmul against the float64 reference: any M, N, K (1, primes, non-multiples of 16),
+// batched with broadcast batch axes, transposed and sliced operands read in place, 1-D promotion.
+#include "test_util.hpp"
+
+using namespace sgtest;
+using namespace surfgrad;
+
+namespace {
+
+// C[b] = A[b] @ B[b] for C-order refs with broadcast batch axes.
+Ref matmul_ref(const Ref& a, const Ref& b) {
+  int64_t M = a.shape[a.shape.size() - 2], K = a.shape.back(), N = b.shape.back();
+  Shape ab(a.shape.begin(), a.shape.end() - 2), bb(b.shape.begin(), b.shape.end() - 2);
+  Shape batch = broadcast(ab, bb);
+  Shape out_shape = batch;
+  out_shape.push_back(M);
+  out_shape.push_back(N);
+  Ref out{out_shape, std::vector<double>(size_t(shape_numel(out_shape)))};
+  int64_t nb = shape_numel(batch);
+  auto offset = [&](const Shape& own, const std::vector<int64_t>& c) {
+    int64_t o = 0, k = 1;
+    size_t lead = c.size() - own.size();
+    for (size_t d = own.size(); d-- > 0;) {
+      o += (own[d] == 1 ? 0 : c[lead + d]) * k;
+      k *= own[d];
+    }
+    return o;
+  };
+  for (int64_t bi = 0; bi < nb; ++bi) {
+    auto c = unravel(bi, batch);
+    int64_t ao = offset(ab, c) * M * K, bo = offset(bb, c) * K * N;
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j) {
+        double s = 0;
+        for (int64_t k = 0; k < K; ++k) s += a.v[size_t(ao + i * K + k)] * b.v[size_t(bo + k * N + j)];
+        out.v[size_t((bi * M + i) * N + j)] = s;
+      }
+  }
+  return out;
+}
+
+Ref transpose_ref(const Ref& x) {
+  int64_t R = x.shape[x.shape.size() - 2], C = x.shape.back();
+  int64_t batch = x.numel() / std::max<int64_t>(1, R * C);
+  Ref t{x.shape, std::vector<double>(x.v.size())};
+  std::swap(t.shape[t.shape.size() - 1], t.shape[t.shape.size() - 2]);
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t i = 0; i < R; ++i)
+      for (int64_t j = 0; j < C; ++j) t.v[size_t(b * R * C + j * R + i)] = x.v[size_t(b * R * C + i * C + j)];
+  return t;
+}
+
+}  // namespace
+
+TEST(Matmul, Fuzzed2D) {
+  std::mt19937 gen(51);
+  static const int64_t sizes[] = {1, 2, 3, 7, 15, 16, 17, 31, 33, 64, 97, 130};
+  for (DType dt : float_dtypes())
+    for (int trial = 0; trial < 12; ++trial) {
+      uint32_t seed = gen();
+      SG_SEEDED(seed);
+      int64_t M = sizes[gen() % 12], K = sizes[gen() % 12], N = sizes[gen() % 12];
+      Ref a = random_ref({M, K}, seed, dt, -1, 1), b = random_ref({K, N}, seed + 1, dt, -1, 1);
+      Tol tol = dt == DType::f16 ? Tol{5e-3 * std::sqrt(double(K)), 5e-3} : Tol{1e-5 * std::sqrt(double(K)), 1e-5};
+      EXPECT_TRUE(close(read(upload(a, dt).matmul(upload(b, dt))), matmul_ref(a, b), tol,
+                        std::string("matmul ") + dtype_name(dt) + " " + std::to_string(M) + "x" + std::to_string(K) +
+                            "x" + std::to_string(N)));
+    }
+}
+
+TEST(Matmul, TransposedOperandsWithoutCopies) {
+  Ref a = random_ref({37, 19}, 52, DType::f32), b = random_ref({23, 37}, 53, DType::f32);
+  // aᵀ @ bᵀ: both operands are transposed views (column stride ≠ 1).
+  Tensor at = upload(a, DType::f32).t(), bt = upload(b, DType::f32).t();
+  EXPECT_FALSE(at.is_contiguous());
+  EXPECT_TRUE(close(read(at.matmul(bt)), matmul_ref(transpose_ref(a), transpose_ref(b)), {1e-4, 1e-5}, "aT @ bT"));
+  // Sliced operand (offset and row stride).
+  Ref c = random_ref({40, 50}, 54, DType::f32);
+  Tensor cs = upload(c, DType::f32).slice(0, 3, 22).slice(1, 5, 42);  // [19, 37]
+  Ref cs_ref{{19, 37}, {}};
+  for (int i = 3; i < 22; ++i)
+    for (int j = 5; j < 42; ++j) cs_ref.v.push_back(c.v[size_t(i * 50 + j)]);
+  EXPECT_TRUE(close(read(cs.matmul(upload(a, DType::f32).t().t().slice(0, 0, 37))), matmul_ref(cs_ref, a), {1e-4, 1e-5},
+                    "sliced @ a"));
+}
+
+TEST(Matmul, BatchedWithBroadcast) {
+  std::mt19937 gen(55);
+  struct Case {
+    Shape a, b;
+  };
+  std::vector<Case> cases = {{{3, 5, 7}, {3, 7, 4}}, {{2, 1, 6, 9}, {4, 9, 5}}, {{5, 8}, {2, 3, 8, 3}},
+                             {{1, 17, 3}, {6, 3, 17}}, {{2, 3, 1, 4}, {2, 1, 4, 2}}};
+  for (auto& c : cases) {
+    uint32_t seed = gen();
+    SG_SEEDED(seed);
+    Ref a = random_ref(c.a, seed, DType::f32), b = random_ref(c.b, seed + 1, DType::f32);
+    EXPECT_TRUE(close(read(matmul(upload(a, DType::f32), upload(b, DType::f32))), matmul_ref(a, b), {1e-4, 1e-5},
+                      "batched " + shape_str(c.a) + " @ " + shape_str(c.b)));
+  }
+  // Batched with a transposed operand: bᵀ of [3, 4, 7] is [3, 7, 4].
+  Ref a = random_ref({3, 5, 7}, 56, DType::f32), b = random_ref({3, 4, 7}, 57, DType::f32);
+  EXPECT_TRUE(close(read(matmul(upload(a, DType::f32), upload(b, DType::f32).transpose(1, 2))),
+                    matmul_ref(a, transpose_ref(b)), {1e-4, 1e-5}, "a @ bT batched"));
+}
+
+TEST(Matmul, VectorPromotion) {
+  Ref m = random_ref({4, 6}, 58, DType::f32), v = random_ref({6}, 59, DType::f32), w = random_ref({4}, 60, DType::f32);
+  Tensor mt = upload(m, DType::f32);
+  Ref mv = read(mt.matmul(upload(v, DType::f32)));
+  ASSERT_EQ(mv.shape, Shape({4}));
+  Ref v2 = v;
+  v2.shape = {6, 1};
+  Ref want = matmul_ref(m, v2);
+  want.shape = {4};
+  EXPECT_TRUE(close(mv, want, {1e-5, 1e-5}, "matrix @ vector"));
+  Ref wm = read(upload(w, DType::f32).matmul(mt));
+  ASSERT_EQ(wm.shape, Shape({6}));
+  Ref dot = read(upload(v, DType::f32).matmul(upload(v, DType::f32)));
+  ASSERT_EQ(dot.shape, Shape({}));
+  double d = 0;
+  for (double x : v.v) d += x * x;
+  EXPECT_NEAR(dot.v[0], d, 1e-5);
+}
