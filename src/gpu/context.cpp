@@ -379,6 +379,13 @@ void Context::destroy_device_for_testing() {
   wgpuDeviceDestroy(impl_->device);
   wgpuDevicePoll(impl_->device, false, nullptr);
   wgpuInstanceProcessEvents(impl_->instance);
+  // WebGPU resolves device.lost with "destroyed" on destroy(); wgpu-native may deliver the
+  // callback only at a later poll, so record the loss now.
+  std::lock_guard lock(impl_->error_mutex);
+  if (!impl_->lost) {
+    impl_->lost = true;
+    impl_->lost_message = "destroyed";
+  }
 }
 
 bool Context::device_lost() const {
