@@ -111,6 +111,27 @@ TEST(GpuContext, LargeGridsSplitOverTwoDimensions) {
   EXPECT_EQ(Tensor::uniform(small, {5000}, 42).to_vector<float>(), Tensor::uniform(ctx(), {5000}, 42).to_vector<float>());
 }
 
+TEST(GpuContext, SubgroupsWhereOffered) {
+  if (!ctx()->features().subgroups) GTEST_SKIP() << "adapter has no subgroups";
+  uint32_t size = ctx()->features().subgroup_min_size;
+  EXPECT_TRUE(size == 4 || size == 8 || size == 16 || size == 32 || size == 64 || size == 128) << size;
+  // A subgroup reduction over a full workgroup: each subgroup sums its lanes.
+  auto buf = ctx()->alloc(4 * 64);
+  auto k = ctx()->kernel(ctx()->wgsl_preamble(false, true) +
+                             "@group(0) @binding(0) var<storage, read_write> out: array<u32>;\n"
+                             "@compute @workgroup_size(64) fn main(@builtin(local_invocation_index) i: u32) {\n"
+                             "  out[i] = subgroupAdd(i);\n}",
+                         "main");
+  ctx()->dispatch(k, {buf.get()}, {}, {1, 1, 1});
+  std::vector<uint32_t> got(64);
+  ctx()->download(*buf, got.data(), 4 * 64);
+  for (uint32_t i = 0; i < 64; ++i) {
+    uint32_t first = i / size * size, want = 0;
+    for (uint32_t j = first; j < first + size; ++j) want += j;
+    EXPECT_EQ(got[i], want) << "lane " << i;
+  }
+}
+
 TEST(GpuContext, TimestampTiming) {
   if (!ctx()->features().timestamp_query) GTEST_SKIP() << "no timestamp-query";
   Tensor x = Tensor::ones(ctx(), {1 << 16});

@@ -45,7 +45,7 @@ struct Features {
   bool shader_f16 = false;
   bool subgroups = false;
   bool timestamp_query = false;
-  uint32_t subgroup_min_size = 0, subgroup_max_size = 0;
+  uint32_t subgroup_min_size = 0, subgroup_max_size = 0;  // measured by a kernel where not reported
   std::vector<std::string> adapter_features;  // everything the adapter reports, by name
   std::vector<std::string> device_features;   // what the device was created with
 };
@@ -163,6 +163,7 @@ class Context : public std::enable_shared_from_this<Context> {
 
  private:
   explicit Context(std::unique_ptr<Impl> impl);
+  void measure_subgroup_size();
   std::unique_ptr<Impl> impl_;
 };
 

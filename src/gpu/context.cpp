@@ -277,7 +277,9 @@ std::shared_ptr<Context> Context::create(const ContextOptions& options_in) {
   if (options.max_workgroups_per_dimension)
     impl->max_groups_per_dim = std::min(impl->max_groups_per_dim, options.max_workgroups_per_dimension);
   impl->pool = std::make_shared<BufferPool>(impl->device);
-  return std::shared_ptr<Context>(new Context(std::move(impl)));
+  auto ctx = std::shared_ptr<Context>(new Context(std::move(impl)));
+  ctx->measure_subgroup_size();
+  return ctx;
 }
 
 Context::Context(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -312,10 +314,28 @@ std::string Context::wgsl_preamble(bool f16, bool subgroups) const {
                                             ") has no shader-f16; use f32 tensors (cast with .cast(DType::f32))");
   if (subgroups && !impl_->features.subgroups)
     throw Error(ErrorKind::Unsupported, "this adapter (" + impl_->info.name + ") has no subgroups");
+  // WGSL dialects: standard WGSL (Dawn, browsers) needs `enable subgroups;`; naga, the WGSL
+  // compiler of wgpu-native 29, rejects that directive and enables subgroup builtins through
+  // the device feature alone.
   std::string s;
   if (f16) s += "enable f16;\n";
-  if (subgroups) s += "enable subgroups;\n";
+  (void)subgroups;
   return s;
+}
+
+// wgpu-native leaves WGPUAdapterInfo's subgroup sizes at 0; ask a kernel instead.
+void Context::measure_subgroup_size() {
+  Features& f = impl_->features;
+  if (!f.subgroups || f.subgroup_min_size) return;
+  auto buf = alloc(4, "subgroup probe");
+  auto k = kernel(wgsl_preamble(false, true) +
+                      "@group(0) @binding(0) var<storage, read_write> out: array<u32>;\n"
+                      "@compute @workgroup_size(1) fn main(@builtin(subgroup_size) s: u32) { out[0] = s; }",
+                  "main");
+  dispatch(k, {buf.get()}, {}, {1, 1, 1});
+  uint32_t size = 0;
+  download(*buf, &size, 4);
+  f.subgroup_min_size = f.subgroup_max_size = size;
 }
 
 std::vector<std::string> Context::verify_header_matches_library() const {
