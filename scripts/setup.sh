@@ -19,7 +19,7 @@ log() { echo "[setup] $*" >&2; }
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
 install_debian_packages() {
-  local need=(g++ cmake ninja-build libgtest-dev zlib1g-dev python3 python3-venv unzip ca-certificates)
+  local need=(g++ cmake ninja-build libgtest-dev zlib1g-dev python3 python3-pip python3-venv unzip ca-certificates)
   local missing=()
   for p in "${need[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
   local mesa_ok=0
