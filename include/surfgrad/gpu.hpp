@@ -11,6 +11,7 @@
 // state and thrown as surfgrad::Error at the next call.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <memory>
 #include <span>
@@ -120,6 +121,10 @@ class Context : public std::enable_shared_from_this<Context> {
   // in standard WGSL; the preamble holds the `enable` lines each implementation wants.
   std::string wgsl_preamble(bool f16, bool subgroups = false) const;
   Kernel kernel(const std::string& wgsl, const std::string& entry = "main");
+  // The same, cached under a caller-chosen key that identifies the source: the hot path looks
+  // up a short key instead of building and hashing the full WGSL text.
+  Kernel kernel(const std::string& key, const std::function<std::string()>& make_wgsl,
+                const std::string& entry = "main");
   size_t kernel_cache_size() const;
 
   // Records one dispatch. bindings are bound at 0..n-1; `meta` (if non-empty, ≤ 256 words) is

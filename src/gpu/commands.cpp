@@ -191,6 +191,16 @@ Kernel Context::kernel(const std::string& wgsl, const std::string& entry) {
   return k;
 }
 
+Kernel Context::kernel(const std::string& key, const std::function<std::string()>& make_wgsl, const std::string& entry) {
+  if (auto it = impl_->keyed_kernels.find(key); it != impl_->keyed_kernels.end()) {
+    impl_->check();
+    return it->second;
+  }
+  Kernel k = kernel(make_wgsl(), entry);
+  impl_->keyed_kernels.emplace(key, k);
+  return k;
+}
+
 size_t Context::kernel_cache_size() const { return impl_->kernels.size(); }
 
 Workgroups Context::grid_for(uint64_t workgroups) const {

@@ -291,6 +291,7 @@ Context::Impl::~Impl() {
     wgpuCommandEncoderRelease(encoder);
   }
   kernels.clear();
+  keyed_kernels.clear();
   meta_chunk.reset();
   fault.reset();
   batch_keepalive.clear();

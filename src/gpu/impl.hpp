@@ -68,7 +68,8 @@ struct Context::Impl {
   BufferPtr fault;          // one u32 that kernels set when they meet a bad index
   bool fault_pending = false;  // a kernel that may set it ran since the last check
   std::shared_ptr<BufferPool> pool;
-  std::unordered_map<std::string, Kernel> kernels;
+  std::unordered_map<std::string, Kernel> kernels;       // by full source
+  std::unordered_map<std::string, Kernel> keyed_kernels;  // by caller's key
 
   // Sticky error state, written from WebGPU callbacks, thrown at the next call.
   std::mutex error_mutex;

@@ -17,13 +17,18 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let i = linear_group(wid, nwg) * 256u + lid;
   if (i >= arg(0u)) { return; }
   var idx: array<u32, NOPS>;
-  for (var k = 0u; k < NOPS; k++) { idx[k] = arg(2u + k); }
-  var rem = i;
-  for (var d = i32(arg(1u)) - 1; d >= 0; d--) {
-    let extent = arg(2u + NOPS + u32(d));
-    let c = rem % extent;
-    rem = rem / extent;
-    for (var k = 0u; k < NOPS; k++) { idx[k] += c * arg(2u + NOPS + 8u + k * 8u + u32(d)); }
+  if ({{FLAT}}) {
+    // One axis after merging (the common contiguous or scalar-broadcast case): no divisions.
+    for (var k = 0u; k < NOPS; k++) { idx[k] = arg(2u + k) + i * arg(2u + NOPS + 8u + k * 8u); }
+  } else {
+    for (var k = 0u; k < NOPS; k++) { idx[k] = arg(2u + k); }
+    var rem = i;
+    for (var d = i32(arg(1u)) - 1; d >= 0; d--) {
+      let extent = arg(2u + NOPS + u32(d));
+      let c = rem % extent;
+      rem = rem / extent;
+      for (var k = 0u; k < NOPS; k++) { idx[k] += c * arg(2u + NOPS + 8u + k * 8u + u32(d)); }
+    }
   }
   {{BODY}}
 }

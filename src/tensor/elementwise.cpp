@@ -58,13 +58,16 @@ void launch_map(const gpu::ContextPtr& ctx, const std::string& name, const Shape
   for (size_t e = 0; e < extra_decls.size(); ++e)
     bindings += "@group(0) @binding(" + std::to_string(ops.size() + e) + ") " + extra_decls[e] + "\n";
   uint32_t nops = uint32_t(ops.size());
-  std::string source = kernel_source(*ctx, "map.wgsl",
-                                     {{"BINDINGS", bindings},
-                                      {"NOPS", std::to_string(nops)},
-                                      {"HELPERS", helpers},
-                                      {"BODY", "// op: " + name + "\n  " + body}},
-                                     f16, uint32_t(ops.size() + extra.size()));
-  auto kernel = ctx->kernel(source, "main");
+  bool flat = shape.size() == 1;
+  auto kernel = ctx->kernel("map|" + name + "|" + (flat ? "flat|" : "strided|") + bindings + body + helpers, [&] {
+    return kernel_source(*ctx, "map.wgsl",
+                         {{"BINDINGS", bindings},
+                          {"NOPS", std::to_string(nops)},
+                          {"FLAT", flat ? "true" : "false"},
+                          {"HELPERS", helpers},
+                          {"BODY", "// op: " + name + "\n  " + body}},
+                         f16, uint32_t(ops.size() + extra.size()));
+  });
   std::vector<uint32_t> meta(2 + nops + 8 + nops * 8, 0);
   meta[0] = uint32_t(n);
   meta[1] = uint32_t(shape.size());
