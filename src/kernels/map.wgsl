@@ -2,8 +2,8 @@
 // Every operand (output first) has its own offset and strides in elements, so views
 // (transposed, sliced, broadcast with stride 0) are read and written in place.
 // Parameters: [n, rank, offset[NOPS], shape[8], strides[NOPS][8], params...]
-// The host merges axes that are contiguous for every operand, so a plain contiguous op runs
-// with rank 1 (one division per element).
+// The host merges axes that are contiguous for every operand; when one axis remains it runs
+// map_flat.wgsl instead.
 {{BINDINGS}}
 const NOPS: u32 = {{NOPS}}u;
 const PARAMS: u32 = 2u + NOPS + 8u + NOPS * 8u;
@@ -17,18 +17,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let i = linear_group(wid, nwg) * 256u + lid;
   if (i >= arg(0u)) { return; }
   var idx: array<u32, NOPS>;
-  if ({{FLAT}}) {
-    // One axis after merging (the common contiguous or scalar-broadcast case): no divisions.
-    for (var k = 0u; k < NOPS; k++) { idx[k] = arg(2u + k) + i * arg(2u + NOPS + 8u + k * 8u); }
-  } else {
-    for (var k = 0u; k < NOPS; k++) { idx[k] = arg(2u + k); }
-    var rem = i;
-    for (var d = i32(arg(1u)) - 1; d >= 0; d--) {
-      let extent = arg(2u + NOPS + u32(d));
-      let c = rem % extent;
-      rem = rem / extent;
-      for (var k = 0u; k < NOPS; k++) { idx[k] += c * arg(2u + NOPS + 8u + k * 8u + u32(d)); }
-    }
+  for (var k = 0u; k < NOPS; k++) { idx[k] = arg(2u + k); }
+  var rem = i;
+  for (var d = i32(arg(1u)) - 1; d >= 0; d--) {
+    let extent = arg(2u + NOPS + u32(d));
+    let c = rem % extent;
+    rem = rem / extent;
+    for (var k = 0u; k < NOPS; k++) { idx[k] += c * arg(2u + NOPS + 8u + k * 8u + u32(d)); }
   }
   {{BODY}}
 }

@@ -60,10 +60,9 @@ void launch_map(const gpu::ContextPtr& ctx, const std::string& name, const Shape
   uint32_t nops = uint32_t(ops.size());
   bool flat = shape.size() == 1;
   auto kernel = ctx->kernel("map|" + name + "|" + (flat ? "flat|" : "strided|") + bindings + body + helpers, [&] {
-    return kernel_source(*ctx, "map.wgsl",
+    return kernel_source(*ctx, flat ? "map_flat.wgsl" : "map.wgsl",
                          {{"BINDINGS", bindings},
                           {"NOPS", std::to_string(nops)},
-                          {"FLAT", flat ? "true" : "false"},
                           {"HELPERS", helpers},
                           {"BODY", "// op: " + name + "\n  " + body}},
                          f16, uint32_t(ops.size() + extra.size()));
@@ -76,7 +75,8 @@ void launch_map(const gpu::ContextPtr& ctx, const std::string& name, const Shape
   for (uint32_t k = 0; k < nops; ++k)
     for (size_t d = 0; d < shape.size(); ++d) meta[2 + nops + 8 + k * 8 + d] = uint32_t(ops[k].strides[d]);
   meta.insert(meta.end(), params.begin(), params.end());
-  auto groups = ctx->grid_for((uint64_t(n) + 255) / 256);
+  uint64_t per_group = flat ? 256 * 4 : 256;  // map_flat.wgsl: 4 elements per thread
+  auto groups = ctx->grid_for((uint64_t(n) + per_group - 1) / per_group);
   const gpu::Buffer* b[8] = {};
   size_t nb = 0;
   for (auto& op : ops) b[nb++] = op.buffer;

@@ -39,8 +39,12 @@ Tensor gather(const Tensor& x, int axis, const Tensor& index) {
   std::string zero = std::string(wgsl_type(x.dtype())) + "(0)";
   launch_map(ctx, "gather", shape, {op_of(out, shape), xs, op_of(index, shape)},
              "let j = in1[idx[2]];\n"
-             "  if (j < 0 || u32(j) >= param_u32(0u)) { atomicOr(&fault, " + std::to_string(kGatherFault) + "u); out[idx[0]] = " + zero + "; return; }\n"
-             "  out[idx[0]] = in0[idx[1] + u32(j) * param_u32(1u)];",
+             "  if (j < 0 || u32(j) >= param_u32(0u)) {\n"
+             "    atomicOr(&fault, " + std::to_string(kGatherFault) + "u);\n"
+             "    out[idx[0]] = " + zero + ";\n"
+             "  } else {\n"
+             "    out[idx[0]] = in0[idx[1] + u32(j) * param_u32(1u)];\n"
+             "  }",
              "", {uint32_t(x.shape()[a]), uint32_t(x.strides()[a])}, {&ctx->fault_flag()},
              {"var<storage, read_write> fault: atomic<u32>;"});
   return out;
@@ -93,8 +97,10 @@ Tensor scatter_add(const Tensor& x, int axis, const Tensor& index, const Tensor&
   if (x.dtype() == DType::f32) dst.dtype = DType::u32;
   launch_map(ctx, "scatter_add", shape, {dst, op_of(src, shape), op_of(index, shape)},
              "let j = in1[idx[2]];\n"
-             "  if (j < 0 || u32(j) >= param_u32(0u)) { atomicOr(&fault, " + std::to_string(kScatterFault) + "u); return; }\n"
-             "  let at = idx[0] + u32(j) * param_u32(1u);\n  " + add,
+             "  if (j < 0 || u32(j) >= param_u32(0u)) {\n"
+             "    atomicOr(&fault, " + std::to_string(kScatterFault) + "u);\n"
+             "  } else {\n"
+             "    let at = idx[0] + u32(j) * param_u32(1u);\n    " + add + "\n  }",
              "", {uint32_t(x.shape()[a]), uint32_t(out.strides()[a])}, {&ctx->fault_flag()},
              {"var<storage, read_write> fault: atomic<u32>;"});
   return out;

@@ -59,7 +59,8 @@ struct MapOperand {
 };
 
 // Runs map.wgsl over `shape`: operands[0] is written, the rest are read. `body` is WGSL using
-// in0..inN-1 / out, idx[k] (element index of operand k) and param_f32/param_i32/param_u32(k).
+// in0..inN-1 / out, idx[k] (element index of operand k) and param_f32/param_i32/param_u32(k);
+// it must not `return` (a thread of map_flat.wgsl handles several elements).
 // `extra` buffers are bound after the operands as `extra_decls` declare them.
 void launch_map(const gpu::ContextPtr& ctx, const std::string& name, const Shape& shape,
                 std::vector<MapOperand> operands, const std::string& body, const std::string& helpers = "",
