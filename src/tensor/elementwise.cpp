@@ -1,95 +1,9 @@
-// Elementwise ops on map.wgsl: unary, binary with broadcasting, where, cast, strided copies.
+// Elementwise ops: unary, binary with broadcasting, where, cast, strided copies (launch_values).
 #include <cmath>
 
 #include "internal.hpp"
 
 namespace surfgrad {
-
-namespace {
-
-// Merges axes that are laid out contiguously for every operand and drops size-1 axes, so the
-// kernel's index arithmetic runs over as few axes as possible.
-void coalesce(Shape& shape, std::vector<MapOperand>& ops) {
-  Shape s;
-  std::vector<Shape> st(ops.size());
-  for (size_t d = 0; d < shape.size(); ++d) {
-    if (shape[d] == 1) continue;
-    bool merge = !s.empty();
-    for (size_t k = 0; k < ops.size() && merge; ++k) merge = st[k].back() == ops[k].strides[d] * shape[d];
-    if (merge) {
-      s.back() *= shape[d];
-      for (size_t k = 0; k < ops.size(); ++k) st[k].back() = ops[k].strides[d];
-    } else {
-      s.push_back(shape[d]);
-      for (size_t k = 0; k < ops.size(); ++k) st[k].push_back(ops[k].strides[d]);
-    }
-  }
-  if (s.empty()) {
-    s.push_back(1);
-    for (auto& x : st) x.push_back(0);
-  }
-  shape = s;
-  for (size_t k = 0; k < ops.size(); ++k) ops[k].strides = st[k];
-}
-
-std::string decl(uint32_t binding, const std::string& name, const MapOperand& op, bool write) {
-  std::string elem = wgsl_type(op.dtype);
-  if (op.atomic) elem = "atomic<" + std::string(op.dtype == DType::i32 ? "i32" : "u32") + ">";
-  return "@group(0) @binding(" + std::to_string(binding) + ") var<storage, " + (write ? "read_write" : "read") + "> " +
-         name + ": array<" + elem + ">;\n";
-}
-
-}  // namespace
-
-void launch_map(const gpu::ContextPtr& ctx, const std::string& name, const Shape& shape_in,
-                std::vector<MapOperand> ops, const std::string& body, const std::string& helpers,
-                const std::vector<uint32_t>& params, const std::vector<const gpu::Buffer*>& extra,
-                const std::vector<std::string>& extra_decls) {
-  int64_t n = shape_numel(shape_in);
-  if (n == 0) return;
-  Shape shape = shape_in;
-  coalesce(shape, ops);
-  bool f16 = false;
-  std::string bindings;
-  for (size_t k = 0; k < ops.size(); ++k) {
-    f16 |= ops[k].dtype == DType::f16;
-    bindings += decl(uint32_t(k), k == 0 ? "out" : "in" + std::to_string(k - 1), ops[k], k == 0);
-  }
-  for (size_t e = 0; e < extra_decls.size(); ++e)
-    bindings += "@group(0) @binding(" + std::to_string(ops.size() + e) + ") " + extra_decls[e] + "\n";
-  uint32_t nops = uint32_t(ops.size());
-  bool flat = shape.size() == 1;
-  auto kernel = ctx->kernel("map|" + name + "|" + (flat ? "flat|" : "strided|") + bindings + body + helpers, [&] {
-    return kernel_source(*ctx, flat ? "map_flat.wgsl" : "map.wgsl",
-                         {{"BINDINGS", bindings},
-                          {"NOPS", std::to_string(nops)},
-                          {"HELPERS", helpers},
-                          {"BODY", "// op: " + name + "\n  " + body}},
-                         f16, uint32_t(ops.size() + extra.size()));
-  });
-  std::vector<uint32_t> meta(2 + nops + 8 + nops * 8, 0);
-  meta[0] = uint32_t(n);
-  meta[1] = uint32_t(shape.size());
-  for (uint32_t k = 0; k < nops; ++k) meta[2 + k] = uint32_t(ops[k].offset);
-  for (size_t d = 0; d < shape.size(); ++d) meta[2 + nops + d] = uint32_t(shape[d]);
-  for (uint32_t k = 0; k < nops; ++k)
-    for (size_t d = 0; d < shape.size(); ++d) meta[2 + nops + 8 + k * 8 + d] = uint32_t(ops[k].strides[d]);
-  meta.insert(meta.end(), params.begin(), params.end());
-  uint64_t per_group = flat ? 256 * 4 : 256;  // map_flat.wgsl: 4 elements per thread
-  auto groups = ctx->grid_for((uint64_t(n) + per_group - 1) / per_group);
-  const gpu::Buffer* b[8] = {};
-  size_t nb = 0;
-  for (auto& op : ops) b[nb++] = op.buffer;
-  for (auto* e : extra) b[nb++] = e;
-  switch (nb) {  // dispatch takes an initializer list
-    case 1: ctx->dispatch(kernel, {b[0]}, meta, groups); break;
-    case 2: ctx->dispatch(kernel, {b[0], b[1]}, meta, groups); break;
-    case 3: ctx->dispatch(kernel, {b[0], b[1], b[2]}, meta, groups); break;
-    case 4: ctx->dispatch(kernel, {b[0], b[1], b[2], b[3]}, meta, groups); break;
-    case 5: ctx->dispatch(kernel, {b[0], b[1], b[2], b[3], b[4]}, meta, groups); break;
-    default: throw Error(ErrorKind::Value, "launch_map: too many bindings");
-  }
-}
 
 static MapOperand operand(const Tensor& t, const Shape& shape) {
   return {t.storage()->buffer.get(), t.offset(), broadcast_strides(t, shape), t.dtype()};
@@ -98,8 +12,7 @@ static MapOperand operand(const Tensor& t, const Shape& shape) {
 void copy_into(const Tensor& src, const Tensor& dst) {
   if (src.shape() != dst.shape())
     throw Error(ErrorKind::Shape, "copy: " + src.describe() + " into " + dst.describe());
-  launch_map(dst.context(), "copy", dst.shape(), {operand(dst, dst.shape()), operand(src, dst.shape())},
-             std::string("out[idx[0]] = ") + wgsl_type(dst.dtype()) + "(in0[idx[1]]);");
+  launch_values(dst.context(), "copy", dst.shape(), {operand(dst, dst.shape()), operand(src, dst.shape())}, {"x"}, "x");
 }
 
 Tensor Tensor::cast(DType dtype) const {
@@ -140,10 +53,9 @@ Tensor unary(const Tensor& x, const UnaryOp& op, const std::vector<uint32_t>& pa
   if (op.kind == Kind::Signed && x.dtype() == DType::u32)
     throw Error(ErrorKind::DType, std::string(op.name) + " is not defined for u32 (" + x.describe() + ")");
   Tensor out = Tensor::empty(x.context(), x.shape(), x.dtype());
-  std::string T = wgsl_type(x.dtype());
-  std::string body = "let x = in0[idx[1]];\n  out[idx[0]] = " + T + "(" + op.expr + ");";
-  launch_map(x.context(), op.name, x.shape(), {operand(out, x.shape()), operand(x, x.shape())},
-             fill_template(body, {{"T", T}}), op.name == std::string("pow") ? kPowHelper : "", params);
+  launch_values(x.context(), op.name, x.shape(), {operand(out, x.shape()), operand(x, x.shape())}, {"x"},
+                fill_template(op.expr, {{"T", wgsl_type(x.dtype())}}), op.name == std::string("pow") ? kPowHelper : "",
+                params);
   return out;
 }
 
@@ -196,11 +108,8 @@ Tensor binary(const Tensor& a, const Tensor& b, const BinaryOp& op) {
   Shape shape = broadcast_shapes(a.shape(), b.shape(), op.name);
   DType out_dtype = op.mask ? DType::u32 : a.dtype();
   Tensor out = Tensor::empty(a.context(), shape, out_dtype);
-  std::string T = wgsl_type(a.dtype());
-  std::string body = "let a = in0[idx[1]];\n  let b = in1[idx[2]];\n  out[idx[0]] = " +
-                     std::string(wgsl_type(out_dtype)) + "(" + op.expr + ");";
-  launch_map(a.context(), op.name, shape, {operand(out, shape), operand(a, shape), operand(b, shape)}, body,
-             op.name == std::string("pow") ? kPowHelper : "");
+  launch_values(a.context(), op.name, shape, {operand(out, shape), operand(a, shape), operand(b, shape)}, {"a", "b"},
+                op.expr, op.name == std::string("pow") ? kPowHelper : "");
   return out;
 }
 
@@ -230,9 +139,9 @@ Tensor where(const Tensor& mask, const Tensor& a, const Tensor& b) {
   Shape shape = broadcast_shapes(broadcast_shapes(mask.shape(), a.shape(), "where"), b.shape(), "where");
   Tensor out = Tensor::empty(a.context(), shape, a.dtype());
   std::string zero = std::string(wgsl_type(mask.dtype())) + "(0)";
-  launch_map(a.context(), "where", shape,
-             {operand(out, shape), operand(mask, shape), operand(a, shape), operand(b, shape)},
-             "out[idx[0]] = select(in2[idx[3]], in1[idx[2]], in0[idx[1]] != " + zero + ");");
+  launch_values(a.context(), "where", shape,
+                {operand(out, shape), operand(mask, shape), operand(a, shape), operand(b, shape)}, {"m", "a", "b"},
+                "select(b, a, m != " + zero + ")");
   return out;
 }
 

@@ -67,6 +67,14 @@ void launch_map(const gpu::ContextPtr& ctx, const std::string& name, const Shape
                 const std::vector<uint32_t>& params = {}, const std::vector<const gpu::Buffer*>& extra = {},
                 const std::vector<std::string>& extra_decls = {});
 
+// out = expr over the values of the inputs (operands[1..], named `names` in `expr`), converted
+// to the output's type. One-axis launches use map_values.wgsl, which issues all of a thread's
+// loads before its stores; others fall back to map.wgsl.
+constexpr int kValuesPerThread = 4;
+void launch_values(const gpu::ContextPtr& ctx, const std::string& name, const Shape& shape,
+                   std::vector<MapOperand> operands, const std::vector<std::string>& names, const std::string& expr,
+                   const std::string& helpers = "", const std::vector<uint32_t>& params = {});
+
 // Copies `src` (any strides) into `dst` (any strides, same shape); both may be views.
 void copy_into(const Tensor& src, const Tensor& dst);
 

@@ -1,0 +1,162 @@
+// Launching map kernels: axis merging, binding declarations, and the choice between the
+// strided kernel (map.wgsl) and the one-axis kernels (map_flat.wgsl, map_values.wgsl).
+#include "internal.hpp"
+
+namespace surfgrad {
+
+namespace {
+
+// Merges axes that are laid out contiguously for every operand and drops size-1 axes, so the
+// kernel's index arithmetic runs over as few axes as possible.
+void coalesce(Shape& shape, std::vector<MapOperand>& ops) {
+  Shape s;
+  std::vector<Shape> st(ops.size());
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1) continue;
+    bool merge = !s.empty();
+    for (size_t k = 0; k < ops.size() && merge; ++k) merge = st[k].back() == ops[k].strides[d] * shape[d];
+    if (merge) {
+      s.back() *= shape[d];
+      for (size_t k = 0; k < ops.size(); ++k) st[k].back() = ops[k].strides[d];
+    } else {
+      s.push_back(shape[d]);
+      for (size_t k = 0; k < ops.size(); ++k) st[k].push_back(ops[k].strides[d]);
+    }
+  }
+  if (s.empty()) {
+    s.push_back(1);
+    for (auto& x : st) x.push_back(0);
+  }
+  shape = s;
+  for (size_t k = 0; k < ops.size(); ++k) ops[k].strides = st[k];
+}
+
+std::string decl(uint32_t binding, const std::string& name, const MapOperand& op, bool write) {
+  std::string elem = wgsl_type(op.dtype);
+  if (op.atomic) elem = "atomic<" + std::string(op.dtype == DType::i32 ? "i32" : "u32") + ">";
+  return "@group(0) @binding(" + std::to_string(binding) + ") var<storage, " + (write ? "read_write" : "read") + "> " +
+         name + ": array<" + elem + ">;\n";
+}
+
+std::vector<uint32_t> map_meta(int64_t n, const Shape& shape, const std::vector<MapOperand>& ops,
+                               const std::vector<uint32_t>& params) {
+  uint32_t nops = uint32_t(ops.size());
+  std::vector<uint32_t> meta(2 + nops + 8 + nops * 8, 0);
+  meta[0] = uint32_t(n);
+  meta[1] = uint32_t(shape.size());
+  for (uint32_t k = 0; k < nops; ++k) meta[2 + k] = uint32_t(ops[k].offset);
+  for (size_t d = 0; d < shape.size(); ++d) meta[2 + nops + d] = uint32_t(shape[d]);
+  for (uint32_t k = 0; k < nops; ++k)
+    for (size_t d = 0; d < shape.size(); ++d) meta[2 + nops + 8 + k * 8 + d] = uint32_t(ops[k].strides[d]);
+  meta.insert(meta.end(), params.begin(), params.end());
+  return meta;
+}
+
+void dispatch_map(const gpu::ContextPtr& ctx, const gpu::Kernel& kernel, const std::vector<MapOperand>& ops,
+                  const std::vector<const gpu::Buffer*>& extra, const std::vector<uint32_t>& meta, uint64_t workgroups) {
+  auto groups = ctx->grid_for(workgroups);
+  const gpu::Buffer* b[8] = {};
+  size_t nb = 0;
+  for (auto& op : ops) b[nb++] = op.buffer;
+  for (auto* e : extra) b[nb++] = e;
+  switch (nb) {  // dispatch takes an initializer list
+    case 1: ctx->dispatch(kernel, {b[0]}, meta, groups); break;
+    case 2: ctx->dispatch(kernel, {b[0], b[1]}, meta, groups); break;
+    case 3: ctx->dispatch(kernel, {b[0], b[1], b[2]}, meta, groups); break;
+    case 4: ctx->dispatch(kernel, {b[0], b[1], b[2], b[3]}, meta, groups); break;
+    case 5: ctx->dispatch(kernel, {b[0], b[1], b[2], b[3], b[4]}, meta, groups); break;
+    default: throw Error(ErrorKind::Value, "launch_map: too many bindings");
+  }
+}
+
+}  // namespace
+
+void launch_map(const gpu::ContextPtr& ctx, const std::string& name, const Shape& shape_in,
+                std::vector<MapOperand> ops, const std::string& body, const std::string& helpers,
+                const std::vector<uint32_t>& params, const std::vector<const gpu::Buffer*>& extra,
+                const std::vector<std::string>& extra_decls) {
+  int64_t n = shape_numel(shape_in);
+  if (n == 0) return;
+  Shape shape = shape_in;
+  coalesce(shape, ops);
+  bool f16 = false;
+  std::string bindings;
+  for (size_t k = 0; k < ops.size(); ++k) {
+    f16 |= ops[k].dtype == DType::f16;
+    bindings += decl(uint32_t(k), k == 0 ? "out" : "in" + std::to_string(k - 1), ops[k], k == 0);
+  }
+  for (size_t e = 0; e < extra_decls.size(); ++e)
+    bindings += "@group(0) @binding(" + std::to_string(ops.size() + e) + ") " + extra_decls[e] + "\n";
+  uint32_t nops = uint32_t(ops.size());
+  bool flat = shape.size() == 1;
+  auto kernel = ctx->kernel("map|" + name + "|" + (flat ? "flat|" : "strided|") + bindings + body + helpers, [&] {
+    return kernel_source(*ctx, flat ? "map_flat.wgsl" : "map.wgsl",
+                         {{"BINDINGS", bindings},
+                          {"NOPS", std::to_string(nops)},
+                          {"HELPERS", helpers},
+                          {"BODY", "// op: " + name + "\n  " + body}},
+                         f16, uint32_t(ops.size() + extra.size()));
+  });
+  std::vector<uint32_t> meta = map_meta(n, shape, ops, params);
+  uint64_t per_group = flat ? 256 * 4 : 256;  // map_flat.wgsl: 4 elements per thread
+  dispatch_map(ctx, kernel, ops, extra, meta, (uint64_t(n) + per_group - 1) / per_group);
+}
+
+
+
+void launch_values(const gpu::ContextPtr& ctx, const std::string& name, const Shape& shape_in,
+                   std::vector<MapOperand> ops, const std::vector<std::string>& names, const std::string& expr,
+                   const std::string& helpers, const std::vector<uint32_t>& params) {
+  int64_t n = shape_numel(shape_in);
+  if (n == 0) return;
+  Shape shape = shape_in;
+  coalesce(shape, ops);
+  std::string out_t = wgsl_type(ops[0].dtype);
+  if (shape.size() != 1) {  // strided: the general kernel
+    std::string body;
+    for (size_t k = 1; k < ops.size(); ++k)
+      body += "let " + names[k - 1] + " = in" + std::to_string(k - 1) + "[idx[" + std::to_string(k) + "]];\n  ";
+    body += "out[idx[0]] = " + out_t + "(" + expr + ");";
+    launch_map(ctx, name, shape, std::move(ops), body, helpers, params);
+    return;
+  }
+  bool f16 = false;
+  std::string bindings, args, loads, stores;
+  for (size_t k = 0; k < ops.size(); ++k) {
+    f16 |= ops[k].dtype == DType::f16;
+    bindings += decl(uint32_t(k), k == 0 ? "out" : "in" + std::to_string(k - 1), ops[k], k == 0);
+    if (k) args += std::string(k > 1 ? ", " : "") + names[k - 1] + ": " + wgsl_type(ops[k].dtype);
+  }
+  // All loads of a thread are issued before any store: the compiler cannot prove the output
+  // does not alias the inputs, so interleaved load/store pairs would keep one load in flight.
+  for (int e = 0; e < kValuesPerThread; ++e) {
+    std::string i = "i" + std::to_string(e);
+    loads += "  let " + i + " = first + " + std::to_string(e) + "u * threads;\n";
+    std::string call;
+    for (size_t k = 1; k < ops.size(); ++k) {
+      std::string v = "v" + std::to_string(e) + "_" + std::to_string(k);
+      loads += "  var " + v + ": " + wgsl_type(ops[k].dtype) + ";\n  if (" + i + " < n) { " + v + " = in" +
+               std::to_string(k - 1) + "[arg(" + std::to_string(2 + k) + "u) + " + i + " * arg(" +
+               std::to_string(2 + ops.size() + 8 + 8 * k) + "u)]; }\n";
+      call += std::string(k > 1 ? ", " : "") + v;
+    }
+    stores += "  if (" + i + " < n) { out[arg(2u) + " + i + " * arg(" + std::to_string(2 + ops.size() + 8) +
+              "u)] = value_of(" + call + "); }\n";
+  }
+  auto kernel = ctx->kernel("values|" + name + "|" + bindings + expr + helpers, [&] {
+    return kernel_source(*ctx, "map_values.wgsl",
+                         {{"BINDINGS", bindings},
+                          {"NOPS", std::to_string(ops.size())},
+                          {"HELPERS", helpers},
+                          {"ARGS", args},
+                          {"OUT_T", out_t},
+                          {"EXPR", expr},
+                          {"LOADS", loads},
+                          {"STORES", stores}},
+                         f16, uint32_t(ops.size()));
+  });
+  uint64_t per_group = 256 * kValuesPerThread;
+  dispatch_map(ctx, kernel, ops, {}, map_meta(n, shape, ops, params), (uint64_t(n) + per_group - 1) / per_group);
+}
+
+}  // namespace surfgrad
