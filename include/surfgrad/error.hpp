@@ -26,11 +26,13 @@ const char* to_string(ErrorKind kind);
 class Error : public std::runtime_error {
  public:
   Error(ErrorKind kind, const std::string& message)
-      : std::runtime_error(std::string(to_string(kind)) + " error: " + message), kind_(kind) {}
+      : std::runtime_error(std::string(to_string(kind)) + " error: " + message), kind_(kind), message_(message) {}
   ErrorKind kind() const { return kind_; }
+  const std::string& message() const { return message_; }  // what() without the kind prefix
 
  private:
   ErrorKind kind_;
+  std::string message_;
 };
 
 }  // namespace surfgrad

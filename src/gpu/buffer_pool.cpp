@@ -1,8 +1,14 @@
+#include <atomic>
 #include <bit>
 
 #include "impl.hpp"
 
 namespace surfgrad::gpu {
+
+uint64_t next_buffer_id() {
+  static std::atomic<uint64_t> counter{0};
+  return ++counter;
+}
 
 uint64_t BufferPool::size_class(uint64_t bytes) {
   if (bytes <= 256) return 256;
@@ -19,8 +25,9 @@ std::shared_ptr<BufferState> BufferPool::acquire(uint64_t bytes, bool& fresh) {
     std::lock_guard lock(mutex_);
     auto it = free_.find(cls);
     if (it != free_.end()) {
-      state->buffer = it->second.first;
-      state->last_batch = it->second.second;
+      state->buffer = it->second.buffer;
+      state->id = it->second.id;
+      state->last_batch = it->second.last_batch;
       free_.erase(it);
       stats_.pooled_buffers--;
       stats_.pooled_bytes -= cls;
@@ -33,6 +40,7 @@ std::shared_ptr<BufferState> BufferPool::acquire(uint64_t bytes, bool& fresh) {
     desc.usage = WGPUBufferUsage_Storage | WGPUBufferUsage_CopySrc | WGPUBufferUsage_CopyDst;
     desc.size = cls;
     state->buffer = wgpuDeviceCreateBuffer(device_, &desc);
+    state->id = next_buffer_id();
     fresh = true;
     std::lock_guard lock(mutex_);
     stats_.allocations++;
@@ -49,13 +57,13 @@ void BufferPool::release(BufferState* state) {
   stats_.live_bytes -= state->capacity;
   stats_.pooled_buffers++;
   stats_.pooled_bytes += state->capacity;
-  free_.emplace(state->capacity, std::make_pair(state->buffer, state->last_batch));
+  free_.emplace(state->capacity, Pooled{state->buffer, state->id, state->last_batch});
   state->buffer = nullptr;
 }
 
 void BufferPool::trim() {
   std::lock_guard lock(mutex_);
-  for (auto& [cls, entry] : free_) wgpuBufferRelease(entry.first);
+  for (auto& [cls, entry] : free_) wgpuBufferRelease(entry.buffer);
   free_.clear();
   stats_.pooled_buffers = stats_.pooled_bytes = 0;
 }

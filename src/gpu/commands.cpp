@@ -11,6 +11,7 @@ constexpr uint64_t kMetaChunkBytes = 64 * 1024;
 constexpr uint64_t kMaxDispatchesPerBatch = 1024;  // bounds memory held by one pending batch
 constexpr uint32_t kMaxTimedPasses = 2048;
 constexpr uint64_t kMetaWords = 256;
+constexpr size_t kMaxCachedBindGroups = 4096;  // cached bind groups keep their buffers alive
 
 std::string human_bytes(uint64_t b) {
   char buf[64];
@@ -43,7 +44,44 @@ std::pair<WGPUErrorType, std::string> pop_scope(Context::Impl& impl) {
   }
   return {r.type, r.message};
 }
+// The bindings a kernel declares, read from its source: `@binding(N) var<storage, read>`,
+// `var<storage, read_write>` or `var<uniform>` (the parameter block, bound with a dynamic
+// offset). surfgrad's kernels declare every binding in group 0 this way.
+std::vector<WGPUBindGroupLayoutEntry> layout_entries(const std::string& wgsl) {
+  std::vector<WGPUBindGroupLayoutEntry> entries;
+  size_t pos = 0;
+  while ((pos = wgsl.find("@binding(", pos)) != std::string::npos) {
+    size_t line_start = wgsl.rfind('\n', pos);
+    size_t comment = wgsl.find("//", line_start == std::string::npos ? 0 : line_start);
+    pos += 9;
+    if (comment != std::string::npos && comment < pos) continue;  // in a comment
+    uint32_t binding = uint32_t(std::strtoul(wgsl.c_str() + pos, nullptr, 10));
+    size_t var = wgsl.find("var<", pos);
+    size_t close = wgsl.find('>', var);
+    if (var == std::string::npos || close == std::string::npos) break;
+    std::string space = wgsl.substr(var + 4, close - var - 4);
+    WGPUBindGroupLayoutEntry e = WGPU_BIND_GROUP_LAYOUT_ENTRY_INIT;
+    e.binding = binding;
+    e.visibility = WGPUShaderStage_Compute;
+    if (space.rfind("uniform", 0) == 0) {
+      e.buffer.type = WGPUBufferBindingType_Uniform;
+      e.buffer.hasDynamicOffset = true;
+    } else if (space.find("read_write") != std::string::npos) {
+      e.buffer.type = WGPUBufferBindingType_Storage;
+    } else {
+      e.buffer.type = WGPUBufferBindingType_ReadOnlyStorage;
+    }
+    entries.push_back(e);
+  }
+  return entries;
+}
+
 }  // namespace
+
+void Context::Impl::clear_bind_groups() {
+  for (auto& [key, group] : bind_groups) wgpuBindGroupRelease(group);
+  bind_groups.clear();
+}
 
 BufferPtr Context::alloc(uint64_t bytes, const std::string& what) {
   impl_->check();
@@ -69,6 +107,7 @@ BufferPtr Context::alloc(uint64_t bytes, const std::string& what) {
     desc.usage = WGPUBufferUsage_Storage | WGPUBufferUsage_CopySrc | WGPUBufferUsage_CopyDst;
     desc.size = bytes;
     state->buffer = wgpuDeviceCreateBuffer(impl_->device, &desc);
+    state->id = next_buffer_id();
     state->capacity = bytes;
   } else {
     state = impl_->pool->acquire(bytes, fresh);
@@ -89,7 +128,10 @@ BufferPtr Context::alloc(uint64_t bytes, const std::string& what) {
 }
 
 PoolStats Context::pool_stats() const { return impl_->pool->stats(); }
-void Context::trim_pool() { impl_->pool->trim(); }
+void Context::trim_pool() {
+  impl_->clear_bind_groups();  // they hold references to pooled buffers
+  impl_->pool->trim();
+}
 
 void Context::upload(const Buffer& dst, const void* data, uint64_t bytes, uint64_t offset) {
   impl_->check();
@@ -160,14 +202,31 @@ Kernel Context::kernel(const std::string& wgsl, const std::string& entry) {
   WGPUShaderModuleDescriptor sdesc = WGPU_SHADER_MODULE_DESCRIPTOR_INIT;
   sdesc.nextInChain = &source.chain;
   WGPUShaderModule module = wgpuDeviceCreateShaderModule(impl_->device, &sdesc);
+  // An explicit layout (not "auto"): the parameter block is a uniform with a dynamic offset,
+  // so one bind group serves every dispatch on the same buffers.
+  auto entries = layout_entries(wgsl);
+  uint32_t meta_binding = UINT32_MAX;
+  for (auto& e : entries)
+    if (e.buffer.type == WGPUBufferBindingType_Uniform) meta_binding = e.binding;
+  WGPUBindGroupLayoutDescriptor ldesc = WGPU_BIND_GROUP_LAYOUT_DESCRIPTOR_INIT;
+  ldesc.entryCount = entries.size();
+  ldesc.entries = entries.data();
+  WGPUBindGroupLayout layout = wgpuDeviceCreateBindGroupLayout(impl_->device, &ldesc);
+  WGPUPipelineLayoutDescriptor pldesc = WGPU_PIPELINE_LAYOUT_DESCRIPTOR_INIT;
+  pldesc.bindGroupLayoutCount = 1;
+  pldesc.bindGroupLayouts = &layout;
+  WGPUPipelineLayout pipeline_layout = wgpuDeviceCreatePipelineLayout(impl_->device, &pldesc);
   WGPUComputePipelineDescriptor pdesc = WGPU_COMPUTE_PIPELINE_DESCRIPTOR_INIT;
+  pdesc.layout = pipeline_layout;
   pdesc.compute.module = module;
   pdesc.compute.entryPoint = to_view(entry);
   WGPUComputePipeline pipeline = wgpuDeviceCreateComputePipeline(impl_->device, &pdesc);
+  wgpuPipelineLayoutRelease(pipeline_layout);
   wgpuShaderModuleRelease(module);
   auto [type, message] = pop_scope(*impl_);
   if (type != WGPUErrorType_NoError || !pipeline) {
     if (pipeline) wgpuComputePipelineRelease(pipeline);
+    if (layout) wgpuBindGroupLayoutRelease(layout);
     impl_->check();
     // Show the source with line numbers: compiler messages refer to them.
     std::string listing;
@@ -184,7 +243,9 @@ Kernel Context::kernel(const std::string& wgsl, const std::string& entry) {
   }
   auto state = std::make_shared<KernelState>();
   state->pipeline = pipeline;
-  state->layout = wgpuComputePipelineGetBindGroupLayout(pipeline, 0);
+  state->layout = layout;
+  state->meta_binding = meta_binding;
+  state->id = next_buffer_id();  // any unique number will do
   state->entry = entry;
   Kernel k{state};
   impl_->kernels.emplace(std::move(key), k);
@@ -255,7 +316,10 @@ void Context::dispatch(const Kernel& kernel, std::initializer_list<const Buffer*
     throw Error(ErrorKind::LimitExceeded, "dispatch (" + std::to_string(groups.x) + ", " + std::to_string(groups.y) +
                                               ", " + std::to_string(groups.z) + ") of kernel '" + kernel.state->entry +
                                               "' exceeds " + std::to_string(max) + " workgroups per dimension");
-  WGPUBindGroupEntry entries[16];
+  if (bindings.size() + 1 > 9) throw Error(ErrorKind::Value, "dispatch: at most 8 storage bindings");
+  BindGroupKey key;
+  key.ids[0] = kernel.state->id;
+  WGPUBindGroupEntry entries[10];
   uint32_t n = 0;
   for (const Buffer* b : bindings) {
     WGPUBindGroupEntry e = WGPU_BIND_GROUP_ENTRY_INIT;
@@ -264,9 +328,15 @@ void Context::dispatch(const Kernel& kernel, std::initializer_list<const Buffer*
     e.offset = 0;
     e.size = b->state()->capacity;
     b->state()->last_batch = I.batch_id;
+    key.ids[1 + n] = b->state()->id;
     entries[n++] = e;
   }
+  uint32_t dynamic_offset = 0;
+  bool has_meta = false;
   if (!meta.empty()) {
+    if (kernel.state->meta_binding != n)
+      throw Error(ErrorKind::Value, "kernel '" + kernel.state->entry + "' declares no parameter block at binding " +
+                                        std::to_string(n));
     // Every kernel declares `var<uniform> meta_u: array<vec4<u32>, 64>` (kMetaWords words):
     // uniform values keep barriers in uniform control flow and are read through the constant
     // cache. Blocks are padded to that size.
@@ -279,15 +349,16 @@ void Context::dispatch(const Kernel& kernel, std::initializer_list<const Buffer*
     if (!I.meta_chunk || at + bytes > kMetaChunkBytes) {
       // Chunks never come from the general pool: a pooled buffer may be bound earlier in this
       // very batch, and the parameter write (made at submit) would land before that use.
-      if (!I.meta_free.empty() && bytes <= kMetaChunkBytes) {
+      if (!I.meta_free.empty()) {
         I.meta_chunk = std::move(I.meta_free.back());
         I.meta_free.pop_back();
       } else {
         auto state = std::make_shared<BufferState>();
         WGPUBufferDescriptor bdesc = WGPU_BUFFER_DESCRIPTOR_INIT;
         bdesc.usage = WGPUBufferUsage_Uniform | WGPUBufferUsage_CopyDst;
-        bdesc.size = state->capacity = std::max(kMetaChunkBytes, (bytes + 255) / 256 * 256);
+        bdesc.size = state->capacity = kMetaChunkBytes;
         state->buffer = wgpuDeviceCreateBuffer(I.device, &bdesc);
+        state->id = next_buffer_id();
         I.meta_chunk = BufferPtr(new Buffer(std::move(state), bdesc.size));
       }
       I.batch_keepalive.push_back(I.meta_chunk);
@@ -301,20 +372,29 @@ void Context::dispatch(const Kernel& kernel, std::initializer_list<const Buffer*
     WGPUBindGroupEntry e = WGPU_BIND_GROUP_ENTRY_INIT;
     e.binding = n;
     e.buffer = I.meta_chunk->state()->buffer;
-    e.offset = at;
+    e.offset = 0;
     e.size = bytes;
+    key.ids[1 + n] = I.meta_chunk->state()->id;
     entries[n++] = e;
+    dynamic_offset = uint32_t(at);
+    has_meta = true;
   }
-  WGPUBindGroupDescriptor desc = WGPU_BIND_GROUP_DESCRIPTOR_INIT;
-  desc.layout = kernel.state->layout;
-  desc.entryCount = n;
-  desc.entries = entries;
-  WGPUBindGroup group = wgpuDeviceCreateBindGroup(I.device, &desc);
+  WGPUBindGroup group;
+  if (auto it = I.bind_groups.find(key); it != I.bind_groups.end()) {
+    group = it->second;
+  } else {
+    if (I.bind_groups.size() >= kMaxCachedBindGroups) I.clear_bind_groups();
+    WGPUBindGroupDescriptor desc = WGPU_BIND_GROUP_DESCRIPTOR_INIT;
+    desc.layout = kernel.state->layout;
+    desc.entryCount = n;
+    desc.entries = entries;
+    group = wgpuDeviceCreateBindGroup(I.device, &desc);
+    I.bind_groups.emplace(key, group);
+  }
   I.open_pass();
   wgpuComputePassEncoderSetPipeline(I.pass, kernel.state->pipeline);
-  wgpuComputePassEncoderSetBindGroup(I.pass, 0, group, 0, nullptr);
+  wgpuComputePassEncoderSetBindGroup(I.pass, 0, group, has_meta ? 1 : 0, has_meta ? &dynamic_offset : nullptr);
   wgpuComputePassEncoderDispatchWorkgroups(I.pass, groups.x, groups.y, groups.z);
-  wgpuBindGroupRelease(group);
   if (++I.dispatches >= kMaxDispatchesPerBatch && !I.timing) flush();
 }
 
@@ -353,7 +433,7 @@ void Context::flush() {
   wgpuCommandBufferRelease(commands);
   // Chunks are free again: their next write is made after this submit, so it is ordered.
   for (auto& chunk : I.batch_keepalive)
-    if (chunk->size() == kMetaChunkBytes && I.meta_free.size() < 64) I.meta_free.push_back(std::move(chunk));
+    if (I.meta_free.size() < 64) I.meta_free.push_back(std::move(chunk));
   I.batch_keepalive.clear();
   I.batch_id++;
   I.dispatches = 0;

@@ -290,6 +290,7 @@ Context::Impl::~Impl() {
     close_pass();
     wgpuCommandEncoderRelease(encoder);
   }
+  clear_bind_groups();
   kernels.clear();
   keyed_kernels.clear();
   meta_chunk.reset();

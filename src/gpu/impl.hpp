@@ -33,24 +33,47 @@ class BufferPool {
  private:
   WGPUDevice device_;
   mutable std::mutex mutex_;
-  std::multimap<uint64_t, std::pair<WGPUBuffer, uint64_t>> free_;  // class -> (buffer, last batch)
+  struct Pooled {
+    WGPUBuffer buffer;
+    uint64_t id, last_batch;
+  };
+  std::multimap<uint64_t, Pooled> free_;  // by size class
   PoolStats stats_;
 };
 
 struct BufferState {
   WGPUBuffer buffer = nullptr;
+  uint64_t id = 0;          // unique per WGPUBuffer ever created: keys the bind-group cache
   uint64_t capacity = 0;
   uint64_t last_batch = 0;  // the batch that last bound it (uploads must not overtake it)
   std::weak_ptr<BufferPool> pool;
 };
 
+uint64_t next_buffer_id();
+
 struct KernelState {
   WGPUComputePipeline pipeline = nullptr;
   WGPUBindGroupLayout layout = nullptr;
+  uint64_t id = 0;
+  uint32_t meta_binding = UINT32_MAX;  // the dynamic-offset uniform binding, if any
   std::string entry;
   ~KernelState() {
     if (layout) wgpuBindGroupLayoutRelease(layout);
     if (pipeline) wgpuComputePipelineRelease(pipeline);
+  }
+};
+
+// Bind groups cost more to create than the dispatch they serve; ops in a loop bind the same
+// (recycled) buffers again and again. Keyed by kernel and buffer ids, which are never reused.
+struct BindGroupKey {
+  std::array<uint64_t, 10> ids{};
+  bool operator==(const BindGroupKey&) const = default;
+};
+struct BindGroupKeyHash {
+  size_t operator()(const BindGroupKey& k) const {
+    uint64_t h = 1469598103934665603ull;
+    for (uint64_t x : k.ids) h = (h ^ x) * 1099511628211ull;
+    return size_t(h);
   }
 };
 
@@ -70,6 +93,8 @@ struct Context::Impl {
   std::shared_ptr<BufferPool> pool;
   std::unordered_map<std::string, Kernel> kernels;       // by full source
   std::unordered_map<std::string, Kernel> keyed_kernels;  // by caller's key
+  std::unordered_map<BindGroupKey, WGPUBindGroup, BindGroupKeyHash> bind_groups;
+  void clear_bind_groups();
 
   // Sticky error state, written from WebGPU callbacks, thrown at the next call.
   std::mutex error_mutex;

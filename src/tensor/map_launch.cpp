@@ -104,6 +104,9 @@ void launch_map(const gpu::ContextPtr& ctx, const std::string& name, const Shape
 
 
 
+std::string values_source(const gpu::Context& ctx, const std::vector<MapOperand>& ops,
+                          const std::vector<std::string>& names, const std::string& expr, const std::string& helpers);
+
 void launch_values(const gpu::ContextPtr& ctx, const std::string& name, const Shape& shape_in,
                    std::vector<MapOperand> ops, const std::vector<std::string>& names, const std::string& expr,
                    const std::string& helpers, const std::vector<uint32_t>& params) {
@@ -111,8 +114,8 @@ void launch_values(const gpu::ContextPtr& ctx, const std::string& name, const Sh
   if (n == 0) return;
   Shape shape = shape_in;
   coalesce(shape, ops);
-  std::string out_t = wgsl_type(ops[0].dtype);
-  if (shape.size() != 1) {  // strided: the general kernel
+  if (shape.size() != 1) {
+    std::string out_t = wgsl_type(ops[0].dtype);  // strided: the general kernel
     std::string body;
     for (size_t k = 1; k < ops.size(); ++k)
       body += "let " + names[k - 1] + " = in" + std::to_string(k - 1) + "[idx[" + std::to_string(k) + "]];\n  ";
@@ -120,6 +123,17 @@ void launch_values(const gpu::ContextPtr& ctx, const std::string& name, const Sh
     launch_map(ctx, name, shape, std::move(ops), body, helpers, params);
     return;
   }
+  // The cache key: what the generated source depends on (op, expression, operand dtypes).
+  std::string key = "values|" + name + "|" + expr + "|";
+  for (const auto& op : ops) key += dtype_name(op.dtype);
+  auto kernel = ctx->kernel(key, [&] { return values_source(*ctx, ops, names, expr, helpers); });
+  uint64_t per_group = 256 * kValuesPerThread;
+  dispatch_map(ctx, kernel, ops, {}, map_meta(n, shape, ops, params), (uint64_t(n) + per_group - 1) / per_group);
+}
+
+std::string values_source(const gpu::Context& ctx, const std::vector<MapOperand>& ops,
+                          const std::vector<std::string>& names, const std::string& expr, const std::string& helpers) {
+  std::string out_t = wgsl_type(ops[0].dtype);
   bool f16 = false;
   std::string bindings, args, loads, stores;
   for (size_t k = 0; k < ops.size(); ++k) {
@@ -143,20 +157,16 @@ void launch_values(const gpu::ContextPtr& ctx, const std::string& name, const Sh
     stores += "  if (" + i + " < n) { out[arg(2u) + " + i + " * arg(" + std::to_string(2 + ops.size() + 8) +
               "u)] = value_of(" + call + "); }\n";
   }
-  auto kernel = ctx->kernel("values|" + name + "|" + bindings + expr + helpers, [&] {
-    return kernel_source(*ctx, "map_values.wgsl",
-                         {{"BINDINGS", bindings},
-                          {"NOPS", std::to_string(ops.size())},
-                          {"HELPERS", helpers},
-                          {"ARGS", args},
-                          {"OUT_T", out_t},
-                          {"EXPR", expr},
-                          {"LOADS", loads},
-                          {"STORES", stores}},
-                         f16, uint32_t(ops.size()));
-  });
-  uint64_t per_group = 256 * kValuesPerThread;
-  dispatch_map(ctx, kernel, ops, {}, map_meta(n, shape, ops, params), (uint64_t(n) + per_group - 1) / per_group);
+  return kernel_source(ctx, "map_values.wgsl",
+                       {{"BINDINGS", bindings},
+                        {"NOPS", std::to_string(ops.size())},
+                        {"HELPERS", helpers},
+                        {"ARGS", args},
+                        {"OUT_T", out_t},
+                        {"EXPR", expr},
+                        {"LOADS", loads},
+                        {"STORES", stores}},
+                       f16, uint32_t(ops.size()));
 }
 
 }  // namespace surfgrad

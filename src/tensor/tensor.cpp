@@ -152,7 +152,11 @@ Tensor Tensor::empty(const gpu::ContextPtr& ctx, const Shape& shape, DType dtype
   if (n > int64_t(UINT32_MAX))
     throw Error(ErrorKind::LimitExceeded, "tensor " + std::string(dtype_name(dtype)) + shape_str(shape) + " has " +
                                               std::to_string(n) + " elements; kernels index with 32 bits (≤ 4294967295)");
-  storage->buffer = ctx->alloc(bytes, "tensor " + std::string(dtype_name(dtype)) + shape_str(shape));
+  try {
+    storage->buffer = ctx->alloc(bytes, "this tensor");
+  } catch (const Error& e) {  // name the tensor only when it is needed: this is the hot path
+    throw Error(e.kind(), "tensor " + std::string(dtype_name(dtype)) + shape_str(shape) + ": " + e.message());
+  }
   storage->elements = n;
   return TensorAccess::make(std::move(storage), shape, contiguous_strides(shape), 0, dtype);
 }
