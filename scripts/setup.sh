@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # One-time, idempotent set-up for surfgrad on Debian 12 (bookworm).
 #  1. Debian packages: compiler, CMake, Ninja, GoogleTest, zlib, and, from bookworm-backports,
-#     Mesa >= 25 (lavapipe, the CPU Vulkan driver) with the Vulkan loader. Stock Mesa 22's
-#     lavapipe lacks features WebGPU implementations need; Mesa 25's gives subgroups and f16.
+#     Mesa >= 25 (lavapipe, the CPU Vulkan driver; llvmpipe through EGL for the GLES backend)
+#     with the Vulkan loader. Stock Mesa 22's lavapipe lacks features WebGPU implementations
+#     need; Mesa 25's gives subgroups and f16.
 #  2. The native WebGPU implementation: wgpu-native, taken from the PyPI wheel `wgpu` (pinned
 #     by version and sha256) because that wheel ships the library together with the exact
 #     webgpu.h/wgpu.h it was built from. Unpacked into a cache outside the build folder.
@@ -24,7 +25,7 @@ install_debian_packages() {
   for p in "${need[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
   local mesa_ok=0
   if dpkg-query -W -f='${Version}' mesa-vulkan-drivers 2>/dev/null | grep -qE '^(2[5-9]|[3-9][0-9])\.'; then
-    dpkg -s libvulkan1 >/dev/null 2>&1 && mesa_ok=1
+    dpkg -s libvulkan1 >/dev/null 2>&1 && dpkg -s libegl-mesa0 >/dev/null 2>&1 && mesa_ok=1
   fi
   if [ ${#missing[@]} -eq 0 ] && [ $mesa_ok = 1 ]; then log "Debian packages present"; return; fi
   if ! command -v apt-get >/dev/null; then
@@ -46,10 +47,10 @@ SRC
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
   if [ "$codename" = bookworm ]; then
     as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-      -t bookworm-backports mesa-vulkan-drivers libvulkan1 >/dev/null
+      -t bookworm-backports mesa-vulkan-drivers libvulkan1 libegl-mesa0 libgl1-mesa-dri libegl1 >/dev/null
   else
     as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-      mesa-vulkan-drivers libvulkan1 >/dev/null
+      mesa-vulkan-drivers libvulkan1 libegl-mesa0 libgl1-mesa-dri libegl1 >/dev/null
   fi
   log "mesa-vulkan-drivers $(dpkg-query -W -f='${Version}' mesa-vulkan-drivers)"
 }
