@@ -87,6 +87,9 @@ class Tensor {
   Tensor unsqueeze(int axis) const;
   Tensor squeeze(int axis) const;
   Tensor contiguous() const;  // itself when already contiguous
+  // Writes `src` (broadcast to this shape) into this tensor's elements, in place: the one op
+  // that mutates. On a view it writes through to the viewed storage.
+  void assign(const Tensor& src) const;
   Tensor clone() const;       // always a fresh contiguous copy
   Tensor cast(DType dtype) const;
 

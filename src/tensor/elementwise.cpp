@@ -15,6 +15,13 @@ void copy_into(const Tensor& src, const Tensor& dst) {
   launch_values(dst.context(), "copy", dst.shape(), {operand(dst, dst.shape()), operand(src, dst.shape())}, {"x"}, "x");
 }
 
+void Tensor::assign(const Tensor& src) const {
+  check_same_context(*this, src, "assign");
+  if (broadcast_shapes(src.shape(), shape_, "assign") != shape_)
+    throw Error(ErrorKind::Shape, "assign: " + src.describe() + " does not broadcast to " + describe());
+  launch_values(context(), "assign", shape_, {operand(*this, shape_), operand(src, shape_)}, {"x"}, "x");
+}
+
 Tensor Tensor::cast(DType dtype) const {
   if (dtype == dtype_) return *this;
   check_f16_supported(context(), dtype, "cast");

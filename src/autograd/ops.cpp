@@ -1,0 +1,358 @@
+// Backward rules. Each primitive maps the output gradient g to its inputs' gradients; the
+// composites at the end (logsumexp, softmax, log_softmax) need no rules of their own.
+#include <numeric>
+
+#include "surfgrad/autograd.hpp"
+
+namespace surfgrad {
+
+namespace {
+
+Tensor like(const Tensor& t, double v) { return scalar_like(t, v); }
+Tensor mask_of(const Tensor& m, DType dtype) { return m.cast(dtype); }  // u32 0/1 → 0.0/1.0
+
+std::vector<int> all_axes(int rank) {
+  std::vector<int> a(static_cast<size_t>(rank));
+  std::iota(a.begin(), a.end(), 0);
+  return a;
+}
+
+// Shape of a reduction's result with the reduced axes kept as size 1.
+Shape keepdim_shape(const Shape& shape, std::vector<int> axes) {
+  int r = int(shape.size());
+  if (axes.empty()) axes = all_axes(r);
+  Shape s = shape;
+  for (int a : axes) s[size_t(a < 0 ? a + r : a)] = 1;
+  return s;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- binary
+
+Var add(const Var& a, const Var& b) {
+  Shape as = a.shape(), bs = b.shape();
+  return Var::make(add(a.value(), b.value()), "add", {a, b},
+                   [as, bs](const Tensor& g) { return std::vector<Tensor>{sum_to(g, as), sum_to(g, bs)}; });
+}
+
+Var sub(const Var& a, const Var& b) {
+  Shape as = a.shape(), bs = b.shape();
+  return Var::make(sub(a.value(), b.value()), "sub", {a, b},
+                   [as, bs](const Tensor& g) { return std::vector<Tensor>{sum_to(g, as), sum_to(g.neg(), bs)}; });
+}
+
+Var mul(const Var& a, const Var& b) {
+  Tensor av = a.value(), bv = b.value();
+  bool ga = a.requires_grad(), gb = b.requires_grad();
+  return Var::make(mul(av, bv), "mul", {a, b}, [=](const Tensor& g) {
+    return std::vector<Tensor>{ga ? sum_to(mul(g, bv), av.shape()) : Tensor(), gb ? sum_to(mul(g, av), bv.shape()) : Tensor()};
+  });
+}
+
+Var div(const Var& a, const Var& b) {
+  Tensor av = a.value(), bv = b.value();
+  Tensor y = div(av, bv);
+  bool gb = b.requires_grad();
+  return Var::make(y, "div", {a, b}, [=](const Tensor& g) {
+    Tensor g_over_b = div(g, bv);
+    return std::vector<Tensor>{sum_to(g_over_b, av.shape()), gb ? sum_to(mul(g_over_b, y).neg(), bv.shape()) : Tensor()};
+  });
+}
+
+Var pow(const Var& a, const Var& b) {
+  Tensor av = a.value(), bv = b.value();
+  Tensor y = pow(av, bv);
+  bool ga = a.requires_grad(), gb = b.requires_grad();
+  return Var::make(y, "pow", {a, b}, [=](const Tensor& g) {
+    Tensor da, db;
+    if (ga) da = sum_to(mul(g, mul(bv, pow(av, sub(bv, like(bv, 1))))), av.shape());
+    if (gb) db = sum_to(mul(g, mul(y, av.log())), bv.shape());
+    return std::vector<Tensor>{da, db};
+  });
+}
+
+// maximum/minimum: the larger (smaller) side gets the gradient; ties split it in half.
+static Var extremum(const Var& a, const Var& b, bool max) {
+  Tensor av = a.value(), bv = b.value();
+  return Var::make(max ? maximum(av, bv) : minimum(av, bv), max ? "maximum" : "minimum", {a, b}, [=](const Tensor& g) {
+    DType d = g.dtype();
+    Tensor wins_a = mask_of(max ? gt(av, bv) : lt(av, bv), d);
+    Tensor tie = mul(mask_of(eq(av, bv), d), like(g, 0.5));
+    Tensor share_a = add(wins_a, tie);
+    Tensor share_b = sub(like(g, 1), share_a);
+    return std::vector<Tensor>{sum_to(mul(g, share_a), av.shape()), sum_to(mul(g, share_b), bv.shape())};
+  });
+}
+Var maximum(const Var& a, const Var& b) { return extremum(a, b, true); }
+Var minimum(const Var& a, const Var& b) { return extremum(a, b, false); }
+
+Var where(const Tensor& mask, const Var& a, const Var& b) {
+  Shape as = a.shape(), bs = b.shape();
+  return Var::make(where(mask, a.value(), b.value()), "where", {a, b}, [=](const Tensor& g) {
+    Tensor zero = like(g, 0);
+    return std::vector<Tensor>{sum_to(where(mask, g, zero), as), sum_to(where(mask, zero, g), bs)};
+  });
+}
+
+// ---------------------------------------------------------------- unary
+
+Var Var::neg() const {
+  return make(value().neg(), "neg", {*this}, [](const Tensor& g) { return std::vector<Tensor>{g.neg()}; });
+}
+
+Var Var::abs() const {
+  Tensor x = value();
+  return make(x.abs(), "abs", {*this}, [x](const Tensor& g) {
+    Tensor zero = like(x, 0);
+    Tensor sign = sub(mask_of(gt(x, zero), x.dtype()), mask_of(lt(x, zero), x.dtype()));
+    return std::vector<Tensor>{mul(g, sign)};
+  });
+}
+
+Var Var::exp() const {
+  Tensor y = value().exp();
+  return make(y, "exp", {*this}, [y](const Tensor& g) { return std::vector<Tensor>{mul(g, y)}; });
+}
+
+Var Var::log() const {
+  Tensor x = value();
+  return make(x.log(), "log", {*this}, [x](const Tensor& g) { return std::vector<Tensor>{div(g, x)}; });
+}
+
+Var Var::sqrt() const {
+  Tensor y = value().sqrt();
+  return make(y, "sqrt", {*this}, [y](const Tensor& g) { return std::vector<Tensor>{div(g, y * 2.0)}; });
+}
+
+Var Var::rsqrt() const {
+  Tensor y = value().rsqrt();
+  return make(y, "rsqrt", {*this}, [y](const Tensor& g) { return std::vector<Tensor>{mul(g, y.pow(3) * -0.5)}; });
+}
+
+Var Var::sin() const {
+  Tensor x = value();
+  return make(x.sin(), "sin", {*this}, [x](const Tensor& g) { return std::vector<Tensor>{mul(g, x.cos())}; });
+}
+
+Var Var::cos() const {
+  Tensor x = value();
+  return make(x.cos(), "cos", {*this}, [x](const Tensor& g) { return std::vector<Tensor>{mul(g, x.sin()).neg()}; });
+}
+
+Var Var::tanh() const {
+  Tensor y = value().tanh();
+  return make(y, "tanh", {*this}, [y](const Tensor& g) { return std::vector<Tensor>{mul(g, 1.0 - mul(y, y))}; });
+}
+
+Var Var::sigmoid() const {
+  Tensor y = value().sigmoid();
+  return make(y, "sigmoid", {*this}, [y](const Tensor& g) { return std::vector<Tensor>{mul(g, mul(y, 1.0 - y))}; });
+}
+
+Var Var::relu() const {
+  Tensor x = value();
+  return make(x.relu(), "relu", {*this}, [x](const Tensor& g) {
+    return std::vector<Tensor>{mul(g, mask_of(gt(x, like(x, 0)), g.dtype()))};
+  });
+}
+
+Var Var::gelu() const {
+  Tensor x = value();
+  return make(x.gelu(), "gelu", {*this}, [x](const Tensor& g) {
+    // d/dx 0.5·x·(1 + tanh(u)), u = c·(x + 0.044715·x³)
+    const double c = 0.7978845608028654;
+    Tensor x2 = mul(x, x);
+    Tensor t = mul(add(x, mul(x2, x) * 0.044715), like(x, c)).tanh();
+    Tensor du = (x2 * (3 * 0.044715) + 1.0) * c;
+    Tensor d = add((t + 1.0) * 0.5, mul(mul(x * 0.5, 1.0 - mul(t, t)), du));
+    return std::vector<Tensor>{mul(g, d)};
+  });
+}
+
+Var Var::pow(double p) const {
+  Tensor x = value();
+  return make(x.pow(p), "pow", {*this}, [x, p](const Tensor& g) {
+    return std::vector<Tensor>{mul(g, x.pow(p - 1) * p)};
+  });
+}
+
+Var Var::cast(DType dtype) const {
+  DType from = value().dtype();
+  return make(value().cast(dtype), "cast", {*this}, [from](const Tensor& g) { return std::vector<Tensor>{g.cast(from)}; });
+}
+
+Var Var::contiguous() const {
+  return make(value().contiguous(), "contiguous", {*this}, [](const Tensor& g) { return std::vector<Tensor>{g}; });
+}
+
+// ---------------------------------------------------------------- views
+
+Var Var::reshape(const Shape& shape) const {
+  Shape in = this->shape();
+  return make(value().reshape(shape), "reshape", {*this}, [in](const Tensor& g) { return std::vector<Tensor>{g.reshape(in)}; });
+}
+
+Var Var::permute(const std::vector<int>& axes) const {
+  std::vector<int> inverse(axes.size());
+  for (size_t i = 0; i < axes.size(); ++i) inverse[size_t(axes[i] < 0 ? axes[i] + rank() : axes[i])] = int(i);
+  return make(value().permute(axes), "permute", {*this},
+              [inverse](const Tensor& g) { return std::vector<Tensor>{g.permute(inverse)}; });
+}
+
+Var Var::transpose(int a, int b) const {
+  return make(value().transpose(a, b), "transpose", {*this},
+              [a, b](const Tensor& g) { return std::vector<Tensor>{g.transpose(a, b)}; });
+}
+
+Var Var::t() const { return transpose(-2, -1); }
+
+Var Var::slice(int axis, int64_t start, int64_t stop, int64_t step) const {
+  Tensor x = value();
+  return make(x.slice(axis, start, stop, step), "slice", {*this}, [=](const Tensor& g) {
+    Tensor full = Tensor::zeros(g.context(), x.shape(), g.dtype());
+    full.slice(axis, start, stop, step).assign(g);
+    return std::vector<Tensor>{full};
+  });
+}
+
+Var Var::expand(const Shape& shape) const {
+  Shape in = this->shape();
+  return make(value().expand(shape), "expand", {*this}, [in](const Tensor& g) { return std::vector<Tensor>{sum_to(g, in)}; });
+}
+
+Var Var::unsqueeze(int axis) const {
+  Shape in = shape();
+  return make(value().unsqueeze(axis), "unsqueeze", {*this}, [in](const Tensor& g) { return std::vector<Tensor>{g.reshape(in)}; });
+}
+
+Var Var::squeeze(int axis) const {
+  Shape in = shape();
+  return make(value().squeeze(axis), "squeeze", {*this}, [in](const Tensor& g) { return std::vector<Tensor>{g.reshape(in)}; });
+}
+
+// ---------------------------------------------------------------- reductions
+
+Var Var::sum(const std::vector<int>& axes, bool keepdim) const {
+  Shape in = shape(), kept = keepdim_shape(in, axes);
+  return make(value().sum(axes, keepdim), "sum", {*this},
+              [in, kept](const Tensor& g) { return std::vector<Tensor>{g.reshape(kept).expand(in)}; });
+}
+
+Var Var::mean(const std::vector<int>& axes, bool keepdim) const {
+  Shape in = shape(), kept = keepdim_shape(in, axes);
+  double count = double(shape_numel(in)) / double(std::max<int64_t>(1, shape_numel(kept)));
+  return make(value().mean(axes, keepdim), "mean", {*this}, [in, kept, count](const Tensor& g) {
+    return std::vector<Tensor>{(g / count).reshape(kept).expand(in)};
+  });
+}
+
+static Var extreme_over(const Var& v, const std::vector<int>& axes, bool keepdim, bool max) {
+  Tensor x = v.value();
+  Tensor y = max ? x.max(axes, true) : x.min(axes, true);
+  Shape out_shape = (max ? x.max(axes, keepdim) : x.min(axes, keepdim)).shape();
+  return Var::make(y.reshape(out_shape), max ? "max" : "min", {v}, [x, y, axes](const Tensor& g) {
+    Tensor hit = mask_of(eq(x, y), g.dtype());  // ties share the gradient equally
+    Tensor count = hit.sum(axes, true);
+    return std::vector<Tensor>{mul(div(hit, count), g.reshape(y.shape()))};
+  });
+}
+Var Var::max(const std::vector<int>& axes, bool keepdim) const { return extreme_over(*this, axes, keepdim, true); }
+Var Var::min(const std::vector<int>& axes, bool keepdim) const { return extreme_over(*this, axes, keepdim, false); }
+
+// Composites: the maximum is a constant shift (detached), so its gradient is not needed.
+Var Var::logsumexp(const std::vector<int>& axes, bool keepdim) const {
+  Var m = max(axes, true).detach();
+  Var s = add(sub(*this, m).exp().sum(axes, true).log(), m);
+  return keepdim ? s : s.reshape(value().sum(axes, false).shape());
+}
+
+Var Var::softmax(int axis) const {
+  Var e = sub(*this, max({axis}, true).detach()).exp();
+  return div(e, e.sum({axis}, true));
+}
+
+Var Var::log_softmax(int axis) const { return sub(*this, logsumexp({axis}, true)); }
+
+// ---------------------------------------------------------------- matmul and indexing
+
+Var matmul(const Var& a_in, const Var& b_in) {
+  // numpy's 1-D promotion, done with differentiable views so the rule below sees ≥ 2-D.
+  bool a1 = a_in.rank() == 1, b1 = b_in.rank() == 1;
+  if (a1 || b1) {
+    Var c = matmul(a1 ? a_in.unsqueeze(0) : a_in, b1 ? b_in.unsqueeze(1) : b_in);
+    if (b1) c = c.squeeze(-1);
+    if (a1) c = c.squeeze(b1 ? -1 : -2);
+    return c;
+  }
+  Tensor a = a_in.value(), b = b_in.value();
+  bool ga = a_in.requires_grad(), gb = b_in.requires_grad();
+  return Var::make(matmul(a, b), "matmul", {a_in, b_in}, [=](const Tensor& g) {
+    // Transposes are views: the kernel reads them in place.
+    return std::vector<Tensor>{ga ? sum_to(matmul(g, b.transpose(-1, -2)), a.shape()) : Tensor(),
+                               gb ? sum_to(matmul(a.transpose(-1, -2), g), b.shape()) : Tensor()};
+  });
+}
+Var Var::matmul(const Var& other) const { return surfgrad::matmul(*this, other); }
+
+Var gather(const Var& x, int axis, const Tensor& index) {
+  Shape xs = x.shape();
+  return Var::make(gather(x.value(), axis, index), "gather", {x}, [=](const Tensor& g) {
+    return std::vector<Tensor>{scatter_add(Tensor::zeros(g.context(), xs, g.dtype()), axis, index, g)};
+  });
+}
+
+Var index_select(const Var& x, int axis, const Tensor& index) {
+  Shape xs = x.shape();
+  return Var::make(index_select(x.value(), axis, index), "index_select", {x}, [=](const Tensor& g) {
+    return std::vector<Tensor>{index_add(Tensor::zeros(g.context(), xs, g.dtype()), axis, index, g)};
+  });
+}
+
+Var scatter_add(const Var& x, int axis, const Tensor& index, const Var& src) {
+  return Var::make(scatter_add(x.value(), axis, index, src.value()), "scatter_add", {x, src},
+                   [=](const Tensor& g) { return std::vector<Tensor>{g, gather(g, axis, index)}; });
+}
+
+Var index_add(const Var& x, int axis, const Tensor& index, const Var& src) {
+  return Var::make(index_add(x.value(), axis, index, src.value()), "index_add", {x, src},
+                   [=](const Tensor& g) { return std::vector<Tensor>{g, index_select(g, axis, index)}; });
+}
+
+Var concat(const std::vector<Var>& vars, int axis) {
+  std::vector<Tensor> values;
+  std::vector<int64_t> sizes;
+  for (const Var& v : vars) {
+    values.push_back(v.value());
+    sizes.push_back(v.shape(axis));
+  }
+  return Var::make(concat(values, axis), "concat", vars, [=](const Tensor& g) {
+    std::vector<Tensor> grads;
+    int64_t at = 0;
+    for (int64_t n : sizes) {
+      grads.push_back(g.slice(axis, at, at + n));
+      at += n;
+    }
+    return grads;
+  });
+}
+
+// ---------------------------------------------------------------- operators
+
+static Var constant(const Var& like_var, double v) { return Var(scalar_like(like_var.value(), v)); }
+
+Var operator+(const Var& a, const Var& b) { return add(a, b); }
+Var operator-(const Var& a, const Var& b) { return sub(a, b); }
+Var operator*(const Var& a, const Var& b) { return mul(a, b); }
+Var operator/(const Var& a, const Var& b) { return div(a, b); }
+Var operator-(const Var& a) { return a.neg(); }
+Var operator+(const Var& a, double b) { return add(a, constant(a, b)); }
+Var operator-(const Var& a, double b) { return sub(a, constant(a, b)); }
+Var operator*(const Var& a, double b) { return mul(a, constant(a, b)); }
+Var operator/(const Var& a, double b) { return div(a, constant(a, b)); }
+Var operator+(double a, const Var& b) { return add(constant(b, a), b); }
+Var operator-(double a, const Var& b) { return sub(constant(b, a), b); }
+Var operator*(double a, const Var& b) { return mul(constant(b, a), b); }
+Var operator/(double a, const Var& b) { return div(constant(b, a), b); }
+
+}  // namespace surfgrad
