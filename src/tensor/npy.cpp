@@ -26,6 +26,10 @@ std::string header_field(const std::string& header, const std::string& key, cons
 Tensor load_npy(const gpu::ContextPtr& ctx, const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw npy_error(path, "cannot open for reading (" + std::string(std::strerror(errno)) + ")");
+  return decode_npy(ctx, in, path);
+}
+
+Tensor decode_npy(const gpu::ContextPtr& ctx, std::istream& in, const std::string& path) {
   char magic[8];
   if (!in.read(magic, 8) || std::memcmp(magic, "\x93NUMPY", 6) != 0)
     throw npy_error(path, "not a .npy file (bad magic; expected \\x93NUMPY)");
@@ -106,7 +110,7 @@ Tensor load_npy(const gpu::ContextPtr& ctx, const std::string& path) {
   return t.permute(axes).contiguous();
 }
 
-void save_npy(const Tensor& t, const std::string& path) {
+std::string encode_npy(const Tensor& t) {
   const char* descr = t.dtype() == DType::f32 ? "<f4" : t.dtype() == DType::f16 ? "<f2" : t.dtype() == DType::i32 ? "<i4" : "<u4";
   std::string shape = "(";
   for (int64_t d : t.shape()) shape += std::to_string(d) + ", ";
@@ -117,16 +121,23 @@ void save_npy(const Tensor& t, const std::string& path) {
   size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');
   header += '\n';
-  std::vector<char> data(size_t(t.numel()) * dtype_size(t.dtype()));
-  t.to_host(data.data());
+  std::string out = "\x93NUMPY";
+  out += char(1);
+  out += char(0);
+  out += char(header.size() & 0xff);
+  out += char(header.size() >> 8);
+  out += header;
+  size_t at = out.size();
+  out.resize(at + size_t(t.numel()) * dtype_size(t.dtype()));
+  t.to_host(out.data() + at);
+  return out;
+}
+
+void save_npy(const Tensor& t, const std::string& path) {
+  std::string bytes = encode_npy(t);
   std::ofstream out(path, std::ios::binary);
   if (!out) throw npy_error(path, "cannot open for writing (" + std::string(std::strerror(errno)) + ")");
-  uint16_t len = uint16_t(header.size());
-  out.write("\x93NUMPY\x01\x00", 8);
-  out.put(char(len & 0xff));
-  out.put(char(len >> 8));
-  out.write(header.data(), std::streamsize(header.size()));
-  out.write(data.data(), std::streamsize(data.size()));
+  out.write(bytes.data(), std::streamsize(bytes.size()));
   if (!out) throw npy_error(path, "write failed (disk full?)");
 }
 

@@ -1,0 +1,105 @@
+// Optimizers and learning-rate schedules. The update itself is one kernel per parameter.
+#include "surfgrad/optim.hpp"
+
+#include <cmath>
+
+#include "tensor/internal.hpp"
+
+namespace surfgrad::optim {
+
+namespace {
+
+void check_param(const Var& p, size_t i) {
+  if (!p.defined()) throw Error(ErrorKind::Value, "optimizer: parameter " + std::to_string(i) + " is an empty Var");
+  if (!p.requires_grad() || !p.is_leaf())
+    throw Error(ErrorKind::Value, "optimizer: parameter " + std::to_string(i) + " (" + p.value().describe() +
+                                      ") does not require a gradient; create it with Var::param");
+  const Tensor& t = p.value();
+  if (t.dtype() != DType::f32)
+    throw Error(ErrorKind::DType, "optimizer: parameter " + std::to_string(i) + " is " + t.describe() + "; optimizers update f32 parameters");
+  if (!t.is_contiguous() || t.offset() != 0)
+    throw Error(ErrorKind::Value, "optimizer: parameter " + std::to_string(i) + " is a view; parameters must own contiguous storage");
+}
+
+gpu::Kernel optim_kernel(const gpu::ContextPtr& ctx, const char* file, uint32_t bindings) {
+  return ctx->kernel(std::string("optim|") + file, [&] { return kernel_source(*ctx, file, {}, false, bindings); });
+}
+
+}  // namespace
+
+Optimizer::Optimizer(std::vector<Var> params, double lr) : params_(std::move(params)), lr_(lr) {
+  if (!(lr >= 0)) throw Error(ErrorKind::Value, "optimizer: learning rate must be ≥ 0, got " + std::to_string(lr));
+  for (size_t i = 0; i < params_.size(); ++i) check_param(params_[i], i);
+}
+
+void Optimizer::zero_grad() {
+  for (auto& p : params_) p.zero_grad();
+}
+
+SGD::SGD(std::vector<Var> params, double lr, double momentum, double weight_decay, bool nesterov)
+    : Optimizer(std::move(params), lr), momentum_(momentum), weight_decay_(weight_decay), nesterov_(nesterov) {
+  for (auto& p : params_) buffers_.push_back(momentum_ != 0 ? Tensor::zeros(p.context(), p.shape()) : p.value());
+}
+
+void SGD::step() {
+  for (size_t i = 0; i < params_.size(); ++i) {
+    const Tensor& p = params_[i].value();
+    Tensor g = params_[i].grad();
+    if (!g.defined()) continue;
+    g = g.contiguous();
+    auto ctx = p.context();
+    std::vector<uint32_t> meta = {uint32_t(p.numel()), f32_bits(float(lr_)), f32_bits(float(momentum_)),
+                                  f32_bits(float(weight_decay_)), nesterov_ ? 1u : 0u};
+    ctx->dispatch(optim_kernel(ctx, "optim_sgd.wgsl", 3),
+                  {p.storage()->buffer.get(), g.storage()->buffer.get(), buffers_[i].storage()->buffer.get()}, meta,
+                  ctx->grid_for((uint64_t(p.numel()) + 255) / 256));
+  }
+}
+
+Adam::Adam(std::vector<Var> params, double lr, double beta1, double beta2, double eps, double weight_decay, bool decoupled)
+    : Optimizer(std::move(params), lr), beta1_(beta1), beta2_(beta2), eps_(eps), weight_decay_(weight_decay), decoupled_(decoupled) {
+  if (!(beta1 >= 0 && beta1 < 1 && beta2 >= 0 && beta2 < 1))
+    throw Error(ErrorKind::Value, "Adam: betas must be in [0, 1)");
+  for (auto& p : params_) {
+    m_.push_back(Tensor::zeros(p.context(), p.shape()));
+    v_.push_back(Tensor::zeros(p.context(), p.shape()));
+  }
+}
+
+void Adam::step() {
+  ++t_;
+  float c1 = float(1.0 / (1.0 - std::pow(beta1_, double(t_)))), c2 = float(1.0 / (1.0 - std::pow(beta2_, double(t_))));
+  for (size_t i = 0; i < params_.size(); ++i) {
+    const Tensor& p = params_[i].value();
+    Tensor g = params_[i].grad();
+    if (!g.defined()) continue;
+    g = g.contiguous();
+    auto ctx = p.context();
+    std::vector<uint32_t> meta = {uint32_t(p.numel()),   f32_bits(float(lr_)),           f32_bits(float(beta1_)),
+                                  f32_bits(float(beta2_)), f32_bits(float(eps_)),        f32_bits(float(weight_decay_)),
+                                  f32_bits(c1),           f32_bits(c2),                  decoupled_ ? 1u : 0u};
+    ctx->dispatch(optim_kernel(ctx, "optim_adam.wgsl", 4),
+                  {p.storage()->buffer.get(), g.storage()->buffer.get(), m_[i].storage()->buffer.get(),
+                   v_[i].storage()->buffer.get()},
+                  meta, ctx->grid_for((uint64_t(p.numel()) + 255) / 256));
+  }
+}
+
+StepLR::StepLR(Optimizer& opt, int64_t step_size, double gamma)
+    : opt_(opt), base_(opt.lr()), step_size_(step_size), gamma_(gamma) {
+  if (step_size <= 0) throw Error(ErrorKind::Value, "StepLR: step_size must be positive");
+}
+
+void StepLR::step() { opt_.set_lr(base_ * std::pow(gamma_, double(++count_ / step_size_))); }
+
+CosineLR::CosineLR(Optimizer& opt, int64_t total_steps, double min_lr)
+    : opt_(opt), base_(opt.lr()), min_(min_lr), total_(total_steps) {
+  if (total_steps <= 0) throw Error(ErrorKind::Value, "CosineLR: total_steps must be positive");
+}
+
+void CosineLR::step() {
+  double progress = std::min(1.0, double(++count_) / double(total_));
+  opt_.set_lr(min_ + 0.5 * (base_ - min_) * (1 + std::cos(3.141592653589793 * progress)));
+}
+
+}  // namespace surfgrad::optim
