@@ -122,3 +122,14 @@ TEST(Matmul, VectorPromotion) {
   for (double x : v.v) d += x * x;
   EXPECT_NEAR(dot.v[0], d, 1e-5);
 }
+
+TEST(Matmul, TrainingSizedShapes) {
+  // The MNIST demo's shapes, forward and both backward products.
+  Ref a = random_ref({128, 784}, 61, DType::f32), b = random_ref({784, 256}, 62, DType::f32);
+  Ref g = random_ref({128, 256}, 63, DType::f32);
+  Tensor ta = upload(a, DType::f32), tb = upload(b, DType::f32), tg = upload(g, DType::f32);
+  Tol tol{1e-4 * std::sqrt(784.0), 1e-4};
+  EXPECT_TRUE(close(read(ta.matmul(tb)), matmul_ref(a, b), tol, "x @ W"));
+  EXPECT_TRUE(close(read(tg.matmul(tb.t())), matmul_ref(g, transpose_ref(b)), tol, "g @ W^T"));
+  EXPECT_TRUE(close(read(ta.t().matmul(tg)), matmul_ref(transpose_ref(a), g), {1e-4 * std::sqrt(128.0), 1e-4}, "x^T @ g"));
+}

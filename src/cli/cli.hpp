@@ -4,3 +4,5 @@
 int cmd_info(const surfgrad::gpu::ContextPtr& ctx);
 int cmd_demo(const surfgrad::gpu::ContextPtr& ctx);
 int cmd_bench(const surfgrad::gpu::ContextPtr& ctx, int argc, char** argv);
+int cmd_demo_moons(const surfgrad::gpu::ContextPtr& ctx, int argc, char** argv);
+int cmd_demo_mnist(const surfgrad::gpu::ContextPtr& ctx, int argc, char** argv);

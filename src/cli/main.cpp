@@ -1,6 +1,8 @@
 // The surfgrad command-line tool.
 //   surfgrad info                 adapter, implementation, features, limits
-//   surfgrad demo                 a short tour of GPU tensor ops, checked on the host
+//   surfgrad demo [moons]         train an MLP on two moons, write the decision boundary PNG
+//   surfgrad demo mnist --data D  train an MLP on MNIST IDX files, report held-out accuracy
+//   surfgrad demo tensors         a short tour of GPU tensor ops, checked on the host
 //   surfgrad bench elementwise    64M-element add vs device copy bandwidth
 //   surfgrad bench dispatch       µs per op for a batch of 1,000 small ops
 #include <cstdio>
@@ -16,7 +18,9 @@ static void usage() {
   std::puts(
       "usage: surfgrad <command> [options]\n"
       "  info                        adapter, WebGPU implementation, features and limits\n"
-      "  demo                        a short tour of GPU tensor ops (default)\n"
+      "  demo [moons] [--steps N] [--out moons.png]   MLP on two moons (the default job)\n"
+      "  demo mnist --data DIR [--epochs N] [--hidden H] [--batch B]\n"
+      "  demo tensors                a short tour of GPU tensor ops, checked on the host\n"
       "  bench elementwise [--elements N] [--json FILE]\n"
       "  bench dispatch [--ops N] [--json FILE]\n"
       "environment: SURFGRAD_BACKEND=vulkan|gles|metal|d3d12, SURFGRAD_ADAPTER=<name substring>");
@@ -48,7 +52,7 @@ int cmd_info(const gpu::ContextPtr& ctx) {
 }
 
 int main(int argc, char** argv) {
-  std::string cmd = argc > 1 ? argv[1] : "demo";
+  std::string cmd = argc > 1 ? argv[1] : "demo";  // no command: the default job, the moons demo
   if (cmd == "-h" || cmd == "--help" || cmd == "help") {
     usage();
     return 0;
@@ -61,7 +65,15 @@ int main(int argc, char** argv) {
     }
     auto ctx = gpu::Context::create();
     if (cmd == "info") return cmd_info(ctx);
-    if (cmd == "demo") return cmd_demo(ctx);
+    if (cmd == "demo") {
+      std::string which = argc > 2 && argv[2][0] != '-' ? argv[2] : "moons";
+      int rest = argc > 2 && argv[2][0] != '-' ? 3 : 2;
+      if (which == "tensors") return cmd_demo(ctx);
+      if (which == "moons") return cmd_demo_moons(ctx, argc - rest, argv + rest);
+      if (which == "mnist") return cmd_demo_mnist(ctx, argc - rest, argv + rest);
+      std::fprintf(stderr, "surfgrad: unknown demo '%s' (moons, mnist, tensors)\n", which.c_str());
+      return 2;
+    }
     return cmd_bench(ctx, argc - 2, argv + 2);
   } catch (const Error& e) {
     std::fprintf(stderr, "surfgrad: %s\n", e.what());
