@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "cli.hpp"
+#include "surfgrad/nn.hpp"
+#include "surfgrad/optim.hpp"
 #include "surfgrad/tensor.hpp"
 
 using namespace surfgrad;
@@ -143,12 +145,77 @@ int bench_dispatch(const gpu::ContextPtr& ctx, int ops, int reps, const char* js
   return 0;
 }
 
+// One training step (forward, backward, Adam) of an MLP 784-1024-1024-10 on a batch of 512,
+// and the pool's buffer counts over many steps (they must stay flat).
+int bench_train(const gpu::ContextPtr& ctx, int steps, int64_t long_steps, const char* json) {
+  const int64_t batch = 512;
+  auto model = nn::mlp(ctx, {784, 1024, 1024, 10}, nn::Activation::ReLU, 1);
+  optim::Adam adam(model->parameters(), 1e-3);
+  Tensor x = Tensor::normal(ctx, {batch, 784}, 2);
+  Tensor y = Tensor::arange(ctx, 0, double(batch), 1, DType::i32);
+  y = sub(y, mul(div(y, scalar_like(y, 10)), scalar_like(y, 10)));  // labels 0..9
+  float last_loss = 0;
+  auto step = [&] {
+    Var loss = nn::cross_entropy(model->forward(Var(x)), y);
+    adam.zero_grad();
+    loss.backward();
+    adam.step();
+    return loss;
+  };
+  for (int i = 0; i < 5; ++i) step();
+  ctx->sync();
+  std::vector<double> per_step;
+  for (int r = 0; r < 5; ++r) {
+    auto t0 = std::chrono::steady_clock::now();
+    Var loss;
+    for (int i = 0; i < steps; ++i) loss = step();
+    last_loss = loss.value().to_vector<float>()[0];  // the sync point
+    per_step.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / steps);
+  }
+  double ms = median(per_step);
+  std::printf("bench train on %s (%s, %s), %s\n", ctx->info().name.c_str(), ctx->info().backend.c_str(),
+              ctx->info().implementation.c_str(), today().c_str());
+  std::printf("  MLP 784-1024-1024-10, batch 512, f32, Adam: %.3f ms per step (median of 5 x %d steps; loss %.4f)\n", ms,
+              steps, last_loss);
+  // Memory: pool statistics along a long run.
+  std::string pools;
+  auto stats_line = [&](int64_t at) {
+    auto s = ctx->pool_stats();
+    std::printf("  after %7lld steps: %llu live buffers (%.1f MiB), %llu pooled (%.1f MiB), %llu device allocations\n",
+                (long long)at, (unsigned long long)s.live_buffers, double(s.live_bytes) / (1 << 20),
+                (unsigned long long)s.pooled_buffers, double(s.pooled_bytes) / (1 << 20), (unsigned long long)s.allocations);
+    char buf[256];
+    std::snprintf(buf, sizeof buf, "%s{\"step\": %lld, \"live_buffers\": %llu, \"live_bytes\": %llu, \"pooled_buffers\": %llu, \"allocations\": %llu}",
+                  pools.empty() ? "" : ", ", (long long)at, (unsigned long long)s.live_buffers,
+                  (unsigned long long)s.live_bytes, (unsigned long long)s.pooled_buffers, (unsigned long long)s.allocations);
+    pools += buf;
+  };
+  int64_t done = 5 + 5 * int64_t(steps);
+  for (int64_t target : {int64_t(100), int64_t(1000), long_steps}) {
+    if (target > long_steps || target <= done) continue;
+    for (; done < target; ++done) {
+      step();
+      if (done % 64 == 0) ctx->sync();  // keep the queue short, as a training loop reading its loss would
+    }
+    ctx->sync();
+    stats_line(done);
+  }
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "{\"bench\": \"train\", \"adapter\": \"%s\", \"implementation\": \"%s\", \"date\": \"%s\", "
+                "\"model\": \"784-1024-1024-10\", \"batch\": 512, \"ms_per_step\": %.4f, \"pool\": [",
+                ctx->info().name.c_str(), ctx->info().implementation.c_str(), today().c_str(), ms);
+  write_json(json, std::string(buf) + pools + "]}\n");
+  return 0;
+}
+
 }  // namespace
 
 int cmd_bench(const gpu::ContextPtr& ctx, int argc, char** argv) {
   std::string what = argc > 0 ? argv[0] : "";
   int64_t elements = 64ll << 20;
-  int ops = 1000, reps = 10;
+  int ops = 1000, reps = 10, steps = 20;
+  int64_t long_steps = 10000;
   const char* json = nullptr;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -160,9 +227,12 @@ int cmd_bench(const gpu::ContextPtr& ctx, int argc, char** argv) {
     else if (a == "--ops") ops = std::atoi(next());
     else if (a == "--reps") reps = std::atoi(next());
     else if (a == "--json") json = next();
+    else if (a == "--steps") steps = std::atoi(next());
+    else if (a == "--long-steps") long_steps = std::atoll(next());
     else throw Error(ErrorKind::Value, "bench: unknown option " + a);
   }
   if (what == "elementwise") return bench_elementwise(ctx, elements, reps, json);
   if (what == "dispatch") return bench_dispatch(ctx, ops, reps, json);
-  throw Error(ErrorKind::Value, "bench: say what to run: elementwise or dispatch");
+  if (what == "train") return bench_train(ctx, steps, long_steps, json);
+  throw Error(ErrorKind::Value, "bench: say what to run: elementwise, dispatch or train");
 }

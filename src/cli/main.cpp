@@ -23,6 +23,7 @@ static void usage() {
       "  demo tensors                a short tour of GPU tensor ops, checked on the host\n"
       "  bench elementwise [--elements N] [--json FILE]\n"
       "  bench dispatch [--ops N] [--json FILE]\n"
+      "  bench train [--steps N] [--long-steps N] [--json FILE]\n"
       "environment: SURFGRAD_BACKEND=vulkan|gles|metal|d3d12, SURFGRAD_ADAPTER=<name substring>");
 }
 
