@@ -1,10 +1,45 @@
 // matmul: numpy semantics (1-D promotion, broadcast batch axes), transposed operands read in
-// place through their strides, one tiled kernel (matmul_tiled.wgsl).
+// place through their strides, run by the tuned register-tiled kernel (matmul_reg_tiled.wgsl).
 #include <algorithm>
 
-#include "internal.hpp"
+#include "matmul_problem.hpp"
 
 namespace surfgrad {
+
+MatmulProblem make_problem(const Tensor& a, const Tensor& b) {
+  MatmulProblem p;
+  p.ctx = a.context();
+  p.a = a;
+  p.b = b;
+  p.M = a.shape(-2), p.K = a.shape(-1), p.N = b.shape(-1);
+  if (p.K != b.shape(-2))
+    throw Error(ErrorKind::Shape, "matmul: inner sizes differ: " + a.describe() + " @ " + b.describe() + " (" +
+                                      std::to_string(p.K) + " vs " + std::to_string(b.shape(-2)) + ")");
+  Shape a_batch(a.shape().begin(), a.shape().end() - 2), b_batch(b.shape().begin(), b.shape().end() - 2);
+  Shape batch = broadcast_shapes(a_batch, b_batch, "matmul (batch axes)");
+  Shape out_shape = batch;
+  out_shape.push_back(p.M);
+  out_shape.push_back(p.N);
+  p.c = Tensor::empty(p.ctx, out_shape, a.dtype());
+  p.batches = shape_numel(batch);
+  Shape a_full = batch, b_full = batch;
+  a_full.insert(a_full.end(), {p.M, p.K});
+  b_full.insert(b_full.end(), {p.K, p.N});
+  Shape as = broadcast_strides(a, a_full), bs = broadcast_strides(b, b_full);
+  p.meta.assign(38, 0);
+  uint32_t* m = p.meta.data();
+  m[0] = uint32_t(p.M), m[1] = uint32_t(p.N), m[2] = uint32_t(p.K), m[5] = uint32_t(p.batches);
+  m[6] = uint32_t(a.strides()[size_t(a.rank() - 2)]), m[7] = uint32_t(a.strides()[size_t(a.rank() - 1)]);
+  m[8] = uint32_t(b.strides()[size_t(b.rank() - 2)]), m[9] = uint32_t(b.strides()[size_t(b.rank() - 1)]);
+  m[10] = uint32_t(a.offset()), m[11] = uint32_t(b.offset()), m[12] = uint32_t(p.c.offset());
+  m[13] = uint32_t(batch.size());
+  for (size_t d = 0; d < batch.size(); ++d) {
+    m[14 + d] = uint32_t(batch[d]);
+    m[22 + d] = uint32_t(as[d]);
+    m[30 + d] = uint32_t(bs[d]);
+  }
+  return p;
+}
 
 Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
   check_same_context(a_in, b_in, "matmul");
@@ -14,53 +49,84 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
     throw Error(ErrorKind::DType, "matmul needs f32 or f16 operands, got " + a_in.describe() + "; cast first");
   if (a_in.rank() == 0 || b_in.rank() == 0)
     throw Error(ErrorKind::Shape, "matmul: operands must have rank ≥ 1, got " + a_in.describe() + " @ " + b_in.describe());
-  Tensor a = a_in.rank() == 1 ? a_in.unsqueeze(0) : a_in;   // [K] → [1, K]
-  Tensor b = b_in.rank() == 1 ? b_in.unsqueeze(1) : b_in;   // [K] → [K, 1]
-  int64_t M = a.shape(-2), K = a.shape(-1), K2 = b.shape(-2), N = b.shape(-1);
-  if (K != K2)
-    throw Error(ErrorKind::Shape, "matmul: inner sizes differ: " + a_in.describe() + " @ " + b_in.describe() + " (" +
-                                      std::to_string(K) + " vs " + std::to_string(K2) + ")");
-  Shape a_batch(a.shape().begin(), a.shape().end() - 2), b_batch(b.shape().begin(), b.shape().end() - 2);
-  Shape batch = broadcast_shapes(a_batch, b_batch, "matmul (batch axes)");
-  Shape out_shape = batch;
-  out_shape.push_back(M);
-  out_shape.push_back(N);
-  auto ctx = a.context();
-  Tensor c = Tensor::empty(ctx, out_shape, a.dtype());
-  int64_t batches = shape_numel(batch);
-  if (c.numel() > 0) {
-    if (K == 0) return Tensor::zeros(ctx, out_shape, a.dtype()).reshape(out_shape);
-    // Batch strides of each operand under broadcasting (0 on broadcast axes).
-    Shape a_full = batch, b_full = batch;
-    a_full.insert(a_full.end(), {M, K});
-    b_full.insert(b_full.end(), {K, N});
-    Shape as = broadcast_strides(a, a_full), bs = broadcast_strides(b, b_full);
-    int64_t tiles_m = (M + 15) / 16, tiles_n = (N + 15) / 16;
-    std::vector<uint32_t> meta(38, 0);
-    uint32_t* m = meta.data();
-    m[0] = uint32_t(M), m[1] = uint32_t(N), m[2] = uint32_t(K);
-    m[3] = uint32_t(tiles_m), m[4] = uint32_t(tiles_n), m[5] = uint32_t(batches);
-    m[6] = uint32_t(a.strides()[a.rank() - 2]), m[7] = uint32_t(a.strides()[a.rank() - 1]);
-    m[8] = uint32_t(b.strides()[b.rank() - 2]), m[9] = uint32_t(b.strides()[b.rank() - 1]);
-    m[10] = uint32_t(a.offset()), m[11] = uint32_t(b.offset()), m[12] = uint32_t(c.offset());
-    m[13] = uint32_t(batch.size());
-    for (size_t d = 0; d < batch.size(); ++d) {
-      m[14 + d] = uint32_t(batch[d]);
-      m[22 + d] = uint32_t(as[d]);
-      m[30 + d] = uint32_t(bs[d]);
+  Tensor a = a_in.rank() == 1 ? a_in.unsqueeze(0) : a_in;  // [K] → [1, K]
+  Tensor b = b_in.rank() == 1 ? b_in.unsqueeze(1) : b_in;  // [K] → [K, 1]
+  MatmulProblem p = make_problem(a, b);
+  if (p.c.numel() > 0) {
+    if (p.K == 0) {
+      p.c.assign(scalar_like(p.c, 0));
+    } else {
+      run_tiled(p, matmul_params(p.ctx, p.dtype(), p.M, p.N, p.K));
     }
-    auto kernel = ctx->kernel(kernel_source(*ctx, "matmul_tiled.wgsl", {{"T", wgsl_type(a.dtype())}},
-                                            a.dtype() == DType::f16, 3));
-    ctx->dispatch(kernel, {c.storage()->buffer.get(), a.storage()->buffer.get(), b.storage()->buffer.get()}, meta,
-                  ctx->grid_for(uint64_t(batches) * uint64_t(tiles_m) * uint64_t(tiles_n)));
   }
   // Undo the 1-D promotions, as numpy does.
-  Shape final_shape = batch;
-  if (a_in.rank() > 1) final_shape.push_back(M);
-  if (b_in.rank() > 1) final_shape.push_back(N);
-  return c.reshape(final_shape);
+  Shape final_shape(p.c.shape().begin(), p.c.shape().end() - 2);
+  if (a_in.rank() > 1) final_shape.push_back(p.M);
+  if (b_in.rank() > 1) final_shape.push_back(p.N);
+  return p.c.reshape(final_shape);
 }
 
 Tensor Tensor::matmul(const Tensor& other) const { return surfgrad::matmul(*this, other); }
+
+std::string TiledParams::str() const {
+  return "tiled " + std::to_string(bm) + "x" + std::to_string(bn) + "x" + std::to_string(bk) + " reg " +
+         std::to_string(tm) + "x" + std::to_string(tn) + (double_buffer ? " db" : "") +
+         (swizzle > 1 ? " swizzle" + std::to_string(swizzle) : "") + (f32_accumulate ? "" : " acc16");
+}
+
+std::string tiled_unsupported(const gpu::Context& ctx, const TiledParams& p, DType dtype) {
+  if (p.bm % p.tm || p.bn % p.tn) return "tile not divisible by the register tile";
+  int threads = (p.bm / p.tm) * (p.bn / p.tn);
+  if (uint32_t(threads) > ctx.limits().max_compute_invocations_per_workgroup) return "too many threads per workgroup";
+  if (uint32_t(threads) > ctx.limits().max_compute_workgroup_size_x) return "workgroup too wide";
+  size_t acc = (dtype == DType::f16 && !p.f32_accumulate) ? 2 : 4;
+  if ((size_t(p.bk) * size_t(p.bm + p.bn)) * acc > ctx.limits().max_compute_workgroup_storage_size)
+    return "tiles exceed workgroup memory";
+  if (dtype == DType::f16 && !ctx.features().shader_f16) return "no shader-f16";
+  return "";
+}
+
+void run_tiled(const MatmulProblem& prob, const TiledParams& p) {
+  auto& ctx = prob.ctx;
+  if (std::string why = tiled_unsupported(*ctx, p, prob.dtype()); !why.empty())
+    throw Error(ErrorKind::Unsupported, "matmul " + p.str() + ": " + why);
+  DType d = prob.dtype();
+  std::string acc = (d == DType::f16 && !p.f32_accumulate) ? "f16" : "f32";
+  int threads = (p.bm / p.tm) * (p.bn / p.tn);
+  auto kernel = ctx->kernel("matmul|" + p.str() + "|" + dtype_name(d), [&] {
+    std::map<std::string, std::string> v = {{"T", wgsl_type(d)},
+                                            {"ACC", acc},
+                                            {"BM", std::to_string(p.bm)},
+                                            {"BN", std::to_string(p.bn)},
+                                            {"BK", std::to_string(p.bk)},
+                                            {"TM", std::to_string(p.tm)},
+                                            {"TN", std::to_string(p.tn)},
+                                            {"THREADS", std::to_string(threads)},
+                                            {"DOUBLE", p.double_buffer ? "true" : "false"},
+                                            {"SWIZZLE", std::to_string(p.swizzle)}};
+    v["META_BINDING"] = "3";
+    return ctx->wgsl_preamble(d == DType::f16) + fill_template(kernels::wgsl_source("common.wgsl"), v) +
+           fill_template(kernels::wgsl_source("matmul_common.wgsl"), v) +
+           fill_template(kernels::wgsl_source("matmul_reg_tiled.wgsl"), v);
+  });
+  std::vector<uint32_t> meta = prob.meta;
+  int64_t tiles_m = (prob.M + p.bm - 1) / p.bm, tiles_n = (prob.N + p.bn - 1) / p.bn;
+  meta[3] = uint32_t(tiles_m);
+  meta[4] = uint32_t(tiles_n);
+  ctx->dispatch(kernel, {prob.c.storage()->buffer.get(), prob.a.storage()->buffer.get(), prob.b.storage()->buffer.get()},
+                meta, ctx->grid_for(uint64_t(prob.batches) * uint64_t(tiles_m) * uint64_t(tiles_n)));
+}
+
+TiledParams matmul_params(const gpu::ContextPtr& ctx, DType dtype, int64_t M, int64_t N, int64_t K) {
+  (void)K;
+  TiledParams p;
+  // Heuristic: small products get small tiles (more workgroups); large ones 128×128 tiles with
+  // 8×8 register blocks where the adapter allows 256 threads and enough workgroup memory.
+  if (M >= 512 && N >= 512) p = {128, 128, 8, 8, 8, false, 8, true};
+  else if (M >= 64 && N >= 64) p = {64, 64, 16, 4, 4, false, 1, true};
+  else p = {32, 32, 16, 2, 2, false, 1, true};
+  if (!tiled_unsupported(*ctx, p, dtype).empty()) p = {32, 32, 16, 2, 2, false, 1, true};
+  return p;
+}
 
 }  // namespace surfgrad

@@ -1,0 +1,53 @@
+// The matmul family's shared description of one product, and the kernel variants (the ladder).
+#pragma once
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "internal.hpp"
+
+namespace surfgrad {
+
+// C[b] = A[b]·B[b] for tensors already promoted to ≥ 2-D with broadcast batch axes.
+struct MatmulProblem {
+  gpu::ContextPtr ctx;
+  Tensor a, b, c;  // c is contiguous [batch..., M, N]
+  int64_t M = 0, N = 0, K = 0, batches = 1;
+  std::vector<uint32_t> meta;  // matmul_common.wgsl's layout (tiles_m, tiles_n left 0)
+  DType dtype() const { return a.dtype(); }
+};
+MatmulProblem make_problem(const Tensor& a, const Tensor& b);
+
+// Parameters of the register-tiled workgroup-memory kernel (matmul_reg_tiled.wgsl).
+struct TiledParams {
+  int bm = 64, bn = 64, bk = 16, tm = 4, tn = 4;
+  bool double_buffer = false;
+  int swizzle = 1;       // tile rows per group; 1 = row-major order
+  bool f32_accumulate = true;
+  std::string str() const;
+  bool operator==(const TiledParams&) const = default;
+};
+// Why `p` cannot run on this adapter / dtype ("" when it can).
+std::string tiled_unsupported(const gpu::Context& ctx, const TiledParams& p, DType dtype);
+void run_tiled(const MatmulProblem& prob, const TiledParams& p);
+
+// One rung of the ladder: a name, what it shows, and how to run it. prepare() does any one-off
+// work (the int8 rung quantizes its inputs) and returns the dispatch to time.
+struct MatmulVariant {
+  int rung;
+  std::string name, description;
+  double tolerance;  // max |c − ref| / Σ|a·b| on sampled outputs (see matmul_error)
+  std::function<std::string(const MatmulProblem&)> unsupported;  // "" = can run
+  std::function<std::function<void()>(const MatmulProblem&)> prepare;
+};
+const std::vector<MatmulVariant>& matmul_variants();
+
+// Normalised error of sampled outputs against a float64 host product: max |c − ref| / Σ|a·b|
+// over `samples` entries of batch 0 (reads A, B and C back).
+double matmul_error(const MatmulProblem& prob, int samples, uint64_t seed);
+
+// The parameters Tensor::matmul uses: the autotuner's cached choice for this adapter, dtype and
+// shape class, else a heuristic.
+TiledParams matmul_params(const gpu::ContextPtr& ctx, DType dtype, int64_t M, int64_t N, int64_t K);
+
+}  // namespace surfgrad

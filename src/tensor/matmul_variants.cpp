@@ -1,0 +1,226 @@
+// The matmul ladder: every rung from a one-thread-per-workgroup kernel to tuned tiling, each
+// with the conditions it needs and its validation tolerance. `surfgrad bench matmul` times them,
+// tests/matmul_ladder_test.cpp checks each against the float64 reference.
+#include <cmath>
+#include <random>
+
+#include "matmul_problem.hpp"
+#include "surfgrad/reference.hpp"
+
+namespace surfgrad {
+
+namespace {
+
+std::string source(const gpu::Context& ctx, const char* file, std::map<std::string, std::string> v, bool f16,
+                   uint32_t meta_binding) {
+  v["META_BINDING"] = std::to_string(meta_binding);
+  return ctx.wgsl_preamble(f16) + fill_template(kernels::wgsl_source("common.wgsl"), v) +
+         fill_template(kernels::wgsl_source("matmul_common.wgsl"), v) + fill_template(kernels::wgsl_source(file), v);
+}
+
+// Runs `file` with C, A, B bound and tiles of tile_m × tile_n outputs per workgroup.
+std::function<void()> simple(const MatmulProblem& p, const std::string& key, const char* file,
+                             std::map<std::string, std::string> v, int64_t tile_m, int64_t tile_n,
+                             int64_t tiles_per_group = 1) {
+  auto ctx = p.ctx;
+  bool f16 = p.dtype() == DType::f16;
+  v["T"] = wgsl_type(p.dtype());
+  auto kernel = ctx->kernel("ladder|" + key + "|" + dtype_name(p.dtype()), [&] { return source(*ctx, file, v, f16, 3); });
+  std::vector<uint32_t> meta = p.meta;
+  int64_t tm = (p.M + tile_m - 1) / tile_m, tn = (p.N + tile_n - 1) / tile_n;
+  meta[3] = uint32_t(tm);
+  meta[4] = uint32_t(tn);
+  uint64_t tiles = uint64_t(p.batches) * uint64_t(tm) * uint64_t(tn);
+  uint64_t groups = (tiles + uint64_t(tiles_per_group) - 1) / uint64_t(tiles_per_group);
+  const gpu::Buffer *c = p.c.storage()->buffer.get(), *a = p.a.storage()->buffer.get(), *b = p.b.storage()->buffer.get();
+  return [=] { ctx->dispatch(kernel, {c, a, b}, meta, ctx->grid_for(groups)); };
+}
+
+std::string none(const MatmulProblem&) { return ""; }
+
+std::function<void()> naive(const MatmulProblem& p, int wg) {
+  auto ctx = p.ctx;
+  std::string w = std::to_string(wg);
+  auto kernel = ctx->kernel("ladder|naive" + w + "|" + dtype_name(p.dtype()), [&] {
+    return source(*ctx, "matmul_naive.wgsl", {{"T", wgsl_type(p.dtype())}, {"WG", w}}, p.dtype() == DType::f16, 3);
+  });
+  uint64_t outputs = uint64_t(p.batches) * uint64_t(p.M) * uint64_t(p.N);
+  std::vector<uint32_t> meta = p.meta;
+  const gpu::Buffer *c = p.c.storage()->buffer.get(), *a = p.a.storage()->buffer.get(), *b = p.b.storage()->buffer.get();
+  return [=] { ctx->dispatch(kernel, {c, a, b}, meta, ctx->grid_for((outputs + uint64_t(wg) - 1) / uint64_t(wg))); };
+}
+
+std::string reg_inner(int tm, int tn, bool unrolled) {
+  if (!unrolled)
+    return "    for (var i = 0u; i < TM; i++) {\n      for (var j = 0u; j < TN; j++) { acc[i * TN + j] = fma(av[i], bv[j], "
+           "acc[i * TN + j]); }\n    }";
+  std::string s;
+  for (int i = 0; i < tm; ++i)
+    for (int j = 0; j < tn; ++j) {
+      std::string at = std::to_string(i * tn + j);
+      s += "    acc[" + at + "] = fma(av[" + std::to_string(i) + "], bv[" + std::to_string(j) + "], acc[" + at + "]);\n";
+    }
+  return s;
+}
+
+MatmulVariant reg(int rung, int tm, int tn, bool unrolled) {
+  std::string name = "reg-" + std::to_string(tm) + "x" + std::to_string(tn) + (unrolled ? "-unrolled" : "-loops");
+  return {rung, name,
+          "register tiling, " + std::to_string(tm) + "×" + std::to_string(tn) + " outputs per thread" +
+              (unrolled ? ", fully unrolled" : ", loops"),
+          1e-5, none, [=](const MatmulProblem& p) {
+            return simple(p, name, "matmul_reg.wgsl",
+                          {{"TM", std::to_string(tm)}, {"TN", std::to_string(tn)}, {"INNER", reg_inner(tm, tn, unrolled)}},
+                          16 * tm, 16 * tn);
+          }};
+}
+
+MatmulVariant tiled(int rung, const std::string& name, const std::string& what, TiledParams params, double tol = 1e-5) {
+  return {rung, name, what + " (" + params.str() + ")", tol,
+          [=](const MatmulProblem& p) {
+            if (params.f32_accumulate == false && p.dtype() != DType::f16) return std::string("needs f16 operands");
+            return tiled_unsupported(*p.ctx, params, p.dtype());
+          },
+          [=](const MatmulProblem& p) { return std::function<void()>([p, params] { run_tiled(p, params); }); }};
+}
+
+// int8 rung: quantize A by rows and B by columns to int8 (symmetric, scale = max|x| / 127),
+// pack four values per u32 along K, upload, and return the dispatch.
+std::function<void()> int8_prepare(const MatmulProblem& p) {
+  auto ctx = p.ctx;
+  HostArray a = HostArray::from(p.a.reshape({p.M, p.K})), b = HostArray::from(p.b.reshape({p.K, p.N}));
+  int64_t k4 = (p.K + 3) / 4;
+  std::vector<uint32_t> qa(size_t(p.M * k4), 0), qb(size_t(p.N * k4), 0);
+  std::vector<float> sa(size_t(p.M)), sb(size_t(p.N));
+  auto pack = [](std::vector<uint32_t>& q, int64_t row, int64_t k, int64_t k4s, double v, double scale) {
+    int q8 = int(std::lround(scale > 0 ? v / scale : 0));
+    q8 = std::max(-127, std::min(127, q8));
+    q[size_t(row * k4s + k / 4)] |= (uint32_t(uint8_t(int8_t(q8))) << (8 * (k % 4)));
+  };
+  for (int64_t r = 0; r < p.M; ++r) {
+    double m = 0;
+    for (int64_t k = 0; k < p.K; ++k) m = std::max(m, std::abs(a.values()[size_t(r * p.K + k)]));
+    sa[size_t(r)] = float(m / 127);
+    for (int64_t k = 0; k < p.K; ++k) pack(qa, r, k, k4, a.values()[size_t(r * p.K + k)], sa[size_t(r)]);
+  }
+  for (int64_t col = 0; col < p.N; ++col) {
+    double m = 0;
+    for (int64_t k = 0; k < p.K; ++k) m = std::max(m, std::abs(b.values()[size_t(k * p.N + col)]));
+    sb[size_t(col)] = float(m / 127);
+    for (int64_t k = 0; k < p.K; ++k) pack(qb, col, k, k4, b.values()[size_t(k * p.N + col)], sb[size_t(col)]);
+  }
+  Tensor ta = Tensor::from_vector(ctx, qa, {p.M, k4}), tb = Tensor::from_vector(ctx, qb, {p.N, k4});
+  Tensor tsa = Tensor::from_vector(ctx, sa, {p.M}), tsb = Tensor::from_vector(ctx, sb, {p.N});
+  auto kernel = ctx->kernel("ladder|int8", [&] {
+    std::map<std::string, std::string> v = {{"META_BINDING", "5"}};
+    return fill_template(kernels::wgsl_source("common.wgsl"), v) + fill_template(kernels::wgsl_source("matmul_int8.wgsl"), v);
+  });
+  int64_t tm = (p.M + 63) / 64, tn = (p.N + 63) / 64;
+  std::vector<uint32_t> meta = {uint32_t(p.M), uint32_t(p.N), uint32_t(k4), uint32_t(tm), uint32_t(tn)};
+  Tensor c = p.c;
+  return [=] {
+    ctx->dispatch(kernel,
+                  {c.storage()->buffer.get(), ta.storage()->buffer.get(), tb.storage()->buffer.get(),
+                   tsa.storage()->buffer.get(), tsb.storage()->buffer.get()},
+                  meta, ctx->grid_for(uint64_t(tm * tn)));
+  };
+}
+
+}  // namespace
+
+const std::vector<MatmulVariant>& matmul_variants() {
+  static const std::vector<MatmulVariant> variants = {
+      {1, "naive", "one thread per workgroup, one output per thread", 1e-5, none,
+       [](const MatmulProblem& p) { return naive(p, 1); }},
+      {2, "1d-256", "256 threads per workgroup over a 1-D grid of outputs", 1e-5, none,
+       [](const MatmulProblem& p) { return naive(p, 256); }},
+      {3, "2d-x-columns", "16×16 workgroups, x along columns (coalesced B reads)", 1e-5, none,
+       [](const MatmulProblem& p) {
+         return simple(p, "2d-cols", "matmul_2d.wgsl", {{"ROW_LANE", "lid.y"}, {"COL_LANE", "lid.x"}}, 16, 16);
+       }},
+      {3, "2d-x-rows", "16×16 workgroups, x along rows (strided B reads)", 1e-5, none,
+       [](const MatmulProblem& p) {
+         return simple(p, "2d-rows", "matmul_2d.wgsl", {{"ROW_LANE", "lid.x"}, {"COL_LANE", "lid.y"}}, 16, 16);
+       }},
+      reg(4, 1, 4, false),
+      reg(4, 4, 4, false),
+      reg(5, 4, 4, true),
+      reg(5, 8, 8, true),
+      {6, "vec4-4x4", "vec4 loads of B and stores of C, 4×4 outputs per thread", 1e-5,
+       [](const MatmulProblem& p) -> std::string {
+         if (p.dtype() != DType::f32) return "f32 only";
+         if (p.N % 4 || p.meta[9] != 1 || p.meta[8] % 4 || p.meta[11] % 4 || p.meta[12] % 4) return "needs contiguous B and N % 4 == 0";
+         for (uint32_t d = 0; d < p.meta[13]; ++d)
+           if (p.meta[30 + d] % 4) return "needs batch strides of B that are multiples of 4";
+         return "";
+       },
+       [](const MatmulProblem& p) {
+         auto ctx = p.ctx;
+         auto kernel = ctx->kernel("ladder|vec4", [&] { return source(*ctx, "matmul_vec4.wgsl", {{"T", "f32"}}, false, 3); });
+         std::vector<uint32_t> meta = p.meta;
+         int64_t tm = (p.M + 63) / 64, tn = (p.N + 63) / 64;
+         meta[3] = uint32_t(tm), meta[4] = uint32_t(tn);
+         const gpu::Buffer *c = p.c.storage()->buffer.get(), *a = p.a.storage()->buffer.get(), *b = p.b.storage()->buffer.get();
+         uint64_t groups = uint64_t(p.batches * tm * tn);
+         return std::function<void()>([=] { ctx->dispatch(kernel, {c, a, b}, meta, ctx->grid_for(groups)); });
+       }},
+      tiled(7, "tiled-64", "workgroup-memory 2-D block tiling", {64, 64, 16, 4, 4, false, 1, true}),
+      tiled(7, "tiled-128", "workgroup-memory 2-D block tiling, larger tiles", {128, 128, 8, 8, 8, false, 1, true}),
+      tiled(7, "tiled-128-db", "block tiling, double-buffered (next step loaded during compute)", {128, 128, 8, 8, 8, true, 1, true}),
+      {8, "subgroup-shuffle", "subgroupShuffle shares A across the lanes of a subgroup", 1e-5,
+       [](const MatmulProblem& p) -> std::string {
+         const auto& f = p.ctx->features();
+         if (!f.subgroups) return "adapter has no subgroups";
+         if (f.subgroup_min_size != f.subgroup_max_size || f.subgroup_min_size == 0 || 64 % f.subgroup_min_size)
+           return "needs one known subgroup size dividing 64";
+         return "";
+       },
+       [](const MatmulProblem& p) {
+         int64_t sg = p.ctx->features().subgroup_min_size;
+         return simple(p, "subgroup", "matmul_subgroup.wgsl", {}, 4, 4 * sg, 64 / sg);
+       }},
+      tiled(9, "f16-tiled", "f16 storage and f16 arithmetic (shader-f16)", {128, 128, 8, 8, 8, false, 1, false}, 1e-2),
+      tiled(9, "f16-tiled-acc32", "f16 storage, f32 accumulation", {128, 128, 8, 8, 8, false, 1, true}, 2e-3),
+      {10, "subgroup-matrix", "subgroup matrices (Dawn's chromium_experimental_subgroup_matrix)", 1e-2,
+       [](const MatmulProblem&) {
+         return std::string("not offered by wgpu-native 29 (a Dawn extension, behind allow_unsafe_apis)");
+       },
+       nullptr},
+      {11, "int8-dot4", "int8 operands with dot4I8Packed and f32 scales (quantized per row/column)", 3e-2,
+       [](const MatmulProblem& p) -> std::string {
+         if (p.dtype() != DType::f32) return "takes f32 inputs to quantize";
+         if (p.batches != 1) return "single matrices only";
+         return "";
+       },
+       int8_prepare},
+      tiled(12, "tiled-128-swizzle", "block tiling with tiles visited in groups of 8 tile rows", {128, 128, 8, 8, 8, false, 8, true}),
+  };
+  return variants;
+}
+
+double matmul_error(const MatmulProblem& prob, int samples, uint64_t seed) {
+  // Batch 0 of each operand (its broadcast base offset is the tensor's own offset).
+  Tensor a0 = prob.a, b0 = prob.b, c0 = prob.c;
+  while (a0.rank() > 2) a0 = a0.slice(0, 0, 1).squeeze(0);
+  while (b0.rank() > 2) b0 = b0.slice(0, 0, 1).squeeze(0);
+  while (c0.rank() > 2) c0 = c0.slice(0, 0, 1).squeeze(0);
+  HostArray a = HostArray::from(a0), b = HostArray::from(b0), c = HostArray::from(c0);
+  std::mt19937_64 gen(seed);
+  double worst = 0;
+  for (int s = 0; s < samples; ++s) {
+    int64_t i = int64_t(gen() % uint64_t(prob.M)), j = int64_t(gen() % uint64_t(prob.N));
+    double ref = 0, mag = 0;
+    for (int64_t k = 0; k < prob.K; ++k) {
+      double x = a.values()[size_t(i * prob.K + k)] * b.values()[size_t(k * prob.N + j)];
+      ref += x;
+      mag += std::abs(x);
+    }
+    double got = c.values()[size_t(i * prob.N + j)];
+    double err = std::abs(got - ref) / std::max(mag, 1e-30);
+    if (std::isnan(got)) err = INFINITY;
+    worst = std::max(worst, err);
+  }
+  return worst;
+}
+
+}  // namespace surfgrad
