@@ -213,6 +213,7 @@ int bench_train(const gpu::ContextPtr& ctx, int steps, int64_t long_steps, const
 
 int cmd_bench(const gpu::ContextPtr& ctx, int argc, char** argv) {
   std::string what = argc > 0 ? argv[0] : "";
+  if (what == "matmul") return cmd_bench_matmul(ctx, argc - 1, argv + 1);
   int64_t elements = 64ll << 20;
   int ops = 1000, reps = 10, steps = 20;
   int64_t long_steps = 10000;
@@ -234,5 +235,5 @@ int cmd_bench(const gpu::ContextPtr& ctx, int argc, char** argv) {
   if (what == "elementwise") return bench_elementwise(ctx, elements, reps, json);
   if (what == "dispatch") return bench_dispatch(ctx, ops, reps, json);
   if (what == "train") return bench_train(ctx, steps, long_steps, json);
-  throw Error(ErrorKind::Value, "bench: say what to run: elementwise, dispatch or train");
+  throw Error(ErrorKind::Value, "bench: say what to run: elementwise, dispatch, train or matmul");
 }

@@ -24,6 +24,8 @@ static void usage() {
       "  bench elementwise [--elements N] [--json FILE]\n"
       "  bench dispatch [--ops N] [--json FILE]\n"
       "  bench train [--steps N] [--long-steps N] [--json FILE]\n"
+      "  bench matmul [--sizes MxNxK,...] [--variants a,b] [--json FILE]   the kernel ladder vs cuBLAS\n"
+      "  tune [--sizes MxNxK,...] [--f32-only]   autotune matmul tiles for this adapter (cached)\n"
       "environment: SURFGRAD_BACKEND=vulkan|gles|metal|d3d12, SURFGRAD_ADAPTER=<name substring>");
 }
 
@@ -59,13 +61,14 @@ int main(int argc, char** argv) {
     return 0;
   }
   try {
-    if (cmd != "info" && cmd != "demo" && cmd != "bench") {
+    if (cmd != "info" && cmd != "demo" && cmd != "bench" && cmd != "tune") {
       std::fprintf(stderr, "surfgrad: unknown command '%s'\n", cmd.c_str());
       usage();
       return 2;
     }
     auto ctx = gpu::Context::create();
     if (cmd == "info") return cmd_info(ctx);
+    if (cmd == "tune") return cmd_tune(ctx, argc - 2, argv + 2);
     if (cmd == "demo") {
       std::string which = argc > 2 && argv[2][0] != '-' ? argv[2] : "moons";
       int rest = argc > 2 && argv[2][0] != '-' ? 3 : 2;

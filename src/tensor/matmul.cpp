@@ -117,16 +117,4 @@ void run_tiled(const MatmulProblem& prob, const TiledParams& p) {
                 meta, ctx->grid_for(uint64_t(prob.batches) * uint64_t(tiles_m) * uint64_t(tiles_n)));
 }
 
-TiledParams matmul_params(const gpu::ContextPtr& ctx, DType dtype, int64_t M, int64_t N, int64_t K) {
-  (void)K;
-  TiledParams p;
-  // Heuristic: small products get small tiles (more workgroups); large ones 128×128 tiles with
-  // 8×8 register blocks where the adapter allows 256 threads and enough workgroup memory.
-  if (M >= 512 && N >= 512) p = {128, 128, 8, 8, 8, false, 8, true};
-  else if (M >= 64 && N >= 64) p = {64, 64, 16, 4, 4, false, 1, true};
-  else p = {32, 32, 16, 2, 2, false, 1, true};
-  if (!tiled_unsupported(*ctx, p, dtype).empty()) p = {32, 32, 16, 2, 2, false, 1, true};
-  return p;
-}
-
 }  // namespace surfgrad

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "internal.hpp"
+#include "surfgrad/matmul_tuning.hpp"
 
 namespace surfgrad {
 
@@ -18,15 +19,6 @@ struct MatmulProblem {
 };
 MatmulProblem make_problem(const Tensor& a, const Tensor& b);
 
-// Parameters of the register-tiled workgroup-memory kernel (matmul_reg_tiled.wgsl).
-struct TiledParams {
-  int bm = 64, bn = 64, bk = 16, tm = 4, tn = 4;
-  bool double_buffer = false;
-  int swizzle = 1;       // tile rows per group; 1 = row-major order
-  bool f32_accumulate = true;
-  std::string str() const;
-  bool operator==(const TiledParams&) const = default;
-};
 // Why `p` cannot run on this adapter / dtype ("" when it can).
 std::string tiled_unsupported(const gpu::Context& ctx, const TiledParams& p, DType dtype);
 void run_tiled(const MatmulProblem& prob, const TiledParams& p);

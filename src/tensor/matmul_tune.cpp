@@ -1,0 +1,214 @@
+// The matmul autotuner and its on-disk cache. `surfgrad tune` times candidate tile shapes of
+// the register-tiled kernel per (adapter, driver, dtype, shape class), rejects any candidate
+// that fails validation, and writes the winners to a JSON file under the user's cache
+// directory. matmul() reads it once per adapter; without an entry it uses the heuristic.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <regex>
+#include <sstream>
+
+#include "matmul_problem.hpp"
+#include "surfgrad/matmul_tuning.hpp"
+
+namespace surfgrad {
+
+std::string matmul_shape_class(int64_t M, int64_t N, int64_t K) {
+  (void)K;
+  if (M * N <= 256 * 256) return "small";
+  if (M <= 128) return "skinny-m";
+  if (N <= 128) return "skinny-n";
+  return "large";
+}
+
+std::string tuning_cache_path() {
+  if (const char* p = std::getenv("SURFGRAD_TUNE_CACHE")) return p;
+  std::string base;
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) base = x;
+  else if (const char* h = std::getenv("HOME")) base = std::string(h) + "/.cache";
+  else base = ".";
+  return base + "/surfgrad/matmul-tuning.json";
+}
+
+std::string adapter_key(const gpu::Context& ctx) {
+  const auto& i = ctx.info();
+  return i.name + " | " + i.driver + " | " + i.backend + " | " + i.implementation;
+}
+
+namespace {
+
+std::string encode(const TiledParams& p) {
+  return std::to_string(p.bm) + "," + std::to_string(p.bn) + "," + std::to_string(p.bk) + "," + std::to_string(p.tm) +
+         "," + std::to_string(p.tn) + "," + (p.double_buffer ? "1" : "0") + "," + std::to_string(p.swizzle) + "," +
+         (p.f32_accumulate ? "1" : "0");
+}
+
+std::string escape(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    if (c == '"' || c == '\\') o += '\\';
+    o += c;
+  }
+  return o;
+}
+
+struct Memo {
+  std::mutex mutex;
+  std::string path, key;
+  TuningCache cache;
+  bool loaded = false;
+};
+Memo& memo() {
+  static Memo m;  // the parsed file, per process: reading it on every matmul would be wasteful
+  return m;
+}
+
+}  // namespace
+
+TuningCache TuningCache::load(const std::string& path, const std::string& key, std::string* warning) {
+  TuningCache c;
+  c.adapter = key;
+  std::ifstream in(path);
+  if (!in) return c;  // no file: nothing tuned yet
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::smatch m;
+  auto fail = [&](const std::string& why) {
+    if (warning) *warning = "ignoring the matmul tuning cache '" + path + "': " + why + "; run `surfgrad tune` to rebuild it";
+    return TuningCache{key, {}};
+  };
+  if (!std::regex_search(text, m, std::regex(R"re("format"\s*:\s*1\b)re"))) return fail("not a version-1 tuning file");
+  if (!std::regex_search(text, m, std::regex(R"re("adapter"\s*:\s*"((?:[^"\\]|\\.)*)")re"))) return fail("no adapter field");
+  std::string file_key = std::regex_replace(m[1].str(), std::regex(R"re(\\(.))re"), "$1");
+  if (file_key != key) return c;  // tuned on another adapter or driver: stale, not corrupt
+  std::regex entry(R"re("([a-z0-9]+/[a-z-]+)"\s*:\s*\[\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*,\s*([01])\s*,\s*(\d+)\s*,\s*([01])\s*\])re");
+  size_t found = 0;
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), entry); it != std::sregex_iterator(); ++it) {
+    const auto& e = *it;
+    TiledParams p{std::stoi(e[2]), std::stoi(e[3]), std::stoi(e[4]), std::stoi(e[5]), std::stoi(e[6]),
+                  e[7] == "1", std::stoi(e[8]), e[9] == "1"};
+    if (p.bm <= 0 || p.bn <= 0 || p.bk <= 0 || p.tm <= 0 || p.tn <= 0 || p.bm % p.tm || p.bn % p.tn || p.bm > 512 ||
+        p.bn > 512 || p.swizzle <= 0)
+      return fail("entry " + e[1].str() + " has impossible tile sizes");
+    c.entries[e[1]] = p;
+    ++found;
+  }
+  size_t declared = 0;
+  for (size_t at = text.find("\"entries\""); at != std::string::npos && (at = text.find('[', at)) != std::string::npos; ++at) ++declared;
+  if (found != declared) return fail("unreadable entries");
+  return c;
+}
+
+void TuningCache::save(const std::string& path) const {
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp);
+    if (!out) throw Error(ErrorKind::IO, "'" + tmp + "': cannot write the tuning cache");
+    out << "{\n  \"format\": 1,\n  \"adapter\": \"" << escape(adapter) << "\",\n  \"entries\": {";
+    bool first = true;
+    for (auto& [k, p] : entries) {
+      out << (first ? "\n" : ",\n") << "    \"" << k << "\": [" << encode(p) << "]";
+      first = false;
+    }
+    out << "\n  }\n}\n";
+  }
+  std::filesystem::rename(tmp, path);  // atomic: readers never see half a file
+}
+
+void forget_tuning_cache() {
+  std::lock_guard lock(memo().mutex);
+  memo().loaded = false;
+}
+
+TiledParams matmul_params(const gpu::ContextPtr& ctx, DType dtype, int64_t M, int64_t N, int64_t K) {
+  {
+    Memo& m = memo();
+    std::lock_guard lock(m.mutex);
+    std::string path = tuning_cache_path(), key = adapter_key(*ctx);
+    if (!m.loaded || m.path != path || m.key != key) {
+      std::string warning;
+      m.cache = TuningCache::load(path, key, &warning);
+      if (!warning.empty()) std::fprintf(stderr, "surfgrad: %s\n", warning.c_str());
+      m.path = path, m.key = key, m.loaded = true;
+    }
+    auto it = m.cache.entries.find(std::string(dtype_name(dtype)) + "/" + matmul_shape_class(M, N, K));
+    if (it != m.cache.entries.end() && tiled_unsupported(*ctx, it->second, dtype).empty()) return it->second;
+  }
+  // Heuristic: small products get small tiles (more workgroups); large ones 128×128 tiles with
+  // 8×8 register blocks where the adapter allows 256 threads and the workgroup memory.
+  TiledParams p;
+  if (M >= 512 && N >= 512) p = {128, 128, 8, 8, 8, false, 8, true};
+  else if (M >= 64 && N >= 64) p = {64, 64, 16, 4, 4, false, 1, true};
+  else p = {32, 32, 16, 2, 2, false, 1, true};
+  if (!tiled_unsupported(*ctx, p, dtype).empty()) p = {32, 32, 16, 2, 2, false, 1, true};
+  return p;
+}
+
+std::vector<TiledParams> tuning_candidates() {
+  std::vector<TiledParams> out;
+  const int tiles[][4] = {{128, 128, 8, 8}, {128, 64, 8, 4}, {64, 128, 4, 8}, {64, 64, 4, 4},
+                          {128, 128, 8, 4}, {64, 64, 8, 8},  {32, 32, 2, 2},  {32, 64, 2, 4}};
+  for (auto& t : tiles)
+    for (int bk : {8, 16})
+      for (bool db : {false, true})
+        for (int sw : {1, 8}) out.push_back({t[0], t[1], bk, t[2], t[3], db, sw, true});
+  return out;
+}
+
+std::vector<TuneResult> tune_matmul(const gpu::ContextPtr& ctx, const TuneOptions& opt, const TuneProgress& progress) {
+  std::string path = opt.cache_path.empty() ? tuning_cache_path() : opt.cache_path;
+  TuningCache cache = TuningCache::load(path, adapter_key(*ctx), nullptr);
+  std::vector<TiledParams> candidates = opt.candidates.empty() ? tuning_candidates() : opt.candidates;
+  std::vector<TuneResult> results;
+  for (DType dtype : opt.dtypes) {
+    if (dtype == DType::f16 && !ctx->features().shader_f16) continue;
+    for (auto [M, N, K] : opt.shapes) {
+      Tensor a = Tensor::uniform(ctx, {M, K}, 11, -1, 1, dtype), b = Tensor::uniform(ctx, {K, N}, 12, -1, 1, dtype);
+      MatmulProblem prob = make_problem(a, b);
+      TuneResult best{dtype, M, N, K, {}, 1e30, 0};
+      for (TiledParams p : candidates) {
+        if (dtype == DType::f16) p.f32_accumulate = true;
+        if (!tiled_unsupported(*ctx, p, dtype).empty()) continue;
+        run_tiled(prob, p);  // compile and warm up
+        double err = matmul_error(prob, 64, 5);
+        if (!(err <= (dtype == DType::f16 ? 2e-3 : 1e-5))) {
+          if (progress) progress("rejected " + p.str() + ": error " + std::to_string(err));
+          continue;
+        }
+        std::vector<double> t;
+        for (int r = 0; r < opt.reps; ++r) {
+          ctx->begin_timing();
+          auto w0 = std::chrono::steady_clock::now();
+          run_tiled(prob, p);
+          double ms = ctx->end_timing_ms();
+          ctx->sync();
+          if (ms <= 0) ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - w0).count();
+          t.push_back(ms);
+        }
+        std::sort(t.begin(), t.end());
+        double ms = t[t.size() / 2];
+        if (ms < best.ms) best = {dtype, M, N, K, p, ms, 2.0 * double(M) * double(N) * double(K) / (ms * 1e9)};
+      }
+      if (best.ms < 1e30) {
+        cache.entries[std::string(dtype_name(dtype)) + "/" + matmul_shape_class(M, N, K)] = best.params;
+        results.push_back(best);
+        if (progress) {
+          char line[256];
+          std::snprintf(line, sizeof line, "%s %lldx%lldx%lld (%s): %s, %.3f ms, %.2f TFLOP/s", dtype_name(dtype),
+                        (long long)M, (long long)N, (long long)K, matmul_shape_class(M, N, K).c_str(),
+                        best.params.str().c_str(), best.ms, best.tflops);
+          progress(line);
+        }
+      }
+    }
+  }
+  cache.save(path);
+  forget_tuning_cache();
+  return results;
+}
+
+}  // namespace surfgrad
