@@ -207,7 +207,7 @@ double matmul_error(const MatmulProblem& prob, int samples, uint64_t seed) {
   // A grid of r × r sampled outputs: read only those rows of A, columns of B and entries of C.
   int r = std::max(1, int(std::sqrt(double(samples))));
   std::mt19937_64 gen(seed);
-  std::vector<int32_t> rows(size_t(r)), cols(size_t(r));
+  std::vector<int32_t> rows(static_cast<size_t>(r)), cols(static_cast<size_t>(r));
   for (auto& x : rows) x = int32_t(gen() % uint64_t(prob.M));
   for (auto& x : cols) x = int32_t(gen() % uint64_t(prob.N));
   Tensor ri = Tensor::from_vector(prob.ctx, rows, {r}), ci = Tensor::from_vector(prob.ctx, cols, {r});
