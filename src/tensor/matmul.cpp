@@ -86,6 +86,55 @@ std::string tiled_unsupported(const gpu::Context& ctx, const TiledParams& p, DTy
   return "";
 }
 
+// The unrolled per-thread blocks of matmul_reg_tiled.wgsl: register names carry their indices.
+static std::map<std::string, std::string> tiled_code(const TiledParams& p, int threads, const std::string& acc,
+                                                     const std::string& t) {
+  auto S = [](long v) { return std::to_string(v); };
+  int a_loads = (p.bm * p.bk + threads - 1) / threads, b_loads = (p.bk * p.bn + threads - 1) / threads;
+  std::string declare, load, stage, compute, store;
+  for (int i = 0; i < p.tm; ++i)
+    for (int j = 0; j < p.tn; ++j) declare += "  var c_" + S(i) + "_" + S(j) + ": " + acc + " = 0.0;\n";
+  for (int l = 0; l < a_loads; ++l) declare += "  var a_next_" + S(l) + ": " + acc + " = 0.0;\n";
+  for (int l = 0; l < b_loads; ++l) declare += "  var b_next_" + S(l) + ": " + acc + " = 0.0;\n";
+  // Global → registers: consecutive threads take consecutive k of A (row-major A reads
+  // coalesce) and consecutive n of B. k1 is the step being loaded.
+  for (int l = 0; l < a_loads; ++l) {
+    std::string i = "(lid + " + S(l * threads) + "u)";
+    load += "    { let i = " + i + "; let r = row0 + i / BK; let k = k1 + i % BK;\n"
+            "      a_next_" + S(l) + " = 0.0;\n"
+            "      if (valid && i < BM * BK && r < M && k < K) { a_next_" + S(l) + " = " + acc +
+            "(a[bases.x + r * a_rs + k * a_cs]); } }\n";
+    stage += "    { let i = " + i + "; if (i < BM * BK) { a_tile[(i % BK) * BM + i / BK] = a_next_" + S(l) + "; } }\n";
+  }
+  for (int l = 0; l < b_loads; ++l) {
+    std::string i = "(lid + " + S(l * threads) + "u)";
+    load += "    { let i = " + i + "; let col = col0 + i % BN; let k = k1 + i / BN;\n"
+            "      b_next_" + S(l) + " = 0.0;\n"
+            "      if (valid && i < BK * BN && col < N && k < K) { b_next_" + S(l) + " = " + acc +
+            "(b[bases.y + k * b_rs + col * b_cs]); } }\n";
+    stage += "    { let i = " + i + "; if (i < BK * BN) { b_tile[i] = b_next_" + S(l) + "; } }\n";
+  }
+  for (int i = 0; i < p.tm; ++i) compute += "      let a_" + S(i) + " = a_tile[kk * BM + ty + " + S(i) + "u * TY];\n";
+  for (int j = 0; j < p.tn; ++j) compute += "      let b_" + S(j) + " = b_tile[kk * BN + tx + " + S(j) + "u * TX];\n";
+  for (int i = 0; i < p.tm; ++i)
+    for (int j = 0; j < p.tn; ++j) {
+      std::string c = "c_" + S(i) + "_" + S(j);
+      compute += "      " + c + " = fma(a_" + S(i) + ", b_" + S(j) + ", " + c + ");\n";
+    }
+  for (int i = 0; i < p.tm; ++i) {
+    store += "  { let r = row0 + ty + " + S(i) + "u * TY;\n    if (r < M) {\n";
+    for (int j = 0; j < p.tn; ++j)
+      store += "      { let col = col0 + tx + " + S(j) + "u * TX; if (col < N) { c[c_base + r * N + col] = " + t + "(c_" + S(i) +
+               "_" + S(j) + "); } }\n";
+    store += "    }\n  }\n";
+  }
+  return {{"BM", S(p.bm)},           {"BN", S(p.bn)},         {"BK", S(p.bk)},
+          {"TM", S(p.tm)},           {"TN", S(p.tn)},         {"THREADS", S(threads)},
+          {"SWIZZLE", S(p.swizzle)}, {"DOUBLE", p.double_buffer ? "true" : "false"},
+          {"DECLARE", declare},      {"LOAD", load},          {"STAGE", stage},
+          {"COMPUTE", compute},      {"STORE", store}};
+}
+
 void run_tiled(const MatmulProblem& prob, const TiledParams& p) {
   auto& ctx = prob.ctx;
   if (std::string why = tiled_unsupported(*ctx, p, prob.dtype()); !why.empty())
@@ -94,16 +143,9 @@ void run_tiled(const MatmulProblem& prob, const TiledParams& p) {
   std::string acc = (d == DType::f16 && !p.f32_accumulate) ? "f16" : "f32";
   int threads = (p.bm / p.tm) * (p.bn / p.tn);
   auto kernel = ctx->kernel("matmul|" + p.str() + "|" + dtype_name(d), [&] {
-    std::map<std::string, std::string> v = {{"T", wgsl_type(d)},
-                                            {"ACC", acc},
-                                            {"BM", std::to_string(p.bm)},
-                                            {"BN", std::to_string(p.bn)},
-                                            {"BK", std::to_string(p.bk)},
-                                            {"TM", std::to_string(p.tm)},
-                                            {"TN", std::to_string(p.tn)},
-                                            {"THREADS", std::to_string(threads)},
-                                            {"DOUBLE", p.double_buffer ? "true" : "false"},
-                                            {"SWIZZLE", std::to_string(p.swizzle)}};
+    std::map<std::string, std::string> v = tiled_code(p, threads, acc, wgsl_type(d));
+    v["T"] = wgsl_type(d);
+    v["ACC"] = acc;
     v["META_BINDING"] = "3";
     return ctx->wgsl_preamble(d == DType::f16) + fill_template(kernels::wgsl_source("common.wgsl"), v) +
            fill_template(kernels::wgsl_source("matmul_common.wgsl"), v) +

@@ -52,9 +52,16 @@ std::function<void()> naive(const MatmulProblem& p, int wg) {
 
 std::string reg_inner(int tm, int tn, bool unrolled) {
   if (!unrolled)
-    return "    for (var i = 0u; i < TM; i++) {\n      for (var j = 0u; j < TN; j++) { acc[i * TN + j] = fma(av[i], bv[j], "
+    return "    for (var i = 0u; i < TM; i++) { av[i] = f32(a[bases.x + min(r0 + i, M - 1u) * a_rs + k * a_cs]); }\n"
+           "    for (var j = 0u; j < TN; j++) { bv[j] = f32(b[bases.y + k * b_rs + min(c0 + j * 16u, N - 1u) * b_cs]); }\n"
+           "    for (var i = 0u; i < TM; i++) {\n      for (var j = 0u; j < TN; j++) { acc[i * TN + j] = fma(av[i], bv[j], "
            "acc[i * TN + j]); }\n    }";
   std::string s;
+  for (int i = 0; i < tm; ++i)
+    s += "    av[" + std::to_string(i) + "] = f32(a[bases.x + min(r0 + " + std::to_string(i) + "u, M - 1u) * a_rs + k * a_cs]);\n";
+  for (int j = 0; j < tn; ++j)
+    s += "    bv[" + std::to_string(j) + "] = f32(b[bases.y + k * b_rs + min(c0 + " + std::to_string(j * 16) +
+         "u, N - 1u) * b_cs]);\n";
   for (int i = 0; i < tm; ++i)
     for (int j = 0; j < tn; ++j) {
       std::string at = std::to_string(i * tn + j);
