@@ -1,7 +1,9 @@
 // Workgroup-memory block tiling with register tiles (ladder rungs 7, 9 and 12; what
 // Tensor::matmul runs). A workgroup computes a BM×BN tile of C; each of its (BM/TM)·(BN/TN)
-// threads computes TM×TN outputs spread a thread-row/column apart, so workgroup-memory reads are
-// conflict-free and the final stores coalesce. Per step of BK along K, the A and B tiles are
+// threads computes TM×TN outputs. When TM and TN are multiples of 4 a thread's rows and columns
+// are contiguous and it reads the tiles from workgroup memory as vec4 (a quarter of the
+// instructions, and vector FMAs); otherwise they are spread a thread-row/column apart, so scalar
+// reads are conflict-free and the final stores coalesce. Per step of BK along K, the A and B tiles are
 // staged in workgroup memory (zero-padded at the edges); with double buffering the next step's
 // tiles are loaded into registers while the current ones are multiplied. Accumulates in ACC.
 //
@@ -22,8 +24,7 @@ const TY: u32 = BM / TM;
 const THREADS: u32 = TX * TY;
 const SWIZZLE: u32 = {{SWIZZLE}}u;
 
-var<workgroup> a_tile: array<{{ACC}}, BK * BM>;  // [k][m]
-var<workgroup> b_tile: array<{{ACC}}, BK * BN>;  // [k][n]
+{{SHARED}}
 
 @compute @workgroup_size({{THREADS}})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,

@@ -71,7 +71,8 @@ Tensor Tensor::matmul(const Tensor& other) const { return surfgrad::matmul(*this
 std::string TiledParams::str() const {
   return "tiled " + std::to_string(bm) + "x" + std::to_string(bn) + "x" + std::to_string(bk) + " reg " +
          std::to_string(tm) + "x" + std::to_string(tn) + (double_buffer ? " db" : "") +
-         (swizzle > 1 ? " swizzle" + std::to_string(swizzle) : "") + (f32_accumulate ? "" : " acc16");
+         (swizzle > 1 ? " swizzle" + std::to_string(swizzle) : "") + (f32_accumulate ? "" : " acc16") +
+         (tm % 4 == 0 && tn % 4 == 0 ? " v4" : "");
 }
 
 std::string tiled_unsupported(const gpu::Context& ctx, const TiledParams& p, DType dtype) {
@@ -85,6 +86,8 @@ std::string tiled_unsupported(const gpu::Context& ctx, const TiledParams& p, DTy
   if (dtype == DType::f16 && !ctx.features().shader_f16) return "no shader-f16";
   return "";
 }
+
+static bool vec4_layout(const TiledParams& p) { return p.tm % 4 == 0 && p.tn % 4 == 0; }
 
 // The unrolled per-thread blocks of matmul_reg_tiled.wgsl: register names carry their indices.
 static std::map<std::string, std::string> tiled_code(const TiledParams& p, int threads, const std::string& acc,
@@ -114,6 +117,42 @@ static std::map<std::string, std::string> tiled_code(const TiledParams& p, int t
             "(b[bases.y + k * b_rs + col * b_cs]); } }\n";
     stage += "    { let i = " + i + "; if (i < BK * BN) { b_tile[i] = b_next_" + S(l) + "; } }\n";
   }
+  std::string shared = "var<workgroup> a_tile: array<" + acc + ", BK * BM>;  // [k][m]\n"
+                       "var<workgroup> b_tile: array<" + acc + ", BK * BN>;  // [k][n]\n";
+  if (vec4_layout(p)) {
+    // Contiguous per-thread rows/columns; tiles read as vec4, accumulators are vec4 rows.
+    shared = "var<workgroup> a_tile4: array<vec4<" + acc + ">, BK * BM / 4u>;  // [k][m/4]\n"
+             "var<workgroup> b_tile4: array<vec4<" + acc + ">, BK * BN / 4u>;  // [k][n/4]\n";
+    stage.clear();
+    for (int l = 0; l < a_loads; ++l) {
+      std::string i = "(lid + " + S(l * threads) + "u)";
+      stage += "    { let i = " + i + "; if (i < BM * BK) { let x = (i % BK) * BM + i / BK; a_tile4[x / 4u][x % 4u] = a_next_" + S(l) + "; } }\n";
+    }
+    for (int l = 0; l < b_loads; ++l) {
+      std::string i = "(lid + " + S(l * threads) + "u)";
+      stage += "    { let i = " + i + "; if (i < BK * BN) { b_tile4[i / 4u][i % 4u] = b_next_" + S(l) + "; } }\n";
+    }
+    declare.clear();
+    for (int i = 0; i < p.tm; ++i)
+      for (int j = 0; j < p.tn / 4; ++j) declare += "  var c_" + S(i) + "_" + S(j) + " = vec4<" + acc + ">(0.0);\n";
+    for (int l = 0; l < a_loads; ++l) declare += "  var a_next_" + S(l) + ": " + acc + " = 0.0;\n";
+    for (int l = 0; l < b_loads; ++l) declare += "  var b_next_" + S(l) + ": " + acc + " = 0.0;\n";
+    for (int i = 0; i < p.tm / 4; ++i) compute += "      let a_" + S(i) + " = a_tile4[(kk * BM + ty * TM) / 4u + " + S(i) + "u];\n";
+    for (int j = 0; j < p.tn / 4; ++j) compute += "      let b_" + S(j) + " = b_tile4[(kk * BN + tx * TN) / 4u + " + S(j) + "u];\n";
+    const char* lane[] = {"x", "y", "z", "w"};
+    for (int i = 0; i < p.tm; ++i)
+      for (int j = 0; j < p.tn / 4; ++j) {
+        std::string c = "c_" + S(i) + "_" + S(j);
+        compute += "      " + c + " = fma(vec4<" + acc + ">(a_" + S(i / 4) + "." + lane[i % 4] + "), b_" + S(j) + ", " + c + ");\n";
+      }
+    for (int i = 0; i < p.tm; ++i) {
+      store += "  { let r = row0 + ty * TM + " + S(i) + "u;\n    if (r < M) {\n";
+      for (int j = 0; j < p.tn; ++j)
+        store += "      { let col = col0 + tx * TN + " + S(j) + "u; if (col < N) { c[c_base + r * N + col] = " + t + "(c_" + S(i) +
+                 "_" + S(j / 4) + "." + lane[j % 4] + "); } }\n";
+      store += "    }\n  }\n";
+    }
+  } else {
   for (int i = 0; i < p.tm; ++i) compute += "      let a_" + S(i) + " = a_tile[kk * BM + ty + " + S(i) + "u * TY];\n";
   for (int j = 0; j < p.tn; ++j) compute += "      let b_" + S(j) + " = b_tile[kk * BN + tx + " + S(j) + "u * TX];\n";
   for (int i = 0; i < p.tm; ++i)
@@ -128,11 +167,12 @@ static std::map<std::string, std::string> tiled_code(const TiledParams& p, int t
                "_" + S(j) + "); } }\n";
     store += "    }\n  }\n";
   }
+  }
   return {{"BM", S(p.bm)},           {"BN", S(p.bn)},         {"BK", S(p.bk)},
           {"TM", S(p.tm)},           {"TN", S(p.tn)},         {"THREADS", S(threads)},
           {"SWIZZLE", S(p.swizzle)}, {"DOUBLE", p.double_buffer ? "true" : "false"},
           {"DECLARE", declare},      {"LOAD", load},          {"STAGE", stage},
-          {"COMPUTE", compute},      {"STORE", store}};
+          {"COMPUTE", compute},      {"STORE", store},        {"SHARED", shared}};
 }
 
 void run_tiled(const MatmulProblem& prob, const TiledParams& p) {
