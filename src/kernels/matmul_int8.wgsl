@@ -1,6 +1,7 @@
 // Rung 11: int8 with packed dot products. A is [M, K/4] and Bᵀ is [N, K/4] in u32 words of four
 // int8 values; dot4I8Packed multiplies four pairs and sums them in one instruction. Each thread
-// computes 4×4 outputs in i32, then scales by the per-row and per-column f32 factors.
+// computes 4×4 outputs in i32, then scales by the per-row and per-column f32 factors. The body
+// is generated unrolled by the host (constant register indices, as in matmul_reg_tiled.wgsl).
 // Parameters: [M, N, K4 (words per row), tiles_m, tiles_n]
 @group(0) @binding(0) var<storage, read_write> c: array<f32>;
 @group(0) @binding(1) var<storage, read> a: array<u32>;
@@ -17,20 +18,5 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   if (t >= arg(3u) * tiles_n) { return; }
   let r0 = (t / tiles_n) * 64u + lid.y * 4u;
   let c0 = (t % tiles_n) * 64u + lid.x;
-  var acc: array<i32, 16>;
-  for (var k = 0u; k < K4; k++) {
-    var av: array<u32, 4>;
-    var bv: array<u32, 4>;
-    for (var i = 0u; i < 4u; i++) { av[i] = a[min(r0 + i, M - 1u) * K4 + k]; }
-    for (var j = 0u; j < 4u; j++) { bv[j] = bt[min(c0 + j * 16u, N - 1u) * K4 + k]; }
-    for (var i = 0u; i < 4u; i++) {
-      for (var j = 0u; j < 4u; j++) { acc[i * 4u + j] += dot4I8Packed(av[i], bv[j]); }
-    }
-  }
-  for (var i = 0u; i < 4u; i++) {
-    for (var j = 0u; j < 4u; j++) {
-      let r = r0 + i; let col = c0 + j * 16u;
-      if (r < M && col < N) { c[r * N + col] = f32(acc[i * 4u + j]) * a_scale[r] * b_scale[col]; }
-    }
-  }
+{{BODY}}
 }

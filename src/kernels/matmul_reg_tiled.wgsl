@@ -51,9 +51,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     if ({{DOUBLE}} && k1 < K) {
 {{LOAD}}
     }
-    for (var kk = 0u; kk < BK; kk++) {
+    // BK rank-1 updates, unrolled by the host with constant tile offsets.
 {{COMPUTE}}
-    }
     workgroupBarrier();
     if (!{{DOUBLE}} && k1 < K) {
 {{LOAD}}

@@ -1,7 +1,8 @@
 // Rung 8: subgroup operations share operands. A subgroup owns 4 rows and 4·S columns (S lanes,
 // 4 columns each). Per chunk of S steps along K, lane l loads A[row, k0 + l] for its 4 rows (one
 // coalesced load per row instead of S), then every lane takes the value for step kk from lane
-// kk with subgroupShuffle.
+// kk with subgroupShuffle. The body is generated unrolled by the host (constant register
+// indices, as in matmul_reg_tiled.wgsl).
 @group(0) @binding(0) var<storage, read_write> c: array<{{T}}>;
 @group(0) @binding(1) var<storage, read> a: array<{{T}}>;
 @group(0) @binding(2) var<storage, read> b: array<{{T}}>;
@@ -20,32 +21,5 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let c0 = (t % tiles_n) * 4u * sg + lane * 4u;
   let bases = mm_batch_bases(min(batch, arg(5u) - 1u));
   let a_rs = arg(6u); let a_cs = arg(7u); let b_rs = arg(8u); let b_cs = arg(9u);
-  var acc: array<f32, 16>;
-  for (var k0 = 0u; k0 < K; k0 += sg) {
-    var mine: array<f32, 4>;
-    for (var i = 0u; i < 4u; i++) {
-      let k = k0 + lane;
-      if (r0 + i < M && k < K) { mine[i] = f32(a[bases.x + (r0 + i) * a_rs + k * a_cs]); } else { mine[i] = 0.0; }
-    }
-    let steps = min(sg, K - k0);
-    for (var kk = 0u; kk < steps; kk++) {
-      let k = k0 + kk;
-      var bv: array<f32, 4>;
-      for (var j = 0u; j < 4u; j++) {
-        let col = min(c0 + j, N - 1u);
-        bv[j] = f32(b[bases.y + k * b_rs + col * b_cs]);
-      }
-      for (var i = 0u; i < 4u; i++) {
-        let av = subgroupShuffle(mine[i], kk);
-        for (var j = 0u; j < 4u; j++) { acc[i * 4u + j] = fma(av, bv[j], acc[i * 4u + j]); }
-      }
-    }
-  }
-  if (!valid) { return; }
-  let c_base = arg(12u) + batch * M * N;
-  for (var i = 0u; i < 4u; i++) {
-    for (var j = 0u; j < 4u; j++) {
-      if (r0 + i < M && c0 + j < N) { c[c_base + (r0 + i) * N + c0 + j] = {{T}}(acc[i * 4u + j]); }
-    }
-  }
+{{BODY}}
 }

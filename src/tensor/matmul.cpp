@@ -137,14 +137,21 @@ static std::map<std::string, std::string> tiled_code(const TiledParams& p, int t
       for (int j = 0; j < p.tn / 4; ++j) declare += "  var c_" + S(i) + "_" + S(j) + " = vec4<" + acc + ">(0.0);\n";
     for (int l = 0; l < a_loads; ++l) declare += "  var a_next_" + S(l) + ": " + acc + " = 0.0;\n";
     for (int l = 0; l < b_loads; ++l) declare += "  var b_next_" + S(l) + ": " + acc + " = 0.0;\n";
-    for (int i = 0; i < p.tm / 4; ++i) compute += "      let a_" + S(i) + " = a_tile4[(kk * BM + ty * TM) / 4u + " + S(i) + "u];\n";
-    for (int j = 0; j < p.tn / 4; ++j) compute += "      let b_" + S(j) + " = b_tile4[(kk * BN + tx * TN) / 4u + " + S(j) + "u];\n";
+    declare += "  let a_off = ty * TM / 4u;\n  let b_off = tx * TN / 4u;\n";
     const char* lane[] = {"x", "y", "z", "w"};
-    for (int i = 0; i < p.tm; ++i)
-      for (int j = 0; j < p.tn / 4; ++j) {
-        std::string c = "c_" + S(i) + "_" + S(j);
-        compute += "      " + c + " = fma(vec4<" + acc + ">(a_" + S(i / 4) + "." + lane[i % 4] + "), b_" + S(j) + ", " + c + ");\n";
-      }
+    for (int kk = 0; kk < p.bk; ++kk) {
+      compute += "    {\n";
+      for (int i = 0; i < p.tm / 4; ++i)
+        compute += "      let a_" + S(i) + " = a_tile4[a_off + " + S(kk * p.bm / 4 + i) + "u];\n";
+      for (int j = 0; j < p.tn / 4; ++j)
+        compute += "      let b_" + S(j) + " = b_tile4[b_off + " + S(kk * p.bn / 4 + j) + "u];\n";
+      for (int i = 0; i < p.tm; ++i)
+        for (int j = 0; j < p.tn / 4; ++j) {
+          std::string c = "c_" + S(i) + "_" + S(j);
+          compute += "      " + c + " = fma(vec4<" + acc + ">(a_" + S(i / 4) + "." + lane[i % 4] + "), b_" + S(j) + ", " + c + ");\n";
+        }
+      compute += "    }\n";
+    }
     for (int i = 0; i < p.tm; ++i) {
       store += "  { let r = row0 + ty * TM + " + S(i) + "u;\n    if (r < M) {\n";
       for (int j = 0; j < p.tn; ++j)
@@ -153,13 +160,17 @@ static std::map<std::string, std::string> tiled_code(const TiledParams& p, int t
       store += "    }\n  }\n";
     }
   } else {
-  for (int i = 0; i < p.tm; ++i) compute += "      let a_" + S(i) + " = a_tile[kk * BM + ty + " + S(i) + "u * TY];\n";
-  for (int j = 0; j < p.tn; ++j) compute += "      let b_" + S(j) + " = b_tile[kk * BN + tx + " + S(j) + "u * TX];\n";
-  for (int i = 0; i < p.tm; ++i)
-    for (int j = 0; j < p.tn; ++j) {
-      std::string c = "c_" + S(i) + "_" + S(j);
-      compute += "      " + c + " = fma(a_" + S(i) + ", b_" + S(j) + ", " + c + ");\n";
-    }
+  for (int kk = 0; kk < p.bk; ++kk) {
+    compute += "    {\n";
+    for (int i = 0; i < p.tm; ++i) compute += "      let a_" + S(i) + " = a_tile[" + S(kk * p.bm) + "u + ty + " + S(i) + "u * TY];\n";
+    for (int j = 0; j < p.tn; ++j) compute += "      let b_" + S(j) + " = b_tile[" + S(kk * p.bn) + "u + tx + " + S(j) + "u * TX];\n";
+    for (int i = 0; i < p.tm; ++i)
+      for (int j = 0; j < p.tn; ++j) {
+        std::string c = "c_" + S(i) + "_" + S(j);
+        compute += "      " + c + " = fma(a_" + S(i) + ", b_" + S(j) + ", " + c + ");\n";
+      }
+    compute += "    }\n";
+  }
   for (int i = 0; i < p.tm; ++i) {
     store += "  { let r = row0 + ty + " + S(i) + "u * TY;\n    if (r < M) {\n";
     for (int j = 0; j < p.tn; ++j)

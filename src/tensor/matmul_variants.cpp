@@ -11,6 +11,49 @@ namespace surfgrad {
 
 namespace {
 
+// The 4×4 bodies of the int8 and subgroup rungs, unrolled: "v_i_j" names instead of arrays.
+std::string int8_body() {
+  auto S = [](int v) { return std::to_string(v); };
+  std::string s;
+  for (int i = 0; i < 16; ++i) s += "  var acc_" + S(i) + " = 0i;\n";
+  s += "  for (var k = 0u; k < K4; k++) {\n";
+  for (int i = 0; i < 4; ++i) s += "    let a_" + S(i) + " = a[min(r0 + " + S(i) + "u, M - 1u) * K4 + k];\n";
+  for (int j = 0; j < 4; ++j) s += "    let b_" + S(j) + " = bt[min(c0 + " + S(j * 16) + "u, N - 1u) * K4 + k];\n";
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 4; ++j)
+      s += "    acc_" + S(i * 4 + j) + " += dot4I8Packed(a_" + S(i) + ", b_" + S(j) + ");\n";
+  s += "  }\n";
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 4; ++j)
+      s += "  { let r = r0 + " + S(i) + "u; let col = c0 + " + S(j * 16) + "u; if (r < M && col < N) { c[r * N + col] = f32(acc_" +
+           S(i * 4 + j) + ") * a_scale[r] * b_scale[col]; } }\n";
+  return s;
+}
+
+std::string subgroup_body() {
+  auto S = [](int v) { return std::to_string(v); };
+  std::string s;
+  for (int i = 0; i < 16; ++i) s += "  var acc_" + S(i) + " = 0.0;\n";
+  s += "  for (var k0 = 0u; k0 < K; k0 += sg) {\n    let k = k0 + lane;\n";
+  for (int i = 0; i < 4; ++i)
+    s += "    var mine_" + S(i) + " = 0.0;\n    if (r0 + " + S(i) + "u < M && k < K) { mine_" + S(i) + " = f32(a[bases.x + (r0 + " +
+         S(i) + "u) * a_rs + k * a_cs]); }\n";
+  s += "    let steps = min(sg, K - k0);\n    for (var kk = 0u; kk < steps; kk++) {\n";
+  for (int j = 0; j < 4; ++j)
+    s += "      let b_" + S(j) + " = f32(b[bases.y + (k0 + kk) * b_rs + min(c0 + " + S(j) + "u, N - 1u) * b_cs]);\n";
+  for (int i = 0; i < 4; ++i) {
+    s += "      let a_" + S(i) + " = subgroupShuffle(mine_" + S(i) + ", kk);\n";
+    for (int j = 0; j < 4; ++j)
+      s += "      acc_" + S(i * 4 + j) + " = fma(a_" + S(i) + ", b_" + S(j) + ", acc_" + S(i * 4 + j) + ");\n";
+  }
+  s += "    }\n  }\n  if (!valid) { return; }\n  let c_base = arg(12u) + batch * M * N;\n";
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 4; ++j)
+      s += "  if (r0 + " + S(i) + "u < M && c0 + " + S(j) + "u < N) { c[c_base + (r0 + " + S(i) + "u) * N + c0 + " + S(j) +
+           "u] = {{T}}(acc_" + S(i * 4 + j) + "); }\n";
+  return s;
+}
+
 std::string source(const gpu::Context& ctx, const char* file, std::map<std::string, std::string> v, bool f16,
                    uint32_t meta_binding) {
   v["META_BINDING"] = std::to_string(meta_binding);
@@ -119,7 +162,7 @@ std::function<void()> int8_prepare(const MatmulProblem& p) {
   Tensor ta = Tensor::from_vector(ctx, qa, {p.M, k4}), tb = Tensor::from_vector(ctx, qb, {p.N, k4});
   Tensor tsa = Tensor::from_vector(ctx, sa, {p.M}), tsb = Tensor::from_vector(ctx, sb, {p.N});
   auto kernel = ctx->kernel("ladder|int8", [&] {
-    std::map<std::string, std::string> v = {{"META_BINDING", "5"}};
+    std::map<std::string, std::string> v = {{"META_BINDING", "5"}, {"BODY", int8_body()}};
     return fill_template(kernels::wgsl_source("common.wgsl"), v) + fill_template(kernels::wgsl_source("matmul_int8.wgsl"), v);
   });
   int64_t tm = (p.M + 63) / 64, tn = (p.N + 63) / 64;
@@ -184,7 +227,10 @@ const std::vector<MatmulVariant>& matmul_variants() {
        },
        [](const MatmulProblem& p) {
          int64_t sg = p.ctx->features().subgroup_min_size;
-         return simple(p, "subgroup", "matmul_subgroup.wgsl", {}, 4, 4 * sg, 64 / sg);
+         std::string body = subgroup_body();
+         std::string t = wgsl_type(p.dtype());
+         for (size_t at; (at = body.find("{{T}}")) != std::string::npos;) body.replace(at, 5, t);
+         return simple(p, "subgroup", "matmul_subgroup.wgsl", {{"BODY", body}}, 4, 4 * sg, 64 / sg);
        }},
       tiled(9, "f16-tiled", "f16 storage and f16 arithmetic (shader-f16)", {128, 128, 8, 8, 8, false, 1, false}, 1e-2),
       tiled(9, "f16-tiled-acc32", "f16 storage, f32 accumulation", {128, 128, 8, 8, 8, false, 1, true}, 2e-3),
