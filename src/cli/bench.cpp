@@ -17,10 +17,7 @@ using namespace surfgrad;
 
 namespace {
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
+}  // namespace
 
 std::string today() {
   char buf[32];
@@ -28,6 +25,14 @@ std::string today() {
   std::strftime(buf, sizeof buf, "%Y-%m-%d", std::gmtime(&t));
   return buf;
 }
+
+namespace {
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
 
 void write_json(const char* path, const std::string& body) {
   if (!path) return;

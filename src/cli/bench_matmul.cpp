@@ -77,12 +77,6 @@ double time_variant(const gpu::ContextPtr& ctx, const std::function<void()>& run
   return t[t.size() / 2];
 }
 
-std::string today() {
-  char buf[32];
-  std::time_t t = std::time(nullptr);
-  std::strftime(buf, sizeof buf, "%Y-%m-%d", std::gmtime(&t));
-  return buf;
-}
 
 }  // namespace
 

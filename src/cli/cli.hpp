@@ -1,5 +1,9 @@
 #pragma once
+#include <string>
+
 #include "surfgrad/gpu.hpp"
+
+std::string today();  // YYYY-MM-DD (UTC), for benchmark records
 
 int cmd_info(const surfgrad::gpu::ContextPtr& ctx);
 int cmd_demo(const surfgrad::gpu::ContextPtr& ctx);

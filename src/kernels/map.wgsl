@@ -5,11 +5,6 @@
 // The host merges axes that are contiguous for every operand; when one axis remains it runs
 // map_flat.wgsl instead.
 {{BINDINGS}}
-const NOPS: u32 = {{NOPS}}u;
-const PARAMS: u32 = 2u + NOPS + 8u + NOPS * 8u;
-fn param_f32(k: u32) -> f32 { return arg_f32(PARAMS + k); }
-fn param_i32(k: u32) -> i32 { return arg_i32(PARAMS + k); }
-fn param_u32(k: u32) -> u32 { return arg(PARAMS + k); }
 {{HELPERS}}
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,

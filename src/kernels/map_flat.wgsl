@@ -3,12 +3,7 @@
 // elements spaced a whole grid apart, so every load is coalesced and several are in flight per
 // thread; no divisions. Same parameters and body as map.wgsl.
 {{BINDINGS}}
-const NOPS: u32 = {{NOPS}}u;
 const PER_THREAD: u32 = 4u;
-const PARAMS: u32 = 2u + NOPS + 8u + NOPS * 8u;
-fn param_f32(k: u32) -> f32 { return arg_f32(PARAMS + k); }
-fn param_i32(k: u32) -> i32 { return arg_i32(PARAMS + k); }
-fn param_u32(k: u32) -> u32 { return arg(PARAMS + k); }
 {{HELPERS}}
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,

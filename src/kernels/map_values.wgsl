@@ -4,11 +4,6 @@
 // all of them before storing any, so several independent loads per input are in flight.
 // Parameters as map.wgsl: [n, rank = 1, offset[NOPS], shape[8], strides[NOPS][8], params...]
 {{BINDINGS}}
-const NOPS: u32 = {{NOPS}}u;
-const PARAMS: u32 = 2u + NOPS + 8u + NOPS * 8u;
-fn param_f32(k: u32) -> f32 { return arg_f32(PARAMS + k); }
-fn param_i32(k: u32) -> i32 { return arg_i32(PARAMS + k); }
-fn param_u32(k: u32) -> u32 { return arg(PARAMS + k); }
 {{HELPERS}}
 fn value_of({{ARGS}}) -> {{OUT_T}} { return {{OUT_T}}({{EXPR}}); }
 

@@ -116,8 +116,9 @@ std::string fill_template(std::string_view text, const std::map<std::string, std
 std::string kernel_source(const gpu::Context& ctx, std::string_view name, std::map<std::string, std::string> values,
                           bool f16, uint32_t meta_binding) {
   values["META_BINDING"] = std::to_string(meta_binding);
-  return ctx.wgsl_preamble(f16) + fill_template(kernels::wgsl_source("common.wgsl"), values) +
-         fill_template(kernels::wgsl_source(name), values);
+  std::string shared = fill_template(kernels::wgsl_source("common.wgsl"), values);
+  if (name.rfind("map", 0) == 0) shared += fill_template(kernels::wgsl_source("map_common.wgsl"), values);
+  return ctx.wgsl_preamble(f16) + shared + fill_template(kernels::wgsl_source(name), values);
 }
 
 // ---------------------------------------------------------------- metadata
