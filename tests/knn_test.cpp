@@ -1,0 +1,52 @@
+// Exact kNN on the GPU against brute force in float64 on the host.
+#include <algorithm>
+#include <numeric>
+
+#include "surfgrad/maps.hpp"
+#include "test_util.hpp"
+
+using namespace sgtest;
+using namespace surfgrad;
+
+TEST(Knn, MatchesHostBruteForce) {
+  for (auto [n, d, k, block] : std::vector<std::tuple<int64_t, int64_t, int, int64_t>>{
+           {300, 17, 10, 0}, {257, 3, 5, 64}, {100, 50, 15, 7}, {40, 1, 1, 0}}) {
+    Ref x = random_ref({n, d}, uint32_t(n + d), DType::f32, -1, 1);
+    KnnResult r = knn_exact(upload(x, DType::f32), k, block);
+    ASSERT_EQ(r.indices.shape(), Shape({n, k}));
+    auto idx = r.indices.to_vector<int32_t>();
+    auto dist = r.distances.to_vector<float>();
+    int mismatched = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      std::vector<std::pair<double, int>> all;
+      for (int64_t j = 0; j < n; ++j) {
+        if (j == i) continue;
+        double s = 0;
+        for (int64_t c = 0; c < d; ++c) {
+          double t = x.v[size_t(i * d + c)] - x.v[size_t(j * d + c)];
+          s += t * t;
+        }
+        all.emplace_back(s, int(j));
+      }
+      std::sort(all.begin(), all.end());
+      for (int q = 0; q < k; ++q) {
+        EXPECT_NEAR(dist[size_t(i * k + q)], all[size_t(q)].first, 1e-4 * (1 + all[size_t(q)].first)) << "row " << i;
+        // Indices must agree except where two distances are equal to rounding.
+        if (idx[size_t(i * k + q)] != all[size_t(q)].second &&
+            std::abs(all[size_t(q)].first - all[size_t(std::min(q + 1, k - 1))].first) > 1e-5 &&
+            (q == 0 || std::abs(all[size_t(q)].first - all[size_t(q - 1)].first) > 1e-5))
+          ++mismatched;
+        EXPECT_NE(idx[size_t(i * k + q)], int(i)) << "a point is not its own neighbour";
+      }
+    }
+    EXPECT_EQ(mismatched, 0) << "n " << n << " d " << d << " k " << k;
+  }
+}
+
+TEST(Knn, BadInput) {
+  Tensor x = Tensor::uniform(ctx(), {10, 3}, 1);
+  EXPECT_THROW(knn_exact(x, 10), Error);            // k ≥ N
+  EXPECT_THROW(knn_exact(x, 0), Error);
+  EXPECT_THROW(knn_exact(x.reshape({30}), 3), Error);
+  EXPECT_THROW(knn_exact(x.cast(DType::i32), 3), Error);
+}
