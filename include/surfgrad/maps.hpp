@@ -19,3 +19,33 @@ struct KnnResult {
 KnnResult knn_exact(const Tensor& x, int k, int64_t block_rows = 0);
 
 }  // namespace surfgrad
+
+#include <functional>
+#include <string>
+
+namespace surfgrad {
+
+struct TsneOptions {
+  double perplexity = 30;
+  int iterations = 750;
+  int exaggeration_iterations = 250;  // early exaggeration, with momentum 0.5; then 0.8
+  double exaggeration = 12;
+  double learning_rate = 0;  // 0: max(N / 12, 200) (Belkina et al.)
+  uint64_t seed = 1;
+};
+using MapProgress = std::function<void(int iteration, int total)>;
+
+// t-SNE of f32 [N, D] points to f32 [N, 2]: exact kNN (k = 3·perplexity), per-point bandwidths
+// by bisection, symmetrised sparse P; attraction over the kNN graph (deterministic: incoming
+// edges are gathered, not scattered with atomics); exact repulsion, O(N²) on the GPU, so for
+// up to tens of thousands of points; momentum and gains as the reference implementation.
+Tensor tsne(const Tensor& x, const TsneOptions& options = {}, const MapProgress& progress = {});
+
+struct MapQuality {
+  double knn_recall = 0;     // share of each point's 10 nearest neighbours in D kept in 2-D
+  double knn_accuracy = -1;  // 10-NN majority-vote label accuracy in 2-D (−1 without labels)
+};
+// labels: i32 [N] or an undefined Tensor.
+MapQuality evaluate_map(const Tensor& x, const Tensor& embedding, const Tensor& labels, int k = 10);
+
+}  // namespace surfgrad

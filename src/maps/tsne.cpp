@@ -1,0 +1,112 @@
+// t-SNE on the GPU (see maps.hpp): affinities, then a loop of attraction (tensor ops over the
+// kNN graph), exact repulsion (tsne_repulsion.wgsl) and a fused update (tsne_update.wgsl).
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "surfgrad/maps.hpp"
+#include "tensor/internal.hpp"
+
+namespace surfgrad {
+
+namespace {
+
+gpu::Kernel load(const gpu::ContextPtr& ctx, const char* file, uint32_t bindings, std::map<std::string, std::string> v = {}) {
+  std::string key = std::string("tsne|") + file;
+  for (auto& [a, b] : v) key += "|" + a + "=" + b;
+  return ctx->kernel(key, [&] { return kernel_source(*ctx, file, v, false, bindings); });
+}
+
+}  // namespace
+
+Tensor tsne(const Tensor& x, const TsneOptions& opt, const MapProgress& progress) {
+  if (x.rank() != 2) throw Error(ErrorKind::Shape, "tsne: points must be [N, D], got " + x.describe());
+  int64_t n = x.shape(0);
+  int k = int(std::min<double>(double(n - 1), std::floor(3 * opt.perplexity)));
+  if (opt.perplexity <= 1 || n < 4 || k < 2 || 3 * opt.perplexity > double(n - 1))
+    throw Error(ErrorKind::Value, "tsne: perplexity " + std::to_string(opt.perplexity) + " needs more than " +
+                                      std::to_string(int(3 * opt.perplexity)) + " points (got " + std::to_string(n) +
+                                      "); lower --perplexity to at most (N - 1) / 3");
+  auto ctx = x.context();
+  KnnResult nn = knn_exact(x.cast(DType::f32), k);
+
+  // p_{j|i} per kNN edge, then edge weights p_{j|i} / 2N of the symmetrised P.
+  Tensor pcond = Tensor::empty(ctx, {n, k});
+  std::vector<uint32_t> meta = {uint32_t(n), f32_bits(float(std::log(opt.perplexity)))};
+  ctx->dispatch(load(ctx, "tsne_affinity.wgsl", 2, {{"K", std::to_string(k)}}),
+                {pcond.storage()->buffer.get(), nn.distances.storage()->buffer.get()}, meta,
+                ctx->grid_for(uint64_t((n + 63) / 64)));
+  Tensor w = (pcond / double(2 * n)).unsqueeze(-1);  // [N, k, 1]
+
+  // Incoming edges of every point (host, once): gathering them keeps the sum's order fixed.
+  std::vector<int32_t> idx = nn.indices.to_vector<int32_t>();
+  std::vector<std::vector<int32_t>> incoming(static_cast<size_t>(n));
+  for (int64_t e = 0; e < n * k; ++e) incoming[size_t(idx[size_t(e)])].push_back(int32_t(e));
+  size_t r = 1;
+  for (auto& in : incoming) r = std::max(r, in.size());
+  std::vector<int32_t> rev(size_t(n) * r, int32_t(n * k));  // padding: a zero row after the edges
+  for (int64_t i = 0; i < n; ++i)
+    for (size_t q = 0; q < incoming[size_t(i)].size(); ++q) rev[size_t(i) * r + q] = incoming[size_t(i)][q];
+  Tensor rev_t = Tensor::from_vector(ctx, rev, {int64_t(n * int64_t(r))});
+  Tensor idx_flat = nn.indices.reshape({n * k});
+  Tensor zero_row = Tensor::zeros(ctx, {1, 2});
+
+  Tensor y = Tensor::normal(ctx, {n, 2}, opt.seed, 0, 1e-4);
+  Tensor update = Tensor::zeros(ctx, {n, 2}), gains = Tensor::ones(ctx, {n, 2});
+  Tensor rep = Tensor::empty(ctx, {n, 4});
+  double lr = opt.learning_rate > 0 ? opt.learning_rate : std::max(double(n) / 12.0, 200.0);
+  gpu::Kernel repulsion = load(ctx, "tsne_repulsion.wgsl", 2), step = load(ctx, "tsne_update.wgsl", 6);
+  for (int it = 0; it < opt.iterations; ++it) {
+    bool early = it < opt.exaggeration_iterations;
+    // Attraction: f_e = w_e·q_e·(y_i − y_j) for edge e = (i → j), added to i, subtracted from j.
+    Tensor diff = sub(y.unsqueeze(1), index_select(y, 0, idx_flat).reshape({n, k, 2}));
+    Tensor q = div(scalar_like(diff, 1.0), (mul(diff, diff).sum({2}, true) + 1.0));
+    Tensor f = mul(mul(w, q), diff);
+    Tensor f_ext = concat({f.reshape({n * k, 2}), zero_row}, 0);
+    Tensor attract = sub(f.sum({1}), index_select(f_ext, 0, rev_t).reshape({n, int64_t(r), 2}).sum({1}));
+    std::vector<uint32_t> rmeta = {uint32_t(n)};
+    ctx->dispatch(repulsion, {rep.storage()->buffer.get(), y.storage()->buffer.get()}, rmeta,
+                  ctx->grid_for(uint64_t((n + 255) / 256)));
+    Tensor z = rep.slice(1, 2, 3).sum();
+    std::vector<uint32_t> umeta = {uint32_t(n), f32_bits(float(lr)), f32_bits(early ? 0.5f : 0.8f),
+                                   f32_bits(float(early ? opt.exaggeration : 1.0))};
+    ctx->dispatch(step,
+                  {y.storage()->buffer.get(), update.storage()->buffer.get(), gains.storage()->buffer.get(),
+                   attract.contiguous().storage()->buffer.get(), rep.storage()->buffer.get(), z.storage()->buffer.get()},
+                  umeta, ctx->grid_for(uint64_t((n + 255) / 256)));
+    if (progress && (it % 50 == 49 || it + 1 == opt.iterations)) progress(it + 1, opt.iterations);
+  }
+  return y;
+}
+
+MapQuality evaluate_map(const Tensor& x, const Tensor& embedding, const Tensor& labels, int k) {
+  int64_t n = x.shape(0);
+  if (embedding.rank() != 2 || embedding.shape(0) != n)
+    throw Error(ErrorKind::Shape, "evaluate_map: embedding " + embedding.describe() + " does not match points " + x.describe());
+  if (labels.defined() && (labels.rank() != 1 || labels.shape(0) != n))
+    throw Error(ErrorKind::Shape, "evaluate_map: labels " + labels.describe() + " must be [" + std::to_string(n) + "]");
+  auto high = knn_exact(x.cast(DType::f32), k).indices.to_vector<int32_t>();
+  auto low = knn_exact(embedding.cast(DType::f32), k).indices.to_vector<int32_t>();
+  MapQuality q;
+  double kept = 0;
+  for (int64_t i = 0; i < n; ++i)
+    for (int a = 0; a < k; ++a)
+      for (int b = 0; b < k; ++b) kept += high[size_t(i * k + a)] == low[size_t(i * k + b)];
+  q.knn_recall = kept / double(n * k);
+  if (labels.defined()) {
+    auto lab = labels.to_vector<int32_t>();
+    double right = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      std::map<int32_t, int> votes;
+      for (int a = 0; a < k; ++a) votes[lab[size_t(low[size_t(i * k + a)])]]++;
+      int32_t best = std::max_element(votes.begin(), votes.end(), [](auto& u, auto& v) {
+                       return u.second < v.second || (u.second == v.second && u.first > v.first);
+                     })->first;
+      right += best == lab[size_t(i)];
+    }
+    q.knn_accuracy = right / double(n);
+  }
+  return q;
+}
+
+}  // namespace surfgrad
