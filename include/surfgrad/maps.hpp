@@ -30,9 +30,10 @@ struct TsneOptions {
   int iterations = 750;
   int exaggeration_iterations = 250;  // early exaggeration, with momentum 0.5; then 0.8
   double exaggeration = 12;
-  double learning_rate = 0;  // 0: max(N / 12, 200) (Belkina et al.)
+  double learning_rate = 0;  // 0: max(N / exaggeration, 50), as openTSNE (Belkina et al.: N / 12)
   uint64_t seed = 1;
 };
+// Called with iteration 0 once the kNN graph and affinities are ready, then every 50 iterations.
 using MapProgress = std::function<void(int iteration, int total)>;
 
 // t-SNE of f32 [N, D] points to f32 [N, 2]: exact kNN (k = 3·perplexity), per-point bandwidths

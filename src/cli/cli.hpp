@@ -12,3 +12,5 @@ int cmd_demo_moons(const surfgrad::gpu::ContextPtr& ctx, int argc, char** argv);
 int cmd_demo_mnist(const surfgrad::gpu::ContextPtr& ctx, int argc, char** argv);
 int cmd_bench_matmul(const surfgrad::gpu::ContextPtr& ctx, int argc, char** argv);
 int cmd_tune(const surfgrad::gpu::ContextPtr& ctx, int argc, char** argv);
+int cmd_map(const surfgrad::gpu::ContextPtr& ctx, int argc, char** argv);
+int cmd_eval(const surfgrad::gpu::ContextPtr& ctx, int argc, char** argv);

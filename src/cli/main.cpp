@@ -25,6 +25,9 @@ static void usage() {
       "  bench dispatch [--ops N] [--json FILE]\n"
       "  bench train [--steps N] [--long-steps N] [--json FILE]\n"
       "  bench matmul [--sizes MxNxK,...] [--variants a,b] [--json FILE]   the kernel ladder vs cuBLAS\n"
+      "  map [INPUT] -o OUT [--labels L] [--perplexity P] [--iterations N] [--seed S]\n"
+      "                              t-SNE of .npy/IDX/CSV points (no INPUT: 10 clusters in 768-D)\n"
+      "  eval EMBEDDING.npy --input INPUT [--labels L]   kNN recall@10, 10-NN accuracy\n"
       "  tune [--sizes MxNxK,...] [--f32-only]   autotune matmul tiles for this adapter (cached)\n"
       "environment: SURFGRAD_BACKEND=vulkan|gles|metal|d3d12, SURFGRAD_ADAPTER=<name substring>");
 }
@@ -61,7 +64,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   try {
-    if (cmd != "info" && cmd != "demo" && cmd != "bench" && cmd != "tune") {
+    if (cmd != "info" && cmd != "demo" && cmd != "bench" && cmd != "tune" && cmd != "map" && cmd != "eval") {
       std::fprintf(stderr, "surfgrad: unknown command '%s'\n", cmd.c_str());
       usage();
       return 2;
@@ -69,6 +72,8 @@ int main(int argc, char** argv) {
     auto ctx = gpu::Context::create();
     if (cmd == "info") return cmd_info(ctx);
     if (cmd == "tune") return cmd_tune(ctx, argc - 2, argv + 2);
+    if (cmd == "map") return cmd_map(ctx, argc - 2, argv + 2);
+    if (cmd == "eval") return cmd_eval(ctx, argc - 2, argv + 2);
     if (cmd == "demo") {
       std::string which = argc > 2 && argv[2][0] != '-' ? argv[2] : "moons";
       int rest = argc > 2 && argv[2][0] != '-' ? 3 : 2;

@@ -19,7 +19,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let grad = 4.0 * (arg_f32(3u) * attract[i] - repulse[i].xy / z[0]);
   let u = update[i];
   var g = gains[i];
-  g = select(g * 0.8, g + 0.2, sign(grad) != sign(u));
+  g = select(g * 0.8, g + 0.2, (grad > vec2<f32>(0.0)) != (u > vec2<f32>(0.0)));
   g = max(g, vec2<f32>(0.01));
   gains[i] = g;
   let nu = arg_f32(2u) * u - arg_f32(1u) * g * grad;

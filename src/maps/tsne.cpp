@@ -54,8 +54,12 @@ Tensor tsne(const Tensor& x, const TsneOptions& opt, const MapProgress& progress
   Tensor y = Tensor::normal(ctx, {n, 2}, opt.seed, 0, 1e-4);
   Tensor update = Tensor::zeros(ctx, {n, 2}), gains = Tensor::ones(ctx, {n, 2});
   Tensor rep = Tensor::empty(ctx, {n, 4});
-  double lr = opt.learning_rate > 0 ? opt.learning_rate : std::max(double(n) / 12.0, 200.0);
+  double lr = opt.learning_rate > 0 ? opt.learning_rate : std::max(double(n) / opt.exaggeration, 50.0);
   gpu::Kernel repulsion = load(ctx, "tsne_repulsion.wgsl", 2), step = load(ctx, "tsne_update.wgsl", 6);
+  if (progress) {
+    ctx->sync();  // so that a caller timing the phases sees kNN and affinities finished
+    progress(0, opt.iterations);
+  }
   for (int it = 0; it < opt.iterations; ++it) {
     bool early = it < opt.exaggeration_iterations;
     // Attraction: f_e = w_e·q_e·(y_i − y_j) for edge e = (i → j), added to i, subtracted from j.
