@@ -1,5 +1,6 @@
-// t-SNE on the GPU (see maps.hpp): affinities, then a loop of attraction (tensor ops over the
-// kNN graph), exact repulsion (tsne_repulsion.wgsl) and a fused update (tsne_update.wgsl).
+// t-SNE on the GPU (see maps.hpp): affinities, then a loop of attraction over the kNN graph
+// (tsne_attraction.wgsl), exact repulsion (tsne_repulsion.wgsl), the sum Z, and a fused update
+// (tsne_update.wgsl): four dispatches an iteration, no readback.
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -36,38 +37,38 @@ Tensor tsne(const Tensor& x, const TsneOptions& opt, const MapProgress& progress
   ctx->dispatch(load(ctx, "tsne_affinity.wgsl", 2, {{"K", std::to_string(k)}}),
                 {pcond.storage()->buffer.get(), nn.distances.storage()->buffer.get()}, meta,
                 ctx->grid_for(uint64_t((n + 63) / 64)));
-  Tensor w = (pcond / double(2 * n)).unsqueeze(-1);  // [N, k, 1]
+  Tensor w = (pcond / double(2 * n)).contiguous();  // [N, k] edge weights
 
-  // Incoming edges of every point (host, once): gathering them keeps the sum's order fixed.
+  // Incoming edges of every point (host, once): gathering them keeps the sum's order fixed,
+  // where scattering with atomics would not.
   std::vector<int32_t> idx = nn.indices.to_vector<int32_t>();
   std::vector<std::vector<int32_t>> incoming(static_cast<size_t>(n));
   for (int64_t e = 0; e < n * k; ++e) incoming[size_t(idx[size_t(e)])].push_back(int32_t(e));
   size_t r = 1;
   for (auto& in : incoming) r = std::max(r, in.size());
-  std::vector<int32_t> rev(size_t(n) * r, int32_t(n * k));  // padding: a zero row after the edges
+  std::vector<int32_t> rev(size_t(n) * r, -1);
   for (int64_t i = 0; i < n; ++i)
     for (size_t q = 0; q < incoming[size_t(i)].size(); ++q) rev[size_t(i) * r + q] = incoming[size_t(i)][q];
-  Tensor rev_t = Tensor::from_vector(ctx, rev, {int64_t(n * int64_t(r))});
-  Tensor idx_flat = nn.indices.reshape({n * k});
-  Tensor zero_row = Tensor::zeros(ctx, {1, 2});
+  Tensor rev_t = Tensor::from_vector(ctx, rev, {n, int64_t(r)});
 
   Tensor y = Tensor::normal(ctx, {n, 2}, opt.seed, 0, 1e-4);
   Tensor update = Tensor::zeros(ctx, {n, 2}), gains = Tensor::ones(ctx, {n, 2});
   Tensor rep = Tensor::empty(ctx, {n, 4});
   double lr = opt.learning_rate > 0 ? opt.learning_rate : std::max(double(n) / opt.exaggeration, 50.0);
   gpu::Kernel repulsion = load(ctx, "tsne_repulsion.wgsl", 2), step = load(ctx, "tsne_update.wgsl", 6);
+  gpu::Kernel attraction = load(ctx, "tsne_attraction.wgsl", 5, {{"K", std::to_string(k)}});
+  Tensor attract = Tensor::empty(ctx, {n, 2});
   if (progress) {
     ctx->sync();  // so that a caller timing the phases sees kNN and affinities finished
     progress(0, opt.iterations);
   }
   for (int it = 0; it < opt.iterations; ++it) {
     bool early = it < opt.exaggeration_iterations;
-    // Attraction: f_e = w_e·q_e·(y_i − y_j) for edge e = (i → j), added to i, subtracted from j.
-    Tensor diff = sub(y.unsqueeze(1), index_select(y, 0, idx_flat).reshape({n, k, 2}));
-    Tensor q = div(scalar_like(diff, 1.0), (mul(diff, diff).sum({2}, true) + 1.0));
-    Tensor f = mul(mul(w, q), diff);
-    Tensor f_ext = concat({f.reshape({n * k, 2}), zero_row}, 0);
-    Tensor attract = sub(f.sum({1}), index_select(f_ext, 0, rev_t).reshape({n, int64_t(r), 2}).sum({1}));
+    std::vector<uint32_t> ameta = {uint32_t(n), uint32_t(r)};
+    ctx->dispatch(attraction,
+                  {attract.storage()->buffer.get(), y.storage()->buffer.get(), nn.indices.storage()->buffer.get(),
+                   w.storage()->buffer.get(), rev_t.storage()->buffer.get()},
+                  ameta, ctx->grid_for(uint64_t((n + 63) / 64)));
     std::vector<uint32_t> rmeta = {uint32_t(n)};
     ctx->dispatch(repulsion, {rep.storage()->buffer.get(), y.storage()->buffer.get()}, rmeta,
                   ctx->grid_for(uint64_t((n + 255) / 256)));
@@ -76,7 +77,7 @@ Tensor tsne(const Tensor& x, const TsneOptions& opt, const MapProgress& progress
                                    f32_bits(float(early ? opt.exaggeration : 1.0))};
     ctx->dispatch(step,
                   {y.storage()->buffer.get(), update.storage()->buffer.get(), gains.storage()->buffer.get(),
-                   attract.contiguous().storage()->buffer.get(), rep.storage()->buffer.get(), z.storage()->buffer.get()},
+                   attract.storage()->buffer.get(), rep.storage()->buffer.get(), z.storage()->buffer.get()},
                   umeta, ctx->grid_for(uint64_t((n + 255) / 256)));
     if (progress && (it % 50 == 49 || it + 1 == opt.iterations)) progress(it + 1, opt.iterations);
   }
