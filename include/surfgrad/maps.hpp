@@ -50,3 +50,18 @@ struct MapQuality {
 MapQuality evaluate_map(const Tensor& x, const Tensor& embedding, const Tensor& labels, int k = 10);
 
 }  // namespace surfgrad
+
+namespace surfgrad {
+
+// Points as f32 [N, D] from .npy (any float or int dtype; more axes flattened), IDX (plain or
+// gzip, e.g. MNIST images) or CSV (numbers, an optional header line). Refuses empty files and
+// NaN or infinite values, naming the point. Duplicate points are kept (they get distance 0).
+Tensor load_points(const gpu::ContextPtr& ctx, const std::string& path);
+// Labels (i32 [n]) from the same formats; the count must be n.
+Tensor load_labels(const gpu::ContextPtr& ctx, const std::string& path, int64_t n);
+// The built-in data set: n points of 10 Gaussian clusters in 768 dimensions, labels 0–9.
+Tensor builtin_points(const gpu::ContextPtr& ctx, int64_t n, Tensor& labels);
+// Writes OUT.npy (f32 [N, 2]), OUT.csv (x,y[,label]) and OUT.png (coloured by label).
+void write_outputs(const std::string& out, const Tensor& embedding, const Tensor& labels);
+
+}  // namespace surfgrad
