@@ -1,4 +1,5 @@
-// Exact kNN on the GPU against brute force in float64 on the host.
+// Exact kNN on the GPU against brute force in float64 on the host: one and several row blocks,
+// one and several segments per row (n = 1300 > the 512-column segment).
 #include <algorithm>
 #include <numeric>
 
@@ -10,7 +11,7 @@ using namespace surfgrad;
 
 TEST(Knn, MatchesHostBruteForce) {
   for (auto [n, d, k, block] : std::vector<std::tuple<int64_t, int64_t, int, int64_t>>{
-           {300, 17, 10, 0}, {257, 3, 5, 64}, {100, 50, 15, 7}, {40, 1, 1, 0}}) {
+           {300, 17, 10, 0}, {257, 3, 5, 64}, {100, 50, 15, 7}, {40, 1, 1, 0}, {1300, 8, 6, 500}}) {
     Ref x = random_ref({n, d}, uint32_t(n + d), DType::f32, -1, 1);
     KnnResult r = knn_exact(upload(x, DType::f32), k, block);
     ASSERT_EQ(r.indices.shape(), Shape({n, k}));

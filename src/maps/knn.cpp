@@ -6,6 +6,13 @@
 
 namespace surfgrad {
 
+// The selection kernel writes row `row` at row·stride; results of block r0 go r0 rows further,
+// which the host folds into the output offset: a 10th parameter is not needed.
+static std::vector<uint32_t> offset_rows(std::vector<uint32_t> meta, int64_t r0, int k) {
+  meta.push_back(uint32_t(r0 * k));
+  return meta;
+}
+
 KnnResult knn_exact(const Tensor& x_in, int k, int64_t block_rows) {
   if (x_in.rank() != 2) throw Error(ErrorKind::Shape, "knn: points must be [N, D], got " + x_in.describe());
   if (x_in.dtype() != DType::f32) throw Error(ErrorKind::DType, "knn: points must be f32, got " + x_in.describe());
@@ -20,17 +27,38 @@ KnnResult knn_exact(const Tensor& x_in, int k, int64_t block_rows) {
   if (block_rows <= 0) block_rows = std::max<int64_t>(1, std::min<int64_t>(n, (int64_t(64) << 20) / n));
   KnnResult out{Tensor::empty(ctx, {n, k}, DType::i32), Tensor::empty(ctx, {n, k}, DType::f32)};
   auto kernel = ctx->kernel("topk_rows|" + std::to_string(k), [&] {
-    return kernel_source(*ctx, "topk_rows.wgsl", {{"K", std::to_string(k)}}, false, 3);
+    return kernel_source(*ctx, "topk_rows.wgsl", {{"K", std::to_string(k)}}, false, 4);
   });
+  // Two passes: S segments per row each keep their k best (S·B threads instead of B), then one
+  // thread per row merges the S·k candidates.
+  const int64_t segment = std::max<int64_t>(4 * k, 512);
+  int64_t S = (n + segment - 1) / segment;
   Tensor xt = x.t();  // [D, N], a view: the matmul reads it in place
   for (int64_t r0 = 0; r0 < n; r0 += block_rows) {
-    int64_t r1 = std::min(n, r0 + block_rows);
+    int64_t r1 = std::min(n, r0 + block_rows), B = r1 - r0;
     Tensor rows = x.slice(0, r0, r1);
     // |a|² + |b|² − 2 a·b for this block of rows against every point.
     Tensor d = add(sub(norms.slice(0, r0, r1).unsqueeze(1), rows.matmul(xt) * 2.0), norms.unsqueeze(0));
-    std::vector<uint32_t> meta = {uint32_t(r1 - r0), uint32_t(n), uint32_t(r0), uint32_t(d.offset())};
-    ctx->dispatch(kernel, {out.indices.storage()->buffer.get(), out.distances.storage()->buffer.get(), d.storage()->buffer.get()},
-                  meta, ctx->grid_for(uint64_t((r1 - r0 + 63) / 64)));
+    const gpu::Buffer* dummy_ids = d.storage()->buffer.get();  // unread in the first pass
+    if (S == 1) {
+      // One segment per row: select straight into the result rows.
+      std::vector<uint32_t> meta = {uint32_t(B), 1, uint32_t(n), uint32_t(n), uint32_t(n), uint32_t(r0), uint32_t(d.offset()), 0,
+                                    uint32_t(k)};
+      ctx->dispatch(kernel, {out.indices.storage()->buffer.get(), out.distances.storage()->buffer.get(),
+                             d.storage()->buffer.get(), dummy_ids},
+                    offset_rows(meta, r0, k), ctx->grid_for(uint64_t((B + 63) / 64)));
+      continue;
+    }
+    Tensor cand_i = Tensor::empty(ctx, {B, S * k}, DType::i32), cand_d = Tensor::empty(ctx, {B, S * k});
+    std::vector<uint32_t> first = {uint32_t(B * S), uint32_t(S), uint32_t(n), uint32_t(segment), uint32_t(n), uint32_t(r0),
+                                   uint32_t(d.offset()), 0, uint32_t(S * k)};
+    ctx->dispatch(kernel, {cand_i.storage()->buffer.get(), cand_d.storage()->buffer.get(), d.storage()->buffer.get(), dummy_ids},
+                  first, ctx->grid_for(uint64_t((B * S + 63) / 64)));
+    std::vector<uint32_t> second = {uint32_t(B), 1, uint32_t(S * k), uint32_t(S * k), uint32_t(S * k), uint32_t(r0), 0, 1,
+                                    uint32_t(k)};
+    ctx->dispatch(kernel, {out.indices.storage()->buffer.get(), out.distances.storage()->buffer.get(),
+                           cand_d.storage()->buffer.get(), cand_i.storage()->buffer.get()},
+                  offset_rows(second, r0, k), ctx->grid_for(uint64_t((B + 63) / 64)));
   }
   return out;
 }
