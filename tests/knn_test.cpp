@@ -51,3 +51,14 @@ TEST(Knn, BadInput) {
   EXPECT_THROW(knn_exact(x.reshape({30}), 3), Error);
   EXPECT_THROW(knn_exact(x.cast(DType::i32), 3), Error);
 }
+
+TEST(Knn, DefaultBlocksFitTheBindingLimit) {
+  // 12,000 points need 576 MB of distances at once, past lavapipe's 128 MiB binding limit: the
+  // default blocks must stay within it (this failed on lavapipe before the limit was used).
+  int64_t n = 12000;
+  Tensor x = Tensor::normal(ctx(), {n, 2}, 5);
+  KnnResult r = knn_exact(x, 3);
+  EXPECT_EQ(r.indices.shape(), Shape({n, 3}));
+  auto d = r.distances.slice(0, 0, 100).to_vector<float>();
+  for (size_t i = 0; i + 1 < d.size(); i += 3) EXPECT_LE(d[i], d[i + 1]);
+}

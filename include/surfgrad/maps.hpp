@@ -15,7 +15,8 @@ struct KnnResult {
 
 // Exact k-nearest neighbours by brute force: squared distances |x|² + |y|² − 2·x·y for blocks of
 // rows through the tuned matmul (the other operand a transposed view, no copy), then a top-k
-// selection per row. block_rows = 0 picks a block that keeps the distance tile under 256 MiB.
+// selection per row. block_rows = 0 picks a block whose distance tile fits half the adapter's
+// binding limit (and 256 MiB).
 KnnResult knn_exact(const Tensor& x, int k, int64_t block_rows = 0);
 
 }  // namespace surfgrad

@@ -24,7 +24,12 @@ KnnResult knn_exact(const Tensor& x_in, int k, int64_t block_rows) {
   auto ctx = x_in.context();
   Tensor x = x_in.contiguous();
   Tensor norms = (x * x).sum({1});  // [N]
-  if (block_rows <= 0) block_rows = std::max<int64_t>(1, std::min<int64_t>(n, (int64_t(64) << 20) / n));
+  if (block_rows <= 0) {
+    // A [block, N] distance tile must fit one binding: at most half the adapter's binding limit
+    // (lavapipe binds 128 MiB), and at most 256 MiB.
+    uint64_t budget = std::min<uint64_t>(uint64_t(256) << 20, ctx->limits().max_storage_buffer_binding_size / 2);
+    block_rows = std::max<int64_t>(1, std::min<int64_t>(n, int64_t(budget / 4) / n));
+  }
   KnnResult out{Tensor::empty(ctx, {n, k}, DType::i32), Tensor::empty(ctx, {n, k}, DType::f32)};
   auto kernel = ctx->kernel("topk_rows|" + std::to_string(k), [&] {
     return kernel_source(*ctx, "topk_rows.wgsl", {{"K", std::to_string(k)}}, false, 4);
