@@ -1,5 +1,6 @@
 // t-SNE: separated clusters in 50-D come out as separated groups in 2-D; deterministic for a
 // seed; the perplexity/N check.
+#include <algorithm>
 #include <fstream>
 
 #include "surfgrad/maps.hpp"
@@ -100,4 +101,36 @@ TEST(MapInputs, DuplicatesAndOneDimension) {
   Tensor y = tsne(x, {.perplexity = 10, .iterations = 300});
   for (float f : y.to_vector<float>()) ASSERT_TRUE(std::isfinite(f));
   EXPECT_GE(evaluate_map(x, y, Tensor::from_vector(ctx(), lab, {200})).knn_accuracy, 0.95);
+}
+
+TEST(MapQuality, TrustworthinessMatchesHostDefinition) {
+  // A host brute force of Venna & Kaski's formula on a small set, against the GPU version.
+  int64_t n = 120;
+  Ref x = random_ref({n, 6}, 11, DType::f32), y = random_ref({n, 2}, 12, DType::f32);
+  const int k = 5;
+  auto sq = [](const Ref& a, int64_t i, int64_t j) {
+    int64_t d = a.shape[1];
+    double s = 0;
+    for (int64_t c = 0; c < d; ++c) s += (a.v[size_t(i * d + c)] - a.v[size_t(j * d + c)]) * (a.v[size_t(i * d + c)] - a.v[size_t(j * d + c)]);
+    return s;
+  };
+  double penalty = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    std::vector<std::pair<double, int64_t>> hi, lo;
+    for (int64_t j = 0; j < n; ++j)
+      if (j != i) hi.emplace_back(sq(x, i, j), j), lo.emplace_back(sq(y, i, j), j);
+    std::sort(hi.begin(), hi.end());
+    std::sort(lo.begin(), lo.end());
+    for (int q = 0; q < k; ++q) {
+      int64_t j = lo[size_t(q)].second;
+      int64_t rank = 0;
+      while (hi[size_t(rank)].second != j) ++rank;
+      if (rank + 1 > k) penalty += double(rank + 1 - k);
+    }
+  }
+  double want = 1.0 - 2.0 / (double(n) * k * (2.0 * double(n) - 3.0 * k - 1.0)) * penalty;
+  EXPECT_NEAR(trustworthiness(upload(x, DType::f32), upload(y, DType::f32), k), want, 1e-9);
+  // A map that is the data itself is perfectly trustworthy.
+  Tensor p = upload(random_ref({n, 2}, 13, DType::f32), DType::f32);
+  EXPECT_NEAR(trustworthiness(p, p, k), 1.0, 1e-12);
 }

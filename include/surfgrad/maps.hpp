@@ -44,11 +44,17 @@ using MapProgress = std::function<void(int iteration, int total)>;
 Tensor tsne(const Tensor& x, const TsneOptions& options = {}, const MapProgress& progress = {});
 
 struct MapQuality {
-  double knn_recall = 0;     // share of each point's 10 nearest neighbours in D kept in 2-D
-  double knn_accuracy = -1;  // 10-NN majority-vote label accuracy in 2-D (−1 without labels)
+  double knn_recall = 0;       // share of each point's 10 nearest neighbours in D kept in 2-D
+  double knn_accuracy = -1;    // 10-NN majority-vote label accuracy in 2-D (−1 without labels)
+  double trustworthiness = 0;  // Venna & Kaski's T(10), over a sample of up to 10,000 points
 };
 // labels: i32 [N] or an undefined Tensor.
 MapQuality evaluate_map(const Tensor& x, const Tensor& embedding, const Tensor& labels, int k = 10);
+
+// Trustworthiness T(k) (Venna & Kaski 2001): 1 − 2/(S·k·(2N − 3k − 1)) · Σ (r(i,j) − k) over the
+// 2-D k-nearest neighbours j of each sampled point i that are not among its k nearest in D,
+// r(i,j) being j's rank by distance from i in D. Sampled points: every ⌈N / sample⌉-th.
+double trustworthiness(const Tensor& x, const Tensor& embedding, int k = 10, int64_t sample = 10000);
 
 }  // namespace surfgrad
 

@@ -94,6 +94,7 @@ int cmd_eval(const gpu::ContextPtr& ctx, int argc, char** argv) {
   if (!labels_path.empty()) labels = load_labels(ctx, labels_path, x.shape(0));
   MapQuality q = evaluate_map(x, y, labels);
   std::printf("kNN recall@10      %.4f\n", q.knn_recall);
+  std::printf("trustworthiness   %.4f\n", q.trustworthiness);
   if (q.knn_accuracy >= 0) std::printf("10-NN accuracy     %.4f\n", q.knn_accuracy);
   return 0;
 }

@@ -98,6 +98,7 @@ MapQuality evaluate_map(const Tensor& x, const Tensor& embedding, const Tensor& 
     for (int a = 0; a < k; ++a)
       for (int b = 0; b < k; ++b) kept += high[size_t(i * k + a)] == low[size_t(i * k + b)];
   q.knn_recall = kept / double(n * k);
+  q.trustworthiness = trustworthiness(x, embedding, k);
   if (labels.defined()) {
     auto lab = labels.to_vector<int32_t>();
     double right = 0;
@@ -112,6 +113,40 @@ MapQuality evaluate_map(const Tensor& x, const Tensor& embedding, const Tensor& 
     q.knn_accuracy = right / double(n);
   }
   return q;
+}
+
+double trustworthiness(const Tensor& x_in, const Tensor& embedding, int k, int64_t sample) {
+  int64_t n = x_in.shape(0);
+  if (3 * k + 1 >= 2 * n) throw Error(ErrorKind::Value, "trustworthiness: k = " + std::to_string(k) + " is too large for " + std::to_string(n) + " points");
+  auto ctx = x_in.context();
+  Tensor x = x_in.cast(DType::f32).contiguous();
+  Tensor low = knn_exact(embedding.cast(DType::f32), k).indices;  // [N, k]
+  // Sampled rows: every step-th point; their 2-D neighbours as targets.
+  int64_t step = (n + sample - 1) / sample;
+  std::vector<int32_t> rows;
+  for (int64_t i = 0; i < n; i += step) rows.push_back(int32_t(i));
+  int64_t s = int64_t(rows.size());
+  Tensor row_ids = Tensor::from_vector(ctx, rows, {s});
+  Tensor xs = index_select(x, 0, row_ids), targets = index_select(low, 0, row_ids).contiguous();  // [S, D], [S, k]
+  Tensor norms = (x * x).sum({1}), norms_s = (xs * xs).sum({1});
+  auto kernel = ctx->kernel("rank_count", [&] { return kernel_source(*ctx, "rank_count.wgsl", {}, false, 3); });
+  // Distances of the sampled rows to every point, in blocks that fit one binding.
+  uint64_t budget = std::min<uint64_t>(uint64_t(256) << 20, ctx->limits().max_storage_buffer_binding_size / 2);
+  int64_t block = std::max<int64_t>(1, std::min<int64_t>(s, int64_t(budget / 4) / n));
+  Tensor counts = Tensor::empty(ctx, {s, k}, DType::u32);
+  for (int64_t r0 = 0; r0 < s; r0 += block) {
+    int64_t r1 = std::min(s, r0 + block);
+    Tensor d = add(sub(norms_s.slice(0, r0, r1).unsqueeze(1), xs.slice(0, r0, r1).matmul(x.t()) * 2.0), norms.unsqueeze(0));
+    std::vector<uint32_t> meta = {uint32_t(r1 - r0), uint32_t(n), uint32_t(k), uint32_t(r0), uint32_t(d.offset())};
+    ctx->dispatch(kernel, {counts.storage()->buffer.get(), d.storage()->buffer.get(), targets.storage()->buffer.get()},
+                  meta, ctx->grid_for(uint64_t(((r1 - r0) * k + 63) / 64)));
+  }
+  // The kernel's count includes the point itself (distance 0), so it is the target's rank.
+  std::vector<uint32_t> cnt = counts.to_vector<uint32_t>();
+  double penalty = 0;
+  for (uint32_t rank : cnt)
+    if (rank > uint32_t(k)) penalty += double(rank) - k;
+  return 1.0 - 2.0 / (double(s) * k * (2.0 * double(n) - 3.0 * k - 1.0)) * penalty;
 }
 
 }  // namespace surfgrad
