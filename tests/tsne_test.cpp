@@ -36,6 +36,11 @@ TEST(Tsne, SeparatesClustersAndIsDeterministic) {
   EXPECT_GE(q.knn_accuracy, 0.98) << "10-NN accuracy in 2-D";
   EXPECT_GT(q.knn_recall, 0.2) << "kNN recall@10";
   EXPECT_EQ(tsne(x, opt).to_vector<float>(), y.to_vector<float>()) << "same seed, same device: same map";
+  EXPECT_GT(q.trustworthiness, 0.9);
+  // The optimised map has a lower t-SNE objective than a random one.
+  double kl = kl_divergence(x, y, 20);
+  EXPECT_LT(kl, kl_divergence(x, Tensor::normal(ctx(), {600, 2}, 9), 20));
+  EXPECT_GT(kl, 0.0);
 }
 
 TEST(Tsne, TooFewPointsForThePerplexity) {

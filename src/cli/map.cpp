@@ -95,6 +95,7 @@ int cmd_eval(const gpu::ContextPtr& ctx, int argc, char** argv) {
   MapQuality q = evaluate_map(x, y, labels);
   std::printf("kNN recall@10      %.4f\n", q.knn_recall);
   std::printf("trustworthiness   %.4f\n", q.trustworthiness);
+  std::printf("KL divergence     %.4f   (t-SNE objective on a sample of up to 2,000 points)\n", q.kl_divergence);
   if (q.knn_accuracy >= 0) std::printf("10-NN accuracy     %.4f\n", q.knn_accuracy);
   return 0;
 }

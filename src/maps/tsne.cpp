@@ -99,6 +99,7 @@ MapQuality evaluate_map(const Tensor& x, const Tensor& embedding, const Tensor& 
       for (int b = 0; b < k; ++b) kept += high[size_t(i * k + a)] == low[size_t(i * k + b)];
   q.knn_recall = kept / double(n * k);
   q.trustworthiness = trustworthiness(x, embedding, k);
+  q.kl_divergence = kl_divergence(x, embedding, std::min(30.0, double(n - 1) / 3.0));
   if (labels.defined()) {
     auto lab = labels.to_vector<int32_t>();
     double right = 0;
@@ -147,6 +148,68 @@ double trustworthiness(const Tensor& x_in, const Tensor& embedding, int k, int64
   for (uint32_t rank : cnt)
     if (rank > uint32_t(k)) penalty += double(rank) - k;
   return 1.0 - 2.0 / (double(s) * k * (2.0 * double(n) - 3.0 * k - 1.0)) * penalty;
+}
+
+double kl_divergence(const Tensor& x, const Tensor& embedding, double perplexity, int64_t sample) {
+  int64_t n = x.shape(0);
+  int64_t step = (n + sample - 1) / sample;
+  std::vector<int32_t> rows;
+  for (int64_t i = 0; i < n; i += step) rows.push_back(int32_t(i));
+  int64_t s = int64_t(rows.size());
+  if (perplexity <= 1 || 3 * perplexity > double(s - 1))
+    throw Error(ErrorKind::Value, "kl_divergence: perplexity " + std::to_string(perplexity) + " is too large for a sample of " +
+                                      std::to_string(s));
+  Tensor ids = Tensor::from_vector(x.context(), rows, {s});
+  std::vector<float> hx = index_select(x.cast(DType::f32), 0, ids).to_vector<float>();
+  std::vector<float> hy = index_select(embedding.cast(DType::f32), 0, ids).to_vector<float>();
+  int64_t d = x.shape(1);
+  auto sqdist = [](const std::vector<float>& a, int64_t dim, int64_t i, int64_t j) {
+    double t = 0;
+    for (int64_t c = 0; c < dim; ++c) {
+      double u = double(a[size_t(i * dim + c)]) - double(a[size_t(j * dim + c)]);
+      t += u * u;
+    }
+    return t;
+  };
+  std::vector<double> P(size_t(s * s), 0.0), dist(static_cast<size_t>(s));
+  double goal = std::log(perplexity);
+  for (int64_t i = 0; i < s; ++i) {
+    double dmin = 1e300;
+    for (int64_t j = 0; j < s; ++j) {
+      dist[size_t(j)] = j == i ? 0 : sqdist(hx, d, i, j);
+      if (j != i) dmin = std::min(dmin, dist[size_t(j)]);
+    }
+    double beta = 1, lo = 0, hi = 1e300;
+    for (int it = 0; it < 200; ++it) {
+      double sum = 0, weighted = 0;
+      for (int64_t j = 0; j < s; ++j)
+        if (j != i) {
+          double w = std::exp(-beta * (dist[size_t(j)] - dmin));
+          sum += w, weighted += w * (dist[size_t(j)] - dmin);
+        }
+      double h = std::log(sum) + beta * weighted / sum;
+      if (std::abs(h - goal) < 1e-10) break;
+      if (h > goal) lo = beta, beta = hi < 1e300 ? (beta + hi) / 2 : beta * 2;
+      else hi = beta, beta = (beta + lo) / 2;
+    }
+    double sum = 0;
+    for (int64_t j = 0; j < s; ++j)
+      if (j != i) sum += (P[size_t(i * s + j)] = std::exp(-beta * (dist[size_t(j)] - dmin)));
+    for (int64_t j = 0; j < s; ++j) P[size_t(i * s + j)] /= sum;
+  }
+  double z = 0;
+  for (int64_t i = 0; i < s; ++i)
+    for (int64_t j = 0; j < s; ++j)
+      if (j != i) z += 1 / (1 + sqdist(hy, 2, i, j));
+  double kl = 0;
+  for (int64_t i = 0; i < s; ++i)
+    for (int64_t j = 0; j < s; ++j) {
+      if (j == i) continue;
+      double p = (P[size_t(i * s + j)] + P[size_t(j * s + i)]) / (2.0 * double(s));
+      double q = 1 / (1 + sqdist(hy, 2, i, j)) / z;
+      if (p > 0) kl += p * std::log(p / q);
+    }
+  return kl;
 }
 
 }  // namespace surfgrad
