@@ -1,6 +1,7 @@
 """Embedding maps side by side: surfgrad, openTSNE and scikit-learn's Barnes-Hut t-SNE on the
 same data with the same parameters, timed on this machine, every map scored by the same code
-(`surfgrad eval`: kNN recall@10 against exact neighbours in the input space, 10-NN accuracy).
+(`surfgrad eval`: kNN recall@10 against exact neighbours in the input space, 10-NN accuracy,
+trustworthiness@10, t-SNE KL divergence on a sample).
 
     bash scripts/peers_env.sh                      # pinned peers in .venv-peers
     .venv-peers/bin/python bench/peers.py --data ../shared/data/mnist10k --out bench-peers
@@ -29,9 +30,8 @@ def read_idx(path):
 def evaluate(surfgrad, embedding, images, labels):
     out = subprocess.run([surfgrad, "eval", embedding, "--input", images, "--labels", labels],
                          capture_output=True, text=True, check=True).stdout
-    recall = float(re.search(r"kNN recall@10\s+([\d.]+)", out).group(1))
-    accuracy = float(re.search(r"10-NN accuracy\s+([\d.]+)", out).group(1))
-    return recall, accuracy
+    value = lambda name: float(re.search(name + r"\s+([\d.]+)", out).group(1))
+    return value("kNN recall@10"), value("10-NN accuracy"), value("trustworthiness"), value("KL divergence")
 
 
 def main():
@@ -51,10 +51,11 @@ def main():
     results = []
 
     def record(tool, seconds, path, detail):
-        recall, accuracy = evaluate(a.surfgrad, path, images, labels)
+        recall, accuracy, trust, kl = evaluate(a.surfgrad, path, images, labels)
         results.append({"tool": tool, "seconds": seconds, "knn_recall_10": recall, "knn_accuracy_10": accuracy,
-                        "detail": detail})
-        print(f"{tool:<22} {seconds:9.1f} s   recall@10 {recall:.4f}   10-NN accuracy {accuracy:.4f}", flush=True)
+                        "trustworthiness_10": trust, "kl_divergence_sample": kl, "detail": detail})
+        print(f"{tool:<22} {seconds:9.1f} s   recall@10 {recall:.4f}   10-NN accuracy {accuracy:.4f}   "
+              f"trustworthiness {trust:.4f}   KL {kl:.3f}", flush=True)
 
     if "surfgrad" not in skip:
         t = time.time()
