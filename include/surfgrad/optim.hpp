@@ -5,6 +5,7 @@
 //   optim::CosineLR schedule(opt, /*total_steps=*/1000);
 //   for (...) { loss = ...; opt.zero_grad(); loss.backward(); opt.step(); schedule.step(); }
 #pragma once
+#include <functional>
 #include <vector>
 
 #include "surfgrad/autograd.hpp"
@@ -22,6 +23,8 @@ class Optimizer {
   const std::vector<Var>& params() const { return params_; }
 
  protected:
+  // Calls update(index, parameter, contiguous gradient) for each parameter that has a gradient.
+  void for_each_gradient(const std::function<void(size_t, const Tensor&, const Tensor&)>& update);
   std::vector<Var> params_;
   double lr_;
 };

@@ -9,13 +9,11 @@
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_id) lid: vec3<u32>) {
   let M = mm_m(); let N = mm_n(); let K = mm_k();
-  let tiles_m = arg(3u); let tiles_n = arg(4u);
-  let w = linear_group(wid, nwg);
-  let batch = w / (tiles_m * tiles_n);
-  if (batch >= arg(5u)) { return; }
-  let t = w % (tiles_m * tiles_n);
-  let r = (t / tiles_n) * 16u + {{ROW_LANE}};
-  let col = (t % tiles_n) * 16u + {{COL_LANE}};
+  let tile = mm_locate(linear_group(wid, nwg));
+  if (!tile.valid) { return; }
+  let batch = tile.batch;
+  let r = tile.row * 16u + {{ROW_LANE}};
+  let col = tile.col * 16u + {{COL_LANE}};
   if (r >= M || col >= N) { return; }
   let bases = mm_batch_bases(batch);
   var acc = 0.0;

@@ -33,3 +33,12 @@ fn mm_tile(t: u32, tiles_m: u32, tiles_n: u32, group: u32) -> vec2<u32> {
   let within = t % per_group;
   return vec2<u32>(first_m + within % rows, within / rows);
 }
+
+// Where workgroup w works: its batch and tile (row-major tile order); valid = false past the
+// last batch (the host rounds grids up).
+struct MmTile { batch: u32, row: u32, col: u32, valid: bool }
+fn mm_locate(w: u32) -> MmTile {
+  let per_batch = arg(3u) * arg(4u);
+  let t = w % per_batch;
+  return MmTile(w / per_batch, t / arg(4u), t % arg(4u), w / per_batch < arg(5u));
+}

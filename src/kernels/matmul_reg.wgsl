@@ -12,14 +12,12 @@ const TN: u32 = {{TN}}u;
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_id) lid: vec3<u32>) {
   let M = mm_m(); let N = mm_n(); let K = mm_k();
-  let tiles_m = arg(3u); let tiles_n = arg(4u);
-  let w = linear_group(wid, nwg);
-  let batch = w / (tiles_m * tiles_n);
-  if (batch >= arg(5u)) { return; }
-  let t = w % (tiles_m * tiles_n);
+  let tile = mm_locate(linear_group(wid, nwg));
+  if (!tile.valid) { return; }
+  let batch = tile.batch;
   // Thread (x, y) owns rows y·TM.. and columns x + j·16 (columns interleaved for coalescing).
-  let r0 = (t / tiles_n) * 16u * TM + lid.y * TM;
-  let c0 = (t % tiles_n) * 16u * TN + lid.x;
+  let r0 = tile.row * 16u * TM + lid.y * TM;
+  let c0 = tile.col * 16u * TN + lid.x;
   let bases = mm_batch_bases(batch);
   let a_rs = arg(6u); let a_cs = arg(7u); let b_rs = arg(8u); let b_cs = arg(9u);
   var acc: array<f32, TM * TN>;

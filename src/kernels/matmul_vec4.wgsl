@@ -9,13 +9,11 @@
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_id) lid: vec3<u32>) {
   let M = mm_m(); let N = mm_n(); let K = mm_k();
-  let tiles_m = arg(3u); let tiles_n = arg(4u);
-  let w = linear_group(wid, nwg);
-  let batch = w / (tiles_m * tiles_n);
-  if (batch >= arg(5u)) { return; }
-  let t = w % (tiles_m * tiles_n);
-  let r0 = (t / tiles_n) * 64u + lid.y * 4u;
-  let c4 = (t % tiles_n) * 16u + lid.x;  // index of a group of 4 columns
+  let tile = mm_locate(linear_group(wid, nwg));
+  if (!tile.valid) { return; }
+  let batch = tile.batch;
+  let r0 = tile.row * 64u + lid.y * 4u;
+  let c4 = tile.col * 16u + lid.x;  // index of a group of 4 columns
   if (c4 * 4u >= N) { return; }
   let bases = mm_batch_bases(batch);
   let a_rs = arg(6u); let a_cs = arg(7u); let b_rs4 = arg(8u) / 4u;

@@ -32,6 +32,13 @@ Optimizer::Optimizer(std::vector<Var> params, double lr) : params_(std::move(par
   for (size_t i = 0; i < params_.size(); ++i) check_param(params_[i], i);
 }
 
+void Optimizer::for_each_gradient(const std::function<void(size_t, const Tensor&, const Tensor&)>& update) {
+  for (size_t i = 0; i < params_.size(); ++i) {
+    Tensor g = params_[i].grad();
+    if (g.defined()) update(i, params_[i].value(), g.contiguous());
+  }
+}
+
 void Optimizer::zero_grad() {
   for (auto& p : params_) p.zero_grad();
 }
@@ -42,18 +49,14 @@ SGD::SGD(std::vector<Var> params, double lr, double momentum, double weight_deca
 }
 
 void SGD::step() {
-  for (size_t i = 0; i < params_.size(); ++i) {
-    const Tensor& p = params_[i].value();
-    Tensor g = params_[i].grad();
-    if (!g.defined()) continue;
-    g = g.contiguous();
+  for_each_gradient([&](size_t i, const Tensor& p, const Tensor& g) {
     auto ctx = p.context();
     std::vector<uint32_t> meta = {uint32_t(p.numel()), f32_bits(float(lr_)), f32_bits(float(momentum_)),
                                   f32_bits(float(weight_decay_)), nesterov_ ? 1u : 0u};
     ctx->dispatch(optim_kernel(ctx, "optim_sgd.wgsl", 3),
                   {p.storage()->buffer.get(), g.storage()->buffer.get(), buffers_[i].storage()->buffer.get()}, meta,
                   ctx->grid_for((uint64_t(p.numel()) + 255) / 256));
-  }
+  });
 }
 
 Adam::Adam(std::vector<Var> params, double lr, double beta1, double beta2, double eps, double weight_decay, bool decoupled)
@@ -69,20 +72,16 @@ Adam::Adam(std::vector<Var> params, double lr, double beta1, double beta2, doubl
 void Adam::step() {
   ++t_;
   float c1 = float(1.0 / (1.0 - std::pow(beta1_, double(t_)))), c2 = float(1.0 / (1.0 - std::pow(beta2_, double(t_))));
-  for (size_t i = 0; i < params_.size(); ++i) {
-    const Tensor& p = params_[i].value();
-    Tensor g = params_[i].grad();
-    if (!g.defined()) continue;
-    g = g.contiguous();
+  for_each_gradient([&](size_t i, const Tensor& p, const Tensor& g) {
     auto ctx = p.context();
-    std::vector<uint32_t> meta = {uint32_t(p.numel()),   f32_bits(float(lr_)),           f32_bits(float(beta1_)),
-                                  f32_bits(float(beta2_)), f32_bits(float(eps_)),        f32_bits(float(weight_decay_)),
-                                  f32_bits(c1),           f32_bits(c2),                  decoupled_ ? 1u : 0u};
+    std::vector<uint32_t> meta = {uint32_t(p.numel()),   f32_bits(float(lr_)),    f32_bits(float(beta1_)),
+                                  f32_bits(float(beta2_)), f32_bits(float(eps_)), f32_bits(float(weight_decay_)),
+                                  f32_bits(c1),           f32_bits(c2),           decoupled_ ? 1u : 0u};
     ctx->dispatch(optim_kernel(ctx, "optim_adam.wgsl", 4),
                   {p.storage()->buffer.get(), g.storage()->buffer.get(), m_[i].storage()->buffer.get(),
                    v_[i].storage()->buffer.get()},
                   meta, ctx->grid_for((uint64_t(p.numel()) + 255) / 256));
-  }
+  });
 }
 
 StepLR::StepLR(Optimizer& opt, int64_t step_size, double gamma)
