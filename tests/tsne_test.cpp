@@ -139,3 +139,34 @@ TEST(MapQuality, TrustworthinessMatchesHostDefinition) {
   Tensor p = upload(random_ref({n, 2}, 13, DType::f32), DType::f32);
   EXPECT_NEAR(trustworthiness(p, p, k), 1.0, 1e-12);
 }
+
+TEST(Pca, RecoversALowRankSubspace) {
+  // Rank-3 data in 40-D (plus an offset): 3 components keep every pairwise distance and all of
+  // the variance, in descending order.
+  int64_t n = 500, d = 40;
+  Tensor a = Tensor::normal(ctx(), {n, 3}, 21), b = Tensor::normal(ctx(), {3, d}, 22);
+  Tensor x = add(matmul(mul(a, Tensor::from_vector(ctx(), std::vector<float>{3, 2, 1}, {3})), b), Tensor::full(ctx(), {d}, 5.0));
+  PcaResult r = pca(x, 3, 1);
+  ASSERT_EQ(r.scores.shape(), Shape({n, 3}));
+  HostArray hx = HostArray::from(x), hs = HostArray::from(r.scores);
+  for (int64_t i = 0; i < n; i += 37)
+    for (int64_t j = i + 1; j < n; j += 53) {
+      double dx = 0, ds = 0;
+      for (int64_t c = 0; c < d; ++c) dx += std::pow(hx.values()[size_t(i * d + c)] - hx.values()[size_t(j * d + c)], 2);
+      for (int64_t c = 0; c < 3; ++c) ds += std::pow(hs.values()[size_t(i * 3 + c)] - hs.values()[size_t(j * 3 + c)], 2);
+      EXPECT_NEAR(std::sqrt(ds), std::sqrt(dx), 1e-3 * (1 + std::sqrt(dx))) << i << ", " << j;
+    }
+  double total = 0;  // trace of the covariance
+  for (int64_t c = 0; c < d; ++c) {
+    double m = 0, v = 0;
+    for (int64_t i = 0; i < n; ++i) m += hx.values()[size_t(i * d + c)];
+    m /= double(n);
+    for (int64_t i = 0; i < n; ++i) v += std::pow(hx.values()[size_t(i * d + c)] - m, 2);
+    total += v / double(n - 1);
+  }
+  double kept = r.explained_variance[0] + r.explained_variance[1] + r.explained_variance[2];
+  EXPECT_NEAR(kept, total, 1e-3 * total);
+  EXPECT_GE(r.explained_variance[0], r.explained_variance[1]);
+  EXPECT_GE(r.explained_variance[1], r.explained_variance[2]);
+  EXPECT_THROW(pca(x, 41), Error);
+}

@@ -4,6 +4,9 @@
 //   // nn.indices: i32 [N, 15], nearest first (a point is never its own neighbour)
 //   // nn.distances: f32 [N, 15], squared Euclidean distances
 #pragma once
+#include <vector>
+
+#include "surfgrad/reference.hpp"
 #include "surfgrad/tensor.hpp"
 
 namespace surfgrad {
@@ -33,6 +36,8 @@ struct TsneOptions {
   double exaggeration = 12;
   double learning_rate = 0;  // 0: max(N / exaggeration, 50), as openTSNE (Belkina et al.: N / 12)
   uint64_t seed = 1;
+  bool pca_init = true;  // start from the first two principal components scaled to std 1e-4
+                         // (as openTSNE), else from N(0, 1e-4²)
 };
 // Called with iteration 0 once the kNN graph and affinities are ready, then every 50 iterations.
 using MapProgress = std::function<void(int iteration, int total)>;
@@ -76,5 +81,18 @@ Tensor load_labels(const gpu::ContextPtr& ctx, const std::string& path, int64_t 
 Tensor builtin_points(const gpu::ContextPtr& ctx, int64_t n, Tensor& labels);
 // Writes OUT.npy (f32 [N, 2]), OUT.csv (x,y[,label]) and OUT.png (coloured by label).
 void write_outputs(const std::string& out, const Tensor& embedding, const Tensor& labels);
+
+}  // namespace surfgrad
+
+namespace surfgrad {
+
+struct PcaResult {
+  Tensor scores;                            // [N, components]: centred points on the components
+  Tensor mean;                              // [D]
+  std::vector<double> explained_variance;  // per component, descending
+};
+// Randomized PCA: a Gaussian sketch, `power_iterations` subspace iterations, then the exact
+// decomposition of the small projected problem. Deterministic for a seed on a device.
+PcaResult pca(const Tensor& x, int components, uint64_t seed = 0, int power_iterations = 2);
 
 }  // namespace surfgrad

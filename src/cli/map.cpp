@@ -30,6 +30,7 @@ int cmd_map(const gpu::ContextPtr& ctx, int argc, char** argv) {
   std::string input, out = "map", labels_path, method = "tsne";
   TsneOptions opt;
   int64_t builtin_n = 5000;
+  int pca_dims = 50;
   for (int i = 0; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -45,6 +46,12 @@ int cmd_map(const gpu::ContextPtr& ctx, int argc, char** argv) {
     else if (a == "--early-exaggeration") opt.exaggeration = std::atof(next().c_str());
     else if (a == "--seed") opt.seed = std::strtoull(next().c_str(), nullptr, 10);
     else if (a == "--points") builtin_n = std::atoll(next().c_str());
+    else if (a == "--pca") pca_dims = std::atoi(next().c_str());
+    else if (a == "--init") {
+      std::string v = next();
+      if (v != "pca" && v != "random") throw Error(ErrorKind::Value, "map: --init takes pca or random, not " + v);
+      opt.pca_init = v == "pca";
+    }
     else if (!a.empty() && a[0] == '-') throw Error(ErrorKind::Value, "map: unknown option " + a);
     else input = a;
   }
@@ -63,7 +70,13 @@ int cmd_map(const gpu::ContextPtr& ctx, int argc, char** argv) {
   phases.emplace_back(input.empty() ? "generate" : "load", seconds_since(t));
   std::printf("t-SNE of %lld points in %lld dimensions on %s (perplexity %g, %d iterations)\n", (long long)x.shape(0),
               (long long)x.shape(1), ctx->info().name.c_str(), opt.perplexity, opt.iterations);
-  Tensor y = tsne(x, opt, [&](int it, int total) {
+  Tensor features = x;
+  if (pca_dims > 0 && x.shape(1) > pca_dims) {  // neighbours on the leading components, as is usual
+    features = pca(x, pca_dims, opt.seed).scores;
+    ctx->sync();
+    phases.emplace_back("PCA to " + std::to_string(pca_dims), seconds_since(t));
+  }
+  Tensor y = tsne(features, opt, [&](int it, int total) {
     if (it == 0) phases.emplace_back("kNN + affinities", seconds_since(t));
     else std::printf("\r  optimisation %d/%d", it, total), std::fflush(stdout);
   });

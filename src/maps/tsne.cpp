@@ -51,7 +51,14 @@ Tensor tsne(const Tensor& x, const TsneOptions& opt, const MapProgress& progress
     for (size_t q = 0; q < incoming[size_t(i)].size(); ++q) rev[size_t(i) * r + q] = incoming[size_t(i)][q];
   Tensor rev_t = Tensor::from_vector(ctx, rev, {n, int64_t(r)});
 
-  Tensor y = Tensor::normal(ctx, {n, 2}, opt.seed, 0, 1e-4);
+  Tensor y;
+  if (opt.pca_init && x.shape(1) >= 2) {
+    Tensor scores = pca(x, 2, opt.seed).scores;
+    double sd = std::sqrt(HostArray::from(scores.slice(1, 0, 1)).pow(2).mean().item());
+    y = (scores * (1e-4 / std::max(sd, 1e-30))).contiguous();
+  } else {
+    y = Tensor::normal(ctx, {n, 2}, opt.seed, 0, 1e-4);
+  }
   Tensor update = Tensor::zeros(ctx, {n, 2}), gains = Tensor::ones(ctx, {n, 2});
   Tensor rep = Tensor::empty(ctx, {n, 4});
   double lr = opt.learning_rate > 0 ? opt.learning_rate : std::max(double(n) / opt.exaggeration, 50.0);
