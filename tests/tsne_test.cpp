@@ -170,3 +170,16 @@ TEST(Pca, RecoversALowRankSubspace) {
   EXPECT_GE(r.explained_variance[1], r.explained_variance[2]);
   EXPECT_THROW(pca(x, 41), Error);
 }
+
+TEST(Umap, SeparatesClustersAndIsDeterministic) {
+  Tensor x, labels;
+  clusters(x, labels);
+  Tensor y = umap(x, {.epochs = 200});
+  ASSERT_EQ(y.shape(), Shape({600, 2}));
+  for (float v : y.to_vector<float>()) ASSERT_TRUE(std::isfinite(v));
+  MapQuality q = evaluate_map(x, y, labels);
+  EXPECT_GE(q.knn_accuracy, 0.98) << "10-NN accuracy in 2-D";
+  EXPECT_GT(q.knn_recall, 0.15);
+  EXPECT_EQ(umap(x, {.epochs = 200}).to_vector<float>(), y.to_vector<float>()) << "same seed, same device: same map";
+  EXPECT_THROW(umap(x, {.n_neighbors = 600}), Error);
+}

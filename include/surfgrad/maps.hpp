@@ -96,3 +96,20 @@ struct PcaResult {
 PcaResult pca(const Tensor& x, int components, uint64_t seed = 0, int power_iterations = 2);
 
 }  // namespace surfgrad
+
+namespace surfgrad {
+
+struct UmapOptions {
+  int n_neighbors = 15;
+  double min_dist = 0.1;
+  int epochs = 0;  // 0: 500 up to 10,000 points, else 200 (umap-learn's defaults)
+  double learning_rate = 1.0;
+  double negative_sample_rate = 5;
+  uint64_t seed = 1;
+};
+// UMAP of f32 [N, D] points to f32 [N, 2]: fuzzy simplicial set from the exact kNN graph
+// (bisection for σ, fuzzy union), PCA initialisation, then per-epoch updates of all points with
+// umap-learn's gradients and negative sampling (deterministic: no edge-by-edge races).
+Tensor umap(const Tensor& x, const UmapOptions& options = {}, const MapProgress& progress = {});
+
+}  // namespace surfgrad

@@ -29,6 +29,7 @@ double seconds_since(std::chrono::steady_clock::time_point& t) {
 int cmd_map(const gpu::ContextPtr& ctx, int argc, char** argv) {
   std::string input, out = "map", labels_path, method = "tsne";
   TsneOptions opt;
+  UmapOptions uopt;
   int64_t builtin_n = 5000;
   int pca_dims = 50;
   for (int i = 0; i < argc; ++i) {
@@ -47,6 +48,9 @@ int cmd_map(const gpu::ContextPtr& ctx, int argc, char** argv) {
     else if (a == "--seed") opt.seed = std::strtoull(next().c_str(), nullptr, 10);
     else if (a == "--points") builtin_n = std::atoll(next().c_str());
     else if (a == "--pca") pca_dims = std::atoi(next().c_str());
+    else if (a == "--n-neighbors") uopt.n_neighbors = std::atoi(next().c_str());
+    else if (a == "--min-dist") uopt.min_dist = std::atof(next().c_str());
+    else if (a == "--epochs") uopt.epochs = std::atoi(next().c_str());
     else if (a == "--init") {
       std::string v = next();
       if (v != "pca" && v != "random") throw Error(ErrorKind::Value, "map: --init takes pca or random, not " + v);
@@ -55,8 +59,8 @@ int cmd_map(const gpu::ContextPtr& ctx, int argc, char** argv) {
     else if (!a.empty() && a[0] == '-') throw Error(ErrorKind::Value, "map: unknown option " + a);
     else input = a;
   }
-  if (method != "tsne")
-    throw Error(ErrorKind::Unsupported, "map: --method " + method + " is not implemented yet (tsne is)");
+  if (method != "tsne" && method != "umap")
+    throw Error(ErrorKind::Value, "map: --method takes tsne or umap, not " + method);
   {  // fail before the work if the output cannot be written
     std::ofstream probe(out + ".npy", std::ios::binary | std::ios::app);
     if (!probe) throw Error(ErrorKind::IO, "'" + out + ".npy': cannot write the output there");
@@ -68,18 +72,24 @@ int cmd_map(const gpu::ContextPtr& ctx, int argc, char** argv) {
   if (!labels_path.empty()) labels = load_labels(ctx, labels_path, x.shape(0));
   ctx->sync();
   phases.emplace_back(input.empty() ? "generate" : "load", seconds_since(t));
-  std::printf("t-SNE of %lld points in %lld dimensions on %s (perplexity %g, %d iterations)\n", (long long)x.shape(0),
-              (long long)x.shape(1), ctx->info().name.c_str(), opt.perplexity, opt.iterations);
+  uopt.seed = opt.seed;
+  if (method == "tsne")
+    std::printf("t-SNE of %lld points in %lld dimensions on %s (perplexity %g, %d iterations)\n", (long long)x.shape(0),
+                (long long)x.shape(1), ctx->info().name.c_str(), opt.perplexity, opt.iterations);
+  else
+    std::printf("UMAP of %lld points in %lld dimensions on %s (n_neighbors %d, min_dist %g)\n", (long long)x.shape(0),
+                (long long)x.shape(1), ctx->info().name.c_str(), uopt.n_neighbors, uopt.min_dist);
   Tensor features = x;
   if (pca_dims > 0 && x.shape(1) > pca_dims) {  // neighbours on the leading components, as is usual
     features = pca(x, pca_dims, opt.seed).scores;
     ctx->sync();
     phases.emplace_back("PCA to " + std::to_string(pca_dims), seconds_since(t));
   }
-  Tensor y = tsne(features, opt, [&](int it, int total) {
-    if (it == 0) phases.emplace_back("kNN + affinities", seconds_since(t));
+  auto progress = [&](int it, int total) {
+    if (it == 0) phases.emplace_back(method == "tsne" ? "kNN + affinities" : "kNN + memberships", seconds_since(t));
     else std::printf("\r  optimisation %d/%d", it, total), std::fflush(stdout);
-  });
+  };
+  Tensor y = method == "tsne" ? tsne(features, opt, progress) : umap(features, uopt, progress);
   ctx->sync();
   phases.emplace_back("optimisation", seconds_since(t));
   std::printf("\n");

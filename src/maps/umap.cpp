@@ -1,0 +1,127 @@
+// UMAP on the GPU: fuzzy memberships from the exact kNN graph (umap_membership.wgsl),
+// symmetrised by fuzzy union on the host once, PCA initialisation, then epochs of
+// umap_step.wgsl. The layout follows umap-learn's gradients (clipped to ±4, linearly decaying
+// step, negative sampling) but applies them per epoch to all points at once from the previous
+// positions, so the map is deterministic for a seed on a device.
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <unordered_map>
+
+#include "surfgrad/maps.hpp"
+#include "tensor/internal.hpp"
+
+namespace surfgrad {
+
+namespace {
+
+// The curve 1 / (1 + a·d^(2b)) closest (least squares on d in [0, 3]) to UMAP's target
+// membership: 1 below min_dist, exp(−(d − min_dist) / spread) beyond.
+void fit_ab(double min_dist, double spread, double& a, double& b) {
+  auto cost = [&](double ta, double tb) {
+    double c = 0;
+    for (int s = 1; s <= 300; ++s) {
+      double d = 3.0 * s / 300;
+      double want = d < min_dist ? 1.0 : std::exp(-(d - min_dist) / spread);
+      double got = 1 / (1 + ta * std::pow(d, 2 * tb));
+      c += (got - want) * (got - want);
+    }
+    return c;
+  };
+  a = 1, b = 1;
+  double best = cost(a, b);
+  for (double step = 0.5; step > 1e-5; step *= 0.5)  // pattern search, shrinking
+    for (bool moved = true; moved;) {
+      moved = false;
+      for (auto [da, db] : {std::pair{step, 0.0}, {-step, 0.0}, {0.0, step}, {0.0, -step}}) {
+        double ta = a + da * a, tb = b + db;
+        if (ta <= 0 || tb <= 0) continue;
+        double c = cost(ta, tb);
+        if (c < best) best = c, a = ta, b = tb, moved = true;
+      }
+    }
+}
+
+}  // namespace
+
+Tensor umap(const Tensor& x, const UmapOptions& opt, const MapProgress& progress) {
+  if (x.rank() != 2) throw Error(ErrorKind::Shape, "umap: points must be [N, D], got " + x.describe());
+  int64_t n = x.shape(0);
+  int k = opt.n_neighbors;
+  if (k < 2 || k >= n)
+    throw Error(ErrorKind::Value, "umap: n_neighbors " + std::to_string(k) + " needs at least " + std::to_string(k + 1) +
+                                      " points (got " + std::to_string(n) + ")");
+  if (!(opt.min_dist >= 0)) throw Error(ErrorKind::Value, "umap: min_dist must be ≥ 0");
+  auto ctx = x.context();
+  KnnResult nn = knn_exact(x.cast(DType::f32), k);
+  Tensor w = Tensor::empty(ctx, {n, k});
+  auto membership = ctx->kernel("umap_membership|" + std::to_string(k), [&] {
+    return kernel_source(*ctx, "umap_membership.wgsl", {{"K", std::to_string(k)}}, false, 2);
+  });
+  std::vector<uint32_t> mmeta = {uint32_t(n)};
+  ctx->dispatch(membership, {w.storage()->buffer.get(), nn.distances.storage()->buffer.get()}, mmeta,
+                ctx->grid_for(uint64_t((n + 63) / 64)));
+
+  // Fuzzy union w + wᵀ − w∘wᵀ per pair; a pair present in both directions gives each directed
+  // edge half, so every point's out- and in-edges sum to the pair's weight once.
+  std::vector<int32_t> idx = nn.indices.to_vector<int32_t>();
+  std::vector<float> hw = w.to_vector<float>();
+  std::unordered_map<uint64_t, float> weight_of;
+  weight_of.reserve(size_t(n * k) * 2);
+  for (int64_t e = 0; e < n * k; ++e) weight_of[uint64_t(e / k) * uint64_t(n) + uint64_t(idx[size_t(e)])] = hw[size_t(e)];
+  std::vector<float> u(size_t(n * k));
+  float umax = 0;
+  for (int64_t e = 0; e < n * k; ++e) {
+    uint64_t i = uint64_t(e / k), j = uint64_t(idx[size_t(e)]);
+    auto back = weight_of.find(j * uint64_t(n) + i);
+    float a = hw[size_t(e)], b = back == weight_of.end() ? 0.0f : back->second;
+    float v = a + b - a * b;
+    u[size_t(e)] = back == weight_of.end() ? v : v / 2;
+    umax = std::max(umax, u[size_t(e)]);
+  }
+  int epochs = opt.epochs > 0 ? opt.epochs : (n <= 10000 ? 500 : 200);
+  for (float& x_ : u) x_ = x_ / std::max(umax, 1e-30f) < 1.0f / float(epochs) ? 0.0f : x_ / umax;  // drop what would never be sampled
+  std::vector<std::vector<int32_t>> incoming(static_cast<size_t>(n));
+  for (int64_t e = 0; e < n * k; ++e) incoming[size_t(idx[size_t(e)])].push_back(int32_t(e));
+  size_t r = 1;
+  for (auto& in : incoming) r = std::max(r, in.size());
+  std::vector<int32_t> rev(size_t(n) * r, -1);
+  for (int64_t i = 0; i < n; ++i)
+    for (size_t q = 0; q < incoming[size_t(i)].size(); ++q) rev[size_t(i) * r + q] = incoming[size_t(i)][q];
+  Tensor u_t = Tensor::from_vector(ctx, u, {n, k}), rev_t = Tensor::from_vector(ctx, rev, {n, int64_t(r)});
+
+  // Start from the first two principal components scaled to ±10 (umap-learn's spectral
+  // initialisation is scaled the same way).
+  Tensor y;
+  if (x.shape(1) >= 2) {
+    Tensor scores = pca(x, 2, opt.seed).scores;
+    double m = HostArray::from(scores.abs().max()).item();
+    y = (scores * (10.0 / std::max(m, 1e-30))).contiguous();
+  } else {
+    y = Tensor::uniform(ctx, {n, 2}, opt.seed, -10, 10);
+  }
+  Tensor y_next = Tensor::empty(ctx, {n, 2});
+  double a, b;
+  fit_ab(opt.min_dist, 1.0, a, b);
+  auto step = ctx->kernel("umap_step|" + std::to_string(k), [&] {
+    return kernel_source(*ctx, "umap_step.wgsl", {{"K", std::to_string(k)}}, false, 5);
+  });
+  if (progress) {
+    ctx->sync();
+    progress(0, epochs);
+  }
+  for (int ep = 0; ep < epochs; ++ep) {
+    float alpha = float(opt.learning_rate * (1.0 - double(ep) / epochs));
+    std::vector<uint32_t> meta = {uint32_t(n), uint32_t(r), uint32_t(ep), f32_bits(alpha), f32_bits(float(a)), f32_bits(float(b)),
+                                  f32_bits(float(opt.negative_sample_rate))};
+    ctx->dispatch(step,
+                  {y_next.storage()->buffer.get(), y.storage()->buffer.get(), nn.indices.storage()->buffer.get(),
+                   u_t.storage()->buffer.get(), rev_t.storage()->buffer.get()},
+                  meta, ctx->grid_for(uint64_t((n + 63) / 64)));
+    std::swap(y, y_next);
+    if (progress && (ep % 50 == 49 || ep + 1 == epochs)) progress(ep + 1, epochs);
+  }
+  return y;
+}
+
+}  // namespace surfgrad
