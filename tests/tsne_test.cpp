@@ -135,6 +135,8 @@ TEST(MapQuality, TrustworthinessMatchesHostDefinition) {
   }
   double want = 1.0 - 2.0 / (double(n) * k * (2.0 * double(n) - 3.0 * k - 1.0)) * penalty;
   EXPECT_NEAR(trustworthiness(upload(x, DType::f32), upload(y, DType::f32), k), want, 1e-9);
+  // In several distance blocks (each must write its own rows of counts).
+  EXPECT_NEAR(trustworthiness(upload(x, DType::f32), upload(y, DType::f32), k, 10000, 7), want, 1e-9);
   // A map that is the data itself is perfectly trustworthy.
   Tensor p = upload(random_ref({n, 2}, 13, DType::f32), DType::f32);
   EXPECT_NEAR(trustworthiness(p, p, k), 1.0, 1e-12);

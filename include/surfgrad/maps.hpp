@@ -60,7 +60,9 @@ MapQuality evaluate_map(const Tensor& x, const Tensor& embedding, const Tensor& 
 // Trustworthiness T(k) (Venna & Kaski 2001): 1 − 2/(S·k·(2N − 3k − 1)) · Σ (r(i,j) − k) over the
 // 2-D k-nearest neighbours j of each sampled point i that are not among its k nearest in D,
 // r(i,j) being j's rank by distance from i in D. Sampled points: every ⌈N / sample⌉-th.
-double trustworthiness(const Tensor& x, const Tensor& embedding, int k = 10, int64_t sample = 10000);
+// block_rows: sampled rows per distance block (0: sized from the binding limit).
+double trustworthiness(const Tensor& x, const Tensor& embedding, int k = 10, int64_t sample = 10000,
+                       int64_t block_rows = 0);
 
 // t-SNE's objective KL(P‖Q) restricted to a sample of every ⌈N / sample⌉-th point, computed
 // exactly in float64 on the host: P from the sample's D-dimensional distances at `perplexity`

@@ -3,7 +3,7 @@
 // 0) is among them, so the count is the target's 1-based rank among the other points.
 // One thread a pair.
 // Parameters: [B, N, K, row0, offset]
-@group(0) @binding(0) var<storage, read_write> count: array<u32>;   // [B, K]
+@group(0) @binding(0) var<storage, read_write> count: array<u32>;   // [S, K]; block rows at row0
 @group(0) @binding(1) var<storage, read> dist: array<f32>;          // [B, N] (at offset)
 @group(0) @binding(2) var<storage, read> target_ids: array<i32>;    // [S, K]; row b is row0 + b
 
@@ -22,5 +22,5 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   for (var j = 0u; j < N; j++) {
     if (dist[base + j] < dt) { c++; }
   }
-  count[pair] = c;
+  count[arg(3u) * K + pair] = c;
 }

@@ -40,7 +40,7 @@ MapQuality evaluate_map(const Tensor& x, const Tensor& embedding, const Tensor& 
   return q;
 }
 
-double trustworthiness(const Tensor& x_in, const Tensor& embedding, int k, int64_t sample) {
+double trustworthiness(const Tensor& x_in, const Tensor& embedding, int k, int64_t sample, int64_t block_rows) {
   int64_t n = x_in.shape(0);
   if (3 * k + 1 >= 2 * n) throw Error(ErrorKind::Value, "trustworthiness: k = " + std::to_string(k) + " is too large for " + std::to_string(n) + " points");
   auto ctx = x_in.context();
@@ -57,7 +57,7 @@ double trustworthiness(const Tensor& x_in, const Tensor& embedding, int k, int64
   auto kernel = ctx->kernel("rank_count", [&] { return kernel_source(*ctx, "rank_count.wgsl", {}, false, 3); });
   // Distances of the sampled rows to every point, in blocks that fit one binding.
   uint64_t budget = std::min<uint64_t>(uint64_t(256) << 20, ctx->limits().max_storage_buffer_binding_size / 2);
-  int64_t block = std::max<int64_t>(1, std::min<int64_t>(s, int64_t(budget / 4) / n));
+  int64_t block = block_rows > 0 ? block_rows : std::max<int64_t>(1, std::min<int64_t>(s, int64_t(budget / 4) / n));
   Tensor counts = Tensor::empty(ctx, {s, k}, DType::u32);
   for (int64_t r0 = 0; r0 < s; r0 += block) {
     int64_t r1 = std::min(s, r0 + block);
