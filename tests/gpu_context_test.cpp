@@ -64,6 +64,8 @@ TEST(GpuContext, PoolRecyclesBuffers) {
   EXPECT_EQ(after.live_buffers, before.live_buffers);
   EXPECT_EQ(after.allocations, before.allocations) << "steady state must not allocate";
   EXPECT_GT(after.reuses, before.reuses);
+  EXPECT_GE(after.peak_live_bytes, after.live_bytes);
+  EXPECT_GE(after.peak_live_bytes, before.peak_live_bytes);
 }
 
 TEST(GpuContext, TrimmedPoolAndCachedBindGroupsStayCorrect) {

@@ -64,6 +64,7 @@ struct Limits {
 
 struct PoolStats {
   uint64_t live_buffers = 0, live_bytes = 0;      // handed out and not yet released
+  uint64_t peak_live_bytes = 0;                   // the most ever handed out at once
   uint64_t pooled_buffers = 0, pooled_bytes = 0;  // released, kept for reuse
   uint64_t allocations = 0, reuses = 0;           // device allocations vs pool hits
 };

@@ -1,4 +1,5 @@
 // `surfgrad map` and `surfgrad eval`: embedding maps from files (or a built-in data set).
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -99,6 +100,10 @@ int cmd_map(const gpu::ContextPtr& ctx, int argc, char** argv) {
   double total = 0;
   for (auto& [name, s] : phases) std::printf("  %-18s %8.3f s\n", name.c_str(), s), total += s;
   std::printf("  %-18s %8.3f s\nwrote %s.npy, %s.csv, %s.png\n", "total", total, out.c_str(), out.c_str(), out.c_str());
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  std::printf("memory peaks: GPU %.1f MiB (surfgrad's buffers at once), host %.1f MiB (resident set)\n",
+              double(ctx->pool_stats().peak_live_bytes) / (1 << 20), double(usage.ru_maxrss) / 1024.0);
   return 0;
 }
 

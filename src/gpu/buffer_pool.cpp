@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <atomic>
 #include <bit>
 
@@ -48,6 +49,7 @@ std::shared_ptr<BufferState> BufferPool::acquire(uint64_t bytes, bool& fresh) {
   std::lock_guard lock(mutex_);
   stats_.live_buffers++;
   stats_.live_bytes += cls;
+  stats_.peak_live_bytes = std::max(stats_.peak_live_bytes, stats_.live_bytes);
   return state;
 }
 
