@@ -108,3 +108,16 @@ TEST(Errors, DeviceLossFailsEveryLaterCall) {
   // Other contexts are unaffected.
   EXPECT_EQ(Tensor::ones(ctx(), {3}).sum().to_vector<float>()[0], 3.0f);
 }
+
+TEST(Errors, AliasedWritableBindingIsRefusedNotAborted) {
+  // wgpu-native aborts the whole process on this at submit; the gpu layer must refuse it first.
+  auto buf = ctx()->alloc(64);
+  auto k = ctx()->kernel(
+      "@group(0) @binding(0) var<storage, read_write> a: array<f32>;\n"
+      "@group(0) @binding(1) var<storage, read> b: array<f32>;\n"
+      "@compute @workgroup_size(1) fn main() { a[0] = b[1]; }",
+      "main");
+  expect_error(ErrorKind::Value, [&] { ctx()->dispatch(k, {buf.get(), buf.get()}, {}, {1, 1, 1}); }, {"aliasing", "main"},
+               "aliased");
+  EXPECT_EQ(Tensor::ones(ctx(), {2}).sum().to_vector<float>()[0], 2.0f);
+}

@@ -22,6 +22,13 @@ struct KnnResult {
 // binding limit (and 256 MiB).
 KnnResult knn_exact(const Tensor& x, int k, int64_t block_rows = 0);
 
+// Approximate k-nearest neighbours by neighbour descent: random starting lists, then
+// `iterations` rounds in which every point keeps the k closest among its neighbours and their
+// neighbours. O(N·k²·D) a round instead of O(N²·D); deterministic for a seed on a device.
+KnnResult knn_approx(const Tensor& x, int k, int iterations = 10, uint64_t seed = 1);
+// Share of the exact lists' entries that the approximate lists found (recall@k).
+double knn_recall(const KnnResult& approx, const KnnResult& exact);
+
 }  // namespace surfgrad
 
 #include <functional>
@@ -109,7 +116,8 @@ struct UmapOptions {
   double negative_sample_rate = 5;
   uint64_t seed = 1;
 };
-// UMAP of f32 [N, D] points to f32 [N, 2]: fuzzy simplicial set from the exact kNN graph
+// UMAP of f32 [N, D] points to f32 [N, 2]: fuzzy simplicial set from the kNN graph (exact up to
+// 20,000 points, neighbour descent beyond)
 // (bisection for σ, fuzzy union), PCA initialisation, then per-epoch updates of all points with
 // umap-learn's gradients and negative sampling (deterministic: no edge-by-edge races).
 Tensor umap(const Tensor& x, const UmapOptions& options = {}, const MapProgress& progress = {});

@@ -245,6 +245,11 @@ Kernel Context::kernel(const std::string& wgsl, const std::string& entry) {
   state->pipeline = pipeline;
   state->layout = layout;
   state->meta_binding = meta_binding;
+  for (auto& e : entries)
+    if (e.buffer.type != WGPUBufferBindingType_Uniform) {
+      if (state->writable.size() <= e.binding) state->writable.resize(e.binding + 1, false);
+      state->writable[e.binding] = e.buffer.type == WGPUBufferBindingType_Storage;
+    }
   state->id = next_buffer_id();  // any unique number will do
   state->entry = entry;
   Kernel k{state};
@@ -331,6 +336,18 @@ void Context::dispatch(const Kernel& kernel, std::initializer_list<const Buffer*
     key.ids[1 + n] = b->state()->id;
     entries[n++] = e;
   }
+  // One buffer bound twice with one of the bindings writable is invalid in WebGPU, and
+  // wgpu-native aborts the process at submit on it: refuse it here, with a message.
+  for (uint32_t a = 0; a < n; ++a)
+    for (uint32_t b = a + 1; b < n; ++b)
+      if (entries[a].buffer == entries[b].buffer) {
+        auto& w = kernel.state->writable;
+        bool wa = a < w.size() && w[a], wb = b < w.size() && w[b];
+        if (wa || wb)
+          throw Error(ErrorKind::Value, "dispatch of kernel '" + kernel.state->entry + "' binds one buffer at bindings " +
+                                            std::to_string(a) + " and " + std::to_string(b) +
+                                            " with one of them writable; WebGPU forbids that aliasing");
+      }
   uint32_t dynamic_offset = 0;
   bool has_meta = false;
   if (!meta.empty()) {

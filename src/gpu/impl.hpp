@@ -56,6 +56,7 @@ struct KernelState {
   WGPUBindGroupLayout layout = nullptr;
   uint64_t id = 0;
   uint32_t meta_binding = UINT32_MAX;  // the dynamic-offset uniform binding, if any
+  std::vector<bool> writable;          // per storage binding
   std::string entry;
   ~KernelState() {
     if (layout) wgpuBindGroupLayoutRelease(layout);

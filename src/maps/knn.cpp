@@ -69,3 +69,46 @@ KnnResult knn_exact(const Tensor& x_in, int k, int64_t block_rows) {
 }
 
 }  // namespace surfgrad
+
+namespace surfgrad {
+
+KnnResult knn_approx(const Tensor& x_in, int k, int iterations, uint64_t seed) {
+  if (x_in.rank() != 2) throw Error(ErrorKind::Shape, "knn_approx: points must be [N, D], got " + x_in.describe());
+  int64_t n = x_in.shape(0), d = x_in.shape(1);
+  if (k < 1 || k > 128 || k >= n)
+    throw Error(ErrorKind::Value, "knn_approx: k = " + std::to_string(k) + " must be in [1, 128] and below N = " + std::to_string(n));
+  auto ctx = x_in.context();
+  Tensor x = x_in.cast(DType::f32).contiguous();
+  if (x.offset() != 0) x = x.clone();
+  auto kernel = [&](bool init) {
+    return ctx->kernel("nndescent|" + std::to_string(k) + (init ? "|init" : ""), [&] {
+      return kernel_source(*ctx, "nndescent.wgsl", {{"K", std::to_string(k)}, {"INIT", init ? "true" : "false"}}, false, 4);
+    });
+  };
+  KnnResult cur{Tensor::empty(ctx, {n, k}, DType::i32), Tensor::empty(ctx, {n, k})};
+  KnnResult next{Tensor::empty(ctx, {n, k}, DType::i32), Tensor::empty(ctx, {n, k})};
+  std::vector<uint32_t> meta = {uint32_t(n), uint32_t(d), uint32_t(seed * 0x9E3779B9ull)};
+  auto groups = ctx->grid_for(uint64_t((n + 63) / 64));
+  ctx->dispatch(kernel(true), {cur.indices.storage()->buffer.get(), cur.distances.storage()->buffer.get(),
+                               x.storage()->buffer.get(), next.indices.storage()->buffer.get()},  // unread
+                meta, groups);
+  for (int it = 0; it < iterations; ++it) {
+    ctx->dispatch(kernel(false), {next.indices.storage()->buffer.get(), next.distances.storage()->buffer.get(),
+                                  x.storage()->buffer.get(), cur.indices.storage()->buffer.get()},
+                  meta, groups);
+    std::swap(cur, next);
+  }
+  return cur;
+}
+
+double knn_recall(const KnnResult& approx, const KnnResult& exact) {
+  auto a = approx.indices.to_vector<int32_t>(), e = exact.indices.to_vector<int32_t>();
+  int64_t k = exact.indices.shape(1), n = exact.indices.shape(0);
+  double hit = 0;
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t p = 0; p < k; ++p)
+      for (int64_t q = 0; q < k; ++q) hit += a[size_t(i * k + p)] == e[size_t(i * k + q)];
+  return hit / double(n * k);
+}
+
+}  // namespace surfgrad

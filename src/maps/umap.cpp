@@ -53,7 +53,8 @@ Tensor umap(const Tensor& x, const UmapOptions& opt, const MapProgress& progress
                                       " points (got " + std::to_string(n) + ")");
   if (!(opt.min_dist >= 0)) throw Error(ErrorKind::Value, "umap: min_dist must be ≥ 0");
   auto ctx = x.context();
-  KnnResult nn = knn_exact(x.cast(DType::f32), k);
+  // Exact neighbours up to 20,000 points; beyond, neighbour descent (O(N·k²·D) a round).
+  KnnResult nn = n <= 20000 ? knn_exact(x.cast(DType::f32), k) : knn_approx(x.cast(DType::f32), k, 10, opt.seed);
   Tensor w = Tensor::empty(ctx, {n, k});
   auto membership = ctx->kernel("umap_membership|" + std::to_string(k), [&] {
     return kernel_source(*ctx, "umap_membership.wgsl", {{"K", std::to_string(k)}}, false, 2);
