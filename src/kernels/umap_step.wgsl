@@ -2,12 +2,12 @@
 // depend on thread order): attraction along the point's out- and in-edges weighted by their
 // symmetrised membership, repulsion from NEG negative samples drawn by a counter hash of
 // (point, epoch, sample), each gradient term and their sum clipped to ±4, step size alpha.
-// Parameters: [N, R, epoch, alpha bits, a bits, b bits, negative rate bits]
+// Parameters: [N, unused, epoch, alpha bits, a bits, b bits, negative rate bits]
 @group(0) @binding(0) var<storage, read_write> y_out: array<vec2<f32>>;
 @group(0) @binding(1) var<storage, read> y: array<vec2<f32>>;
 @group(0) @binding(2) var<storage, read> nbr: array<i32>;   // [N, K]
 @group(0) @binding(3) var<storage, read> u: array<f32>;     // [N, K] edge weights in [0, 1]
-@group(0) @binding(4) var<storage, read> rev: array<i32>;   // [N, R] in-edge ids, −1 padded
+@group(0) @binding(4) var<storage, read> incoming: array<i32>;  // CSR: [N + 1 offsets, edge ids]
 const K: u32 = {{K}}u;
 const NEG: u32 = 5u;
 
@@ -32,7 +32,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let i = linear_group(wid, nwg) * 64u + lid;
   let n = arg(0u);
   if (i >= n) { return; }
-  let R = arg(1u);
   let a = arg_f32(4u);
   let b = arg_f32(5u);
   let yi = y[i];
@@ -43,9 +42,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     g += u[e] * attract(yi - y[u32(nbr[e])], a, b);
     weight += u[e];
   }
-  for (var s = 0u; s < R; s++) {
-    let e = rev[i * R + s];
-    if (e < 0) { break; }
+  for (var t = u32(incoming[i]); t < u32(incoming[i + 1u]); t++) {
+    let e = incoming[n + 1u + t];
     g += u[u32(e)] * attract(yi - y[u32(e) / K], a, b);
     weight += u[u32(e)];
   }

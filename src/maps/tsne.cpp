@@ -5,6 +5,7 @@
 #include <cmath>
 #include <map>
 
+#include "maps/graph.hpp"
 #include "surfgrad/maps.hpp"
 #include "tensor/internal.hpp"
 
@@ -42,14 +43,7 @@ Tensor tsne(const Tensor& x, const TsneOptions& opt, const MapProgress& progress
   // Incoming edges of every point (host, once): gathering them keeps the sum's order fixed,
   // where scattering with atomics would not.
   std::vector<int32_t> idx = nn.indices.to_vector<int32_t>();
-  std::vector<std::vector<int32_t>> incoming(static_cast<size_t>(n));
-  for (int64_t e = 0; e < n * k; ++e) incoming[size_t(idx[size_t(e)])].push_back(int32_t(e));
-  size_t r = 1;
-  for (auto& in : incoming) r = std::max(r, in.size());
-  std::vector<int32_t> rev(size_t(n) * r, -1);
-  for (int64_t i = 0; i < n; ++i)
-    for (size_t q = 0; q < incoming[size_t(i)].size(); ++q) rev[size_t(i) * r + q] = incoming[size_t(i)][q];
-  Tensor rev_t = Tensor::from_vector(ctx, rev, {n, int64_t(r)});
+  Tensor rev_t = Tensor::from_vector(ctx, incoming_edges(idx, n, k), {n + 1 + n * k});
 
   Tensor y;
   if (opt.pca_init && x.shape(1) >= 2) {
@@ -71,7 +65,7 @@ Tensor tsne(const Tensor& x, const TsneOptions& opt, const MapProgress& progress
   }
   for (int it = 0; it < opt.iterations; ++it) {
     bool early = it < opt.exaggeration_iterations;
-    std::vector<uint32_t> ameta = {uint32_t(n), uint32_t(r)};
+    std::vector<uint32_t> ameta = {uint32_t(n)};
     ctx->dispatch(attraction,
                   {attract.storage()->buffer.get(), y.storage()->buffer.get(), nn.indices.storage()->buffer.get(),
                    w.storage()->buffer.get(), rev_t.storage()->buffer.get()},

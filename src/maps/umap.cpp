@@ -8,6 +8,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "maps/graph.hpp"
 #include "surfgrad/maps.hpp"
 #include "tensor/internal.hpp"
 
@@ -82,14 +83,8 @@ Tensor umap(const Tensor& x, const UmapOptions& opt, const MapProgress& progress
   }
   int epochs = opt.epochs > 0 ? opt.epochs : (n <= 10000 ? 500 : 200);
   for (float& x_ : u) x_ = x_ / std::max(umax, 1e-30f) < 1.0f / float(epochs) ? 0.0f : x_ / umax;  // drop what would never be sampled
-  std::vector<std::vector<int32_t>> incoming(static_cast<size_t>(n));
-  for (int64_t e = 0; e < n * k; ++e) incoming[size_t(idx[size_t(e)])].push_back(int32_t(e));
-  size_t r = 1;
-  for (auto& in : incoming) r = std::max(r, in.size());
-  std::vector<int32_t> rev(size_t(n) * r, -1);
-  for (int64_t i = 0; i < n; ++i)
-    for (size_t q = 0; q < incoming[size_t(i)].size(); ++q) rev[size_t(i) * r + q] = incoming[size_t(i)][q];
-  Tensor u_t = Tensor::from_vector(ctx, u, {n, k}), rev_t = Tensor::from_vector(ctx, rev, {n, int64_t(r)});
+  Tensor rev_t = Tensor::from_vector(ctx, incoming_edges(idx, n, k), {n + 1 + n * k});
+  Tensor u_t = Tensor::from_vector(ctx, u, {n, k});
 
   // Start from the first two principal components scaled to ±10 (umap-learn's spectral
   // initialisation is scaled the same way).
@@ -113,7 +108,7 @@ Tensor umap(const Tensor& x, const UmapOptions& opt, const MapProgress& progress
   }
   for (int ep = 0; ep < epochs; ++ep) {
     float alpha = float(opt.learning_rate * (1.0 - double(ep) / epochs));
-    std::vector<uint32_t> meta = {uint32_t(n), uint32_t(r), uint32_t(ep), f32_bits(alpha), f32_bits(float(a)), f32_bits(float(b)),
+    std::vector<uint32_t> meta = {uint32_t(n), 0, uint32_t(ep), f32_bits(alpha), f32_bits(float(a)), f32_bits(float(b)),
                                   f32_bits(float(opt.negative_sample_rate))};
     ctx->dispatch(step,
                   {y_next.storage()->buffer.get(), y.storage()->buffer.get(), nn.indices.storage()->buffer.get(),
