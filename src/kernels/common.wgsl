@@ -9,3 +9,13 @@ fn arg_i32(i: u32) -> i32 { return bitcast<i32>(arg(i)); }
 
 // Grids larger than the per-dimension limit are split over x, y and z by the host.
 fn linear_group(wid: vec3<u32>, nwg: vec3<u32>) -> u32 { return wid.x + nwg.x * (wid.y + nwg.y * wid.z); }
+
+// A well-mixed 32-bit hash (lowbias32, Chris Wellons): counter-based choices (negative samples,
+// random starting neighbours) that do not depend on thread order.
+fn hash(v: u32) -> u32 {
+  var h = v;
+  h ^= h >> 16u; h *= 0x7feb352du;
+  h ^= h >> 15u; h *= 0x846ca68bu;
+  h ^= h >> 16u;
+  return h;
+}

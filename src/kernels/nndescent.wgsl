@@ -10,14 +10,6 @@
 const K: u32 = {{K}}u;
 const INIT: bool = {{INIT}};
 
-fn hash(v: u32) -> u32 {  // lowbias32
-  var h = v;
-  h ^= h >> 16u; h *= 0x7feb352du;
-  h ^= h >> 15u; h *= 0x846ca68bu;
-  h ^= h >> 16u;
-  return h;
-}
-
 fn sqdist(i: u32, j: u32, D: u32) -> f32 {
   var s = 0.0;
   for (var c = 0u; c < D; c++) {

@@ -11,14 +11,6 @@
 const K: u32 = {{K}}u;
 const NEG: u32 = 5u;
 
-fn hash(x: u32) -> u32 {  // lowbias32 (Chris Wellons): a well-mixed 32-bit hash
-  var h = x;
-  h ^= h >> 16u; h *= 0x7feb352du;
-  h ^= h >> 15u; h *= 0x846ca68bu;
-  h ^= h >> 16u;
-  return h;
-}
-
 fn attract(d: vec2<f32>, a: f32, b: f32) -> vec2<f32> {
   let d2 = dot(d, d);
   if (d2 <= 0.0) { return vec2<f32>(0.0); }
