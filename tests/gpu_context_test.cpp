@@ -158,3 +158,24 @@ TEST(GpuContext, TimestampTiming) {
   EXPECT_LT(ms, 10000.0);
   EXPECT_EQ(y.to_vector<float>()[7], 3.0f);
 }
+
+TEST(GpuContext, IndirectDispatchReadsItsCountsOnTheDevice) {
+  // Each workgroup adds 1 to out[0]; the counts come from a buffer: (3, 2, 1), then (0, 1, 1).
+  auto out = ctx()->alloc(4), args = ctx()->alloc(32);
+  uint32_t zero = 0;
+  std::vector<uint32_t> counts = {3, 2, 1, 0, 1, 1, 0, 0};
+  ctx()->upload(*out, &zero, 4);
+  ctx()->upload(*args, counts.data(), 32);
+  auto k = ctx()->kernel(
+      "@group(0) @binding(0) var<storage, read_write> out: array<atomic<u32>>;\n"
+      "@compute @workgroup_size(1) fn main() { atomicAdd(&out[0], 1u); }",
+      "main");
+  ctx()->dispatch_indirect(k, {out.get()}, {}, *args, 0);
+  ctx()->dispatch_indirect(k, {out.get()}, {}, *args, 12);  // zero workgroups: skipped
+  uint32_t got = 0;
+  ctx()->download(*out, &got, 4);
+  EXPECT_EQ(got, 6u);
+  EXPECT_THROW(ctx()->dispatch_indirect(k, {out.get()}, {}, *args, 2), Error) << "unaligned";
+  EXPECT_THROW(ctx()->dispatch_indirect(k, {out.get()}, {}, *args, 24), Error) << "past the end";
+  EXPECT_THROW(ctx()->dispatch_indirect(k, {args.get()}, {}, *args, 0), Error) << "bound as well";
+}

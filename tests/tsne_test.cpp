@@ -43,6 +43,23 @@ TEST(Tsne, SeparatesClustersAndIsDeterministic) {
   EXPECT_GT(kl, 0.0);
 }
 
+TEST(Tsne, FftRepulsionMakesTheSameQualityOfMap) {
+  Tensor x, labels;
+  clusters(x, labels);
+  TsneOptions opt;
+  opt.perplexity = 20;
+  opt.iterations = 400;
+  opt.repulsion = Repulsion::Exact;
+  MapQuality exact = evaluate_map(x, tsne(x, opt), labels);
+  opt.repulsion = Repulsion::Fft;
+  Tensor y = tsne(x, opt);
+  MapQuality fft = evaluate_map(x, y, labels);
+  EXPECT_GE(fft.knn_accuracy, 0.98);
+  EXPECT_NEAR(fft.knn_recall, exact.knn_recall, 0.03);
+  EXPECT_NEAR(fft.trustworthiness, exact.trustworthiness, 0.01);
+  EXPECT_EQ(tsne(x, opt).to_vector<float>(), y.to_vector<float>()) << "FFT path: same seed, same device, same map";
+}
+
 TEST(Tsne, TooFewPointsForThePerplexity) {
   Tensor x = Tensor::normal(ctx(), {50, 5}, 1);
   try {

@@ -133,6 +133,11 @@ class Context : public std::enable_shared_from_this<Context> {
   // together with every other dispatch's parameters.
   void dispatch(const Kernel& kernel, std::initializer_list<const Buffer*> bindings,
                 std::span<const uint32_t> meta, Workgroups groups);
+  // The same, with the workgroup counts (three u32) read from `args` at `offset` when the
+  // dispatch runs: an earlier kernel decides how much work there is (0 skips it) without a
+  // round trip to the host.
+  void dispatch_indirect(const Kernel& kernel, std::initializer_list<const Buffer*> bindings,
+                         std::span<const uint32_t> meta, const Buffer& args, uint64_t offset);
   void copy(const Buffer& src, uint64_t src_offset, const Buffer& dst, uint64_t dst_offset,
             uint64_t bytes);
   // Splits a count of workgroups over x, y and z when it exceeds the per-dimension limit.
@@ -170,6 +175,8 @@ class Context : public std::enable_shared_from_this<Context> {
  private:
   explicit Context(std::unique_ptr<Impl> impl);
   void measure_subgroup_size();
+  // Sets the pipeline and bind group of a dispatch (shared by the direct and indirect forms).
+  void bind(const Kernel& kernel, std::initializer_list<const Buffer*> bindings, std::span<const uint32_t> meta);
   std::unique_ptr<Impl> impl_;
 };
 

@@ -36,6 +36,10 @@ double knn_recall(const KnnResult& approx, const KnnResult& exact);
 
 namespace surfgrad {
 
+// How t-SNE computes its repulsion: Exact sums all N² pairs; Fft interpolates on a grid and
+// convolves by FFT (FIt-SNE's method: O(N) in the points); Auto takes Fft above 5,000 points.
+enum class Repulsion { Auto, Exact, Fft };
+
 struct TsneOptions {
   double perplexity = 30;
   int iterations = 750;
@@ -43,6 +47,8 @@ struct TsneOptions {
   double exaggeration = 12;
   double learning_rate = 0;  // 0: max(N / exaggeration, 50), as openTSNE (Belkina et al.: N / 12)
   uint64_t seed = 1;
+  Repulsion repulsion = Repulsion::Auto;
+  double grid_spacing = 0.5;  // FFT grid: at most this far between nodes (embedding units)
   bool pca_init = true;  // start from the first two principal components scaled to std 1e-4
                          // (as openTSNE), else from N(0, 1e-4²)
 };
@@ -51,9 +57,14 @@ using MapProgress = std::function<void(int iteration, int total)>;
 
 // t-SNE of f32 [N, D] points to f32 [N, 2]: exact kNN (k = 3·perplexity), per-point bandwidths
 // by bisection, symmetrised sparse P; attraction over the kNN graph (deterministic: incoming
-// edges are gathered, not scattered with atomics); exact repulsion, O(N²) on the GPU, so for
-// up to tens of thousands of points; momentum and gains as the reference implementation.
+// edges are gathered, not scattered with atomics); repulsion exact or by FFT-accelerated
+// interpolation (deterministic too: the grid sums are 64-bit integers); momentum and gains as
+// the reference implementation.
 Tensor tsne(const Tensor& x, const TsneOptions& options = {}, const MapProgress& progress = {});
+
+// The repulsion term alone, for f32 positions [N, 2]: [N, 4] rows (Σ_j q_ij²·(y_i − y_j),
+// Σ_{j≠i} q_ij, 0) with q_ij = 1 / (1 + |y_i − y_j|²). Auto means Fft here.
+Tensor tsne_repulsion(const Tensor& y, Repulsion method = Repulsion::Auto, double grid_spacing = 0.5);
 
 struct MapQuality {
   double knn_recall = 0;       // share of each point's 10 nearest neighbours in D kept in 2-D

@@ -25,8 +25,10 @@ static void usage() {
       "  bench dispatch [--ops N] [--json FILE]\n"
       "  bench train [--steps N] [--long-steps N] [--json FILE]\n"
       "  bench matmul [--sizes MxNxK,...] [--variants a,b] [--json FILE]   the kernel ladder vs cuBLAS\n"
-      "  map [INPUT] -o OUT [--labels L] [--perplexity P] [--iterations N] [--seed S] [--pca D] [--init pca|random]\n"
-      "                              t-SNE of .npy/IDX/CSV points (no INPUT: 10 clusters in 768-D)\n"
+      "  map [INPUT] -o OUT [--labels L] [--method tsne|umap] [--perplexity P] [--iterations N] [--seed S]\n"
+      "      [--pca D] [--init pca|random] [--repulsion auto|exact|fft] [--grid-spacing H]\n"
+      "      [--n-neighbors K] [--min-dist D] [--epochs E] [--points N]\n"
+      "                              t-SNE or UMAP of .npy/IDX/CSV points (no INPUT: 10 clusters in 768-D)\n"
       "  eval EMBEDDING.npy --input INPUT [--labels L]   kNN recall@10, 10-NN accuracy\n"
       "  tune [--sizes MxNxK,...] [--f32-only]   autotune matmul tiles for this adapter (cached)\n"
       "environment: SURFGRAD_BACKEND=vulkan|gles|metal|d3d12, SURFGRAD_ADAPTER=<name substring>");

@@ -52,6 +52,16 @@ int cmd_map(const gpu::ContextPtr& ctx, int argc, char** argv) {
     else if (a == "--n-neighbors") uopt.n_neighbors = std::atoi(next().c_str());
     else if (a == "--min-dist") uopt.min_dist = std::atof(next().c_str());
     else if (a == "--epochs") uopt.epochs = std::atoi(next().c_str());
+    else if (a == "--repulsion") {
+      std::string v = next();
+      if (v != "auto" && v != "exact" && v != "fft")
+        throw Error(ErrorKind::Value, "map: --repulsion takes auto, exact or fft, not " + v);
+      opt.repulsion = v == "exact" ? Repulsion::Exact : v == "fft" ? Repulsion::Fft : Repulsion::Auto;
+    }
+    else if (a == "--grid-spacing") {
+      opt.grid_spacing = std::atof(next().c_str());
+      if (!(opt.grid_spacing > 0)) throw Error(ErrorKind::Value, "map: --grid-spacing must be a positive number");
+    }
     else if (a == "--init") {
       std::string v = next();
       if (v != "pca" && v != "random") throw Error(ErrorKind::Value, "map: --init takes pca or random, not " + v);

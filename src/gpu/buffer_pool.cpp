@@ -38,7 +38,7 @@ std::shared_ptr<BufferState> BufferPool::acquire(uint64_t bytes, bool& fresh) {
   }
   if (!state->buffer) {
     WGPUBufferDescriptor desc = WGPU_BUFFER_DESCRIPTOR_INIT;
-    desc.usage = WGPUBufferUsage_Storage | WGPUBufferUsage_CopySrc | WGPUBufferUsage_CopyDst;
+    desc.usage = WGPUBufferUsage_Storage | WGPUBufferUsage_CopySrc | WGPUBufferUsage_CopyDst | WGPUBufferUsage_Indirect;
     desc.size = cls;
     state->buffer = wgpuDeviceCreateBuffer(device_, &desc);
     state->id = next_buffer_id();

@@ -104,7 +104,7 @@ BufferPtr Context::alloc(uint64_t bytes, const std::string& what) {
     // Exactly at the limit: allocate outside the size classes.
     state = std::make_shared<BufferState>();
     WGPUBufferDescriptor desc = WGPU_BUFFER_DESCRIPTOR_INIT;
-    desc.usage = WGPUBufferUsage_Storage | WGPUBufferUsage_CopySrc | WGPUBufferUsage_CopyDst;
+    desc.usage = WGPUBufferUsage_Storage | WGPUBufferUsage_CopySrc | WGPUBufferUsage_CopyDst | WGPUBufferUsage_Indirect;
     desc.size = bytes;
     state->buffer = wgpuDeviceCreateBuffer(impl_->device, &desc);
     state->id = next_buffer_id();
@@ -321,6 +321,30 @@ void Context::dispatch(const Kernel& kernel, std::initializer_list<const Buffer*
     throw Error(ErrorKind::LimitExceeded, "dispatch (" + std::to_string(groups.x) + ", " + std::to_string(groups.y) +
                                               ", " + std::to_string(groups.z) + ") of kernel '" + kernel.state->entry +
                                               "' exceeds " + std::to_string(max) + " workgroups per dimension");
+  bind(kernel, bindings, meta);
+  wgpuComputePassEncoderDispatchWorkgroups(I.pass, groups.x, groups.y, groups.z);
+  if (++I.dispatches >= kMaxDispatchesPerBatch && !I.timing) flush();
+}
+
+void Context::dispatch_indirect(const Kernel& kernel, std::initializer_list<const Buffer*> bindings,
+                                std::span<const uint32_t> meta, const Buffer& args, uint64_t offset) {
+  Impl& I = *impl_;
+  I.check();
+  if (offset % 4 || offset + 12 > args.size())
+    throw Error(ErrorKind::Value, "dispatch_indirect of kernel '" + kernel.state->entry + "': the three counts at byte " +
+                                      std::to_string(offset) + " must be 4-byte aligned and inside the argument buffer");
+  for (const Buffer* b : bindings)
+    if (b == &args)
+      throw Error(ErrorKind::Value, "dispatch_indirect of kernel '" + kernel.state->entry +
+                                        "': the argument buffer cannot also be bound to the kernel");
+  bind(kernel, bindings, meta);
+  args.state()->last_batch = I.batch_id;
+  wgpuComputePassEncoderDispatchWorkgroupsIndirect(I.pass, args.state()->buffer, offset);
+  if (++I.dispatches >= kMaxDispatchesPerBatch && !I.timing) flush();
+}
+
+void Context::bind(const Kernel& kernel, std::initializer_list<const Buffer*> bindings, std::span<const uint32_t> meta) {
+  Impl& I = *impl_;
   if (bindings.size() + 1 > 9) throw Error(ErrorKind::Value, "dispatch: at most 8 storage bindings");
   BindGroupKey key;
   key.ids[0] = kernel.state->id;
@@ -411,8 +435,6 @@ void Context::dispatch(const Kernel& kernel, std::initializer_list<const Buffer*
   I.open_pass();
   wgpuComputePassEncoderSetPipeline(I.pass, kernel.state->pipeline);
   wgpuComputePassEncoderSetBindGroup(I.pass, 0, group, has_meta ? 1 : 0, has_meta ? &dynamic_offset : nullptr);
-  wgpuComputePassEncoderDispatchWorkgroups(I.pass, groups.x, groups.y, groups.z);
-  if (++I.dispatches >= kMaxDispatchesPerBatch && !I.timing) flush();
 }
 
 void Context::copy(const Buffer& src, uint64_t src_offset, const Buffer& dst, uint64_t dst_offset, uint64_t bytes) {

@@ -1,11 +1,13 @@
 // t-SNE on the GPU (see maps.hpp): affinities, then a loop of attraction over the kNN graph
-// (tsne_attraction.wgsl), exact repulsion (tsne_repulsion.wgsl), the sum Z, and a fused update
-// (tsne_update.wgsl): four dispatches an iteration, no readback.
+// (tsne_attraction.wgsl), repulsion (exact or FFT, tsne_repulsion.cpp), the sum Z, and a fused
+// update (tsne_update.wgsl). The host reads the embedding's extent back every 10 iterations
+// only, to size the FFT grid.
 #include <algorithm>
 #include <cmath>
 #include <map>
 
 #include "maps/graph.hpp"
+#include "maps/tsne_repulsion.hpp"
 #include "surfgrad/maps.hpp"
 #include "tensor/internal.hpp"
 
@@ -56,7 +58,10 @@ Tensor tsne(const Tensor& x, const TsneOptions& opt, const MapProgress& progress
   Tensor update = Tensor::zeros(ctx, {n, 2}), gains = Tensor::ones(ctx, {n, 2});
   Tensor rep = Tensor::empty(ctx, {n, 4});
   double lr = opt.learning_rate > 0 ? opt.learning_rate : std::max(double(n) / opt.exaggeration, 50.0);
-  gpu::Kernel repulsion = load(ctx, "tsne_repulsion.wgsl", 2), step = load(ctx, "tsne_update.wgsl", 6);
+  gpu::Kernel step = load(ctx, "tsne_update.wgsl", 6);
+  TsneRepulsion repulsion(ctx);
+  bool use_fft = opt.repulsion == Repulsion::Fft || (opt.repulsion == Repulsion::Auto && n > 5000);
+  int max_nodes = TsneRepulsion::max_grid_nodes(*ctx), grid_nodes = 32;
   gpu::Kernel attraction = load(ctx, "tsne_attraction.wgsl", 5, {{"K", std::to_string(k)}});
   Tensor attract = Tensor::empty(ctx, {n, 2});
   if (progress) {
@@ -70,9 +75,17 @@ Tensor tsne(const Tensor& x, const TsneOptions& opt, const MapProgress& progress
                   {attract.storage()->buffer.get(), y.storage()->buffer.get(), nn.indices.storage()->buffer.get(),
                    w.storage()->buffer.get(), rev_t.storage()->buffer.get()},
                   ameta, ctx->grid_for(uint64_t((n + 63) / 64)));
-    std::vector<uint32_t> rmeta = {uint32_t(n)};
-    ctx->dispatch(repulsion, {rep.storage()->buffer.get(), y.storage()->buffer.get()}, rmeta,
-                  ctx->grid_for(uint64_t((n + 255) / 256)));
+    if (!use_fft) {
+      repulsion.exact(y, rep);
+    } else {
+      if (it % 10 == 0) {  // the grid grows with the map; the frame kernel fits it each iteration
+        HostArray lo = HostArray::from(y.min({0})), hi = HostArray::from(y.max({0}));
+        double extent = std::max(hi.values()[0] - lo.values()[0], hi.values()[1] - lo.values()[1]);
+        // Sized for 1.5× the current extent: the map may grow before the next look.
+        grid_nodes = TsneRepulsion::grid_nodes_for(1.5 * extent, opt.grid_spacing, max_nodes);
+      }
+      repulsion.interpolated(y, rep, grid_nodes);
+    }
     Tensor z = rep.slice(1, 2, 3).sum();
     std::vector<uint32_t> umeta = {uint32_t(n), f32_bits(float(lr)), f32_bits(early ? 0.5f : 0.8f),
                                    f32_bits(float(early ? opt.exaggeration : 1.0))};

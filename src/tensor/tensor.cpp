@@ -118,6 +118,7 @@ std::string kernel_source(const gpu::Context& ctx, std::string_view name, std::m
   values["META_BINDING"] = std::to_string(meta_binding);
   std::string shared = fill_template(kernels::wgsl_source("common.wgsl"), values);
   if (name.rfind("map", 0) == 0) shared += fill_template(kernels::wgsl_source("map_common.wgsl"), values);
+  if (name.rfind("tsne_fft", 0) == 0) shared += kernels::wgsl_source("tsne_fft_common.wgsl");
   return ctx.wgsl_preamble(f16) + shared + fill_template(kernels::wgsl_source(name), values);
 }
 

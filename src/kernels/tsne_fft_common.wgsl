@@ -1,0 +1,19 @@
+// Shared by the FFT repulsion's spreading and interpolation: the 4×4 grid stencil of a point.
+struct Stencil {
+  cell: vec2<u32>,  // the stencil covers nodes cell − 1 … cell + 2 on each axis
+  wx: vec4<f32>,
+  wy: vec4<f32>,
+}
+
+// Lagrange basis on nodes −1, 0, 1, 2 at offset t ∈ [0, 1).
+fn cubic_weights(t: f32) -> vec4<f32> {
+  return vec4<f32>(-t * (t - 1.0) * (t - 2.0) / 6.0, (t + 1.0) * (t - 1.0) * (t - 2.0) / 2.0,
+                   -(t + 1.0) * t * (t - 2.0) / 2.0, (t + 1.0) * t * (t - 1.0) / 6.0);
+}
+
+// p in centred coordinates; frame as tsne_fft_frame.wgsl writes it; g nodes per side.
+fn stencil(p: vec2<f32>, frame0: vec2<f32>, h: f32, g: u32) -> Stencil {
+  let u = (p - frame0) / h;
+  let cell = min(vec2<u32>(max(floor(u), vec2<f32>(1.0))), vec2<u32>(g - 3u));
+  return Stencil(cell, cubic_weights(u.x - f32(cell.x)), cubic_weights(u.y - f32(cell.y)));
+}

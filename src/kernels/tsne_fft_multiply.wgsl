@@ -1,0 +1,17 @@
+// Pointwise products of the transformed charges (array 0) with the two transformed kernels
+// (arrays 1 and 2, kept for later iterations) into arrays 3 and 4.
+// Parameters: [M·M]
+@group(0) @binding(0) var<storage, read_write> grid: array<vec2<f32>>;  // [5, M, M]
+
+fn cmul(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> { return vec2<f32>(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x); }
+
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let mm = arg(0u);
+  let e = linear_group(wid, nwg) * 256u + lid;
+  if (e >= mm) { return; }
+  let charges = grid[e];
+  grid[3u * mm + e] = cmul(charges, grid[mm + e]);
+  grid[4u * mm + e] = cmul(charges, grid[2u * mm + e]);
+}

@@ -1,0 +1,32 @@
+// Spreads a unit charge per point onto the G×G grid with cubic Lagrange weights over a 4×4
+// stencil. Sums are 64-bit fixed point, added with two u32 atomics and a carry: integer
+// addition is associative, so the grid is the same whatever order the threads run in — the map
+// stays deterministic, as float atomics would not leave it.
+// Parameters: [N, G]
+@group(0) @binding(0) var<storage, read_write> acc: array<atomic<u32>>;  // [G, G, 2] (lo, hi)
+@group(0) @binding(1) var<storage, read> y: array<vec2<f32>>;            // [N]
+@group(0) @binding(2) var<storage, read> frame: array<f32>;
+
+fn add64(node: u32, v: f32) {
+  // v is an integer-valued f32 below 2^62 in magnitude: split it exactly into 32-bit halves.
+  let hi = floor(v * 2.3283064365386963e-10);  // v / 2^32
+  let lo = u32(v - hi * 4294967296.0);
+  let old = atomicAdd(&acc[2u * node], lo);
+  let carry = select(0u, 1u, old + lo < old);
+  atomicAdd(&acc[2u * node + 1u], bitcast<u32>(i32(hi)) + carry);
+}
+
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let i = linear_group(wid, nwg) * 256u + lid;
+  let g = arg(1u);
+  if (i >= arg(0u)) { return; }
+  let p = y[i] - vec2<f32>(frame[3], frame[4]);
+  let st = stencil(p, vec2<f32>(frame[0], frame[1]), frame[2], g);
+  for (var a = 0u; a < 4u; a++) {
+    for (var b = 0u; b < 4u; b++) {
+      add64((st.cell.y + a - 1u) * g + st.cell.x + b - 1u, round(frame[5] * st.wy[a] * st.wx[b]));
+    }
+  }
+}

@@ -1,0 +1,130 @@
+// t-SNE's repulsion, Σ_j q_ij²·(y_i − y_j) and Σ_j q_ij for every point, two ways:
+// - exact (tsne_repulsion.wgsl): all pairs, O(N²);
+// - FFT-accelerated interpolation (after Linderman et al.'s FIt-SNE, as in openTSNE): unit charges
+//   spread onto a uniform G×G grid with cubic Lagrange weights, convolved by 2-D FFTs of size 2G
+//   with the force kernel and with q, and interpolated back: O(N + G² log G). Fourteen
+//   dispatches, three of them skipped on the GPU while the kernels' transforms still hold; no
+//   readback.
+#include <cmath>
+#include <numbers>
+
+#include "maps/tsne_repulsion.hpp"
+#include "tensor/internal.hpp"
+
+namespace surfgrad {
+
+namespace {
+
+gpu::Kernel load(const gpu::ContextPtr& ctx, const std::string& file, uint32_t bindings,
+                 std::map<std::string, std::string> v = {}) {
+  std::string key = "tsne|" + file;
+  for (auto& [a, b] : v) key += "|" + a + "=" + b;
+  return ctx->kernel(key, [&] { return kernel_source(*ctx, file, v, false, bindings); });
+}
+
+const gpu::Buffer* buf(const Tensor& t) { return t.storage()->buffer.get(); }
+
+}  // namespace
+
+int TsneRepulsion::max_grid_nodes(const gpu::Context& ctx) {
+  // A line of M = 2G complex f32 values must fit in workgroup memory, and five M×M arrays of
+  // them in one binding.
+  auto fits = [&](uint64_t g) {
+    return 2 * g * 8 <= ctx.limits().max_compute_workgroup_storage_size &&
+           5 * (2 * g) * (2 * g) * 8 <= ctx.limits().max_storage_buffer_binding_size;
+  };
+  int g = 16;
+  while (g < 4096 && fits(uint64_t(2 * g))) g *= 2;
+  return g;
+}
+
+int TsneRepulsion::grid_nodes_for(double extent, double spacing, int max_nodes) {
+  int g = 32;
+  while (g < max_nodes && double(g - 4) * spacing < extent) g *= 2;
+  return g;
+}
+
+TsneRepulsion::TsneRepulsion(gpu::ContextPtr ctx) : ctx_(std::move(ctx)) {}
+
+void TsneRepulsion::exact(const Tensor& y, const Tensor& out) {
+  uint32_t n = uint32_t(y.shape(0));
+  std::vector<uint32_t> meta = {n};
+  ctx_->dispatch(load(ctx_, "tsne_repulsion.wgsl", 2), {buf(out), buf(y)}, meta, ctx_->grid_for((n + 255) / 256));
+}
+
+void TsneRepulsion::resize(int g) {
+  if (g == g_) return;
+  g_ = g;
+  int64_t m = 2 * int64_t(g);
+  acc_ = Tensor::zeros(ctx_, {int64_t(g) * g * 2}, DType::u32);  // the charges kernel re-zeroes it
+  // Arrays: 0 charges, 1 and 2 the transformed kernels (kept), 3 and 4 the products.
+  grid_ = Tensor::empty(ctx_, {5 * m * m * 2});
+  frame_ = Tensor::zeros(ctx_, {16});  // G = 0 in the frame: the kernels are stale
+  args_ = Tensor::zeros(ctx_, {8}, DType::u32);
+  std::vector<float> tw(static_cast<size_t>(m));  // exp(−2πik/M), k < M/2, in double before rounding
+  for (int64_t k = 0; k < m / 2; ++k) {
+    double a = -2 * std::numbers::pi * double(k) / double(m);
+    tw[size_t(2 * k)] = float(std::cos(a));
+    tw[size_t(2 * k + 1)] = float(std::sin(a));
+  }
+  twiddle_ = Tensor::from_vector(ctx_, tw, {m});
+  int log_m = 0;
+  while ((int64_t(1) << log_m) < m) ++log_m;
+  fft_ = load(ctx_, "fft_lines.wgsl", 2, {{"M", std::to_string(m)}, {"LOG_M", std::to_string(log_m)}, {"WG", "64"}});
+}
+
+void TsneRepulsion::fft_pass(uint32_t array, uint32_t arrays, uint32_t lines, bool rows, bool inverse, bool indirect) {
+  uint32_t m = uint32_t(2 * g_), mm = m * m;
+  std::vector<uint32_t> meta = {lines, arrays, array * mm, mm, rows ? m : 1, rows ? 1 : m, inverse ? 1u : 0u};
+  if (indirect)
+    ctx_->dispatch_indirect(fft_, {buf(grid_), buf(twiddle_)}, meta, *buf(args_), 12);
+  else
+    ctx_->dispatch(fft_, {buf(grid_), buf(twiddle_)}, meta, ctx_->grid_for(uint64_t(arrays) * lines));
+}
+
+void TsneRepulsion::interpolated(const Tensor& y, const Tensor& out, int grid_nodes) {
+  if (grid_nodes < 16 || (grid_nodes & (grid_nodes - 1)) != 0 || grid_nodes > max_grid_nodes(*ctx_))
+    throw Error(ErrorKind::Value, "tsne: FFT grid of " + std::to_string(grid_nodes) +
+                                      " nodes per side; it must be a power of two from 16 to " +
+                                      std::to_string(max_grid_nodes(*ctx_)) + " on this adapter");
+  resize(grid_nodes);
+  uint32_t n = uint32_t(y.shape(0)), g = uint32_t(g_), m = 2 * g, mm = m * m;
+  Tensor lo = y.min({0}), hi = y.max({0});
+  std::vector<uint32_t> frame = {n, g, (mm + 255) / 256, 2 * m}, points = {n, g}, nodes = {g}, cells = {mm};
+  ctx_->dispatch(load(ctx_, "tsne_fft_frame.wgsl", 4), {buf(frame_), buf(args_), buf(lo), buf(hi)}, frame, {1, 1, 1});
+  // The kernels and their transforms, only where the frame kernel found them stale.
+  ctx_->dispatch_indirect(load(ctx_, "tsne_fft_kernels.wgsl", 2), {buf(grid_), buf(frame_)}, nodes, *buf(args_), 0);
+  fft_pass(1, 2, m, true, false, true);
+  fft_pass(1, 2, m, false, false, true);
+  // Charges: spread, then transformed; rows G… of the padded array are zero, so only G rows.
+  ctx_->dispatch(load(ctx_, "tsne_fft_spread.wgsl", 3), {buf(acc_), buf(y), buf(frame_)}, points,
+                 ctx_->grid_for((n + 255) / 256));
+  ctx_->dispatch(load(ctx_, "tsne_fft_charges.wgsl", 3), {buf(grid_), buf(acc_), buf(frame_)}, nodes,
+                 ctx_->grid_for((mm + 255) / 256));
+  fft_pass(0, 1, g, true, false, false);
+  fft_pass(0, 1, m, false, false, false);
+  ctx_->dispatch(load(ctx_, "tsne_fft_multiply.wgsl", 1), {buf(grid_)}, cells, ctx_->grid_for((mm + 255) / 256));
+  // Back: columns first, then only the G rows the points are read from.
+  fft_pass(3, 2, m, false, true, false);
+  fft_pass(3, 2, g, true, true, false);
+  std::vector<uint32_t> meta = {n, g, f32_bits(float(1.0 / double(mm)))};
+  ctx_->dispatch(load(ctx_, "tsne_fft_interpolate.wgsl", 4), {buf(out), buf(y), buf(grid_), buf(frame_)}, meta,
+                 ctx_->grid_for((n + 255) / 256));
+}
+
+Tensor tsne_repulsion(const Tensor& y, Repulsion method, double grid_spacing) {
+  if (y.rank() != 2 || y.shape(1) != 2 || y.dtype() != DType::f32)
+    throw Error(ErrorKind::Shape, "tsne_repulsion: positions must be f32 [N, 2], got " + y.describe());
+  Tensor pos = y.contiguous(), out = Tensor::empty(y.context(), {y.shape(0), 4});
+  TsneRepulsion r(y.context());
+  if (method == Repulsion::Exact) {
+    r.exact(pos, out);
+  } else {
+    HostArray lo = HostArray::from(pos.min({0})), hi = HostArray::from(pos.max({0}));
+    double extent = std::max(hi.values()[0] - lo.values()[0], hi.values()[1] - lo.values()[1]);
+    r.interpolated(pos, out, TsneRepulsion::grid_nodes_for(extent, grid_spacing, TsneRepulsion::max_grid_nodes(*y.context())));
+  }
+  return out;
+}
+
+}  // namespace surfgrad

@@ -1,0 +1,31 @@
+// The two ways t-SNE's repulsion is computed (exact pairs, FFT-accelerated interpolation), with
+// the FFT path's buffers kept from one iteration to the next.
+#pragma once
+#include "surfgrad/maps.hpp"
+
+namespace surfgrad {
+
+class TsneRepulsion {
+ public:
+  explicit TsneRepulsion(gpu::ContextPtr ctx);
+  // Both record dispatches writing out[i] = (Σ_j q_ij²·(y_i − y_j), Σ_{j≠i} q_ij, 0) for f32 y [N, 2].
+  void exact(const Tensor& y, const Tensor& out);
+  void interpolated(const Tensor& y, const Tensor& out, int grid_nodes);
+
+  // The largest grid (nodes per side) this adapter's workgroup memory allows for the FFT.
+  static int max_grid_nodes(const gpu::Context& ctx);
+  // Nodes per side (a power of two, at least 32) so that neighbouring nodes are at most `spacing`
+  // apart over an embedding `extent` wide, capped at max_nodes.
+  static int grid_nodes_for(double extent, double spacing, int max_nodes);
+
+ private:
+  void resize(int g);
+  // One pass of 1-D FFTs over `lines` rows (or columns) of `arrays` M×M arrays from `array` on.
+  void fft_pass(uint32_t array, uint32_t arrays, uint32_t lines, bool rows, bool inverse, bool indirect);
+  gpu::ContextPtr ctx_;
+  int g_ = 0;
+  Tensor acc_, grid_, frame_, args_, twiddle_;
+  gpu::Kernel fft_;
+};
+
+}  // namespace surfgrad
