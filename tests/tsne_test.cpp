@@ -202,3 +202,31 @@ TEST(Umap, SeparatesClustersAndIsDeterministic) {
   EXPECT_EQ(umap(x, {.epochs = 200}).to_vector<float>(), y.to_vector<float>()) << "same seed, same device: same map";
   EXPECT_THROW(umap(x, {.n_neighbors = 600}), Error);
 }
+
+TEST(PointBlocks, LoadInBlocksAndPcaOverBlocks) {
+  // A .npy file loaded in blocks of 100 rows gives the same points as one load; PCA over the
+  // blocks gives the same scores as over one tensor.
+  Tensor x = add(matmul(Tensor::normal(ctx(), {450, 4}, 31), Tensor::normal(ctx(), {4, 30}, 32)),
+                 Tensor::normal(ctx(), {450, 30}, 33, 0, 0.01));
+  std::string path = ::testing::TempDir() + "/surfgrad_blocks.npy";
+  save_npy(x, path);
+  PointBlocks b = load_point_blocks(ctx(), path, 100 * 30 * 4);
+  ASSERT_EQ(b.blocks.size(), 5u);
+  EXPECT_EQ(b.rows(), 450);
+  EXPECT_EQ(b.dims(), 30);
+  EXPECT_EQ(b.single().to_vector<float>(), x.to_vector<float>());
+  PcaResult one = pca(x, 3, 5), blocked = pca(b, 3, 5);
+  std::vector<float> s1 = one.scores.to_vector<float>(), s2 = blocked.scores.to_vector<float>();
+  ASSERT_EQ(s1.size(), s2.size());
+  double scale = 0;
+  for (float v : s1) scale = std::max(scale, double(std::abs(v)));
+  for (size_t i = 0; i < s1.size(); ++i) ASSERT_NEAR(s1[i], s2[i], 1e-3 * scale) << i;
+  for (int c = 0; c < 3; ++c) EXPECT_NEAR(one.explained_variance[size_t(c)], blocked.explained_variance[size_t(c)], 1e-4 * one.explained_variance[0]);
+  // The built-in set is generated in fixed blocks of 32,768 rows: a smaller set is a prefix of a
+  // larger one, whatever the adapter.
+  Tensor la, lb;
+  PointBlocks big = builtin_point_blocks(ctx(), 40000, la);
+  EXPECT_EQ(big.blocks.size(), 2u);
+  EXPECT_EQ(builtin_points(ctx(), 100, lb).to_vector<float>(), big.blocks[0].slice(0, 0, 100).to_vector<float>());
+  EXPECT_EQ(lb.to_vector<int32_t>(), la.slice(0, 0, 100).to_vector<int32_t>());
+}

@@ -91,13 +91,28 @@ double kl_divergence(const Tensor& x, const Tensor& embedding, double perplexity
 
 namespace surfgrad {
 
+// A set of points as row blocks of f32 [n_b, D] tensors. A tensor must fit one GPU binding
+// (2 GiB on most GPUs, 128 MiB on lavapipe); a million 768-D points are 3 GiB.
+struct PointBlocks {
+  std::vector<Tensor> blocks;
+  int64_t rows() const;
+  int64_t dims() const;
+  // All rows as one tensor; throws (naming the size, the limit and --pca) where they do not fit.
+  Tensor single() const;
+};
+
 // Points as f32 [N, D] from .npy (any float or int dtype; more axes flattened), IDX (plain or
 // gzip, e.g. MNIST images) or CSV (numbers, an optional header line). Refuses empty files and
 // NaN or infinite values, naming the point. Duplicate points are kept (they get distance 0).
-Tensor load_points(const gpu::ContextPtr& ctx, const std::string& path);
+// Blocks hold at most max_block_bytes (0: a quarter of the adapter's binding limit).
+PointBlocks load_point_blocks(const gpu::ContextPtr& ctx, const std::string& path, uint64_t max_block_bytes = 0);
+Tensor load_points(const gpu::ContextPtr& ctx, const std::string& path);  // load_point_blocks(…).single()
 // Labels (i32 [n]) from the same formats; the count must be n.
 Tensor load_labels(const gpu::ContextPtr& ctx, const std::string& path, int64_t n);
-// The built-in data set: n points of 10 Gaussian clusters in 768 dimensions, labels 0–9.
+// The built-in data set: n points of 10 Gaussian clusters in 768 dimensions, labels 0–9
+// (point i in cluster i mod 10), generated on the GPU in blocks of 32,768 rows: the same
+// points whatever the adapter's limits.
+PointBlocks builtin_point_blocks(const gpu::ContextPtr& ctx, int64_t n, Tensor& labels);
 Tensor builtin_points(const gpu::ContextPtr& ctx, int64_t n, Tensor& labels);
 // Writes OUT.npy (f32 [N, 2]), OUT.csv (x,y[,label]) and OUT.png (coloured by label).
 void write_outputs(const std::string& out, const Tensor& embedding, const Tensor& labels);
@@ -114,6 +129,9 @@ struct PcaResult {
 // Randomized PCA: a Gaussian sketch, `power_iterations` subspace iterations, then the exact
 // decomposition of the small projected problem. Deterministic for a seed on a device.
 PcaResult pca(const Tensor& x, int components, uint64_t seed = 0, int power_iterations = 2);
+// The same over row blocks (each pass over the data goes block by block): the scores are one
+// tensor [N, components].
+PcaResult pca(const PointBlocks& x, int components, uint64_t seed = 0, int power_iterations = 2);
 
 }  // namespace surfgrad
 

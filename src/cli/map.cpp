@@ -79,23 +79,26 @@ int cmd_map(const gpu::ContextPtr& ctx, int argc, char** argv) {
   auto t = std::chrono::steady_clock::now();
   std::vector<std::pair<std::string, double>> phases;
   Tensor labels;
-  Tensor x = input.empty() ? builtin_points(ctx, builtin_n, labels) : load_points(ctx, input);
-  if (!labels_path.empty()) labels = load_labels(ctx, labels_path, x.shape(0));
+  PointBlocks x = input.empty() ? builtin_point_blocks(ctx, builtin_n, labels) : load_point_blocks(ctx, input);
+  if (!labels_path.empty()) labels = load_labels(ctx, labels_path, x.rows());
   ctx->sync();
   phases.emplace_back(input.empty() ? "generate" : "load", seconds_since(t));
   uopt.seed = opt.seed;
   if (method == "tsne")
-    std::printf("t-SNE of %lld points in %lld dimensions on %s (perplexity %g, %d iterations)\n", (long long)x.shape(0),
-                (long long)x.shape(1), ctx->info().name.c_str(), opt.perplexity, opt.iterations);
+    std::printf("t-SNE of %lld points in %lld dimensions on %s (perplexity %g, %d iterations)\n", (long long)x.rows(),
+                (long long)x.dims(), ctx->info().name.c_str(), opt.perplexity, opt.iterations);
   else
-    std::printf("UMAP of %lld points in %lld dimensions on %s (n_neighbors %d, min_dist %g)\n", (long long)x.shape(0),
-                (long long)x.shape(1), ctx->info().name.c_str(), uopt.n_neighbors, uopt.min_dist);
-  Tensor features = x;
-  if (pca_dims > 0 && x.shape(1) > pca_dims) {  // neighbours on the leading components, as is usual
+    std::printf("UMAP of %lld points in %lld dimensions on %s (n_neighbors %d, min_dist %g)\n", (long long)x.rows(),
+                (long long)x.dims(), ctx->info().name.c_str(), uopt.n_neighbors, uopt.min_dist);
+  Tensor features;
+  if (pca_dims > 0 && x.dims() > pca_dims) {  // neighbours on the leading components, as is usual
     features = pca(x, pca_dims, opt.seed).scores;
     ctx->sync();
     phases.emplace_back("PCA to " + std::to_string(pca_dims), seconds_since(t));
+  } else {
+    features = x.single();
   }
+  x.blocks.clear();  // the full-dimensional points are not needed any more
   auto progress = [&](int it, int total) {
     if (it == 0) phases.emplace_back(method == "tsne" ? "kNN + affinities" : "kNN + memberships", seconds_since(t));
     else std::printf("\r  optimisation %d/%d", it, total), std::fflush(stdout);

@@ -78,22 +78,49 @@ Tensor orthonormalize(const Tensor& y) {
 
 }  // namespace
 
-PcaResult pca(const Tensor& x_in, int components, uint64_t seed, int power_iterations) {
-  if (x_in.rank() != 2) throw Error(ErrorKind::Shape, "pca: points must be [N, D], got " + x_in.describe());
-  int64_t n = x_in.shape(0), d = x_in.shape(1);
+PcaResult pca(const Tensor& x, int components, uint64_t seed, int power_iterations) {
+  if (x.rank() != 2) throw Error(ErrorKind::Shape, "pca: points must be [N, D], got " + x.describe());
+  return pca(PointBlocks{{x.cast(DType::f32)}}, components, seed, power_iterations);
+}
+
+PcaResult pca(const PointBlocks& x, int components, uint64_t seed, int power_iterations) {
+  if (x.blocks.empty()) throw Error(ErrorKind::Value, "pca: no points");
+  for (const Tensor& b : x.blocks)
+    if (b.rank() != 2 || b.shape(1) != x.dims() || b.dtype() != DType::f32)
+      throw Error(ErrorKind::Shape, "pca: row blocks must be f32 [n, " + std::to_string(x.dims()) + "], got " + b.describe());
+  int64_t n = x.rows(), d = x.dims();
   if (components < 1 || components > std::min(n, d))
-    throw Error(ErrorKind::Value, "pca: " + std::to_string(components) + " components from " + x_in.describe() +
-                                      "; at most min(N, D)");
-  auto ctx = x_in.context();
-  Tensor x = x_in.cast(DType::f32);
-  Tensor mean = x.mean({0}, true);
-  Tensor xc = sub(x, mean).contiguous();
+    throw Error(ErrorKind::Value, "pca: " + std::to_string(components) + " components from " + std::to_string(n) + " × " +
+                                      std::to_string(d) + " points; at most min(N, D)");
+  auto ctx = x.blocks[0].context();
+  Tensor mean;
+  for (const Tensor& b : x.blocks) mean = mean.defined() ? add(mean, b.sum({0}, true)) : b.sum({0}, true);
+  mean = mean / double(n);
+  // One pass over the centred data, block by block: X·M (rows concatenated) or Xᵀ·Q (summed).
+  auto centred = [&](size_t i) { return sub(x.blocks[i], mean); };
+  auto times = [&](const Tensor& m) {
+    std::vector<Tensor> parts;
+    for (size_t i = 0; i < x.blocks.size(); ++i) parts.push_back(centred(i).matmul(m));
+    return parts.size() == 1 ? parts[0] : concat(parts, 0);
+  };
+  auto transposed_times = [&](const Tensor& q) {
+    Tensor sum;
+    int64_t r0 = 0;
+    for (size_t i = 0; i < x.blocks.size(); ++i) {
+      int64_t r1 = r0 + x.blocks[i].shape(0);
+      Tensor part = centred(i).t().matmul(q.slice(0, r0, r1));
+      sum = sum.defined() ? add(sum, part) : part;
+      r0 = r1;
+    }
+    return sum;
+  };
   int s = int(std::min<int64_t>(std::min(n, d), components + 10));  // oversampling
-  Tensor q = orthonormalize(xc.matmul(Tensor::normal(ctx, {d, s}, seed)));
-  for (int it = 0; it < power_iterations; ++it) q = orthonormalize(xc.matmul(xc.t().matmul(q)));
-  // B = Qᵀ X [s, D]; its small Gram matrix B·Bᵀ gives the singular vectors on the Q side.
-  Tensor b = q.t().matmul(xc);
-  HostArray bb = HostArray::from(b.matmul(b.t()));
+  Tensor q = orthonormalize(times(Tensor::normal(ctx, {d, s}, seed)));
+  for (int it = 0; it < power_iterations; ++it) q = orthonormalize(times(transposed_times(q)));
+  // B = Qᵀ X [s, D] (as (Xᵀ Q)ᵀ); its small Gram matrix B·Bᵀ gives the singular vectors on the
+  // Q side.
+  Tensor bt = transposed_times(q);  // [D, s]
+  HostArray bb = HostArray::from(bt.t().matmul(bt));
   std::vector<double> val;
   Matrix vec;
   symmetric_eigen(bb.values(), s, val, vec);

@@ -30,6 +30,17 @@ Tensor load_npy(const gpu::ContextPtr& ctx, const std::string& path) {
 }
 
 Tensor decode_npy(const gpu::ContextPtr& ctx, std::istream& in, const std::string& path) {
+  NpyHost h = decode_npy_host(in, path);
+  if (!h.fortran) return Tensor::from_host(ctx, h.data.data(), h.shape, h.dtype);
+  // Fortran order is C order of the reversed shape; transpose back on the GPU.
+  Shape reversed(h.shape.rbegin(), h.shape.rend());
+  Tensor t = Tensor::from_host(ctx, h.data.data(), reversed, h.dtype);
+  std::vector<int> axes;
+  for (int d = int(h.shape.size()) - 1; d >= 0; --d) axes.push_back(d);
+  return t.permute(axes).contiguous();
+}
+
+NpyHost decode_npy_host(std::istream& in, const std::string& path) {
   char magic[8];
   if (!in.read(magic, 8) || std::memcmp(magic, "\x93NUMPY", 6) != 0)
     throw npy_error(path, "not a .npy file (bad magic; expected \\x93NUMPY)");
@@ -101,13 +112,7 @@ Tensor decode_npy(const gpu::ContextPtr& ctx, std::istream& in, const std::strin
   } else {
     data = std::move(raw);
   }
-  if (!fortran) return Tensor::from_host(ctx, data.data(), shape, kind->dtype);
-  // Fortran order is C order of the reversed shape; transpose back on the GPU.
-  Shape reversed(shape.rbegin(), shape.rend());
-  Tensor t = Tensor::from_host(ctx, data.data(), reversed, kind->dtype);
-  std::vector<int> axes;
-  for (int d = int(shape.size()) - 1; d >= 0; --d) axes.push_back(d);
-  return t.permute(axes).contiguous();
+  return NpyHost{shape, kind->dtype, std::move(data), fortran};
 }
 
 std::string encode_npy(const Tensor& t) {
