@@ -81,3 +81,20 @@ TEST(Knn, NeighbourDescentRecallsMostExactNeighbours) {
     for (int q = 0; q + 1 < 10; ++q) ASSERT_LE(d[size_t(i * 10 + q)], d[size_t(i * 10 + q + 1)]);
   EXPECT_THROW(knn_approx(x, 0), Error);
 }
+
+TEST(Knn, RowsAndSampledRecall) {
+  Tensor x = Tensor::normal(ctx(), {700, 12}, 41);
+  KnnResult all = knn_exact(x, 7);
+  KnnResult rows = knn_exact_rows(x, 7, 300, 420, 50);  // several blocks inside the range
+  EXPECT_EQ(rows.indices.to_vector<int32_t>(), all.indices.slice(0, 300, 420).to_vector<int32_t>());
+  EXPECT_EQ(rows.distances.to_vector<float>(), all.distances.slice(0, 300, 420).to_vector<float>());
+  EXPECT_THROW(knn_exact_rows(x, 7, 500, 500), Error);
+  EXPECT_THROW(knn_exact_rows(x, 7, 600, 701), Error);
+  // Sampled recall: 1 for the exact lists, and that of the whole set (within sampling) for
+  // approximate ones.
+  EXPECT_DOUBLE_EQ(knn_recall_sampled(x, all, 200), 1.0);
+  KnnResult approx = knn_approx(x, 7, 2);
+  double full = knn_recall(approx, all), sampled = knn_recall_sampled(x, approx, 350);
+  EXPECT_LT(full, 1.0);
+  EXPECT_NEAR(sampled, full, 0.08);
+}

@@ -21,6 +21,8 @@ struct KnnResult {
 // selection per row. block_rows = 0 picks a block whose distance tile fits half the adapter's
 // binding limit (and 256 MiB).
 KnnResult knn_exact(const Tensor& x, int k, int64_t block_rows = 0);
+// The same for the rows [row_begin, row_end) only (against all N points): [row_end − row_begin, k].
+KnnResult knn_exact_rows(const Tensor& x, int k, int64_t row_begin, int64_t row_end, int64_t block_rows = 0);
 
 // Approximate k-nearest neighbours by neighbour descent: random starting lists, then
 // `iterations` rounds in which every point keeps the k closest among its neighbours and their
@@ -28,6 +30,13 @@ KnnResult knn_exact(const Tensor& x, int k, int64_t block_rows = 0);
 KnnResult knn_approx(const Tensor& x, int k, int iterations = 10, uint64_t seed = 1);
 // Share of the exact lists' entries that the approximate lists found (recall@k).
 double knn_recall(const KnnResult& approx, const KnnResult& exact);
+// The same measured on `sample` points (eight runs of consecutive rows spread over the set),
+// against exact lists computed for those points only.
+double knn_recall_sampled(const Tensor& x, const KnnResult& approx, int64_t sample = 1000);
+
+// The neighbours t-SNE and UMAP use: exact up to kExactKnnLimit points, else neighbour descent.
+constexpr int64_t kExactKnnLimit = 20000;
+KnnResult nearest_neighbours(const Tensor& x, int k, uint64_t seed = 1);
 
 }  // namespace surfgrad
 
@@ -60,7 +69,12 @@ using MapProgress = std::function<void(int iteration, int total)>;
 // edges are gathered, not scattered with atomics); repulsion exact or by FFT-accelerated
 // interpolation (deterministic too: the grid sums are 64-bit integers); momentum and gains as
 // the reference implementation.
-Tensor tsne(const Tensor& x, const TsneOptions& options = {}, const MapProgress& progress = {});
+// `neighbours`, where given, are the k = ⌊3·perplexity⌋ nearest neighbours (as
+// nearest_neighbours gives them); else they are computed.
+Tensor tsne(const Tensor& x, const TsneOptions& options = {}, const MapProgress& progress = {},
+            const KnnResult* neighbours = nullptr);
+// The k t-SNE uses for a perplexity.
+int tsne_neighbours(double perplexity, int64_t n);
 
 // The repulsion term alone, for f32 positions [N, 2]: [N, 4] rows (Σ_j q_ij²·(y_i − y_j),
 // Σ_{j≠i} q_ij, 0) with q_ij = 1 / (1 + |y_i − y_j|²). Auto means Fft here.
@@ -149,6 +163,7 @@ struct UmapOptions {
 // 20,000 points, neighbour descent beyond)
 // (bisection for σ, fuzzy union), PCA initialisation, then per-epoch updates of all points with
 // umap-learn's gradients and negative sampling (deterministic: no edge-by-edge races).
-Tensor umap(const Tensor& x, const UmapOptions& options = {}, const MapProgress& progress = {});
+Tensor umap(const Tensor& x, const UmapOptions& options = {}, const MapProgress& progress = {},
+            const KnnResult* neighbours = nullptr);  // n_neighbors neighbours, where given
 
 }  // namespace surfgrad

@@ -99,11 +99,22 @@ int cmd_map(const gpu::ContextPtr& ctx, int argc, char** argv) {
     features = x.single();
   }
   x.blocks.clear();  // the full-dimensional points are not needed any more
+  int64_t n = features.shape(0);
+  int k = method == "tsne" ? tsne_neighbours(opt.perplexity, n) : uopt.n_neighbors;
+  KnnResult nn = nearest_neighbours(features, k, opt.seed);
+  ctx->sync();
+  bool approximate = n > kExactKnnLimit;
+  phases.emplace_back(approximate ? "kNN (descent)" : "kNN (exact)", seconds_since(t));
+  if (approximate) {
+    double recall = knn_recall_sampled(features, nn, 1000);
+    std::printf("kNN recall@%d against exact neighbours on 1,000 points: %.3f\n", k, recall);
+    phases.emplace_back("kNN recall check", seconds_since(t));
+  }
   auto progress = [&](int it, int total) {
-    if (it == 0) phases.emplace_back(method == "tsne" ? "kNN + affinities" : "kNN + memberships", seconds_since(t));
+    if (it == 0) phases.emplace_back(method == "tsne" ? "affinities" : "memberships", seconds_since(t));
     else std::printf("\r  optimisation %d/%d", it, total), std::fflush(stdout);
   };
-  Tensor y = method == "tsne" ? tsne(features, opt, progress) : umap(features, uopt, progress);
+  Tensor y = method == "tsne" ? tsne(features, opt, progress, &nn) : umap(features, uopt, progress, &nn);
   ctx->sync();
   phases.emplace_back("optimisation", seconds_since(t));
   std::printf("\n");

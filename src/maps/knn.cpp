@@ -13,7 +13,12 @@ static std::vector<uint32_t> offset_rows(std::vector<uint32_t> meta, int64_t r0,
   return meta;
 }
 
-KnnResult knn_exact(const Tensor& x_in, int k, int64_t block_rows) {
+KnnResult knn_exact(const Tensor& x, int k, int64_t block_rows) {
+  if (x.rank() != 2) throw Error(ErrorKind::Shape, "knn: points must be [N, D], got " + x.describe());
+  return knn_exact_rows(x, k, 0, x.shape(0), block_rows);
+}
+
+KnnResult knn_exact_rows(const Tensor& x_in, int k, int64_t row_begin, int64_t row_end, int64_t block_rows) {
   if (x_in.rank() != 2) throw Error(ErrorKind::Shape, "knn: points must be [N, D], got " + x_in.describe());
   if (x_in.dtype() != DType::f32) throw Error(ErrorKind::DType, "knn: points must be f32, got " + x_in.describe());
   int64_t n = x_in.shape(0);
@@ -21,6 +26,9 @@ KnnResult knn_exact(const Tensor& x_in, int k, int64_t block_rows) {
   if (k >= n)
     throw Error(ErrorKind::Value, "knn: k = " + std::to_string(k) + " needs more than " + std::to_string(k) +
                                       " points, got " + std::to_string(n));
+  if (row_begin < 0 || row_end > n || row_begin >= row_end)
+    throw Error(ErrorKind::Value, "knn: rows [" + std::to_string(row_begin) + ", " + std::to_string(row_end) +
+                                      ") are not a non-empty range of the " + std::to_string(n) + " points");
   auto ctx = x_in.context();
   Tensor x = x_in.contiguous();
   Tensor norms = (x * x).sum({1});  // [N]
@@ -30,7 +38,8 @@ KnnResult knn_exact(const Tensor& x_in, int k, int64_t block_rows) {
     uint64_t budget = std::min<uint64_t>(uint64_t(256) << 20, ctx->limits().max_storage_buffer_binding_size / 2);
     block_rows = std::max<int64_t>(1, std::min<int64_t>(n, int64_t(budget / 4) / n));
   }
-  KnnResult out{Tensor::empty(ctx, {n, k}, DType::i32), Tensor::empty(ctx, {n, k}, DType::f32)};
+  int64_t rows_out = row_end - row_begin;
+  KnnResult out{Tensor::empty(ctx, {rows_out, k}, DType::i32), Tensor::empty(ctx, {rows_out, k}, DType::f32)};
   auto kernel = ctx->kernel("topk_rows|" + std::to_string(k), [&] {
     return kernel_source(*ctx, "topk_rows.wgsl", {{"K", std::to_string(k)}}, false, 4);
   });
@@ -39,8 +48,8 @@ KnnResult knn_exact(const Tensor& x_in, int k, int64_t block_rows) {
   const int64_t segment = std::max<int64_t>(4 * k, 512);
   int64_t S = (n + segment - 1) / segment;
   Tensor xt = x.t();  // [D, N], a view: the matmul reads it in place
-  for (int64_t r0 = 0; r0 < n; r0 += block_rows) {
-    int64_t r1 = std::min(n, r0 + block_rows), B = r1 - r0;
+  for (int64_t r0 = row_begin; r0 < row_end; r0 += block_rows) {
+    int64_t r1 = std::min(row_end, r0 + block_rows), B = r1 - r0;
     Tensor rows = x.slice(0, r0, r1);
     // |a|² + |b|² − 2 a·b for this block of rows against every point.
     Tensor d = add(sub(norms.slice(0, r0, r1).unsqueeze(1), rows.matmul(xt) * 2.0), norms.unsqueeze(0));
@@ -51,7 +60,7 @@ KnnResult knn_exact(const Tensor& x_in, int k, int64_t block_rows) {
                                     uint32_t(k)};
       ctx->dispatch(kernel, {out.indices.storage()->buffer.get(), out.distances.storage()->buffer.get(),
                              d.storage()->buffer.get(), dummy_ids},
-                    offset_rows(meta, r0, k), ctx->grid_for(uint64_t((B + 63) / 64)));
+                    offset_rows(meta, r0 - row_begin, k), ctx->grid_for(uint64_t((B + 63) / 64)));
       continue;
     }
     Tensor cand_i = Tensor::empty(ctx, {B, S * k}, DType::i32), cand_d = Tensor::empty(ctx, {B, S * k});
@@ -63,7 +72,7 @@ KnnResult knn_exact(const Tensor& x_in, int k, int64_t block_rows) {
                                     uint32_t(k)};
     ctx->dispatch(kernel, {out.indices.storage()->buffer.get(), out.distances.storage()->buffer.get(),
                            cand_d.storage()->buffer.get(), cand_i.storage()->buffer.get()},
-                  offset_rows(second, r0, k), ctx->grid_for(uint64_t((B + 63) / 64)));
+                  offset_rows(second, r0 - row_begin, k), ctx->grid_for(uint64_t((B + 63) / 64)));
   }
   return out;
 }
@@ -99,6 +108,27 @@ KnnResult knn_approx(const Tensor& x_in, int k, int iterations, uint64_t seed) {
     std::swap(cur, next);
   }
   return cur;
+}
+
+KnnResult nearest_neighbours(const Tensor& x, int k, uint64_t seed) {
+  if (x.rank() != 2) throw Error(ErrorKind::Shape, "knn: points must be [N, D], got " + x.describe());
+  Tensor f = x.cast(DType::f32);
+  return x.shape(0) <= kExactKnnLimit ? knn_exact(f, k) : knn_approx(f, k, 10, seed);
+}
+
+double knn_recall_sampled(const Tensor& x, const KnnResult& approx, int64_t sample) {
+  int64_t n = approx.indices.shape(0), k = approx.indices.shape(1);
+  sample = std::min(sample, n);
+  // Eight runs of consecutive points spread over the set: each run is one block of exact rows.
+  int64_t runs = std::min<int64_t>(8, sample), per = sample / runs;
+  double hits = 0;
+  for (int64_t r = 0; r < runs; ++r) {
+    int64_t b = r * (n / runs), e = std::min(n, b + per);
+    KnnResult exact = knn_exact_rows(x.cast(DType::f32), int(k), b, e);
+    KnnResult part{approx.indices.slice(0, b, e).contiguous(), approx.distances.slice(0, b, e).contiguous()};
+    hits += knn_recall(part, exact) * double(e - b);
+  }
+  return hits / double(runs * per);
 }
 
 double knn_recall(const KnnResult& approx, const KnnResult& exact) {

@@ -23,16 +23,24 @@ gpu::Kernel load(const gpu::ContextPtr& ctx, const char* file, uint32_t bindings
 
 }  // namespace
 
-Tensor tsne(const Tensor& x, const TsneOptions& opt, const MapProgress& progress) {
+int tsne_neighbours(double perplexity, int64_t n) {
+  int k = int(std::min<double>(double(n - 1), std::floor(3 * perplexity)));
+  if (perplexity <= 1 || n < 4 || k < 2 || 3 * perplexity > double(n - 1))
+    throw Error(ErrorKind::Value, "tsne: perplexity " + std::to_string(perplexity) + " needs more than " +
+                                      std::to_string(int(3 * perplexity)) + " points (got " + std::to_string(n) +
+                                      "); lower --perplexity to at most (N - 1) / 3");
+  return k;
+}
+
+Tensor tsne(const Tensor& x, const TsneOptions& opt, const MapProgress& progress, const KnnResult* neighbours) {
   if (x.rank() != 2) throw Error(ErrorKind::Shape, "tsne: points must be [N, D], got " + x.describe());
   int64_t n = x.shape(0);
-  int k = int(std::min<double>(double(n - 1), std::floor(3 * opt.perplexity)));
-  if (opt.perplexity <= 1 || n < 4 || k < 2 || 3 * opt.perplexity > double(n - 1))
-    throw Error(ErrorKind::Value, "tsne: perplexity " + std::to_string(opt.perplexity) + " needs more than " +
-                                      std::to_string(int(3 * opt.perplexity)) + " points (got " + std::to_string(n) +
-                                      "); lower --perplexity to at most (N - 1) / 3");
+  int k = tsne_neighbours(opt.perplexity, n);
   auto ctx = x.context();
-  KnnResult nn = knn_exact(x.cast(DType::f32), k);
+  KnnResult nn = neighbours ? *neighbours : nearest_neighbours(x, k, opt.seed);
+  if (nn.indices.rank() != 2 || nn.indices.shape(0) != n || nn.indices.shape(1) != k)
+    throw Error(ErrorKind::Shape, "tsne: given neighbours " + nn.indices.describe() + " are not [" + std::to_string(n) +
+                                      ", " + std::to_string(k) + "] (N points, ⌊3·perplexity⌋)");
 
   // p_{j|i} per kNN edge, then edge weights p_{j|i} / 2N of the symmetrised P.
   Tensor pcond = Tensor::empty(ctx, {n, k});

@@ -45,7 +45,7 @@ void fit_ab(double min_dist, double spread, double& a, double& b) {
 
 }  // namespace
 
-Tensor umap(const Tensor& x, const UmapOptions& opt, const MapProgress& progress) {
+Tensor umap(const Tensor& x, const UmapOptions& opt, const MapProgress& progress, const KnnResult* neighbours) {
   if (x.rank() != 2) throw Error(ErrorKind::Shape, "umap: points must be [N, D], got " + x.describe());
   int64_t n = x.shape(0);
   int k = opt.n_neighbors;
@@ -54,8 +54,10 @@ Tensor umap(const Tensor& x, const UmapOptions& opt, const MapProgress& progress
                                       " points (got " + std::to_string(n) + ")");
   if (!(opt.min_dist >= 0)) throw Error(ErrorKind::Value, "umap: min_dist must be ≥ 0");
   auto ctx = x.context();
-  // Exact neighbours up to 20,000 points; beyond, neighbour descent (O(N·k²·D) a round).
-  KnnResult nn = n <= 20000 ? knn_exact(x.cast(DType::f32), k) : knn_approx(x.cast(DType::f32), k, 10, opt.seed);
+  KnnResult nn = neighbours ? *neighbours : nearest_neighbours(x, k, opt.seed);
+  if (nn.indices.rank() != 2 || nn.indices.shape(0) != n || nn.indices.shape(1) != k)
+    throw Error(ErrorKind::Shape, "umap: given neighbours " + nn.indices.describe() + " are not [" + std::to_string(n) +
+                                      ", " + std::to_string(k) + "] (N points, n_neighbors)");
   Tensor w = Tensor::empty(ctx, {n, k});
   auto membership = ctx->kernel("umap_membership|" + std::to_string(k), [&] {
     return kernel_source(*ctx, "umap_membership.wgsl", {{"K", std::to_string(k)}}, false, 2);
