@@ -25,9 +25,11 @@ KnnResult knn_exact(const Tensor& x, int k, int64_t block_rows = 0);
 KnnResult knn_exact_rows(const Tensor& x, int k, int64_t row_begin, int64_t row_end, int64_t block_rows = 0);
 
 // Approximate k-nearest neighbours by neighbour descent: random starting lists, then
-// `iterations` rounds in which every point keeps the k closest among its neighbours and their
-// neighbours. O(N·k²·D) a round instead of O(N²·D); deterministic for a seed on a device.
-KnnResult knn_approx(const Tensor& x, int k, int iterations = 10, uint64_t seed = 1);
+// `iterations` rounds in which every point keeps the k closest among B(i) and B(u) for u in
+// B(i), where B(i) is i's neighbours plus up to `reverse` points that list i (the reverse
+// neighbours, which make descent converge far faster; −1: min(k, 16)). O(N·(k+r)²·D) a round
+// instead of O(N²·D); deterministic for a seed on a device.
+KnnResult knn_approx(const Tensor& x, int k, int iterations = 10, uint64_t seed = 1, int reverse = -1);
 // Share of the exact lists' entries that the approximate lists found (recall@k).
 double knn_recall(const KnnResult& approx, const KnnResult& exact);
 // The same measured on `sample` points (eight runs of consecutive rows spread over the set),

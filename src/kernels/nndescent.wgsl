@@ -1,13 +1,24 @@
-// Approximate kNN by neighbour descent (Dong, Moses & Li 2011), one pass: each point looks at
-// its neighbours' neighbours and keeps the K closest it has seen. Every point reads the previous
-// lists and writes a new one (Jacobi style), so the result does not depend on thread order.
+// Approximate kNN by neighbour descent (Dong, Moses & Li 2011), one pass: with B(i) = the K
+// current neighbours of i and up to R points that have i among theirs (reverse neighbours,
+// sampled by the host), each point looks at B(i) and at B(u) for every u in B(i), and keeps
+// the K closest it has seen. Every point reads the previous lists and writes a new one (Jacobi
+// style), and ties go to the smaller index, so the result does not depend on thread order.
 // With INIT, the previous lists are replaced by K pseudo-random points from a counter hash.
 // Parameters: [N, D, seed]
 @group(0) @binding(0) var<storage, read_write> out_index: array<i32>;  // [N, K]
 @group(0) @binding(1) var<storage, read_write> out_dist: array<f32>;   // [N, K] squared
 @group(0) @binding(2) var<storage, read> x: array<f32>;                // [N, D]
 @group(0) @binding(3) var<storage, read> old_index: array<i32>;        // [N, K]
+@group(0) @binding(4) var<storage, read> reverse: array<i32>;          // [N, R], −1 = none
 const K: u32 = {{K}}u;
+const R: u32 = {{R}}u;
+const B: u32 = K + R;
+
+// Member s of B(p): its neighbours, then its reverse neighbours (−1 where there are fewer).
+fn member(p: u32, s: u32) -> i32 {
+  if (s < K) { return old_index[p * K + s]; }
+  return reverse[p * R + (s - K)];
+}
 const INIT: bool = {{INIT}};
 
 fn sqdist(i: u32, j: u32, D: u32) -> f32 {
@@ -30,25 +41,28 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   var best_i: array<i32, K>;
   for (var s = 0u; s < K; s++) { best_d[s] = 0x1.fffffep+127f; best_i[s] = -1; }
   var count = K;
-  if (!INIT) { count = K * (K + 1u); }
+  if (!INIT) { count = B * (B + 1u); }
   for (var c = 0u; c < count; c++) {
-    var j: u32;
+    var jj: i32;
     if (INIT) {
-      j = hash(hash(i * 0x9E3779B9u + c) ^ arg(2u)) % n;
-    } else if (c < K) {
-      j = u32(old_index[i * K + c]);                           // the current neighbours
+      jj = i32(hash(hash(i * 0x9E3779B9u + c) ^ arg(2u)) % n);
+    } else if (c < B) {
+      jj = member(i, c);                              // B(i) itself
     } else {
-      let via = u32(old_index[i * K + (c - K) / K]);
-      j = u32(old_index[via * K + (c - K) % K]);               // their neighbours
+      let via = member(i, (c - B) / B);
+      if (via < 0) { continue; }
+      jj = member(u32(via), (c - B) % B);             // B(u) for u in B(i)
     }
+    if (jj < 0) { continue; }
+    let j = u32(jj);
     if (j == i) { continue; }
     var seen = false;
     for (var s = 0u; s < K; s++) { if (best_i[s] == i32(j)) { seen = true; } }
     if (seen) { continue; }
     let v = sqdist(i, j, D);
-    if (!(v < best_d[K - 1u])) { continue; }
+    if (!(v < best_d[K - 1u] || (v == best_d[K - 1u] && jj < best_i[K - 1u]))) { continue; }
     var at = K - 1u;
-    while (at > 0u && best_d[at - 1u] > v) {
+    while (at > 0u && (best_d[at - 1u] > v || (best_d[at - 1u] == v && best_i[at - 1u] > jj))) {
       best_d[at] = best_d[at - 1u];
       best_i[at] = best_i[at - 1u];
       at--;

@@ -81,29 +81,56 @@ KnnResult knn_exact_rows(const Tensor& x_in, int k, int64_t row_begin, int64_t r
 
 namespace surfgrad {
 
-KnnResult knn_approx(const Tensor& x_in, int k, int iterations, uint64_t seed) {
+// Up to r points that have i among their k neighbours, for every i: [N, r], −1 where fewer.
+// Points with more are sampled evenly over their (source-ordered) list: deterministic.
+static std::vector<int32_t> sample_reverse(const std::vector<int32_t>& idx, int64_t n, int k, int r) {
+  std::vector<int64_t> start(size_t(n + 1), 0);  // CSR of sources by target (−1 slots skipped)
+  for (int32_t t : idx)
+    if (t >= 0) start[size_t(t) + 1]++;
+  for (int64_t i = 0; i < n; ++i) start[size_t(i + 1)] += start[size_t(i)];
+  std::vector<int32_t> src(size_t(start[size_t(n)]));
+  std::vector<int64_t> fill(start.begin(), start.end() - 1);
+  for (int64_t e = 0; e < n * k; ++e)
+    if (idx[size_t(e)] >= 0) src[size_t(fill[size_t(idx[size_t(e)])]++)] = int32_t(e / k);
+  std::vector<int32_t> out(size_t(n * r), -1);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t b = start[size_t(i)], deg = start[size_t(i + 1)] - b;
+    for (int64_t t = 0; t < std::min<int64_t>(deg, r); ++t) out[size_t(i * r + t)] = src[size_t(b + (deg <= r ? t : t * deg / r))];
+  }
+  return out;
+}
+
+KnnResult knn_approx(const Tensor& x_in, int k, int iterations, uint64_t seed, int reverse) {
   if (x_in.rank() != 2) throw Error(ErrorKind::Shape, "knn_approx: points must be [N, D], got " + x_in.describe());
   int64_t n = x_in.shape(0), d = x_in.shape(1);
   if (k < 1 || k > 128 || k >= n)
     throw Error(ErrorKind::Value, "knn_approx: k = " + std::to_string(k) + " must be in [1, 128] and below N = " + std::to_string(n));
+  if (reverse < 0) reverse = std::min(k, 16);
   auto ctx = x_in.context();
   Tensor x = x_in.cast(DType::f32).contiguous();
   if (x.offset() != 0) x = x.clone();
+  int r = std::max(reverse, 1);  // a binding of at least one slot, all −1 when reverse = 0
   auto kernel = [&](bool init) {
-    return ctx->kernel("nndescent|" + std::to_string(k) + (init ? "|init" : ""), [&] {
-      return kernel_source(*ctx, "nndescent.wgsl", {{"K", std::to_string(k)}, {"INIT", init ? "true" : "false"}}, false, 4);
+    return ctx->kernel("nndescent|" + std::to_string(k) + "|" + std::to_string(reverse) + (init ? "|init" : ""), [&] {
+      return kernel_source(*ctx, "nndescent.wgsl",
+                           {{"K", std::to_string(k)}, {"R", std::to_string(reverse)}, {"INIT", init ? "true" : "false"}},
+                           false, 5);
     });
   };
   KnnResult cur{Tensor::empty(ctx, {n, k}, DType::i32), Tensor::empty(ctx, {n, k})};
   KnnResult next{Tensor::empty(ctx, {n, k}, DType::i32), Tensor::empty(ctx, {n, k})};
+  Tensor rev = Tensor::full(ctx, {n, r}, -1, DType::i32);
   std::vector<uint32_t> meta = {uint32_t(n), uint32_t(d), uint32_t(seed * 0x9E3779B9ull)};
   auto groups = ctx->grid_for(uint64_t((n + 63) / 64));
   ctx->dispatch(kernel(true), {cur.indices.storage()->buffer.get(), cur.distances.storage()->buffer.get(),
-                               x.storage()->buffer.get(), next.indices.storage()->buffer.get()},  // unread
+                               x.storage()->buffer.get(), next.indices.storage()->buffer.get(),  // unread
+                               rev.storage()->buffer.get()},
                 meta, groups);
   for (int it = 0; it < iterations; ++it) {
+    if (reverse > 0)  // the reverse lists of the current graph, built on the host (a sync)
+      rev = Tensor::from_vector(ctx, sample_reverse(cur.indices.to_vector<int32_t>(), n, k, r), {n, r});
     ctx->dispatch(kernel(false), {next.indices.storage()->buffer.get(), next.distances.storage()->buffer.get(),
-                                  x.storage()->buffer.get(), cur.indices.storage()->buffer.get()},
+                                  x.storage()->buffer.get(), cur.indices.storage()->buffer.get(), rev.storage()->buffer.get()},
                   meta, groups);
     std::swap(cur, next);
   }
@@ -113,7 +140,13 @@ KnnResult knn_approx(const Tensor& x_in, int k, int iterations, uint64_t seed) {
 KnnResult nearest_neighbours(const Tensor& x, int k, uint64_t seed) {
   if (x.rank() != 2) throw Error(ErrorKind::Shape, "knn: points must be [N, D], got " + x.describe());
   Tensor f = x.cast(DType::f32);
-  return x.shape(0) <= kExactKnnLimit ? knn_exact(f, k) : knn_approx(f, k, 10, seed);
+  if (x.shape(0) <= kExactKnnLimit) return knn_exact(f, k);
+  // Short lists stall early in descent: search with 32 and keep the k nearest. Reverse
+  // neighbours: 16 for short lists, 8 for long ones (whose own candidates are already many).
+  int search = int(std::min<int64_t>(std::max(k, 32), x.shape(0) - 1));
+  KnnResult r = knn_approx(f, search, search <= 32 ? 8 : 5, seed, search <= 32 ? 16 : 8);
+  if (search == k) return r;
+  return {r.indices.slice(1, 0, k).contiguous(), r.distances.slice(1, 0, k).contiguous()};
 }
 
 double knn_recall_sampled(const Tensor& x, const KnnResult& approx, int64_t sample) {
