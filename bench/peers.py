@@ -1,5 +1,5 @@
-"""Embedding maps side by side: surfgrad, openTSNE and scikit-learn's Barnes-Hut t-SNE on the
-same data with the same parameters, timed on this machine, every map scored by the same code
+"""Embedding maps side by side: surfgrad's t-SNE against openTSNE and scikit-learn's Barnes-Hut
+t-SNE, and surfgrad's UMAP against umap-learn, on the same data with the same parameters, timed on this machine, every map scored by the same code
 (`surfgrad eval`: kNN recall@10 against exact neighbours in the input space, 10-NN accuracy,
 trustworthiness@10, t-SNE KL divergence on a sample).
 
@@ -37,6 +37,8 @@ def evaluate(surfgrad, embedding, images, labels):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--data", default="../shared/data/mnist10k")
+    p.add_argument("--points", help="an N×D .npy to map instead of MNIST (e.g. bench/text_embeddings.py's)")
+    p.add_argument("--labels", help="its labels (.npy)")
     p.add_argument("--out", default="bench-peers")
     p.add_argument("--surfgrad", default="build/surfgrad")
     p.add_argument("--perplexity", type=float, default=30)
@@ -44,9 +46,13 @@ def main():
     p.add_argument("--skip", default="", help="comma-separated tools to skip")
     a = p.parse_args()
     os.makedirs(a.out, exist_ok=True)
-    images = os.path.join(a.data, "t10k-images-idx3-ubyte.gz")
-    labels = os.path.join(a.data, "t10k-labels-idx1-ubyte.gz")
-    x = read_idx(images).reshape(10000, -1).astype(np.float32)
+    if a.points:
+        images, labels = a.points, a.labels
+        x = np.load(images).astype(np.float32)
+    else:
+        images = os.path.join(a.data, "t10k-images-idx3-ubyte.gz")
+        labels = os.path.join(a.data, "t10k-labels-idx1-ubyte.gz")
+        x = read_idx(images).reshape(10000, -1).astype(np.float32)
     skip = set(a.skip.split(","))
     results = []
 
@@ -62,8 +68,8 @@ def main():
         out = subprocess.run([a.surfgrad, "map", images, "--labels", labels, "-o", os.path.join(a.out, "surfgrad"),
                               "--perplexity", str(a.perplexity)], capture_output=True, text=True, check=True)
         adapter = re.search(r"on (.*) \(perplexity", out.stdout)
-        record("surfgrad", time.time() - t, os.path.join(a.out, "surfgrad.npy"),
-               "exact kNN, exact repulsion, adapter " + (adapter.group(1) if adapter else "?"))
+        record("surfgrad t-SNE", time.time() - t, os.path.join(a.out, "surfgrad.npy"),
+               "PCA 50, exact kNN, FFT-interpolated repulsion, adapter " + (adapter.group(1) if adapter else "?"))
     if "opentsne" not in skip:
         import openTSNE
         t = time.time()
@@ -81,8 +87,26 @@ def main():
         np.save(os.path.join(a.out, "sklearn.npy"), y.astype(np.float32))
         record("scikit-learn " + sklearn.__version__, time.time() - t, os.path.join(a.out, "sklearn.npy"),
                f"Barnes-Hut, {a.threads} threads")
+    if "surfgrad-umap" not in skip:
+        t = time.time()
+        out = subprocess.run([a.surfgrad, "map", images, "--labels", labels, "-o", os.path.join(a.out, "surfgrad-umap"),
+                              "--method", "umap"], capture_output=True, text=True, check=True)
+        adapter = re.search(r"on (.*) \(n_neighbors", out.stdout)
+        record("surfgrad UMAP", time.time() - t, os.path.join(a.out, "surfgrad-umap.npy"),
+               "PCA 50, exact kNN, n_neighbors 15, min_dist 0.1, 500 epochs, adapter " + (adapter.group(1) if adapter else "?"))
+    if "umap" not in skip:
+        import umap
+        t = time.time()
+        # umap-learn's defaults (n_neighbors 15, min_dist 0.1, 500 epochs below 10,001 points);
+        # a fixed random_state makes it single-threaded, so it is left unset and the threads capped.
+        import numba
+        numba.set_num_threads(a.threads)
+        y = umap.UMAP(n_neighbors=15, min_dist=0.1, n_jobs=a.threads).fit_transform(x)
+        np.save(os.path.join(a.out, "umap.npy"), y.astype(np.float32))
+        record("umap-learn " + umap.__version__, time.time() - t, os.path.join(a.out, "umap.npy"),
+               f"NN-descent kNN, spectral init, {a.threads} threads (includes numba compilation)")
     with open(os.path.join(a.out, "peers.json"), "w") as f:
-        json.dump({"data": "MNIST 10k", "perplexity": a.perplexity, "iterations": 750, "results": results}, f, indent=2)
+        json.dump({"data": a.points or "MNIST 10k", "perplexity": a.perplexity, "iterations": 750, "results": results}, f, indent=2)
 
 
 if __name__ == "__main__":

@@ -44,6 +44,7 @@ struct TuneOptions {
   std::vector<std::tuple<int64_t, int64_t, int64_t>> shapes = {
       {4096, 4096, 4096}, {64, 4096, 4096}, {4096, 64, 4096}, {192, 192, 192}};
   std::vector<TiledParams> candidates;  // empty: the built-in search space
+  bool verbose = false;                 // report every candidate's time, not only the winners
   int reps = 5;
   std::string cache_path;  // empty: tuning_cache_path()
 };

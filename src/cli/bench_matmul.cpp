@@ -189,8 +189,26 @@ int cmd_tune(const gpu::ContextPtr& ctx, int argc, char** argv) {
       for (auto& s : parse_sizes(argv[++i])) opt.shapes.emplace_back(s.M, s.N, s.K);
     } else if (a == "--f32-only") {
       opt.dtypes = {DType::f32};
+    } else if (a == "--verbose") {
+      opt.verbose = true;
+    } else if (a == "--candidates" && i + 1 < argc) {
+      // BMxBNxBK:TMxTN[:db], comma-separated: try these tiles instead of the built-in space.
+      std::string list = argv[++i];
+      size_t at = 0;
+      while (at < list.size()) {
+        size_t end = list.find(',', at);
+        std::string c = list.substr(at, end == std::string::npos ? std::string::npos : end - at);
+        TiledParams p;
+        char db[8] = {0};
+        if (std::sscanf(c.c_str(), "%dx%dx%d:%dx%d:%7s", &p.bm, &p.bn, &p.bk, &p.tm, &p.tn, db) < 5)
+          throw Error(ErrorKind::Value, "tune: candidate '" + c + "' is not BMxBNxBK:TMxTN[:db]");
+        p.double_buffer = std::string(db) == "db";
+        opt.candidates.push_back(p);
+        at = end == std::string::npos ? list.size() : end + 1;
+      }
+      opt.verbose = true;
     } else {
-      throw Error(ErrorKind::Value, "tune: unknown option " + a + " (--sizes MxNxK,..., --f32-only)");
+      throw Error(ErrorKind::Value, "tune: unknown option " + a + " (--sizes MxNxK,..., --f32-only, --verbose, --candidates BMxBNxBK:TMxTN[:db],...)");
     }
   }
   std::printf("tuning matmul on %s; cache: %s\n", ctx->info().name.c_str(), tuning_cache_path().c_str());

@@ -191,6 +191,12 @@ std::vector<TuneResult> tune_matmul(const gpu::ContextPtr& ctx, const TuneOption
         }
         std::sort(t.begin(), t.end());
         double ms = t[t.size() / 2];
+        if (progress && opt.verbose) {
+          char line[256];
+          std::snprintf(line, sizeof line, "  candidate %s: %.3f ms, %.2f TFLOP/s", p.str().c_str(), ms,
+                        2.0 * double(M) * double(N) * double(K) / (ms * 1e9));
+          progress(line);
+        }
         if (ms < best.ms) best = {dtype, M, N, K, p, ms, 2.0 * double(M) * double(N) * double(K) / (ms * 1e9)};
       }
       if (best.ms < 1e30) {
