@@ -60,6 +60,26 @@ TEST(Tsne, FftRepulsionMakesTheSameQualityOfMap) {
   EXPECT_EQ(tsne(x, opt).to_vector<float>(), y.to_vector<float>()) << "FFT path: same seed, same device, same map";
 }
 
+TEST(Tsne, StepsAreClippedToMaxStepNorm) {
+  // From the random start N(0, 1e-4²), three steps of at most 1e-5 each move no point further
+  // than 3e-5; without the clip the first step alone (learning rate N/12) goes far past it.
+  Tensor x, labels;
+  clusters(x, labels);
+  TsneOptions opt;
+  opt.perplexity = 20, opt.iterations = 3, opt.pca_init = false, opt.max_step_norm = 1e-5;
+  std::vector<float> y0 = Tensor::normal(ctx(), {600, 2}, opt.seed, 0, 1e-4).to_vector<float>();
+  std::vector<float> y = tsne(x, opt).to_vector<float>();
+  double moved = 0;
+  for (size_t i = 0; i < y.size(); i += 2) moved = std::max(moved, std::hypot(double(y[i]) - y0[i], double(y[i + 1]) - y0[i + 1]));
+  EXPECT_LE(moved, 3e-5 * (1 + 1e-4));
+  EXPECT_GT(moved, 1e-5);
+  opt.max_step_norm = 0;
+  std::vector<float> free = tsne(x, opt).to_vector<float>();
+  double far = 0;
+  for (size_t i = 0; i < y.size(); i += 2) far = std::max(far, std::hypot(double(free[i]) - y0[i], double(free[i + 1]) - y0[i + 1]));
+  EXPECT_GT(far, 1e-4);
+}
+
 TEST(Tsne, TooFewPointsForThePerplexity) {
   Tensor x = Tensor::normal(ctx(), {50, 5}, 1);
   try {

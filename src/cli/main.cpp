@@ -26,7 +26,7 @@ static void usage() {
       "  bench train [--steps N] [--long-steps N] [--json FILE]\n"
       "  bench matmul [--sizes MxNxK,...] [--variants a,b] [--json FILE]   the kernel ladder vs cuBLAS\n"
       "  map [INPUT] -o OUT [--labels L] [--method tsne|umap] [--perplexity P] [--iterations N] [--seed S]\n"
-      "      [--pca D] [--init pca|random] [--repulsion auto|exact|fft] [--grid-spacing H]\n"
+      "      [--pca D] [--init pca|random] [--repulsion auto|exact|fft] [--grid-spacing H] [--max-step-norm L]\n"
       "      [--n-neighbors K] [--min-dist D] [--epochs E] [--points N]\n"
       "                              t-SNE or UMAP of .npy/IDX/CSV points (no INPUT: 10 clusters in 768-D)\n"
       "  eval EMBEDDING.npy --input INPUT [--labels L]   kNN recall@10, 10-NN accuracy\n"

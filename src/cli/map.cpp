@@ -58,6 +58,7 @@ int cmd_map(const gpu::ContextPtr& ctx, int argc, char** argv) {
         throw Error(ErrorKind::Value, "map: --repulsion takes auto, exact or fft, not " + v);
       opt.repulsion = v == "exact" ? Repulsion::Exact : v == "fft" ? Repulsion::Fft : Repulsion::Auto;
     }
+    else if (a == "--max-step-norm") opt.max_step_norm = std::atof(next().c_str());
     else if (a == "--grid-spacing") {
       opt.grid_spacing = std::atof(next().c_str());
       if (!(opt.grid_spacing > 0)) throw Error(ErrorKind::Value, "map: --grid-spacing must be a positive number");

@@ -96,7 +96,8 @@ Tensor tsne(const Tensor& x, const TsneOptions& opt, const MapProgress& progress
     }
     Tensor z = rep.slice(1, 2, 3).sum();
     std::vector<uint32_t> umeta = {uint32_t(n), f32_bits(float(lr)), f32_bits(early ? 0.5f : 0.8f),
-                                   f32_bits(float(early ? opt.exaggeration : 1.0))};
+                                   f32_bits(float(early ? opt.exaggeration : 1.0)),
+                                   f32_bits(opt.max_step_norm > 0 ? float(opt.max_step_norm) : 3.4e38f)};
     ctx->dispatch(step,
                   {y.storage()->buffer.get(), update.storage()->buffer.get(), gains.storage()->buffer.get(),
                    attract.storage()->buffer.get(), rep.storage()->buffer.get(), z.storage()->buffer.get()},
