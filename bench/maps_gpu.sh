@@ -2,7 +2,8 @@
 # Map benchmarks on the GPU machine (see BENCHMARKS.md): t-SNE of MNIST 10k (FFT and exact
 # repulsion, each run twice: the first pays pipeline compilation), t-SNE and UMAP of the
 # built-in 768-D set at 100k and 1M points. Writes logs and maps' quality to $OUT.
-# Usage: bench/maps_gpu.sh MNIST_DIR [STEPS]   (STEPS: a subset of "mnist 100k 1m")
+# Usage: bench/maps_gpu.sh MNIST_DIR [STEPS]   (STEPS: a subset of "mnist 100k 1m text"; text
+# maps TEXT_DIR/embeddings.npy with TEXT_DIR/labels.npy, as bench/text_embeddings.py writes them)
 set -u
 mnist=$1
 steps=${2:-"mnist 100k 1m"}
@@ -28,6 +29,12 @@ for s in $steps; do
     100k)
       run tsne-100k --points 100000
       run umap-100k --points 100000 --method umap ;;
+    text)
+      t=${TEXT_DIR:-build/debian-text}
+      for m in tsne umap; do
+        run "text-$m" "$t/embeddings.npy" --labels "$t/labels.npy" --method $m
+        $bin eval "$out/text-$m.npy" --input "$t/embeddings.npy" --labels "$t/labels.npy" 2>&1 | tee -a "$out/maps.log"
+      done ;;
     1m)
       run umap-1m --points 1000000 --method umap
       run tsne-1m --points 1000000 ;;

@@ -73,6 +73,20 @@ TEST(TsneRepulsion, FftMatchesExact) {
   }
 }
 
+TEST(TsneRepulsion, CoarserGridsAreLessAccurate) {
+  // Extent 40 on grids of 64, 128 and 256 nodes a side (FFT lengths 128, 256, 512: an odd and
+  // two even numbers of radix-2 stages).
+  Tensor y = layout(2000, 40, 9);
+  std::vector<float> exact = tsne_repulsion(y, Repulsion::Exact).to_vector<float>();
+  double last = 1;
+  for (double spacing : {1.0, 0.5, 0.25}) {
+    double e = compare(tsne_repulsion(y, Repulsion::Fft, spacing).to_vector<float>(), exact).force;
+    EXPECT_LT(e, last) << "spacing " << spacing;
+    last = e;
+  }
+  EXPECT_LT(last, 2e-3);
+}
+
 TEST(TsneRepulsion, FftIsDeterministic) {
   // Many points on few grid nodes: the 64-bit integer grid sums do not depend on thread order.
   Tensor y = layout(20000, 5, 17);
