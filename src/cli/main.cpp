@@ -28,7 +28,8 @@ static void usage() {
       "  map [INPUT] -o OUT [--labels L] [--method tsne|umap] [--perplexity P] [--iterations N] [--seed S]\n"
       "      [--pca D] [--init pca|random] [--repulsion auto|exact|fft] [--grid-spacing H] [--max-step-norm L]\n"
       "      [--n-neighbors K] [--min-dist D] [--epochs E] [--points N]\n"
-      "                              t-SNE or UMAP of .npy/IDX/CSV points (no INPUT: 10 clusters in 768-D)\n"
+      "                              t-SNE or UMAP of .npy/IDX/CSV points (no INPUT: 10 clusters in 768-D);\n"
+      "                              --pca D: kNN on D principal components (default 50 past 20,000 points)\n"
       "  eval EMBEDDING.npy --input INPUT [--labels L]   kNN recall@10, 10-NN accuracy\n"
       "  tune [--sizes MxNxK,...] [--f32-only]   autotune matmul tiles for this adapter (cached)\n"
       "environment: SURFGRAD_BACKEND=vulkan|gles|metal|d3d12, SURFGRAD_ADAPTER=<name substring>");

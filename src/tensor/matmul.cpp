@@ -81,7 +81,7 @@ std::string tiled_unsupported(const gpu::Context& ctx, const TiledParams& p, DTy
   if (uint32_t(threads) > ctx.limits().max_compute_invocations_per_workgroup) return "too many threads per workgroup";
   if (uint32_t(threads) > ctx.limits().max_compute_workgroup_size_x) return "workgroup too wide";
   size_t acc = (dtype == DType::f16 && !p.f32_accumulate) ? 2 : 4;
-  if ((size_t(p.bk) * size_t(p.bm + p.bn)) * acc > ctx.limits().max_compute_workgroup_storage_size)
+  if ((size_t(p.bk) * size_t(p.bm + p.bn + 4)) * acc > ctx.limits().max_compute_workgroup_storage_size)
     return "tiles exceed workgroup memory";
   if (dtype == DType::f16 && !ctx.features().shader_f16) return "no shader-f16";
   return "";
@@ -121,12 +121,14 @@ static std::map<std::string, std::string> tiled_code(const TiledParams& p, int t
                        "var<workgroup> b_tile: array<" + acc + ", BK * BN>;  // [k][n]\n";
   if (vec4_layout(p)) {
     // Contiguous per-thread rows/columns; tiles read as vec4, accumulators are vec4 rows.
-    shared = "var<workgroup> a_tile4: array<vec4<" + acc + ">, BK * BM / 4u>;  // [k][m/4]\n"
+    // A's rows in the tile are padded by 4: staging writes a column of A (consecutive threads,
+    // consecutive k), which with a stride of BM (a multiple of 32 words) hit one bank 8 times.
+    shared = "var<workgroup> a_tile4: array<vec4<" + acc + ">, BK * (BM + 4u) / 4u>;  // [k][m/4], padded\n"
              "var<workgroup> b_tile4: array<vec4<" + acc + ">, BK * BN / 4u>;  // [k][n/4]\n";
     stage.clear();
     for (int l = 0; l < a_loads; ++l) {
       std::string i = "(lid + " + S(l * threads) + "u)";
-      stage += "    { let i = " + i + "; if (i < BM * BK) { let x = (i % BK) * BM + i / BK; a_tile4[x / 4u][x % 4u] = a_next_" + S(l) + "; } }\n";
+      stage += "    { let i = " + i + "; if (i < BM * BK) { let x = (i % BK) * (BM + 4u) + i / BK; a_tile4[x / 4u][x % 4u] = a_next_" + S(l) + "; } }\n";
     }
     for (int l = 0; l < b_loads; ++l) {
       std::string i = "(lid + " + S(l * threads) + "u)";
@@ -142,7 +144,7 @@ static std::map<std::string, std::string> tiled_code(const TiledParams& p, int t
     for (int kk = 0; kk < p.bk; ++kk) {
       compute += "    {\n";
       for (int i = 0; i < p.tm / 4; ++i)
-        compute += "      let a_" + S(i) + " = a_tile4[a_off + " + S(kk * p.bm / 4 + i) + "u];\n";
+        compute += "      let a_" + S(i) + " = a_tile4[a_off + " + S(kk * (p.bm + 4) / 4 + i) + "u];\n";
       for (int j = 0; j < p.tn / 4; ++j)
         compute += "      let b_" + S(j) + " = b_tile4[b_off + " + S(kk * p.bn / 4 + j) + "u];\n";
       for (int i = 0; i < p.tm; ++i)
