@@ -133,3 +133,14 @@ TEST(Matmul, TrainingSizedShapes) {
   EXPECT_TRUE(close(read(tg.matmul(tb.t())), matmul_ref(g, transpose_ref(b)), tol, "g @ W^T"));
   EXPECT_TRUE(close(read(ta.t().matmul(tg)), matmul_ref(transpose_ref(a), g), {1e-4 * std::sqrt(128.0), 1e-4}, "x^T @ g"));
 }
+
+TEST(Matmul, LargeTilePathAtEdgeShapes) {
+  // Products of at least 512×512 take the 128×128 tiles (8×8 per thread, BK 16, double-buffered)
+  // when no tuning cache says otherwise: edges in M, N and K, and a transposed operand.
+  Ref a = random_ref({515, 77}, 71, DType::f32), b = random_ref({77, 530}, 72, DType::f32);
+  Tensor ta = upload(a, DType::f32), tb = upload(b, DType::f32);
+  Tol tol{1e-5 * std::sqrt(77.0), 1e-5};
+  EXPECT_TRUE(close(read(ta.matmul(tb)), matmul_ref(a, b), tol, "515x77 @ 77x530"));
+  Ref bt = random_ref({530, 77}, 73, DType::f32);
+  EXPECT_TRUE(close(read(ta.matmul(upload(bt, DType::f32).t())), matmul_ref(a, transpose_ref(bt)), tol, "515x77 @ (530x77)^T"));
+}

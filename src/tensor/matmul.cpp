@@ -139,14 +139,18 @@ static std::map<std::string, std::string> tiled_code(const TiledParams& p, int t
       for (int j = 0; j < p.tn / 4; ++j) declare += "  var c_" + S(i) + "_" + S(j) + " = vec4<" + acc + ">(0.0);\n";
     for (int l = 0; l < a_loads; ++l) declare += "  var a_next_" + S(l) + ": " + acc + " = 0.0;\n";
     for (int l = 0; l < b_loads; ++l) declare += "  var b_next_" + S(l) + ": " + acc + " = 0.0;\n";
-    declare += "  let a_off = ty * TM / 4u;\n  let b_off = tx * TN / 4u;\n";
+    // A thread's TN columns are TN/4 vec4 groups spaced TX groups apart, so that a warp's
+    // consecutive threads read consecutive vec4s of B's tile (with a thread's groups adjacent,
+    // 16 threads read at a stride of 32 bytes: 2-way bank conflicts on half the tile reads).
+    declare += "  let a_off = ty * TM / 4u;\n  let b_off = tx;\n";
+    const int tx_count = p.bn / p.tn;
     const char* lane[] = {"x", "y", "z", "w"};
     for (int kk = 0; kk < p.bk; ++kk) {
       compute += "    {\n";
       for (int i = 0; i < p.tm / 4; ++i)
         compute += "      let a_" + S(i) + " = a_tile4[a_off + " + S(kk * (p.bm + 4) / 4 + i) + "u];\n";
       for (int j = 0; j < p.tn / 4; ++j)
-        compute += "      let b_" + S(j) + " = b_tile4[b_off + " + S(kk * p.bn / 4 + j) + "u];\n";
+        compute += "      let b_" + S(j) + " = b_tile4[b_off + " + S(kk * p.bn / 4 + j * tx_count) + "u];\n";
       for (int i = 0; i < p.tm; ++i)
         for (int j = 0; j < p.tn / 4; ++j) {
           std::string c = "c_" + S(i) + "_" + S(j);
@@ -157,8 +161,9 @@ static std::map<std::string, std::string> tiled_code(const TiledParams& p, int t
     for (int i = 0; i < p.tm; ++i) {
       store += "  { let r = row0 + ty * TM + " + S(i) + "u;\n    if (r < M) {\n";
       for (int j = 0; j < p.tn; ++j)
-        store += "      { let col = col0 + tx * TN + " + S(j) + "u; if (col < N) { c[c_base + r * N + col] = " + t + "(c_" + S(i) +
-                 "_" + S(j / 4) + "." + lane[j % 4] + "); } }\n";
+        store += "      { let col = col0 + (" + S(j / 4 * tx_count) + "u + tx) * 4u + " + S(j % 4) +
+                 "u; if (col < N) { c[c_base + r * N + col] = " + t + "(c_" + S(i) + "_" + S(j / 4) + "." + lane[j % 4] +
+                 "); } }\n";
       store += "    }\n  }\n";
     }
   } else {
