@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "surfgrad/maps.hpp"
+#include "maps/graph.hpp"
 #include "tensor/internal.hpp"
 
 namespace surfgrad {
@@ -84,18 +85,11 @@ namespace surfgrad {
 // Up to r points that have i among their k neighbours, for every i: [N, r], −1 where fewer.
 // Points with more are sampled evenly over their (source-ordered) list: deterministic.
 static std::vector<int32_t> sample_reverse(const std::vector<int32_t>& idx, int64_t n, int k, int r) {
-  std::vector<int64_t> start(size_t(n + 1), 0);  // CSR of sources by target (−1 slots skipped)
-  for (int32_t t : idx)
-    if (t >= 0) start[size_t(t) + 1]++;
-  for (int64_t i = 0; i < n; ++i) start[size_t(i + 1)] += start[size_t(i)];
-  std::vector<int32_t> src(size_t(start[size_t(n)]));
-  std::vector<int64_t> fill(start.begin(), start.end() - 1);
-  for (int64_t e = 0; e < n * k; ++e)
-    if (idx[size_t(e)] >= 0) src[size_t(fill[size_t(idx[size_t(e)])]++)] = int32_t(e / k);
-  std::vector<int32_t> out(size_t(n * r), -1);
+  std::vector<int32_t> in = incoming_edges(idx, n, k), out(size_t(n * r), -1);
   for (int64_t i = 0; i < n; ++i) {
-    int64_t b = start[size_t(i)], deg = start[size_t(i + 1)] - b;
-    for (int64_t t = 0; t < std::min<int64_t>(deg, r); ++t) out[size_t(i * r + t)] = src[size_t(b + (deg <= r ? t : t * deg / r))];
+    int64_t b = in[size_t(i)], deg = in[size_t(i + 1)] - b;
+    for (int64_t t = 0; t < std::min<int64_t>(deg, r); ++t)
+      out[size_t(i * r + t)] = in[size_t(n + 1 + b + (deg <= r ? t : t * deg / r))] / k;
   }
   return out;
 }

@@ -13,15 +13,6 @@
 
 namespace surfgrad {
 
-namespace {
-
-gpu::Kernel load(const gpu::ContextPtr& ctx, const char* file, uint32_t bindings, std::map<std::string, std::string> v = {}) {
-  std::string key = std::string("tsne|") + file;
-  for (auto& [a, b] : v) key += "|" + a + "=" + b;
-  return ctx->kernel(key, [&] { return kernel_source(*ctx, file, v, false, bindings); });
-}
-
-}  // namespace
 
 int tsne_neighbours(double perplexity, int64_t n) {
   int k = int(std::min<double>(double(n - 1), std::floor(3 * perplexity)));
@@ -38,14 +29,12 @@ Tensor tsne(const Tensor& x, const TsneOptions& opt, const MapProgress& progress
   int k = tsne_neighbours(opt.perplexity, n);
   auto ctx = x.context();
   KnnResult nn = neighbours ? *neighbours : nearest_neighbours(x, k, opt.seed);
-  if (nn.indices.rank() != 2 || nn.indices.shape(0) != n || nn.indices.shape(1) != k)
-    throw Error(ErrorKind::Shape, "tsne: given neighbours " + nn.indices.describe() + " are not [" + std::to_string(n) +
-                                      ", " + std::to_string(k) + "] (N points, ⌊3·perplexity⌋)");
+  check_given_neighbours(nn, n, k, "tsne", "⌊3·perplexity⌋");
 
   // p_{j|i} per kNN edge, then edge weights p_{j|i} / 2N of the symmetrised P.
   Tensor pcond = Tensor::empty(ctx, {n, k});
   std::vector<uint32_t> meta = {uint32_t(n), f32_bits(float(std::log(opt.perplexity)))};
-  ctx->dispatch(load(ctx, "tsne_affinity.wgsl", 2, {{"K", std::to_string(k)}}),
+  ctx->dispatch(tsne_kernel(ctx, "tsne_affinity.wgsl", 2, {{"K", std::to_string(k)}}),
                 {pcond.storage()->buffer.get(), nn.distances.storage()->buffer.get()}, meta,
                 ctx->grid_for(uint64_t((n + 63) / 64)));
   Tensor w = (pcond / double(2 * n)).contiguous();  // [N, k] edge weights
@@ -66,11 +55,11 @@ Tensor tsne(const Tensor& x, const TsneOptions& opt, const MapProgress& progress
   Tensor update = Tensor::zeros(ctx, {n, 2}), gains = Tensor::ones(ctx, {n, 2});
   Tensor rep = Tensor::empty(ctx, {n, 4});
   double lr = opt.learning_rate > 0 ? opt.learning_rate : std::max(double(n) / opt.exaggeration, 50.0);
-  gpu::Kernel step = load(ctx, "tsne_update.wgsl", 6);
+  gpu::Kernel step = tsne_kernel(ctx, "tsne_update.wgsl", 6);
   TsneRepulsion repulsion(ctx);
   bool use_fft = opt.repulsion == Repulsion::Fft || (opt.repulsion == Repulsion::Auto && n > 5000);
   int max_nodes = TsneRepulsion::max_grid_nodes(*ctx), grid_nodes = 32;
-  gpu::Kernel attraction = load(ctx, "tsne_attraction.wgsl", 5, {{"K", std::to_string(k)}});
+  gpu::Kernel attraction = tsne_kernel(ctx, "tsne_attraction.wgsl", 5, {{"K", std::to_string(k)}});
   Tensor attract = Tensor::empty(ctx, {n, 2});
   if (progress) {
     ctx->sync();  // so that a caller timing the phases sees kNN and affinities finished
@@ -87,10 +76,8 @@ Tensor tsne(const Tensor& x, const TsneOptions& opt, const MapProgress& progress
       repulsion.exact(y, rep);
     } else {
       if (it % 10 == 0) {  // the grid grows with the map; the frame kernel fits it each iteration
-        HostArray lo = HostArray::from(y.min({0})), hi = HostArray::from(y.max({0}));
-        double extent = std::max(hi.values()[0] - lo.values()[0], hi.values()[1] - lo.values()[1]);
         // Sized for 1.5× the current extent: the map may grow before the next look.
-        grid_nodes = TsneRepulsion::grid_nodes_for(1.5 * extent, opt.grid_spacing, max_nodes);
+        grid_nodes = TsneRepulsion::grid_nodes_for(1.5 * TsneRepulsion::extent(y), opt.grid_spacing, max_nodes);
       }
       repulsion.interpolated(y, rep, grid_nodes);
     }

@@ -13,14 +13,14 @@
 
 namespace surfgrad {
 
-namespace {
-
-gpu::Kernel load(const gpu::ContextPtr& ctx, const std::string& file, uint32_t bindings,
-                 std::map<std::string, std::string> v = {}) {
+gpu::Kernel tsne_kernel(const gpu::ContextPtr& ctx, const std::string& file, uint32_t bindings,
+                        std::map<std::string, std::string> values) {
   std::string key = "tsne|" + file;
-  for (auto& [a, b] : v) key += "|" + a + "=" + b;
-  return ctx->kernel(key, [&] { return kernel_source(*ctx, file, v, false, bindings); });
+  for (auto& [a, b] : values) key += "|" + a + "=" + b;
+  return ctx->kernel(key, [&] { return kernel_source(*ctx, file, values, false, bindings); });
 }
+
+namespace {
 
 const gpu::Buffer* buf(const Tensor& t) { return t.storage()->buffer.get(); }
 
@@ -44,12 +44,26 @@ int TsneRepulsion::grid_nodes_for(double extent, double spacing, int max_nodes) 
   return g;
 }
 
-TsneRepulsion::TsneRepulsion(gpu::ContextPtr ctx) : ctx_(std::move(ctx)) {}
+// The pipelines are looked up once here, not per dispatch in the loop.
+TsneRepulsion::TsneRepulsion(gpu::ContextPtr ctx)
+    : ctx_(std::move(ctx)),
+      exact_(tsne_kernel(ctx_, "tsne_repulsion.wgsl", 2)),
+      frame_k_(tsne_kernel(ctx_, "tsne_fft_frame.wgsl", 4)),
+      kernels_k_(tsne_kernel(ctx_, "tsne_fft_kernels.wgsl", 2)),
+      spread_(tsne_kernel(ctx_, "tsne_fft_spread.wgsl", 3)),
+      charges_(tsne_kernel(ctx_, "tsne_fft_charges.wgsl", 3)),
+      multiply_(tsne_kernel(ctx_, "tsne_fft_multiply.wgsl", 1)),
+      interpolate_(tsne_kernel(ctx_, "tsne_fft_interpolate.wgsl", 4)) {}
+
+double TsneRepulsion::extent(const Tensor& y) {
+  HostArray lo = HostArray::from(y.min({0})), hi = HostArray::from(y.max({0}));
+  return std::max(hi.values()[0] - lo.values()[0], hi.values()[1] - lo.values()[1]);
+}
 
 void TsneRepulsion::exact(const Tensor& y, const Tensor& out) {
   uint32_t n = uint32_t(y.shape(0));
   std::vector<uint32_t> meta = {n};
-  ctx_->dispatch(load(ctx_, "tsne_repulsion.wgsl", 2), {buf(out), buf(y)}, meta, ctx_->grid_for((n + 255) / 256));
+  ctx_->dispatch(exact_, {buf(out), buf(y)}, meta, ctx_->grid_for((n + 255) / 256));
 }
 
 void TsneRepulsion::resize(int g) {
@@ -70,7 +84,7 @@ void TsneRepulsion::resize(int g) {
   twiddle_ = Tensor::from_vector(ctx_, tw, {m});
   int log_m = 0;
   while ((int64_t(1) << log_m) < m) ++log_m;
-  fft_ = load(ctx_, "fft_lines.wgsl", 2, {{"M", std::to_string(m)}, {"LOG_M", std::to_string(log_m)}, {"WG", "64"}});
+  fft_ = tsne_kernel(ctx_, "fft_lines.wgsl", 2, {{"M", std::to_string(m)}, {"LOG_M", std::to_string(log_m)}, {"WG", "64"}});
 }
 
 void TsneRepulsion::fft_pass(uint32_t array, uint32_t arrays, uint32_t lines, bool rows, bool inverse, bool indirect) {
@@ -91,24 +105,24 @@ void TsneRepulsion::interpolated(const Tensor& y, const Tensor& out, int grid_no
   uint32_t n = uint32_t(y.shape(0)), g = uint32_t(g_), m = 2 * g, mm = m * m;
   Tensor lo = y.min({0}), hi = y.max({0});
   std::vector<uint32_t> frame = {n, g, (mm + 255) / 256, 2 * m}, points = {n, g}, nodes = {g}, cells = {mm};
-  ctx_->dispatch(load(ctx_, "tsne_fft_frame.wgsl", 4), {buf(frame_), buf(args_), buf(lo), buf(hi)}, frame, {1, 1, 1});
+  ctx_->dispatch(frame_k_, {buf(frame_), buf(args_), buf(lo), buf(hi)}, frame, {1, 1, 1});
   // The kernels and their transforms, only where the frame kernel found them stale.
-  ctx_->dispatch_indirect(load(ctx_, "tsne_fft_kernels.wgsl", 2), {buf(grid_), buf(frame_)}, nodes, *buf(args_), 0);
+  ctx_->dispatch_indirect(kernels_k_, {buf(grid_), buf(frame_)}, nodes, *buf(args_), 0);
   fft_pass(1, 2, m, true, false, true);
   fft_pass(1, 2, m, false, false, true);
   // Charges: spread, then transformed; rows G… of the padded array are zero, so only G rows.
-  ctx_->dispatch(load(ctx_, "tsne_fft_spread.wgsl", 3), {buf(acc_), buf(y), buf(frame_)}, points,
+  ctx_->dispatch(spread_, {buf(acc_), buf(y), buf(frame_)}, points,
                  ctx_->grid_for((n + 255) / 256));
-  ctx_->dispatch(load(ctx_, "tsne_fft_charges.wgsl", 3), {buf(grid_), buf(acc_), buf(frame_)}, nodes,
+  ctx_->dispatch(charges_, {buf(grid_), buf(acc_), buf(frame_)}, nodes,
                  ctx_->grid_for((mm + 255) / 256));
   fft_pass(0, 1, g, true, false, false);
   fft_pass(0, 1, m, false, false, false);
-  ctx_->dispatch(load(ctx_, "tsne_fft_multiply.wgsl", 1), {buf(grid_)}, cells, ctx_->grid_for((mm + 255) / 256));
+  ctx_->dispatch(multiply_, {buf(grid_)}, cells, ctx_->grid_for((mm + 255) / 256));
   // Back: columns first, then only the G rows the points are read from.
   fft_pass(3, 2, m, false, true, false);
   fft_pass(3, 2, g, true, true, false);
   std::vector<uint32_t> meta = {n, g, f32_bits(float(1.0 / double(mm)))};
-  ctx_->dispatch(load(ctx_, "tsne_fft_interpolate.wgsl", 4), {buf(out), buf(y), buf(grid_), buf(frame_)}, meta,
+  ctx_->dispatch(interpolate_, {buf(out), buf(y), buf(grid_), buf(frame_)}, meta,
                  ctx_->grid_for((n + 255) / 256));
 }
 
@@ -120,9 +134,7 @@ Tensor tsne_repulsion(const Tensor& y, Repulsion method, double grid_spacing) {
   if (method == Repulsion::Exact) {
     r.exact(pos, out);
   } else {
-    HostArray lo = HostArray::from(pos.min({0})), hi = HostArray::from(pos.max({0}));
-    double extent = std::max(hi.values()[0] - lo.values()[0], hi.values()[1] - lo.values()[1]);
-    r.interpolated(pos, out, TsneRepulsion::grid_nodes_for(extent, grid_spacing, TsneRepulsion::max_grid_nodes(*y.context())));
+    r.interpolated(pos, out, TsneRepulsion::grid_nodes_for(TsneRepulsion::extent(pos), grid_spacing, TsneRepulsion::max_grid_nodes(*y.context())));
   }
   return out;
 }

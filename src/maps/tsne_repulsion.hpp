@@ -1,9 +1,16 @@
 // The two ways t-SNE's repulsion is computed (exact pairs, FFT-accelerated interpolation), with
 // the FFT path's buffers kept from one iteration to the next.
 #pragma once
+#include <map>
+#include <string>
+
 #include "surfgrad/maps.hpp"
 
 namespace surfgrad {
+
+// A t-SNE kernel (src/kernels/<file>) with its template values, compiled once per context.
+gpu::Kernel tsne_kernel(const gpu::ContextPtr& ctx, const std::string& file, uint32_t bindings,
+                        std::map<std::string, std::string> values = {});
 
 class TsneRepulsion {
  public:
@@ -17,6 +24,8 @@ class TsneRepulsion {
   // Nodes per side (a power of two, at least 32) so that neighbouring nodes are at most `spacing`
   // apart over an embedding `extent` wide, capped at max_nodes.
   static int grid_nodes_for(double extent, double spacing, int max_nodes);
+  // The larger side of the bounding box of positions [N, 2] (reads back to the host).
+  static double extent(const Tensor& y);
 
  private:
   void resize(int g);
@@ -25,7 +34,7 @@ class TsneRepulsion {
   gpu::ContextPtr ctx_;
   int g_ = 0;
   Tensor acc_, grid_, frame_, args_, twiddle_;
-  gpu::Kernel fft_;
+  gpu::Kernel exact_, frame_k_, kernels_k_, spread_, charges_, multiply_, interpolate_, fft_;
 };
 
 }  // namespace surfgrad

@@ -55,9 +55,7 @@ Tensor umap(const Tensor& x, const UmapOptions& opt, const MapProgress& progress
   if (!(opt.min_dist >= 0)) throw Error(ErrorKind::Value, "umap: min_dist must be ≥ 0");
   auto ctx = x.context();
   KnnResult nn = neighbours ? *neighbours : nearest_neighbours(x, k, opt.seed);
-  if (nn.indices.rank() != 2 || nn.indices.shape(0) != n || nn.indices.shape(1) != k)
-    throw Error(ErrorKind::Shape, "umap: given neighbours " + nn.indices.describe() + " are not [" + std::to_string(n) +
-                                      ", " + std::to_string(k) + "] (N points, n_neighbors)");
+  check_given_neighbours(nn, n, k, "umap", "n_neighbors");
   Tensor w = Tensor::empty(ctx, {n, k});
   auto membership = ctx->kernel("umap_membership|" + std::to_string(k), [&] {
     return kernel_source(*ctx, "umap_membership.wgsl", {{"K", std::to_string(k)}}, false, 2);
