@@ -1,5 +1,5 @@
 // Exact kNN on the GPU against brute force in float64 on the host: one and several row blocks,
-// one and several segments per row (n = 1300 > the 512-column segment).
+// one and several segments per row (automatic: one on CPU adapters; 512 columns given).
 #include <algorithm>
 #include <numeric>
 
@@ -10,10 +10,11 @@ using namespace sgtest;
 using namespace surfgrad;
 
 TEST(Knn, MatchesHostBruteForce) {
-  for (auto [n, d, k, block] : std::vector<std::tuple<int64_t, int64_t, int, int64_t>>{
-           {300, 17, 10, 0}, {257, 3, 5, 64}, {100, 50, 15, 7}, {40, 1, 1, 0}, {1300, 8, 6, 500}}) {
+  for (auto [n, d, k, block, segment] : std::vector<std::tuple<int64_t, int64_t, int, int64_t, int64_t>>{
+           {300, 17, 10, 0, 0}, {257, 3, 5, 64, 0}, {100, 50, 15, 7, 0}, {40, 1, 1, 0, 0}, {1300, 8, 6, 500, 0},
+           {1300, 8, 6, 500, 512}, {300, 17, 10, 0, 10}}) {
     Ref x = random_ref({n, d}, uint32_t(n + d), DType::f32, -1, 1);
-    KnnResult r = knn_exact(upload(x, DType::f32), k, block);
+    KnnResult r = knn_exact(upload(x, DType::f32), k, block, segment);
     ASSERT_EQ(r.indices.shape(), Shape({n, k}));
     auto idx = r.indices.to_vector<int32_t>();
     auto dist = r.distances.to_vector<float>();

@@ -19,10 +19,12 @@ struct KnnResult {
 // Exact k-nearest neighbours by brute force: squared distances |x|² + |y|² − 2·x·y for blocks of
 // rows through the tuned matmul (the other operand a transposed view, no copy), then a top-k
 // selection per row. block_rows = 0 picks a block whose distance tile fits half the adapter's
-// binding limit (and 256 MiB).
-KnnResult knn_exact(const Tensor& x, int k, int64_t block_rows = 0);
+// binding limit (and 256 MiB). segment = columns per selection thread: 0 picks max(4k, 512) on GPUs
+// (many threads), a whole row on CPU adapters (fewer list fills).
+KnnResult knn_exact(const Tensor& x, int k, int64_t block_rows = 0, int64_t segment = 0);
 // The same for the rows [row_begin, row_end) only (against all N points): [row_end − row_begin, k].
-KnnResult knn_exact_rows(const Tensor& x, int k, int64_t row_begin, int64_t row_end, int64_t block_rows = 0);
+KnnResult knn_exact_rows(const Tensor& x, int k, int64_t row_begin, int64_t row_end, int64_t block_rows = 0,
+                         int64_t segment = 0);
 
 // Approximate k-nearest neighbours by neighbour descent: random starting lists, then
 // `iterations` rounds in which every point keeps the k closest among B(i) and B(u) for u in

@@ -15,12 +15,16 @@
 
 namespace surfgrad {
 
-// Parameters of the register-tiled workgroup-memory kernel (matmul_reg_tiled.wgsl).
+// Parameters of the register-tiled workgroup-memory kernel (matmul_reg_tiled.wgsl). bk = 0 means
+// the direct form (matmul_direct.wgsl): no workgroup memory, bm = tm rows shared by a workgroup of
+// bn / tn threads that read their operands straight from the buffers — the faster form on CPU
+// adapters, where workgroup memory and barriers are emulated.
 struct TiledParams {
   int bm = 64, bn = 64, bk = 16, tm = 4, tn = 4;
   bool double_buffer = false;
   int swizzle = 1;  // tile rows per group; 1 = row-major order
   bool f32_accumulate = true;
+  bool direct() const { return bk == 0; }
   std::string str() const;
   bool operator==(const TiledParams&) const = default;
 };

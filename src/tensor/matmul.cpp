@@ -69,6 +69,8 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
 Tensor Tensor::matmul(const Tensor& other) const { return surfgrad::matmul(*this, other); }
 
 std::string TiledParams::str() const {
+  if (direct()) return "direct " + std::to_string(bm) + "x" + std::to_string(bn) + " reg " + std::to_string(tm) + "x" + std::to_string(tn);
+
   return "tiled " + std::to_string(bm) + "x" + std::to_string(bn) + "x" + std::to_string(bk) + " reg " +
          std::to_string(tm) + "x" + std::to_string(tn) + (double_buffer ? " db" : "") +
          (swizzle > 1 ? " swizzle" + std::to_string(swizzle) : "") + (f32_accumulate ? "" : " acc16") +
@@ -77,6 +79,12 @@ std::string TiledParams::str() const {
 
 std::string tiled_unsupported(const gpu::Context& ctx, const TiledParams& p, DType dtype) {
   if (p.bm % p.tm || p.bn % p.tn) return "tile not divisible by the register tile";
+  if (p.direct()) {
+    if (p.bm != p.tm || p.bn % p.tn || p.bn / p.tn > 256) return "a direct tile is TM rows by up to 256 threads' TN columns";
+    if (uint32_t(p.bn / p.tn) > ctx.limits().max_compute_invocations_per_workgroup) return "too many threads per workgroup";
+    if (dtype == DType::f16 && !ctx.features().shader_f16) return "no shader-f16";
+    return "";
+  }
   int threads = (p.bm / p.tm) * (p.bn / p.tn);
   if (uint32_t(threads) > ctx.limits().max_compute_invocations_per_workgroup) return "too many threads per workgroup";
   if (uint32_t(threads) > ctx.limits().max_compute_workgroup_size_x) return "workgroup too wide";
@@ -193,10 +201,56 @@ static std::map<std::string, std::string> tiled_code(const TiledParams& p, int t
           {"COMPUTE", compute},      {"STORE", store},        {"SHARED", shared}};
 }
 
+// matmul_direct.wgsl's unrolled blocks: operand offsets hoisted out of the k loop, then per k
+// TM uniform loads of A, TN gathered loads of B and TM·TN FMAs.
+static std::map<std::string, std::string> direct_code(int tm, int tn, int wg, const std::string& t) {
+  auto S = [](long v) { return std::to_string(v); };
+  std::string declare, inner, store;
+  for (int i = 0; i < tm; ++i) declare += "  let ar_" + S(i) + " = bases.x + min(r0 + " + S(i) + "u, M - 1u) * a_rs;\n";
+  for (int j = 0; j < tn; ++j) declare += "  let bc_" + S(j) + " = bases.y + min(c0 + " + S(j * wg) + "u, N - 1u) * b_cs;\n";
+  for (int i = 0; i < tm; ++i)
+    for (int j = 0; j < tn; ++j) declare += "  var c_" + S(i) + "_" + S(j) + " = 0.0;\n";
+  for (int i = 0; i < tm; ++i) inner += "    let a_" + S(i) + " = f32(a[ar_" + S(i) + " + k * a_cs]);\n";
+  for (int j = 0; j < tn; ++j) inner += "    let b_" + S(j) + " = f32(b[bc_" + S(j) + " + k * b_rs]);\n";
+  for (int i = 0; i < tm; ++i)
+    for (int j = 0; j < tn; ++j) {
+      std::string c = "c_" + S(i) + "_" + S(j);
+      inner += "    " + c + " = fma(a_" + S(i) + ", b_" + S(j) + ", " + c + ");\n";
+    }
+  for (int i = 0; i < tm; ++i)
+    for (int j = 0; j < tn; ++j)
+      store += "  { let r = r0 + " + S(i) + "u; let col = c0 + " + S(j * wg) + "u; if (r < M && col < N) { c[c_base + r * N + col] = " +
+               t + "(c_" + S(i) + "_" + S(j) + "); } }\n";
+  return {{"TM", S(tm)}, {"TN", S(tn)}, {"WG", S(wg)}, {"DECLARE", declare}, {"INNER", inner}, {"STORE", store}};
+}
+
+static void run_direct(const MatmulProblem& prob, const TiledParams& p) {
+  auto& ctx = prob.ctx;
+  DType d = prob.dtype();
+  const int wg = p.bn / p.tn;
+  auto kernel = ctx->kernel("matmul|" + p.str() + "|" + dtype_name(d), [&] {
+    std::map<std::string, std::string> v = direct_code(p.tm, p.tn, wg, wgsl_type(d));
+    v["T"] = wgsl_type(d);
+    v["META_BINDING"] = "3";
+    return ctx->wgsl_preamble(d == DType::f16) + fill_template(kernels::wgsl_source("common.wgsl"), v) +
+           fill_template(kernels::wgsl_source("matmul_common.wgsl"), v) + fill_template(kernels::wgsl_source("matmul_direct.wgsl"), v);
+  });
+  std::vector<uint32_t> meta = prob.meta;
+  int64_t tiles_m = (prob.M + p.tm - 1) / p.tm, tiles_n = (prob.N + p.bn - 1) / p.bn;
+  meta[3] = uint32_t(tiles_m);
+  meta[4] = uint32_t(tiles_n);
+  ctx->dispatch(kernel, {prob.c.storage()->buffer.get(), prob.a.storage()->buffer.get(), prob.b.storage()->buffer.get()},
+                meta, ctx->grid_for(uint64_t(prob.batches) * uint64_t(tiles_m) * uint64_t(tiles_n)));
+}
+
 void run_tiled(const MatmulProblem& prob, const TiledParams& p) {
   auto& ctx = prob.ctx;
   if (std::string why = tiled_unsupported(*ctx, p, prob.dtype()); !why.empty())
     throw Error(ErrorKind::Unsupported, "matmul " + p.str() + ": " + why);
+  if (p.direct()) {
+    run_direct(prob, p);
+    return;
+  }
   DType d = prob.dtype();
   std::string acc = (d == DType::f16 && !p.f32_accumulate) ? "f16" : "f32";
   int threads = (p.bm / p.tm) * (p.bn / p.tn);

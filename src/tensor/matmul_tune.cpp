@@ -90,7 +90,7 @@ TuningCache TuningCache::load(const std::string& path, const std::string& key, s
     const auto& e = *it;
     TiledParams p{std::stoi(e[2]), std::stoi(e[3]), std::stoi(e[4]), std::stoi(e[5]), std::stoi(e[6]),
                   e[7] == "1", std::stoi(e[8]), e[9] == "1"};
-    if (p.bm <= 0 || p.bn <= 0 || p.bk <= 0 || p.tm <= 0 || p.tn <= 0 || p.bm % p.tm || p.bn % p.tn || p.bm > 512 ||
+    if (p.bm <= 0 || p.bn <= 0 || p.bk < 0 || (p.bk == 0 && p.bm != p.tm) || p.tm <= 0 || p.tn <= 0 || p.bm % p.tm || p.bn % p.tn || p.bm > 512 ||
         p.bn > 512 || p.swizzle <= 0)
       return fail("entry " + e[1].str() + " has impossible tile sizes");
     c.entries[e[1]] = p;
@@ -141,7 +141,13 @@ TiledParams matmul_params(const gpu::ContextPtr& ctx, DType dtype, int64_t M, in
   // Heuristic: small products get small tiles (more workgroups); large ones 128×128 tiles with
   // 8×8 register blocks, BK 16, double-buffered (the H200's winner once the A tile was padded)
   // where the adapter allows 256 threads and the workgroup memory.
+  // CPU adapters (lavapipe) emulate workgroup memory and barriers: there, register tiles read
+  // straight from the buffers run 1.6–1.7× faster (BENCHMARKS.md, issue 5's CPU timings).
   TiledParams p;
+  if (ctx->info().is_cpu) {
+    p = (M >= 64 && N >= 64) ? TiledParams{8, 128, 0, 8, 8, false, 1, true} : TiledParams{4, 64, 0, 4, 4, false, 1, true};
+    if (tiled_unsupported(*ctx, p, dtype).empty()) return p;
+  }
   if (M >= 512 && N >= 512) p = {128, 128, 16, 8, 8, true, 8, true};
   else if (M >= 64 && N >= 64) p = {64, 64, 16, 4, 4, false, 1, true};
   else p = {32, 32, 16, 2, 2, false, 1, true};
@@ -157,6 +163,7 @@ std::vector<TiledParams> tuning_candidates() {
     for (int bk : {8, 16})
       for (bool db : {false, true})
         for (int sw : {1, 8}) out.push_back({t[0], t[1], bk, t[2], t[3], db, sw, true});
+  for (int t : {4, 8}) out.push_back({t, 16 * t, 0, t, t, false, 1, true});  // direct (CPU adapters)
   return out;
 }
 

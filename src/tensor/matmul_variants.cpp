@@ -214,6 +214,8 @@ const std::vector<MatmulVariant>& matmul_variants() {
          uint64_t groups = uint64_t(p.batches * tm * tn);
          return std::function<void()>([=] { ctx->dispatch(kernel, {c, a, b}, meta, ctx->grid_for(groups)); });
        }},
+      tiled(5, "direct-8x8", "8×8 per thread from the buffers, rows shared by a workgroup of 16 (CPU adapters' layout)",
+            {8, 128, 0, 8, 8, false, 1, true}),
       tiled(7, "tiled-64", "workgroup-memory 2-D block tiling", {64, 64, 16, 4, 4, false, 1, true}),
       tiled(7, "tiled-128", "workgroup-memory 2-D block tiling, larger tiles", {128, 128, 8, 8, 8, false, 1, true}),
       tiled(7, "tiled-128-db", "block tiling, double-buffered (next step loaded during compute)", {128, 128, 8, 8, 8, true, 1, true}),
