@@ -2,11 +2,10 @@
 // - exact (tsne_repulsion.wgsl): all pairs, O(N²);
 // - FFT-accelerated interpolation (after Linderman et al.'s FIt-SNE, as in openTSNE): unit charges
 //   spread onto a uniform G×G grid with cubic Lagrange weights, convolved by 2-D FFTs of size 2G
-//   with the force kernel and with q, and interpolated back: O(N + G² log G). Fourteen
+//   with the force kernel and with q (fft_lines.hpp), and interpolated back: O(N + G² log G). Fourteen
 //   dispatches, three of them skipped on the GPU while the kernels' transforms still hold; no
 //   readback.
 #include <cmath>
-#include <numbers>
 
 #include "maps/tsne_repulsion.hpp"
 #include "tensor/internal.hpp"
@@ -30,18 +29,21 @@ int TsneRepulsion::max_grid_nodes(const gpu::Context& ctx) {
   // A line of M = 2G complex f32 values must fit in workgroup memory, and five M×M arrays of
   // them in one binding.
   auto fits = [&](uint64_t g) {
-    return 2 * g * 8 <= ctx.limits().max_compute_workgroup_storage_size &&
-           5 * (2 * g) * (2 * g) * 8 <= ctx.limits().max_storage_buffer_binding_size;
+    return 2 * g <= FftLines::max_length(ctx) && 5 * (2 * g) * (2 * g) * 8 <= ctx.limits().max_storage_buffer_binding_size;
   };
-  int g = 16;
-  while (g < 4096 && fits(uint64_t(2 * g))) g *= 2;
-  return g;
+  int best = 16;
+  for (int g = 16; g <= 8192; g *= 2)
+    for (int s : {g, 3 * g / 2})
+      if (fits(uint64_t(s))) best = std::max(best, s);
+  return best;
 }
 
 int TsneRepulsion::grid_nodes_for(double extent, double spacing, int max_nodes) {
-  int g = 32;
-  while (g < max_nodes && double(g - 4) * spacing < extent) g *= 2;
-  return g;
+  // Sizes 2^a and 3·2^(a−1) (the FFTs take 2G = 2^(a+1) and 3·2^a): consecutive sizes differ by
+  // 1.5× or 1.33×, not 2×, so the grid wastes less of its area.
+  for (int g = 32;; g *= 2)
+    for (int s : {g, 3 * g / 2})
+      if (s >= max_nodes || double(s - 4) * spacing >= extent) return std::min(s, max_nodes);
 }
 
 // The pipelines are looked up once here, not per dispatch in the loop.
@@ -75,31 +77,22 @@ void TsneRepulsion::resize(int g) {
   grid_ = Tensor::empty(ctx_, {5 * m * m * 2});
   frame_ = Tensor::zeros(ctx_, {16});  // G = 0 in the frame: the kernels are stale
   args_ = Tensor::zeros(ctx_, {8}, DType::u32);
-  std::vector<float> tw(static_cast<size_t>(m));  // exp(−2πik/M), k < M/2, in double before rounding
-  for (int64_t k = 0; k < m / 2; ++k) {
-    double a = -2 * std::numbers::pi * double(k) / double(m);
-    tw[size_t(2 * k)] = float(std::cos(a));
-    tw[size_t(2 * k + 1)] = float(std::sin(a));
-  }
-  twiddle_ = Tensor::from_vector(ctx_, tw, {m});
-  int log_m = 0;
-  while ((int64_t(1) << log_m) < m) ++log_m;
-  fft_ = tsne_kernel(ctx_, "fft_lines.wgsl", 2, {{"M", std::to_string(m)}, {"LOG_M", std::to_string(log_m)}, {"WG", "64"}});
+  fft_ = std::make_unique<FftLines>(ctx_, uint32_t(m));
 }
 
 void TsneRepulsion::fft_pass(uint32_t array, uint32_t arrays, uint32_t lines, bool rows, bool inverse, bool indirect) {
   uint32_t m = uint32_t(2 * g_), mm = m * m;
-  std::vector<uint32_t> meta = {lines, arrays, array * mm, mm, rows ? m : 1, rows ? 1 : m, inverse ? 1u : 0u};
+  FftLines::Layout at{lines, arrays, array * mm, mm, rows ? m : 1, rows ? 1 : m};
   if (indirect)
-    ctx_->dispatch_indirect(fft_, {buf(grid_), buf(twiddle_)}, meta, *buf(args_), 12);
+    fft_->run_indirect(*buf(grid_), at, inverse, *buf(args_), 12);
   else
-    ctx_->dispatch(fft_, {buf(grid_), buf(twiddle_)}, meta, ctx_->grid_for(uint64_t(arrays) * lines));
+    fft_->run(*buf(grid_), at, inverse);
 }
 
 void TsneRepulsion::interpolated(const Tensor& y, const Tensor& out, int grid_nodes) {
-  if (grid_nodes < 16 || (grid_nodes & (grid_nodes - 1)) != 0 || grid_nodes > max_grid_nodes(*ctx_))
+  if (grid_nodes < 16 || !FftLines::supported_length(2 * uint32_t(grid_nodes)) || grid_nodes > max_grid_nodes(*ctx_))
     throw Error(ErrorKind::Value, "tsne: FFT grid of " + std::to_string(grid_nodes) +
-                                      " nodes per side; it must be a power of two from 16 to " +
+                                      " nodes per side; it must be 2^a or 3·2^a, from 16 to " +
                                       std::to_string(max_grid_nodes(*ctx_)) + " on this adapter");
   resize(grid_nodes);
   uint32_t n = uint32_t(y.shape(0)), g = uint32_t(g_), m = 2 * g, mm = m * m;

@@ -2,8 +2,10 @@
 // the FFT path's buffers kept from one iteration to the next.
 #pragma once
 #include <map>
+#include <memory>
 #include <string>
 
+#include "maps/fft_lines.hpp"
 #include "surfgrad/maps.hpp"
 
 namespace surfgrad {
@@ -21,7 +23,7 @@ class TsneRepulsion {
 
   // The largest grid (nodes per side) this adapter's workgroup memory allows for the FFT.
   static int max_grid_nodes(const gpu::Context& ctx);
-  // Nodes per side (a power of two, at least 32) so that neighbouring nodes are at most `spacing`
+  // Nodes per side (2^a or 3·2^a, at least 32) so that neighbouring nodes are at most `spacing`
   // apart over an embedding `extent` wide, capped at max_nodes.
   static int grid_nodes_for(double extent, double spacing, int max_nodes);
   // The larger side of the bounding box of positions [N, 2] (reads back to the host).
@@ -33,8 +35,9 @@ class TsneRepulsion {
   void fft_pass(uint32_t array, uint32_t arrays, uint32_t lines, bool rows, bool inverse, bool indirect);
   gpu::ContextPtr ctx_;
   int g_ = 0;
-  Tensor acc_, grid_, frame_, args_, twiddle_;
-  gpu::Kernel exact_, frame_k_, kernels_k_, spread_, charges_, multiply_, interpolate_, fft_;
+  Tensor acc_, grid_, frame_, args_;
+  gpu::Kernel exact_, frame_k_, kernels_k_, spread_, charges_, multiply_, interpolate_;
+  std::unique_ptr<FftLines> fft_;
 };
 
 }  // namespace surfgrad
