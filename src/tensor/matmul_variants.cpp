@@ -234,8 +234,8 @@ const std::vector<MatmulVariant>& matmul_variants() {
          for (size_t at; (at = body.find("{{T}}")) != std::string::npos;) body.replace(at, 5, t);
          return simple(p, "subgroup", "matmul_subgroup.wgsl", {{"BODY", body}}, 4, 4 * sg, 64 / sg);
        }},
-      tiled(9, "f16-tiled", "f16 storage and f16 arithmetic (shader-f16)", {128, 128, 8, 8, 8, false, 1, false}, 1e-2),
-      tiled(9, "f16-tiled-acc32", "f16 storage, f32 accumulation", {128, 128, 8, 8, 8, false, 1, true}, 2e-3),
+      tiled(9, "f16-tiled", "f16 storage and f16 arithmetic (shader-f16)", {128, 128, 16, 8, 8, true, 1, false}, 1e-2),
+      tiled(9, "f16-tiled-acc32", "f16 storage, f32 accumulation", {128, 128, 16, 8, 8, true, 1, true}, 2e-3),
       {10, "subgroup-matrix", "subgroup matrices (Dawn's chromium_experimental_subgroup_matrix)", 1e-2,
        [](const MatmulProblem&) {
          return std::string("not offered by wgpu-native 29 (a Dawn extension, behind allow_unsafe_apis)");
