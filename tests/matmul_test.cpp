@@ -1,5 +1,6 @@
 // matmul against the float64 reference: any M, N, K (1, primes, non-multiples of 16),
 // batched with broadcast batch axes, transposed and sliced operands read in place, 1-D promotion.
+#include "tensor/matmul_problem.hpp"
 #include "test_util.hpp"
 
 using namespace sgtest;
@@ -134,13 +135,34 @@ TEST(Matmul, TrainingSizedShapes) {
   EXPECT_TRUE(close(read(ta.t().matmul(tg)), matmul_ref(transpose_ref(a), g), {1e-4 * std::sqrt(128.0), 1e-4}, "x^T @ g"));
 }
 
-TEST(Matmul, LargeTilePathAtEdgeShapes) {
-  // Products of at least 512×512 take the 128×128 tiles (8×8 per thread, BK 16, double-buffered)
-  // when no tuning cache says otherwise: edges in M, N and K, and a transposed operand.
+TEST(Matmul, HeuristicTilesAtEdgeShapes) {
+  // The heuristic's choices for large products, whichever adapter runs the test: 128×128 tiles
+  // (8×8 per thread, BK 16, double-buffered; GPUs) and the direct 8×128 form (CPU adapters).
+  // Edges in M, N and K, and a transposed operand.
   Ref a = random_ref({515, 77}, 71, DType::f32), b = random_ref({77, 530}, 72, DType::f32);
-  Tensor ta = upload(a, DType::f32), tb = upload(b, DType::f32);
-  Tol tol{1e-5 * std::sqrt(77.0), 1e-5};
-  EXPECT_TRUE(close(read(ta.matmul(tb)), matmul_ref(a, b), tol, "515x77 @ 77x530"));
   Ref bt = random_ref({530, 77}, 73, DType::f32);
-  EXPECT_TRUE(close(read(ta.matmul(upload(bt, DType::f32).t())), matmul_ref(a, transpose_ref(bt)), tol, "515x77 @ (530x77)^T"));
+  Tensor ta = upload(a, DType::f32), tb = upload(b, DType::f32), tbt = upload(bt, DType::f32).t();
+  Tol tol{1e-5 * std::sqrt(77.0), 1e-5};
+  for (TiledParams p : {TiledParams{128, 128, 16, 8, 8, true, 8, true}, TiledParams{8, 128, 0, 8, 8, false, 1, true}}) {
+    if (!tiled_unsupported(*ctx(), p, DType::f32).empty()) continue;
+    MatmulProblem straight = make_problem(ta, tb), transposed = make_problem(ta, tbt);
+    run_tiled(straight, p);
+    run_tiled(transposed, p);
+    EXPECT_TRUE(close(read(straight.c), matmul_ref(a, b), tol, p.str() + ": 515x77 @ 77x530"));
+    EXPECT_TRUE(close(read(transposed.c), matmul_ref(a, transpose_ref(bt)), tol, p.str() + ": 515x77 @ (530x77)^T"));
+  }
+  EXPECT_TRUE(close(read(ta.matmul(tb)), matmul_ref(a, b), tol, "Tensor::matmul 515x77 @ 77x530"));
+}
+
+TEST(Matmul, CheckedAndTrustedKernelsAgree) {
+  // The matmul kernels run without runtime bounds checks by default (their guards keep every
+  // access in bounds); a context that keeps the checks must give the same bits.
+  auto checked = gpu::Context::create({.quiet = true, .trust_validated_kernels = false});
+  EXPECT_FALSE(checked->trusts_validated_kernels());
+  Ref a = random_ref({37, 300}, 81, DType::f32), b = random_ref({300, 129}, 82, DType::f32);
+  std::vector<float> av(a.v.begin(), a.v.end()), bv(b.v.begin(), b.v.end());
+  auto on = [&](const gpu::ContextPtr& c) {
+    return Tensor::from_vector(c, av, {37, 300}).matmul(Tensor::from_vector(c, bv, {300, 129})).to_vector<float>();
+  };
+  EXPECT_EQ(on(checked), on(ctx()));
 }

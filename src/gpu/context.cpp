@@ -139,6 +139,8 @@ std::shared_ptr<Context> Context::create(const ContextOptions& options_in) {
   if (const char* env = std::getenv("SURFGRAD_ADAPTER"); env && options.adapter.empty()) options.adapter = env;
 
   auto impl = std::make_unique<Impl>();
+  const char* checked = std::getenv("SURFGRAD_CHECKED_KERNELS");
+  impl->trust_validated = options.trust_validated_kernels && !(checked && *checked && std::string(checked) != "0");
   WGPUInstanceExtras extras = {};
   extras.chain.sType = static_cast<WGPUSType>(WGPUSType_InstanceExtras);
   extras.backends = backend_mask(options.backend);

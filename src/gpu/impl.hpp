@@ -89,6 +89,7 @@ struct Context::Impl {
   Limits limits;
   uint32_t max_groups_per_dim = 65535;
   uint32_t min_uniform_offset_alignment = 256;
+  bool trust_validated = true;  // ContextOptions::trust_validated_kernels
   BufferPtr fault;          // one u32 that kernels set when they meet a bad index
   bool fault_pending = false;  // a kernel that may set it ran since the last check
   std::shared_ptr<BufferPool> pool;

@@ -234,7 +234,7 @@ static void run_direct(const MatmulProblem& prob, const TiledParams& p) {
     v["META_BINDING"] = "3";
     return ctx->wgsl_preamble(d == DType::f16) + fill_template(kernels::wgsl_source("common.wgsl"), v) +
            fill_template(kernels::wgsl_source("matmul_common.wgsl"), v) + fill_template(kernels::wgsl_source("matmul_direct.wgsl"), v);
-  });
+  }, "main", /*validated=*/true);
   std::vector<uint32_t> meta = prob.meta;
   int64_t tiles_m = (prob.M + p.tm - 1) / p.tm, tiles_n = (prob.N + p.bn - 1) / p.bn;
   meta[3] = uint32_t(tiles_m);
@@ -262,7 +262,7 @@ void run_tiled(const MatmulProblem& prob, const TiledParams& p) {
     return ctx->wgsl_preamble(d == DType::f16) + fill_template(kernels::wgsl_source("common.wgsl"), v) +
            fill_template(kernels::wgsl_source("matmul_common.wgsl"), v) +
            fill_template(kernels::wgsl_source("matmul_reg_tiled.wgsl"), v);
-  });
+  }, "main", /*validated=*/true);  // every global access is guarded by M, N, K; tiles are fixed-size
   std::vector<uint32_t> meta = prob.meta;
   int64_t tiles_m = (prob.M + p.bm - 1) / p.bm, tiles_n = (prob.N + p.bn - 1) / p.bn;
   meta[3] = uint32_t(tiles_m);
