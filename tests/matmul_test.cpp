@@ -154,6 +154,43 @@ TEST(Matmul, HeuristicTilesAtEdgeShapes) {
   EXPECT_TRUE(close(read(ta.matmul(tb)), matmul_ref(a, b), tol, "Tensor::matmul 515x77 @ 77x530"));
 }
 
+TEST(Matmul, Vec4StagingAtEdgeShapes) {
+  // Row-major operands with K and N multiples of 4 take vec4 staging loads in the tiled kernel
+  // (edges in M, N and K; batched; an offset view); a transposed operand falls back to scalars.
+  Tol tol{1e-5 * std::sqrt(76.0), 1e-5};
+  for (TiledParams p : {TiledParams{128, 128, 16, 8, 8, true, 8, true}, TiledParams{64, 64, 16, 4, 4, false, 1, true},
+                        TiledParams{128, 128, 8, 8, 8, true, 1, true}}) {
+    if (!tiled_unsupported(*ctx(), p, DType::f32).empty()) continue;
+    Ref a = random_ref({515, 76}, 91, DType::f32), b = random_ref({76, 532}, 92, DType::f32);
+    MatmulProblem plain = make_problem(upload(a, DType::f32), upload(b, DType::f32));
+    run_tiled(plain, p);
+    EXPECT_TRUE(close(read(plain.c), matmul_ref(a, b), tol, p.str() + ": 515x76 @ 76x532"));
+    Ref ab = random_ref({3, 130, 64}, 93, DType::f32), bb = random_ref({3, 64, 36}, 94, DType::f32);
+    MatmulProblem batched = make_problem(upload(ab, DType::f32), upload(bb, DType::f32));
+    run_tiled(batched, p);
+    Ref want{{3, 130, 36}, std::vector<double>(3 * 130 * 36)};
+    for (int64_t q = 0; q < 3; ++q)
+      for (int64_t i = 0; i < 130; ++i)
+        for (int64_t j = 0; j < 36; ++j) {
+          double s = 0;
+          for (int64_t k = 0; k < 64; ++k) s += ab.v[size_t((q * 130 + i) * 64 + k)] * bb.v[size_t((q * 64 + k) * 36 + j)];
+          want.v[size_t((q * 130 + i) * 36 + j)] = s;
+        }
+    EXPECT_TRUE(close(read(batched.c), want, {1e-5 * 8, 1e-5}, p.str() + ": batched 3x130x64 @ 3x64x36"));
+    // Rows 4.. of a [519, 76] tensor (offset 4·76: vec4 loads), and columns 1.. of a [515, 77]
+    // one (offset 1, row stride 77: scalar loads).
+    Ref big = random_ref({519, 76}, 95, DType::f32), wide = random_ref({515, 77}, 96, DType::f32);
+    MatmulProblem rows = make_problem(upload(big, DType::f32).slice(0, 4, 519), upload(b, DType::f32));
+    MatmulProblem cols = make_problem(upload(wide, DType::f32).slice(1, 1, 77), upload(b, DType::f32));
+    run_tiled(rows, p);
+    run_tiled(cols, p);
+    Ref rows_ref{{515, 76}, {big.v.begin() + 4 * 76, big.v.end()}}, cols_ref{{515, 76}, {}};
+    for (int64_t i = 0; i < 515; ++i) cols_ref.v.insert(cols_ref.v.end(), wide.v.begin() + i * 77 + 1, wide.v.begin() + (i + 1) * 77);
+    EXPECT_TRUE(close(read(rows.c), matmul_ref(rows_ref, b), tol, p.str() + ": rows 4.. of a view"));
+    EXPECT_TRUE(close(read(cols.c), matmul_ref(cols_ref, b), tol, p.str() + ": columns 1.. of a view"));
+  }
+}
+
 TEST(Matmul, CheckedAndTrustedKernelsAgree) {
   // The matmul kernels run without runtime bounds checks by default (their guards keep every
   // access in bounds); a context that keeps the checks must give the same bits.

@@ -109,14 +109,14 @@ int cmd_bench_matmul(const gpu::ContextPtr& ctx, int argc, char** argv) {
   variants.push_back({13, "tuned", "what Tensor::matmul runs: the autotuner's pick or the heuristic", 1e-5,
                       [](const MatmulProblem&) { return std::string(); },
                       [](const MatmulProblem& p) {
-                        TiledParams params = matmul_params(p.ctx, p.dtype(), p.M, p.N, p.K);
+                        TiledParams params = matmul_params(p.ctx, p.dtype(), p.M, p.N, p.K, matmul_vec4_staging(p));
                         return std::function<void()>([p, params] { run_tiled(p, params); });
                       }});
   variants.push_back({13, "f16-tuned", "Tensor::matmul on f16 tensors", 2e-3, [&](const MatmulProblem&) {
                         return ctx->features().shader_f16 ? std::string() : std::string("no shader-f16");
                       },
                       [](const MatmulProblem& p) {
-                        TiledParams params = matmul_params(p.ctx, p.dtype(), p.M, p.N, p.K);
+                        TiledParams params = matmul_params(p.ctx, p.dtype(), p.M, p.N, p.K, matmul_vec4_staging(p));
                         return std::function<void()>([p, params] { run_tiled(p, params); });
                       }});
   for (const Size& s : sizes) {

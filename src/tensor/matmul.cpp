@@ -1,6 +1,7 @@
 // matmul: numpy semantics (1-D promotion, broadcast batch axes), transposed operands read in
 // place through their strides, run by the tuned register-tiled kernel (matmul_reg_tiled.wgsl).
 #include <algorithm>
+#include <cstdlib>
 
 #include "matmul_problem.hpp"
 
@@ -56,7 +57,7 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
     if (p.K == 0) {
       p.c.assign(scalar_like(p.c, 0));
     } else {
-      run_tiled(p, matmul_params(p.ctx, p.dtype(), p.M, p.N, p.K));
+      run_tiled(p, matmul_params(p.ctx, p.dtype(), p.M, p.N, p.K, matmul_vec4_staging(p)));
     }
   }
   // Undo the 1-D promotions, as numpy does.
@@ -97,9 +98,20 @@ std::string tiled_unsupported(const gpu::Context& ctx, const TiledParams& p, DTy
 
 static bool vec4_layout(const TiledParams& p) { return p.tm % 4 == 0 && p.tn % 4 == 0; }
 
+// Whether the tiled kernel can stage A and B with vec4 loads: both row-major (unit column
+// stride) with K and N, their row strides, offsets and batch strides multiples of 4, so every
+// vec4 is aligned and lies wholly inside or outside the matrix.
+bool matmul_vec4_staging(const MatmulProblem& prob) {
+  const std::vector<uint32_t>& m = prob.meta;
+  bool ok = m[7] == 1 && m[9] == 1 && prob.K % 4 == 0 && prob.N % 4 == 0 && m[6] % 4 == 0 && m[8] % 4 == 0 &&
+            m[10] % 4 == 0 && m[11] % 4 == 0;
+  for (uint32_t d = 0; d < m[13]; ++d) ok = ok && m[22 + d] % 4 == 0 && m[30 + d] % 4 == 0;
+  return ok;
+}
+
 // The unrolled per-thread blocks of matmul_reg_tiled.wgsl: register names carry their indices.
 static std::map<std::string, std::string> tiled_code(const TiledParams& p, int threads, const std::string& acc,
-                                                     const std::string& t) {
+                                                     const std::string& t, bool vec4_loads) {
   auto S = [](long v) { return std::to_string(v); };
   int a_loads = (p.bm * p.bk + threads - 1) / threads, b_loads = (p.bk * p.bn + threads - 1) / threads;
   std::string declare, load, stage, compute, store;
@@ -145,8 +157,35 @@ static std::map<std::string, std::string> tiled_code(const TiledParams& p, int t
     declare.clear();
     for (int i = 0; i < p.tm; ++i)
       for (int j = 0; j < p.tn / 4; ++j) declare += "  var c_" + S(i) + "_" + S(j) + " = vec4<" + acc + ">(0.0);\n";
-    for (int l = 0; l < a_loads; ++l) declare += "  var a_next_" + S(l) + ": " + acc + " = 0.0;\n";
-    for (int l = 0; l < b_loads; ++l) declare += "  var b_next_" + S(l) + ": " + acc + " = 0.0;\n";
+    if (vec4_loads) {
+      // Thread i loads B's vec4 at (k i / (BN/4), column (i mod BN/4)·4): consecutive threads
+      // read consecutive 16 bytes, and each is one workgroup-memory store.
+      const int b4 = (p.bk * p.bn / 4 + threads - 1) / threads;
+      load.clear();
+      stage.clear();
+      // A stays scalar (read through the vec4 binding): vec4s along K would land on four rows
+      // of the transposed tile, two-way conflicting, and measured slower (v11).
+      for (int l = 0; l < a_loads; ++l) {
+        std::string i = "(lid + " + S(l * threads) + "u)";
+        declare += "  var a_next_" + S(l) + ": " + acc + " = 0.0;\n";
+        load += "    { let i = " + i + "; let r = row0 + i / BK; let k = k1 + i % BK; let e = bases.x + r * a_rs + k;\n"
+                "      a_next_" + S(l) + " = 0.0;\n"
+                "      if (valid && i < BM * BK && r < M && k < K) { a_next_" + S(l) + " = " + acc + "(a[e / 4u][e % 4u]); } }\n";
+        stage += "    { let i = " + i + "; if (i < BM * BK) { let x = (i % BK) * (BM + 4u) + i / BK; a_tile4[x / 4u][x % 4u] = a_next_" + S(l) + "; } }\n";
+      }
+      for (int l = 0; l < b4; ++l) {
+        std::string i = "(lid + " + S(l * threads) + "u)";
+        declare += "  var b_next_" + S(l) + " = vec4<" + acc + ">(0.0);\n";
+        load += "    { let i = " + i + "; let col = col0 + (i % (BN / 4u)) * 4u; let k = k1 + i / (BN / 4u);\n"
+                "      b_next_" + S(l) + " = vec4<" + acc + ">(0.0);\n"
+                "      if (valid && i < BK * BN / 4u && col < N && k < K) { b_next_" + S(l) + " = vec4<" + acc +
+                ">(b[(bases.y + k * b_rs + col) / 4u]); } }\n";
+        stage += "    { let i = " + i + "; if (i < BK * BN / 4u) { b_tile4[i] = b_next_" + S(l) + "; } }\n";
+      }
+    } else {
+      for (int l = 0; l < a_loads; ++l) declare += "  var a_next_" + S(l) + ": " + acc + " = 0.0;\n";
+      for (int l = 0; l < b_loads; ++l) declare += "  var b_next_" + S(l) + ": " + acc + " = 0.0;\n";
+    }
     // A thread's TN columns are TN/4 vec4 groups spaced TX groups apart, so that a warp's
     // consecutive threads read consecutive vec4s of B's tile (with a thread's groups adjacent,
     // 16 threads read at a stride of 32 bytes: 2-way bank conflicts on half the tile reads).
@@ -254,9 +293,11 @@ void run_tiled(const MatmulProblem& prob, const TiledParams& p) {
   DType d = prob.dtype();
   std::string acc = (d == DType::f16 && !p.f32_accumulate) ? "f16" : "f32";
   int threads = (p.bm / p.tm) * (p.bn / p.tn);
-  auto kernel = ctx->kernel("matmul|" + p.str() + "|" + dtype_name(d), [&] {
-    std::map<std::string, std::string> v = tiled_code(p, threads, acc, wgsl_type(d));
+  const bool vec4_loads = vec4_layout(p) && matmul_vec4_staging(prob);
+  auto kernel = ctx->kernel("matmul|" + p.str() + (vec4_loads ? "|v4loads|" : "|") + dtype_name(d), [&] {
+    std::map<std::string, std::string> v = tiled_code(p, threads, acc, wgsl_type(d), vec4_loads);
     v["T"] = wgsl_type(d);
+    v["AV"] = vec4_loads ? "vec4<" + std::string(wgsl_type(d)) + ">" : std::string(wgsl_type(d));
     v["ACC"] = acc;
     v["META_BINDING"] = "3";
     return ctx->wgsl_preamble(d == DType::f16) + fill_template(kernels::wgsl_source("common.wgsl"), v) +

@@ -38,8 +38,13 @@ const std::vector<MatmulVariant>& matmul_variants();
 // over `samples` entries of batch 0 (reads A, B and C back).
 double matmul_error(const MatmulProblem& prob, int samples, uint64_t seed);
 
+// Whether the tiled kernel stages B with vec4 loads for this problem: A and B row-major, K and N,
+// row strides, offsets and batch strides multiples of 4 (every vec4 aligned, wholly in or out).
+bool matmul_vec4_staging(const MatmulProblem& prob);
+
 // The parameters Tensor::matmul uses: the autotuner's cached choice for this adapter, dtype and
-// shape class, else a heuristic.
-TiledParams matmul_params(const gpu::ContextPtr& ctx, DType dtype, int64_t M, int64_t N, int64_t K);
+// shape class, else a heuristic (which differs where B's staging loads are vec4s).
+TiledParams matmul_params(const gpu::ContextPtr& ctx, DType dtype, int64_t M, int64_t N, int64_t K,
+                          bool vec4_staging = false);
 
 }  // namespace surfgrad

@@ -124,7 +124,7 @@ void forget_tuning_cache() {
   memo().loaded = false;
 }
 
-TiledParams matmul_params(const gpu::ContextPtr& ctx, DType dtype, int64_t M, int64_t N, int64_t K) {
+TiledParams matmul_params(const gpu::ContextPtr& ctx, DType dtype, int64_t M, int64_t N, int64_t K, bool vec4_staging) {
   {
     Memo& m = memo();
     std::lock_guard lock(m.mutex);
@@ -148,7 +148,9 @@ TiledParams matmul_params(const gpu::ContextPtr& ctx, DType dtype, int64_t M, in
     p = (M >= 64 && N >= 64) ? TiledParams{8, 128, 0, 8, 8, false, 1, true} : TiledParams{4, 64, 0, 4, 4, false, 1, true};
     if (tiled_unsupported(*ctx, p, dtype).empty()) return p;
   }
-  if (M >= 512 && N >= 512) p = {128, 128, 16, 8, 8, true, 8, true};
+  // With B staged as vec4s BK 8 wins (35.0–35.7 TFLOP/s at 4096³–8192³ against 31.1–31.4 for
+  // BK 16, H200, BENCHMARKS.md v11); with scalar staging, BK 16.
+  if (M >= 512 && N >= 512) p = vec4_staging ? TiledParams{128, 128, 8, 8, 8, true, 1, true} : TiledParams{128, 128, 16, 8, 8, true, 8, true};
   else if (M >= 64 && N >= 64) p = {64, 64, 16, 4, 4, false, 1, true};
   else p = {32, 32, 16, 2, 2, false, 1, true};
   if (!tiled_unsupported(*ctx, p, dtype).empty()) p = {32, 32, 16, 2, 2, false, 1, true};

@@ -235,8 +235,6 @@ const std::vector<MatmulVariant>& matmul_variants() {
          return simple(p, "subgroup", "matmul_subgroup.wgsl", {{"BODY", body}}, 4, 4 * sg, 64 / sg);
        }},
       tiled(9, "f16-tiled", "f16 storage and f16 arithmetic (shader-f16)", {128, 128, 16, 8, 8, true, 1, false}, 1e-2),
-      tiled(9, "f16-tiled-wide", "f16 arithmetic, 8×16 per thread (f16 registers hold twice the outputs)",
-            {128, 256, 16, 8, 16, true, 1, false}, 1e-2),
       tiled(9, "f16-tiled-acc32", "f16 storage, f32 accumulation", {128, 128, 16, 8, 8, true, 1, true}, 2e-3),
       {10, "subgroup-matrix", "subgroup matrices (Dawn's chromium_experimental_subgroup_matrix)", 1e-2,
        [](const MatmulProblem&) {
