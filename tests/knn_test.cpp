@@ -94,9 +94,12 @@ TEST(Knn, NeighbourDescentRecallsMostExactNeighbours) {
 TEST(Knn, RowsAndSampledRecall) {
   Tensor x = Tensor::normal(ctx(), {700, 12}, 41);
   KnnResult all = knn_exact(x, 7);
-  KnnResult rows = knn_exact_rows(x, 7, 300, 420, 50);  // several blocks inside the range
-  EXPECT_EQ(rows.indices.to_vector<int32_t>(), all.indices.slice(0, 300, 420).to_vector<int32_t>());
-  EXPECT_EQ(rows.distances.to_vector<float>(), all.distances.slice(0, 300, 420).to_vector<float>());
+  // Several blocks inside the range; one segment a row (the CPU default) or segments of 64.
+  for (int64_t segment : {0, 64}) {
+    KnnResult rows = knn_exact_rows(x, 7, 300, 420, 50, segment);
+    EXPECT_EQ(rows.indices.to_vector<int32_t>(), all.indices.slice(0, 300, 420).to_vector<int32_t>());
+    EXPECT_EQ(rows.distances.to_vector<float>(), all.distances.slice(0, 300, 420).to_vector<float>());
+  }
   EXPECT_THROW(knn_exact_rows(x, 7, 500, 500), Error);
   EXPECT_THROW(knn_exact_rows(x, 7, 600, 701), Error);
   // Sampled recall: 1 for the exact lists, and that of the whole set (within sampling) for
