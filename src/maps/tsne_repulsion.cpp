@@ -55,6 +55,7 @@ TsneRepulsion::TsneRepulsion(gpu::ContextPtr ctx)
       spread_(tsne_kernel(ctx_, "tsne_fft_spread.wgsl", 3)),
       charges_(tsne_kernel(ctx_, "tsne_fft_charges.wgsl", 3)),
       multiply_(tsne_kernel(ctx_, "tsne_fft_multiply.wgsl", 1)),
+      mirror_(tsne_kernel(ctx_, "tsne_fft_mirror.wgsl", 1)),
       interpolate_(tsne_kernel(ctx_, "tsne_fft_interpolate.wgsl", 4)) {}
 
 double TsneRepulsion::extent(const Tensor& y) {
@@ -97,7 +98,7 @@ void TsneRepulsion::interpolated(const Tensor& y, const Tensor& out, int grid_no
   resize(grid_nodes);
   uint32_t n = uint32_t(y.shape(0)), g = uint32_t(g_), m = 2 * g, mm = m * m;
   Tensor lo = y.min({0}), hi = y.max({0});
-  std::vector<uint32_t> frame = {n, g, (mm + 255) / 256, 2 * m}, points = {n, g}, nodes = {g}, cells = {mm};
+  std::vector<uint32_t> frame = {n, g, (mm + 255) / 256, 2 * m}, points = {n, g}, nodes = {g}, cells = {mm, m};
   ctx_->dispatch(frame_k_, {buf(frame_), buf(args_), buf(lo), buf(hi)}, frame, {1, 1, 1});
   // The kernels and their transforms, only where the frame kernel found them stale.
   ctx_->dispatch_indirect(kernels_k_, {buf(grid_), buf(frame_)}, nodes, *buf(args_), 0);
@@ -108,11 +109,18 @@ void TsneRepulsion::interpolated(const Tensor& y, const Tensor& out, int grid_no
                  ctx_->grid_for((n + 255) / 256));
   ctx_->dispatch(charges_, {buf(grid_), buf(acc_), buf(frame_)}, nodes,
                  ctx_->grid_for((mm + 255) / 256));
+  // The charges are real: after the row pass each row's spectrum is Hermitian (column M − c is
+  // the conjugate of c), so the columns past M/2 are never transformed; the multiply kernel
+  // reads them mirrored.
   fft_pass(0, 1, g, true, false, false);
-  fft_pass(0, 1, m, false, false, false);
+  fft_pass(0, 1, m / 2 + 1, false, false, false);
   ctx_->dispatch(multiply_, {buf(grid_)}, cells, ctx_->grid_for((mm + 255) / 256));
-  // Back: columns first, then only the G rows the points are read from.
-  fft_pass(3, 2, m, false, true, false);
+  // Back: columns first, then only the G rows the points are read from. q is real, so its
+  // product is Hermitian too: half its columns, then each needed row's other half mirrored.
+  fft_pass(3, 1, m, false, true, false);
+  fft_pass(4, 1, m / 2 + 1, false, true, false);
+  std::vector<uint32_t> half = {g};
+  ctx_->dispatch(mirror_, {buf(grid_)}, half, ctx_->grid_for((uint64_t(g) * (m / 2) + 255) / 256));
   fft_pass(3, 2, g, true, true, false);
   std::vector<uint32_t> meta = {n, g, f32_bits(float(1.0 / double(mm)))};
   ctx_->dispatch(interpolate_, {buf(out), buf(y), buf(grid_), buf(frame_)}, meta,

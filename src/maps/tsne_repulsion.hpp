@@ -36,7 +36,7 @@ class TsneRepulsion {
   gpu::ContextPtr ctx_;
   int g_ = 0;
   Tensor acc_, grid_, frame_, args_;
-  gpu::Kernel exact_, frame_k_, kernels_k_, spread_, charges_, multiply_, interpolate_;
+  gpu::Kernel exact_, frame_k_, kernels_k_, spread_, charges_, multiply_, mirror_, interpolate_;
   std::unique_ptr<FftLines> fft_;
 };
 
