@@ -138,23 +138,29 @@ TiledParams matmul_params(const gpu::ContextPtr& ctx, DType dtype, int64_t M, in
     auto it = m.cache.entries.find(std::string(dtype_name(dtype)) + "/" + matmul_shape_class(M, N, K));
     if (it != m.cache.entries.end() && tiled_unsupported(*ctx, it->second, dtype).empty()) return it->second;
   }
-  // Heuristic: small products get small tiles (more workgroups); large ones 128×128 tiles with
-  // 8×8 register blocks, BK 16, double-buffered (the H200's winner once the A tile was padded)
-  // where the adapter allows 256 threads and the workgroup memory.
-  // CPU adapters (lavapipe) emulate workgroup memory and barriers: there, register tiles read
-  // straight from the buffers run 1.6–1.7× faster (BENCHMARKS.md, issue 5's CPU timings).
+  // Heuristic. CPU adapters (lavapipe) emulate workgroup memory and barriers: there, register
+  // tiles read straight from the buffers run 1.6–1.7× faster (BENCHMARKS.md, issue 5's CPU
+  // timings). Elsewhere small products get small tiles (more workgroups), large ones 128×128
+  // tiles of 8×8 per thread, double-buffered in registers: BK 8 where B is staged as vec4s
+  // (35.0–35.7 TFLOP/s at 4096³–8192³ on the H200 against 31.1–31.4 with BK 16), BK 16 with
+  // scalar staging. The first candidate the adapter can run (threads, workgroup memory) wins.
   TiledParams p;
   if (ctx->info().is_cpu) {
     p = (M >= 64 && N >= 64) ? TiledParams{8, 128, 0, 8, 8, false, 1, true} : TiledParams{4, 64, 0, 4, 4, false, 1, true};
     if (tiled_unsupported(*ctx, p, dtype).empty()) return p;
   }
-  // With B staged as vec4s BK 8 wins (35.0–35.7 TFLOP/s at 4096³–8192³ against 31.1–31.4 for
-  // BK 16, H200, BENCHMARKS.md v11); with scalar staging, BK 16.
-  if (M >= 512 && N >= 512) p = vec4_staging ? TiledParams{128, 128, 8, 8, 8, true, 1, true} : TiledParams{128, 128, 16, 8, 8, true, 8, true};
-  else if (M >= 64 && N >= 64) p = {64, 64, 16, 4, 4, false, 1, true};
-  else p = {32, 32, 16, 2, 2, false, 1, true};
-  if (!tiled_unsupported(*ctx, p, dtype).empty()) p = {32, 32, 16, 2, 2, false, 1, true};
-  return p;
+  std::vector<TiledParams> order;
+  if (M >= 512 && N >= 512) {
+    if (vec4_staging) order.push_back({128, 128, 8, 8, 8, true, 1, true});
+    order.push_back({128, 128, 16, 8, 8, true, 8, true});
+    order.push_back({128, 128, 8, 8, 8, true, 1, true});
+    order.push_back({128, 128, 8, 8, 8, false, 1, true});
+  }
+  if (M >= 64 && N >= 64) order.push_back({64, 64, 16, 4, 4, false, 1, true});
+  order.push_back({32, 32, 16, 2, 2, false, 1, true});
+  for (const TiledParams& c : order)
+    if (tiled_unsupported(*ctx, c, dtype).empty()) return c;
+  return order.back();
 }
 
 std::vector<TiledParams> tuning_candidates() {
