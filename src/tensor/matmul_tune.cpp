@@ -140,7 +140,7 @@ TiledParams matmul_params(const gpu::ContextPtr& ctx, DType dtype, int64_t M, in
   }
   // Heuristic. CPU adapters (lavapipe) emulate workgroup memory and barriers: there, register
   // tiles read straight from the buffers run 1.6–1.7× faster (BENCHMARKS.md, issue 5's CPU
-  // timings). Elsewhere small products get small tiles (more workgroups), large ones 128×128
+  // timings). Elsewhere smaller products get smaller tiles (more workgroups), large ones 128×128
   // tiles of 8×8 per thread, double-buffered in registers: BK 8 where B is staged as vec4s
   // (35.0–35.7 TFLOP/s at 4096³–8192³ on the H200 against 31.1–31.4 with BK 16), BK 16 with
   // scalar staging. The first candidate the adapter can run (threads, workgroup memory) wins.
@@ -149,8 +149,11 @@ TiledParams matmul_params(const gpu::ContextPtr& ctx, DType dtype, int64_t M, in
     p = (M >= 64 && N >= 64) ? TiledParams{8, 128, 0, 8, 8, false, 1, true} : TiledParams{4, 64, 0, 4, 4, false, 1, true};
     if (tiled_unsupported(*ctx, p, dtype).empty()) return p;
   }
+  // 128×128 tiles need enough of them to fill a large GPU, and K enough to amortise them: at
+  // 1024³ (64 tiles) 64×64 tiles reach 22.9 TFLOP/s against 14.6, at 4096×4096×64 20.1
+  // against 18.2 (H200, v11).
   std::vector<TiledParams> order;
-  if (M >= 512 && N >= 512) {
+  if (M * N >= 2048 * 2048 && K >= 256) {
     if (vec4_staging) order.push_back({128, 128, 8, 8, 8, true, 1, true});
     order.push_back({128, 128, 16, 8, 8, true, 8, true});
     order.push_back({128, 128, 8, 8, 8, true, 1, true});
