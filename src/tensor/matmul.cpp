@@ -1,6 +1,7 @@
 // matmul: numpy semantics (1-D promotion, broadcast batch axes), transposed operands read in
 // place through their strides, run by the tuned register-tiled kernel (matmul_reg_tiled.wgsl).
 #include <algorithm>
+#include <functional>
 #include <cstdlib>
 
 #include "matmul_problem.hpp"
@@ -263,53 +264,51 @@ static std::map<std::string, std::string> direct_code(int tm, int tn, int wg, co
   return {{"TM", S(tm)}, {"TN", S(tn)}, {"WG", S(wg)}, {"DECLARE", declare}, {"INNER", inner}, {"STORE", store}};
 }
 
-static void run_direct(const MatmulProblem& prob, const TiledParams& p) {
+// A kernel of the matmul family: `file` with common.wgsl and matmul_common.wgsl, compiled as
+// validated (every global access is guarded by M, N, K; tiles are fixed-size).
+static gpu::Kernel matmul_kernel(const MatmulProblem& prob, const std::string& key, const char* file,
+                                 const std::function<std::map<std::string, std::string>()>& values) {
   auto& ctx = prob.ctx;
   DType d = prob.dtype();
-  const int wg = p.bn / p.tn;
-  auto kernel = ctx->kernel("matmul|" + p.str() + "|" + dtype_name(d), [&] {
-    std::map<std::string, std::string> v = direct_code(p.tm, p.tn, wg, wgsl_type(d));
+  return ctx->kernel(key + "|" + dtype_name(d), [&] {
+    std::map<std::string, std::string> v = values();
     v["T"] = wgsl_type(d);
     v["META_BINDING"] = "3";
     return ctx->wgsl_preamble(d == DType::f16) + fill_template(kernels::wgsl_source("common.wgsl"), v) +
-           fill_template(kernels::wgsl_source("matmul_common.wgsl"), v) + fill_template(kernels::wgsl_source("matmul_direct.wgsl"), v);
+           fill_template(kernels::wgsl_source("matmul_common.wgsl"), v) + fill_template(kernels::wgsl_source(file), v);
   }, "main", /*validated=*/true);
+}
+
+// One workgroup per bm × bn tile of C, in every batch.
+static void dispatch_tiles(const MatmulProblem& prob, const gpu::Kernel& kernel, int64_t bm, int64_t bn) {
   std::vector<uint32_t> meta = prob.meta;
-  int64_t tiles_m = (prob.M + p.tm - 1) / p.tm, tiles_n = (prob.N + p.bn - 1) / p.bn;
+  int64_t tiles_m = (prob.M + bm - 1) / bm, tiles_n = (prob.N + bn - 1) / bn;
   meta[3] = uint32_t(tiles_m);
   meta[4] = uint32_t(tiles_n);
-  ctx->dispatch(kernel, {prob.c.storage()->buffer.get(), prob.a.storage()->buffer.get(), prob.b.storage()->buffer.get()},
-                meta, ctx->grid_for(uint64_t(prob.batches) * uint64_t(tiles_m) * uint64_t(tiles_n)));
+  prob.ctx->dispatch(kernel, {prob.c.storage()->buffer.get(), prob.a.storage()->buffer.get(), prob.b.storage()->buffer.get()},
+                     meta, prob.ctx->grid_for(uint64_t(prob.batches) * uint64_t(tiles_m) * uint64_t(tiles_n)));
 }
 
 void run_tiled(const MatmulProblem& prob, const TiledParams& p) {
-  auto& ctx = prob.ctx;
-  if (std::string why = tiled_unsupported(*ctx, p, prob.dtype()); !why.empty())
+  if (std::string why = tiled_unsupported(*prob.ctx, p, prob.dtype()); !why.empty())
     throw Error(ErrorKind::Unsupported, "matmul " + p.str() + ": " + why);
+  const std::string t = wgsl_type(prob.dtype());
   if (p.direct()) {
-    run_direct(prob, p);
+    dispatch_tiles(prob, matmul_kernel(prob, "matmul|" + p.str(), "matmul_direct.wgsl",
+                                       [&] { return direct_code(p.tm, p.tn, p.bn / p.tn, t); }),
+                   p.bm, p.bn);
     return;
   }
-  DType d = prob.dtype();
-  std::string acc = (d == DType::f16 && !p.f32_accumulate) ? "f16" : "f32";
+  std::string acc = (prob.dtype() == DType::f16 && !p.f32_accumulate) ? "f16" : "f32";
   int threads = (p.bm / p.tm) * (p.bn / p.tn);
   const bool vec4_loads = vec4_layout(p) && matmul_vec4_staging(prob);
-  auto kernel = ctx->kernel("matmul|" + p.str() + (vec4_loads ? "|v4loads|" : "|") + dtype_name(d), [&] {
-    std::map<std::string, std::string> v = tiled_code(p, threads, acc, wgsl_type(d), vec4_loads);
-    v["T"] = wgsl_type(d);
-    v["AV"] = vec4_loads ? "vec4<" + std::string(wgsl_type(d)) + ">" : std::string(wgsl_type(d));
+  auto kernel = matmul_kernel(prob, "matmul|" + p.str() + (vec4_loads ? "|v4loads" : ""), "matmul_reg_tiled.wgsl", [&] {
+    std::map<std::string, std::string> v = tiled_code(p, threads, acc, t, vec4_loads);
+    v["AV"] = vec4_loads ? "vec4<" + t + ">" : t;
     v["ACC"] = acc;
-    v["META_BINDING"] = "3";
-    return ctx->wgsl_preamble(d == DType::f16) + fill_template(kernels::wgsl_source("common.wgsl"), v) +
-           fill_template(kernels::wgsl_source("matmul_common.wgsl"), v) +
-           fill_template(kernels::wgsl_source("matmul_reg_tiled.wgsl"), v);
-  }, "main", /*validated=*/true);  // every global access is guarded by M, N, K; tiles are fixed-size
-  std::vector<uint32_t> meta = prob.meta;
-  int64_t tiles_m = (prob.M + p.bm - 1) / p.bm, tiles_n = (prob.N + p.bn - 1) / p.bn;
-  meta[3] = uint32_t(tiles_m);
-  meta[4] = uint32_t(tiles_n);
-  ctx->dispatch(kernel, {prob.c.storage()->buffer.get(), prob.a.storage()->buffer.get(), prob.b.storage()->buffer.get()},
-                meta, ctx->grid_for(uint64_t(prob.batches) * uint64_t(tiles_m) * uint64_t(tiles_n)));
+    return v;
+  });
+  dispatch_tiles(prob, kernel, p.bm, p.bn);
 }
 
 }  // namespace surfgrad
