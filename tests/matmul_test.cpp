@@ -159,7 +159,7 @@ TEST(Matmul, Vec4StagingAtEdgeShapes) {
   // (edges in M, N and K; batched; an offset view); a transposed operand falls back to scalars.
   Tol tol{1e-5 * std::sqrt(76.0), 1e-5};
   for (TiledParams p : {TiledParams{128, 128, 16, 8, 8, true, 8, true}, TiledParams{64, 64, 16, 4, 4, false, 1, true},
-                        TiledParams{128, 128, 8, 8, 8, true, 1, true}}) {
+                        TiledParams{128, 128, 8, 8, 8, true, 1, true}, TiledParams{128, 256, 8, 8, 8, true, 1, true}}) {
     if (!tiled_unsupported(*ctx(), p, DType::f32).empty()) continue;
     Ref a = random_ref({515, 76}, 91, DType::f32), b = random_ref({76, 532}, 92, DType::f32);
     MatmulProblem plain = make_problem(upload(a, DType::f32), upload(b, DType::f32));
