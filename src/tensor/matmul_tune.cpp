@@ -154,10 +154,10 @@ TiledParams matmul_params(const gpu::ContextPtr& ctx, DType dtype, int64_t M, in
   // against 18.2 (H200, v11).
   std::vector<TiledParams> order;
   if (M * N >= 2048 * 2048 && K >= 256) {
-    // 512 threads (16 warps) hide more of the staging than 256: 38.5–39.2 TFLOP/s against 35.1–35.9
-    // (H200, v15), where the adapter allows that many threads. (f16 with f32 accumulation: 30.7
-    // against 32.9, so not there.)
-    if (vec4_staging && dtype == DType::f32) order.push_back({128, 256, 8, 8, 8, true, 1, true});
+    // 512 threads (16 warps) hide more of the staging than 256: f32 38.5–39.2 TFLOP/s against
+    // 35.1–35.9 (H200, v15), f16 with f32 accumulation at BK 16 35.1–35.3 against 31.6–31.8
+    // (v16), where the adapter allows that many threads.
+    if (vec4_staging) order.push_back({128, 256, dtype == DType::f16 ? 16 : 8, 8, 8, true, 1, true});
     if (vec4_staging) order.push_back({128, 128, 8, 8, 8, true, 1, true});
     order.push_back({128, 128, 16, 8, 8, true, 8, true});
     order.push_back({128, 128, 8, 8, 8, true, 1, true});
