@@ -1,6 +1,9 @@
 // Recording and submitting work: buffers in and out, kernels, dispatches, copies, timing.
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <functional>
 
 #include "impl.hpp"
 
@@ -199,6 +202,16 @@ Kernel Context::kernel(const std::string& wgsl, const std::string& entry, bool v
   const bool trusted = validated && impl_->trust_validated;
   std::string key = (trusted ? "trusted|" : "") + entry + '\n' + wgsl;
   if (auto it = impl_->kernels.find(key); it != impl_->kernels.end()) return it->second;
+  // SURFGRAD_DUMP_WGSL=DIR writes every kernel as compiled (generated code included) to
+  // DIR/<hash>.wgsl, for reading or for other compilers (naga, tint).
+  if (const char* dir = std::getenv("SURFGRAD_DUMP_WGSL"); dir && *dir) {
+    char name[32];
+    std::snprintf(name, sizeof name, "/%016zx.wgsl", std::hash<std::string>{}(key));
+    if (FILE* f = std::fopen((std::string(dir) + name).c_str(), "wb")) {
+      std::fwrite(wgsl.data(), 1, wgsl.size(), f);
+      std::fclose(f);
+    }
+  }
   wgpuDevicePushErrorScope(impl_->device, WGPUErrorFilter_Validation);
   WGPUShaderSourceWGSL source = WGPU_SHADER_SOURCE_WGSL_INIT;
   source.code = to_view(wgsl);
