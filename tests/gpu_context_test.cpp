@@ -1,5 +1,11 @@
 // The gpu layer: the header matches the library, features and limits are what the device
 // reports, kernels are cached, the pool recycles, batches submit, and f16 runs where offered.
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
 #include "test_util.hpp"
 
 using namespace sgtest;
@@ -178,4 +184,22 @@ TEST(GpuContext, IndirectDispatchReadsItsCountsOnTheDevice) {
   EXPECT_THROW(ctx()->dispatch_indirect(k, {out.get()}, {}, *args, 2), Error) << "unaligned";
   EXPECT_THROW(ctx()->dispatch_indirect(k, {out.get()}, {}, *args, 24), Error) << "past the end";
   EXPECT_THROW(ctx()->dispatch_indirect(k, {args.get()}, {}, *args, 0), Error) << "bound as well";
+}
+
+TEST(GpuContext, DumpsCompiledKernelsWhenAsked) {
+  // SURFGRAD_DUMP_WGSL=DIR: each kernel compiled from then on is written to DIR, unchanged.
+  std::string dir = ::testing::TempDir() + "surfgrad-dump-" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  std::string wgsl = "// dump test " + dir + "\n@compute @workgroup_size(1) fn main() {}\n";
+  ::setenv("SURFGRAD_DUMP_WGSL", dir.c_str(), 1);
+  ctx()->kernel(wgsl);
+  ::unsetenv("SURFGRAD_DUMP_WGSL");
+  int found = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    std::ifstream f(e.path());
+    std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    found += text == wgsl;
+  }
+  EXPECT_EQ(found, 1);
+  std::filesystem::remove_all(dir);
 }
