@@ -7,8 +7,8 @@
 // staged in workgroup memory (zero-padded at the edges); with double buffering the next step's
 // tiles are loaded into registers while the current ones are multiplied. Accumulates in ACC.
 //
-// When A and B are row-major with K and N multiples of 4, the staging loads are vec4s (A along K,
-// B along N): a quarter of the load instructions and address arithmetic. Measured on the H200
+// When A and B are row-major with K and N multiples of 4, B's staging loads are vec4s along N: a
+// quarter of its load instructions and address arithmetic. Measured on the H200
 // (BENCHMARKS.md, v10), staging did not overlap the FMAs at all: the kernel took the sum of its
 // compute-only and staging-only times.
 //
@@ -16,8 +16,8 @@
 // index is a constant, so the accumulators stay in registers (indexing a WGSL array with a loop
 // variable put them in local memory on NVIDIA's Vulkan driver: 7× slower, see BENCHMARKS.md).
 @group(0) @binding(0) var<storage, read_write> c: array<{{T}}>;
-@group(0) @binding(1) var<storage, read> a: array<{{AV}}>;  // {{T}}, or vec4 along K (VEC4_LOADS)
-@group(0) @binding(2) var<storage, read> b: array<{{AV}}>;  // {{T}}, or vec4 along N
+@group(0) @binding(1) var<storage, read> a: array<{{T}}>;
+@group(0) @binding(2) var<storage, read> b: array<{{BV}}>;  // {{T}}, or vec4 along N (vec4 staging)
 
 const BM: u32 = {{BM}}u;
 const BN: u32 = {{BN}}u;

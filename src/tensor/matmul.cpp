@@ -164,14 +164,14 @@ static std::map<std::string, std::string> tiled_code(const TiledParams& p, int t
       const int b4 = (p.bk * p.bn / 4 + threads - 1) / threads;
       load.clear();
       stage.clear();
-      // A stays scalar (read through the vec4 binding): vec4s along K would land on four rows
+      // A stays scalar: vec4s along K would land on four rows
       // of the transposed tile, two-way conflicting, and measured slower (v11).
       for (int l = 0; l < a_loads; ++l) {
         std::string i = "(lid + " + S(l * threads) + "u)";
         declare += "  var a_next_" + S(l) + ": " + acc + " = 0.0;\n";
         load += "    { let i = " + i + "; let r = row0 + i / BK; let k = k1 + i % BK; let e = bases.x + r * a_rs + k;\n"
                 "      a_next_" + S(l) + " = 0.0;\n"
-                "      if (valid && i < BM * BK && r < M && k < K) { a_next_" + S(l) + " = " + acc + "(a[e / 4u][e % 4u]); } }\n";
+                "      if (valid && i < BM * BK && r < M && k < K) { a_next_" + S(l) + " = " + acc + "(a[e]); } }\n";
         stage += "    { let i = " + i + "; if (i < BM * BK) { let x = (i % BK) * (BM + 4u) + i / BK; a_tile4[x / 4u][x % 4u] = a_next_" + S(l) + "; } }\n";
       }
       for (int l = 0; l < b4; ++l) {
@@ -304,7 +304,7 @@ void run_tiled(const MatmulProblem& prob, const TiledParams& p) {
   const bool vec4_loads = vec4_layout(p) && matmul_vec4_staging(prob);
   auto kernel = matmul_kernel(prob, "matmul|" + p.str() + (vec4_loads ? "|v4loads" : ""), "matmul_reg_tiled.wgsl", [&] {
     std::map<std::string, std::string> v = tiled_code(p, threads, acc, t, vec4_loads);
-    v["AV"] = vec4_loads ? "vec4<" + t + ">" : t;
+    v["BV"] = vec4_loads ? "vec4<" + t + ">" : t;
     v["ACC"] = acc;
     return v;
   });
