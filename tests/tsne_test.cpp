@@ -21,14 +21,20 @@ void clusters(Tensor& x, Tensor& labels) {
   x = add(index_select(centres, 0, labels), Tensor::normal(ctx(), {600, 50}, 4));
 }
 
+// What the cluster maps run with: 600 points allow perplexity 20; 400 iterations separate them.
+TsneOptions cluster_options() {
+  TsneOptions opt;
+  opt.perplexity = 20;
+  opt.iterations = 400;
+  return opt;
+}
+
 }  // namespace
 
 TEST(Tsne, SeparatesClustersAndIsDeterministic) {
   Tensor x, labels;
   clusters(x, labels);
-  TsneOptions opt;
-  opt.perplexity = 20;
-  opt.iterations = 400;
+  TsneOptions opt = cluster_options();
   Tensor y = tsne(x, opt);
   ASSERT_EQ(y.shape(), Shape({600, 2}));
   for (float v : y.to_vector<float>()) ASSERT_TRUE(std::isfinite(v));
@@ -46,9 +52,7 @@ TEST(Tsne, SeparatesClustersAndIsDeterministic) {
 TEST(Tsne, FftRepulsionMakesTheSameQualityOfMap) {
   Tensor x, labels;
   clusters(x, labels);
-  TsneOptions opt;
-  opt.perplexity = 20;
-  opt.iterations = 400;
+  TsneOptions opt = cluster_options();
   opt.repulsion = Repulsion::Exact;
   MapQuality exact = evaluate_map(x, tsne(x, opt), labels);
   opt.repulsion = Repulsion::Fft;

@@ -140,10 +140,10 @@ TiledParams matmul_params(const gpu::ContextPtr& ctx, DType dtype, int64_t M, in
   }
   // Heuristic. CPU adapters (lavapipe) emulate workgroup memory and barriers: there, register
   // tiles read straight from the buffers run 1.6–1.7× faster (BENCHMARKS.md, issue 5's CPU
-  // timings). Elsewhere smaller products get smaller tiles (more workgroups), large ones 128×128
-  // tiles of 8×8 per thread, double-buffered in registers: BK 8 where B is staged as vec4s
-  // (35.0–35.7 TFLOP/s at 4096³–8192³ on the H200 against 31.1–31.4 with BK 16), BK 16 with
-  // scalar staging. The first candidate the adapter can run (threads, workgroup memory) wins.
+  // timings). Elsewhere smaller products get smaller tiles (more workgroups), large ones 8×8 per
+  // thread, double-buffered in registers: 128×256×8 tiles where B is staged as vec4s, else
+  // 128×128×16 (the H200's winners, BENCHMARKS.md). The first candidate the adapter can run
+  // (threads, workgroup memory) wins.
   TiledParams p;
   if (ctx->info().is_cpu) {
     p = (M >= 64 && N >= 64) ? TiledParams{8, 128, 0, 8, 8, false, 1, true} : TiledParams{4, 64, 0, 4, 4, false, 1, true};
