@@ -1,6 +1,7 @@
 // Every differentiable op gradchecked (GPU autograd vs float64 finite differences on the host
 // reference) on fuzzed small shapes with broadcasting and size-1 axes; then the tape's
 // semantics and its errors.
+#include "surfgrad/reference.hpp"
 #include "surfgrad/gradcheck.hpp"
 #include "test_util.hpp"
 

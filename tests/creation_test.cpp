@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <fstream>
 
+#include "surfgrad/io.hpp"
 #include "test_util.hpp"
 
 using namespace sgtest;

@@ -1,6 +1,8 @@
 // Layers, losses, parameter files and optimizers: against float64 host references.
 #include <fstream>
 
+#include "surfgrad/reference.hpp"
+#include "surfgrad/io.hpp"
 #include "surfgrad/gradcheck.hpp"
 #include "surfgrad/nn.hpp"
 #include "surfgrad/optim.hpp"

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <fstream>
 
+#include "surfgrad/reference.hpp"
+#include "surfgrad/io.hpp"
 #include "surfgrad/maps.hpp"
 #include "test_util.hpp"
 

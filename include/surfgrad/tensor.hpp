@@ -179,16 +179,6 @@ Tensor scatter_add(const Tensor& x, int axis, const Tensor& index, const Tensor&
 Tensor index_add(const Tensor& x, int axis, const Tensor& index, const Tensor& src);
 Tensor concat(const std::vector<Tensor>& tensors, int axis);
 
-// ---- .npy and .npz files (NumPy's formats; np.load reads what these write) ----
-Tensor load_npy(const gpu::ContextPtr& ctx, const std::string& path);
-void save_npy(const Tensor& t, const std::string& path);
-Tensor decode_npy(const gpu::ContextPtr& ctx, std::istream& in, const std::string& name);
-std::string encode_npy(const Tensor& t);
-// .npz: a zip archive of .npy files, one per name. Reads stored and deflated entries
-// (np.savez and np.savez_compressed); writes stored ones.
-void save_npz(const std::string& path, const std::vector<std::pair<std::string, Tensor>>& arrays);
-std::vector<std::pair<std::string, Tensor>> load_npz(const gpu::ContextPtr& ctx, const std::string& path);
-
 // ---- host helpers ----
 uint16_t float_to_half(float f);
 float half_to_float(uint16_t h);

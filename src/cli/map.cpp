@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cli.hpp"
+#include "surfgrad/io.hpp"
 #include "surfgrad/maps.hpp"
 
 using namespace surfgrad;

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "surfgrad/io.hpp"
+#include "surfgrad/io.hpp"
 #include "surfgrad/maps.hpp"
 #include "tensor/internal.hpp"
 

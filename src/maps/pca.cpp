@@ -4,6 +4,7 @@
 #include <cmath>
 #include <vector>
 
+#include "surfgrad/reference.hpp"
 #include "surfgrad/maps.hpp"
 
 namespace surfgrad {

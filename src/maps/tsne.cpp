@@ -8,6 +8,7 @@
 
 #include "maps/graph.hpp"
 #include "maps/tsne_repulsion.hpp"
+#include "surfgrad/reference.hpp"
 #include "surfgrad/maps.hpp"
 #include "tensor/internal.hpp"
 

@@ -7,6 +7,7 @@
 //   readback.
 #include <cmath>
 
+#include "surfgrad/reference.hpp"
 #include "maps/tsne_repulsion.hpp"
 #include "tensor/internal.hpp"
 

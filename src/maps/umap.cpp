@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "maps/graph.hpp"
+#include "surfgrad/reference.hpp"
 #include "surfgrad/maps.hpp"
 #include "tensor/internal.hpp"
 

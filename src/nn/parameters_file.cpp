@@ -1,6 +1,7 @@
 // Parameter files: .npz with one array per named parameter.
 #include <map>
 
+#include "surfgrad/io.hpp"
 #include "surfgrad/nn.hpp"
 
 namespace surfgrad::nn {

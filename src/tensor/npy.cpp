@@ -4,6 +4,7 @@
 #include <fstream>
 #include <regex>
 
+#include "surfgrad/io.hpp"
 #include "internal.hpp"
 
 namespace surfgrad {

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "surfgrad/io.hpp"
 #include "internal.hpp"
 
 namespace surfgrad {

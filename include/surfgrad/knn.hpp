@@ -1,0 +1,44 @@
+// k-nearest neighbours on the GPU, exact and by neighbour descent.
+//
+//   KnnResult nn = knn_exact(x, 15);      // x: f32 [N, D] on the GPU
+//   // nn.indices: i32 [N, 15], nearest first (a point is never its own neighbour)
+//   // nn.distances: f32 [N, 15], squared Euclidean distances
+#pragma once
+#include <vector>
+
+#include "surfgrad/tensor.hpp"
+
+namespace surfgrad {
+
+struct KnnResult {
+  Tensor indices;    // i32 [N, k]
+  Tensor distances;  // f32 [N, k], squared Euclidean, ascending
+};
+
+// Exact k-nearest neighbours by brute force: squared distances |x|² + |y|² − 2·x·y for blocks of
+// rows through the tuned matmul (the other operand a transposed view, no copy), then a top-k
+// selection per row. block_rows = 0 picks a block whose distance tile fits half the adapter's
+// binding limit (and 256 MiB). segment = columns per selection thread: 0 picks max(4k, 512) on GPUs
+// (many threads), a whole row on CPU adapters (fewer list fills).
+KnnResult knn_exact(const Tensor& x, int k, int64_t block_rows = 0, int64_t segment = 0);
+// The same for the rows [row_begin, row_end) only (against all N points): [row_end − row_begin, k].
+KnnResult knn_exact_rows(const Tensor& x, int k, int64_t row_begin, int64_t row_end, int64_t block_rows = 0,
+                         int64_t segment = 0);
+
+// Approximate k-nearest neighbours by neighbour descent: random starting lists, then
+// `iterations` rounds in which every point keeps the k closest among B(i) and B(u) for u in
+// B(i), where B(i) is i's neighbours plus up to `reverse` points that list i (the reverse
+// neighbours, which make descent converge far faster; −1: min(k, 16)). O(N·(k+r)²·D) a round
+// instead of O(N²·D); deterministic for a seed on a device.
+KnnResult knn_approx(const Tensor& x, int k, int iterations = 10, uint64_t seed = 1, int reverse = -1);
+// Share of the exact lists' entries that the approximate lists found (recall@k).
+double knn_recall(const KnnResult& approx, const KnnResult& exact);
+// The same measured on `sample` points (eight runs of consecutive rows spread over the set),
+// against exact lists computed for those points only.
+double knn_recall_sampled(const Tensor& x, const KnnResult& approx, int64_t sample = 1000);
+
+// The neighbours t-SNE and UMAP use: exact up to kExactKnnLimit points, else neighbour descent.
+constexpr int64_t kExactKnnLimit = 20000;
+KnnResult nearest_neighbours(const Tensor& x, int k, uint64_t seed = 1);
+
+}  // namespace surfgrad
