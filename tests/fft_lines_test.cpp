@@ -50,7 +50,7 @@ TEST(FftLines, MatchFloat64Dft) {
         for (auto& v : host) v = float(normal(rng));
         Tensor data = Tensor::from_vector(ctx(), host, {int64_t(2 * size), 2});
         FftLines::Layout at{lines, 2, rows ? m : 1u, size, rows ? m : 1u, rows ? 1u : w};
-        fft.run(*data.storage()->buffer, at, inverse);
+        fft.run(data, at, inverse);
         std::vector<float> got = data.to_vector<float>();
         double err = 0, scale = 0;
         for (uint32_t a = 0; a < 2; ++a)

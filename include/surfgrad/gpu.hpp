@@ -16,6 +16,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "surfgrad/error.hpp"
@@ -93,10 +94,25 @@ class Buffer {
 };
 using BufferPtr = std::shared_ptr<Buffer>;
 
+// A binding a kernel's WGSL declares in group 0: `@binding(i) var<storage, read> name: array<T>`
+// (or `var<uniform>`, the parameter block). Read from the source, so callers can check what they
+// bind against what the kernel expects.
+struct KernelBinding {
+  uint32_t index = 0;
+  std::string name;     // the WGSL variable
+  std::string element;  // the array's element type as written: "f32", "vec2<f32>", "atomic<u32>"
+  bool writable = false;
+  bool uniform = false;
+};
+// Every binding of group 0 declared in `wgsl` (outside comments), in source order.
+std::vector<KernelBinding> declared_bindings(std::string_view wgsl);
+
 struct KernelState;
 // A compiled compute pipeline. Cheap to copy.
 struct Kernel {
   std::shared_ptr<KernelState> state;
+  const std::vector<KernelBinding>& storage_bindings() const;  // by index 0..n-1, no uniform
+  const std::string& entry() const;
 };
 
 struct Workgroups {
@@ -139,13 +155,21 @@ class Context : public std::enable_shared_from_this<Context> {
   // Records one dispatch. bindings are bound at 0..n-1; `meta` (if non-empty, ≤ 256 words) is
   // bound at n as `var<uniform> meta_u: array<vec4<u32>, 64>`, uploaded once per submission
   // together with every other dispatch's parameters.
+  void dispatch(const Kernel& kernel, std::span<const Buffer* const> bindings, std::span<const uint32_t> meta,
+                Workgroups groups);
   void dispatch(const Kernel& kernel, std::initializer_list<const Buffer*> bindings,
-                std::span<const uint32_t> meta, Workgroups groups);
+                std::span<const uint32_t> meta, Workgroups groups) {
+    dispatch(kernel, std::span<const Buffer* const>(bindings.begin(), bindings.size()), meta, groups);
+  }
   // The same, with the workgroup counts (three u32) read from `args` at `offset` when the
   // dispatch runs: an earlier kernel decides how much work there is (0 skips it) without a
   // round trip to the host.
-  void dispatch_indirect(const Kernel& kernel, std::initializer_list<const Buffer*> bindings,
+  void dispatch_indirect(const Kernel& kernel, std::span<const Buffer* const> bindings,
                          std::span<const uint32_t> meta, const Buffer& args, uint64_t offset);
+  void dispatch_indirect(const Kernel& kernel, std::initializer_list<const Buffer*> bindings,
+                         std::span<const uint32_t> meta, const Buffer& args, uint64_t offset) {
+    dispatch_indirect(kernel, std::span<const Buffer* const>(bindings.begin(), bindings.size()), meta, args, offset);
+  }
   void copy(const Buffer& src, uint64_t src_offset, const Buffer& dst, uint64_t dst_offset,
             uint64_t bytes);
   // Splits a count of workgroups over x, y and z when it exceeds the per-dimension limit.
@@ -184,7 +208,7 @@ class Context : public std::enable_shared_from_this<Context> {
   explicit Context(std::unique_ptr<Impl> impl);
   void measure_subgroup_size();
   // Sets the pipeline and bind group of a dispatch (shared by the direct and indirect forms).
-  void bind(const Kernel& kernel, std::initializer_list<const Buffer*> bindings, std::span<const uint32_t> meta);
+  void bind(const Kernel& kernel, std::span<const Buffer* const> bindings, std::span<const uint32_t> meta);
   std::unique_ptr<Impl> impl_;
 };
 

@@ -31,11 +31,7 @@ constexpr int kMaxRank = 8;
 std::string shape_str(const Shape& shape);
 int64_t shape_numel(const Shape& shape);
 
-struct Storage {
-  gpu::ContextPtr ctx;
-  gpu::BufferPtr buffer;
-  int64_t elements = 0;  // how many elements of the dtype the buffer holds
-};
+struct Storage;  // the device buffer a tensor views (private to the tensor layer)
 
 class Tensor {
  public:
@@ -75,7 +71,8 @@ class Tensor {
   int64_t numel() const { return shape_numel(shape_); }
   bool is_contiguous() const;
   const gpu::ContextPtr& context() const;
-  const std::shared_ptr<Storage>& storage() const { return storage_; }
+  // Whether this tensor and `other` are views of the same device storage.
+  bool shares_storage(const Tensor& other) const { return storage_ && storage_ == other.storage_; }
   std::string describe() const;  // "f32[3, 4]"
 
   // ---- views (no copies) ----

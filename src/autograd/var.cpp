@@ -112,7 +112,7 @@ void Var::backward(const Tensor& grad_output, bool retain_graph) const {
     grads.erase(g);
     if (!n->backward) {  // a leaf: accumulate
       Tensor c = grad.contiguous();
-      n->grad = n->grad.defined() ? add(n->grad, c) : (c.storage() == grad_output.storage() ? c.clone() : c);
+      n->grad = n->grad.defined() ? add(n->grad, c) : (c.shares_storage(grad_output) ? c.clone() : c);
       continue;
     }
     std::vector<Tensor> input_grads = n->backward(grad);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cli.hpp"
+#include "kernels/launch.hpp"
 #include "surfgrad/nn.hpp"
 #include "surfgrad/optim.hpp"
 #include "surfgrad/tensor.hpp"
@@ -79,7 +80,7 @@ int bench_elementwise(const gpu::ContextPtr& ctx, int64_t n, int reps, const cha
     ctx->sync();
     auto t0 = std::chrono::steady_clock::now();
     for (int k = 0; k < copies; ++k)
-      ctx->copy(*a.storage()->buffer, 0, *copy_dst.storage()->buffer, 0, uint64_t(n) * 4);
+      kernels::copy_buffer(a, copy_dst);
     ctx->sync();
     raw.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / copies);
   }

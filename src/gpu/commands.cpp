@@ -47,32 +47,19 @@ std::pair<WGPUErrorType, std::string> pop_scope(Context::Impl& impl) {
   }
   return {r.type, r.message};
 }
-// The bindings a kernel declares, read from its source: `@binding(N) var<storage, read>`,
-// `var<storage, read_write>` or `var<uniform>` (the parameter block, bound with a dynamic
-// offset). surfgrad's kernels declare every binding in group 0 this way.
-std::vector<WGPUBindGroupLayoutEntry> layout_entries(const std::string& wgsl) {
+// The layout of a kernel's bindings: storage (read-only or read-write) and the uniform parameter
+// block, bound with a dynamic offset. surfgrad's kernels declare every binding in group 0.
+std::vector<WGPUBindGroupLayoutEntry> layout_entries(const std::vector<KernelBinding>& bindings) {
   std::vector<WGPUBindGroupLayoutEntry> entries;
-  size_t pos = 0;
-  while ((pos = wgsl.find("@binding(", pos)) != std::string::npos) {
-    size_t line_start = wgsl.rfind('\n', pos);
-    size_t comment = wgsl.find("//", line_start == std::string::npos ? 0 : line_start);
-    pos += 9;
-    if (comment != std::string::npos && comment < pos) continue;  // in a comment
-    uint32_t binding = uint32_t(std::strtoul(wgsl.c_str() + pos, nullptr, 10));
-    size_t var = wgsl.find("var<", pos);
-    size_t close = wgsl.find('>', var);
-    if (var == std::string::npos || close == std::string::npos) break;
-    std::string space = wgsl.substr(var + 4, close - var - 4);
+  for (const KernelBinding& b : bindings) {
     WGPUBindGroupLayoutEntry e = WGPU_BIND_GROUP_LAYOUT_ENTRY_INIT;
-    e.binding = binding;
+    e.binding = b.index;
     e.visibility = WGPUShaderStage_Compute;
-    if (space.rfind("uniform", 0) == 0) {
+    if (b.uniform) {
       e.buffer.type = WGPUBufferBindingType_Uniform;
       e.buffer.hasDynamicOffset = true;
-    } else if (space.find("read_write") != std::string::npos) {
-      e.buffer.type = WGPUBufferBindingType_Storage;
     } else {
-      e.buffer.type = WGPUBufferBindingType_ReadOnlyStorage;
+      e.buffer.type = b.writable ? WGPUBufferBindingType_Storage : WGPUBufferBindingType_ReadOnlyStorage;
     }
     entries.push_back(e);
   }
@@ -222,7 +209,8 @@ Kernel Context::kernel(const std::string& wgsl, const std::string& entry, bool v
                                     : wgpuDeviceCreateShaderModule(impl_->device, &sdesc);
   // An explicit layout (not "auto"): the parameter block is a uniform with a dynamic offset,
   // so one bind group serves every dispatch on the same buffers.
-  auto entries = layout_entries(wgsl);
+  std::vector<KernelBinding> declared = declared_bindings(wgsl);
+  auto entries = layout_entries(declared);
   uint32_t meta_binding = UINT32_MAX;
   for (auto& e : entries)
     if (e.buffer.type == WGPUBufferBindingType_Uniform) meta_binding = e.binding;
@@ -263,11 +251,14 @@ Kernel Context::kernel(const std::string& wgsl, const std::string& entry, bool v
   state->pipeline = pipeline;
   state->layout = layout;
   state->meta_binding = meta_binding;
-  for (auto& e : entries)
-    if (e.buffer.type != WGPUBufferBindingType_Uniform) {
-      if (state->writable.size() <= e.binding) state->writable.resize(e.binding + 1, false);
-      state->writable[e.binding] = e.buffer.type == WGPUBufferBindingType_Storage;
+  for (auto& b : declared)
+    if (!b.uniform) {
+      if (state->writable.size() <= b.index) state->writable.resize(b.index + 1, false);
+      state->writable[b.index] = b.writable;
+      state->storage_bindings.push_back(b);
     }
+  std::sort(state->storage_bindings.begin(), state->storage_bindings.end(),
+            [](const KernelBinding& a, const KernelBinding& b) { return a.index < b.index; });
   state->id = next_buffer_id();  // any unique number will do
   state->entry = entry;
   Kernel k{state};
@@ -331,7 +322,7 @@ void Context::Impl::close_pass() {
   pass = nullptr;
 }
 
-void Context::dispatch(const Kernel& kernel, std::initializer_list<const Buffer*> bindings,
+void Context::dispatch(const Kernel& kernel, std::span<const Buffer* const> bindings,
                        std::span<const uint32_t> meta, Workgroups groups) {
   Impl& I = *impl_;
   I.check();
@@ -346,7 +337,7 @@ void Context::dispatch(const Kernel& kernel, std::initializer_list<const Buffer*
   if (++I.dispatches >= kMaxDispatchesPerBatch && !I.timing) flush();
 }
 
-void Context::dispatch_indirect(const Kernel& kernel, std::initializer_list<const Buffer*> bindings,
+void Context::dispatch_indirect(const Kernel& kernel, std::span<const Buffer* const> bindings,
                                 std::span<const uint32_t> meta, const Buffer& args, uint64_t offset) {
   Impl& I = *impl_;
   I.check();
@@ -363,7 +354,7 @@ void Context::dispatch_indirect(const Kernel& kernel, std::initializer_list<cons
   if (++I.dispatches >= kMaxDispatchesPerBatch && !I.timing) flush();
 }
 
-void Context::bind(const Kernel& kernel, std::initializer_list<const Buffer*> bindings, std::span<const uint32_t> meta) {
+void Context::bind(const Kernel& kernel, std::span<const Buffer* const> bindings, std::span<const uint32_t> meta) {
   Impl& I = *impl_;
   if (bindings.size() + 1 > 9) throw Error(ErrorKind::Value, "dispatch: at most 8 storage bindings");
   BindGroupKey key;

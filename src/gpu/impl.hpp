@@ -57,6 +57,7 @@ struct KernelState {
   uint64_t id = 0;
   uint32_t meta_binding = UINT32_MAX;  // the dynamic-offset uniform binding, if any
   std::vector<bool> writable;          // per storage binding
+  std::vector<KernelBinding> storage_bindings;
   std::string entry;
   ~KernelState() {
     if (layout) wgpuBindGroupLayoutRelease(layout);

@@ -4,6 +4,7 @@
 // Parameters: [n, rank, offset[NOPS], shape[8], strides[NOPS][8], params...]
 // The host merges axes that are contiguous for every operand; when one axis remains it runs
 // map_flat.wgsl instead.
+// #include "map_common.wgsl"
 {{BINDINGS}}
 {{HELPERS}}
 @compute @workgroup_size(256)

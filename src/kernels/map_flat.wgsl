@@ -2,6 +2,7 @@
 // element i of operand k is at offset[k] + i·stride[k]. Each thread handles PER_THREAD
 // elements spaced a whole grid apart, so every load is coalesced and several are in flight per
 // thread; no divisions. Same parameters and body as map.wgsl.
+// #include "map_common.wgsl"
 {{BINDINGS}}
 const PER_THREAD: u32 = 4u;
 {{HELPERS}}

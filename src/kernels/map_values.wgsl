@@ -3,6 +3,7 @@
 // (stride 0 broadcasts a scalar). Each thread handles several elements a grid apart and loads
 // all of them before storing any, so several independent loads per input are in flight.
 // Parameters as map.wgsl: [n, rank = 1, offset[NOPS], shape[8], strides[NOPS][8], params...]
+// #include "map_common.wgsl"
 {{BINDINGS}}
 {{HELPERS}}
 fn value_of({{ARGS}}) -> {{OUT_T}} { return {{OUT_T}}({{EXPR}}); }

@@ -1,6 +1,7 @@
 // Array 0 of the FFT: the grid's charges, zero-padded to M×M (M = 2G) so that the convolution is
 // linear, not circular. Resets the accumulators it reads.
 // Parameters: [G]
+// #include "tsne_fft_common.wgsl"
 @group(0) @binding(0) var<storage, read_write> grid: array<vec2<f32>>;  // [5, M, M]
 @group(0) @binding(1) var<storage, read_write> acc: array<atomic<u32>>;  // [G, G, 2]
 @group(0) @binding(2) var<storage, read> frame: array<f32>;

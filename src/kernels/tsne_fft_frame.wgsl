@@ -7,6 +7,7 @@
 // fixed-point scale of the charges (a power of two: a node's sum stays below 2^62), [6..7] the
 // h step and G the kernels were last transformed for.
 // Parameters: [N points, G nodes per side, workgroups of tsne_fft_kernels, of one FFT pass]
+// #include "tsne_fft_common.wgsl"
 @group(0) @binding(0) var<storage, read_write> frame: array<f32>;
 @group(0) @binding(1) var<storage, read_write> args: array<u32>;  // two (x, y, z) dispatch counts
 @group(0) @binding(2) var<storage, read> lo: array<f32>;  // [2] per-axis minimum

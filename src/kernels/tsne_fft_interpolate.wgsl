@@ -1,6 +1,7 @@
 // Reads the convolved potentials back at each point with the spreading's cubic weights:
 // Σ_j F(y_i − y_j) = Σ_j q_ij²·(y_i − y_j) (array 3) and Σ_j q_ij (array 4, minus 1 for j = i).
 // Parameters: [N, G, 1 / M² as f32 bits]
+// #include "tsne_fft_common.wgsl"
 @group(0) @binding(0) var<storage, read_write> out: array<vec4<f32>>;  // [N] (fx, fy, Σq, 0)
 @group(0) @binding(1) var<storage, read> y: array<vec2<f32>>;
 @group(0) @binding(2) var<storage, read> grid: array<vec2<f32>>;       // [5, M, M] (3 and 4 convolved)

@@ -4,6 +4,7 @@
 // Interpolating F itself, rather than q² with charges x, y, x²+y² as FIt-SNE does, keeps f32
 // clear of cancellation between large terms that grows with the map's extent.
 // Parameters: [G]
+// #include "tsne_fft_common.wgsl"
 @group(0) @binding(0) var<storage, read_write> grid: array<vec2<f32>>;  // [5, M, M]
 @group(0) @binding(1) var<storage, read> frame: array<f32>;
 

@@ -2,6 +2,7 @@
 // real, so each row is Hermitian — column c > M/2 is the conjugate of column M − c. Fills those
 // columns of the G rows the row pass transforms next.
 // Parameters: [G]
+// #include "tsne_fft_common.wgsl"
 @group(0) @binding(0) var<storage, read_write> grid: array<vec2<f32>>;  // [5, M, M]
 
 @compute @workgroup_size(256)

@@ -3,6 +3,7 @@
 // charges were transformed: the charges are real, so column c > M/2 is the conjugate of the
 // transform at (−r, −c). q is real too: its product is needed at columns 0…M/2 only.
 // Parameters: [M·M, M]
+// #include "tsne_fft_common.wgsl"
 @group(0) @binding(0) var<storage, read_write> grid: array<vec2<f32>>;  // [5, M, M]
 
 fn cmul(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> { return vec2<f32>(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x); }

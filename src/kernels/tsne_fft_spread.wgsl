@@ -3,6 +3,7 @@
 // addition is associative, so the grid is the same whatever order the threads run in — the map
 // stays deterministic, as float atomics would not leave it.
 // Parameters: [N, G]
+// #include "tsne_fft_common.wgsl"
 @group(0) @binding(0) var<storage, read_write> acc: array<atomic<u32>>;  // [G, G, 2] (lo, hi)
 @group(0) @binding(1) var<storage, read> y: array<vec2<f32>>;            // [N]
 @group(0) @binding(2) var<storage, read> frame: array<f32>;

@@ -12,8 +12,7 @@
 #include <cmath>
 #include <numbers>
 
-#include "maps/tsne_repulsion.hpp"
-#include "tensor/internal.hpp"
+#include "kernels/launch.hpp"
 
 namespace surfgrad {
 
@@ -164,22 +163,19 @@ FftLines::FftLines(gpu::ContextPtr ctx, uint32_t length) : ctx_(std::move(ctx)),
   }
   twiddle_ = Tensor::from_vector(ctx_, tw, {int64_t(m_), 2});
   uint32_t wg = threads_for(m_);
-  kernel_ = tsne_kernel(ctx_, "fft_lines.wgsl", 2, {{"M", S(m_)}, {"WG", S(wg)}, {"PASSES", passes_code(m_, wg)}});
+  kernel_ = kernels::Program::file(ctx_, "fft_lines.wgsl", {{"M", S(m_)}, {"WG", S(wg)}, {"PASSES", passes_code(m_, wg)}});
 }
 
-std::vector<uint32_t> FftLines::meta(const Layout& at, bool inverse) const {
-  return {at.lines, at.arrays, at.first, at.array_stride, at.line_stride, at.elem_stride, inverse ? 1u : 0u};
+kernels::Params FftLines::meta(const Layout& at, bool inverse) const {
+  return {at.lines, at.arrays, at.first, at.array_stride, at.line_stride, at.elem_stride, inverse};
 }
 
-void FftLines::run(const gpu::Buffer& data, const Layout& at, bool inverse) {
-  std::vector<uint32_t> m = meta(at, inverse);
-  ctx_->dispatch(kernel_, {&data, twiddle_.storage()->buffer.get()}, m, ctx_->grid_for(uint64_t(at.arrays) * at.lines));
+void FftLines::run(const Tensor& data, const Layout& at, bool inverse) {
+  kernel_->launch({data, twiddle_}, meta(at, inverse), ctx_->grid_for(uint64_t(at.arrays) * at.lines));
 }
 
-void FftLines::run_indirect(const gpu::Buffer& data, const Layout& at, bool inverse, const gpu::Buffer& args,
-                            uint64_t offset) {
-  std::vector<uint32_t> m = meta(at, inverse);
-  ctx_->dispatch_indirect(kernel_, {&data, twiddle_.storage()->buffer.get()}, m, args, offset);
+void FftLines::run_indirect(const Tensor& data, const Layout& at, bool inverse, const Tensor& counts, uint64_t word) {
+  kernel_->launch_indirect({data, twiddle_}, meta(at, inverse), counts, word);
 }
 
 }  // namespace surfgrad

@@ -4,6 +4,9 @@
 // registers with constant twiddles, so a 1024-point line takes three passes through workgroup
 // memory where radix-2 stages took ten.
 #pragma once
+#include <optional>
+
+#include "kernels/launch.hpp"
 #include <cstdint>
 #include <vector>
 
@@ -27,16 +30,17 @@ class FftLines {
   static uint32_t max_length(const gpu::Context& ctx);
 
   // Forward: y_k = Σ_n x_n·exp(−2πi·nk/M); inverse: the conjugate sign, unscaled. In place.
-  void run(const gpu::Buffer& data, const Layout& at, bool inverse);
-  // The same with the workgroup count read from `args` at byte `offset` (0 skips the pass).
-  void run_indirect(const gpu::Buffer& data, const Layout& at, bool inverse, const gpu::Buffer& args, uint64_t offset);
+  // `data`: f32 complex values (pairs), dense.
+  void run(const Tensor& data, const Layout& at, bool inverse);
+  // The same with the workgroup count read from `counts` (u32) at word `word` (0 skips the pass).
+  void run_indirect(const Tensor& data, const Layout& at, bool inverse, const Tensor& counts, uint64_t word);
 
  private:
-  std::vector<uint32_t> meta(const Layout& at, bool inverse) const;
+  kernels::Params meta(const Layout& at, bool inverse) const;
   gpu::ContextPtr ctx_;
   uint32_t m_;
   Tensor twiddle_;  // [M] exp(−2πit/M), rounded from double
-  gpu::Kernel kernel_;
+  std::optional<kernels::Program> kernel_;
 };
 
 }  // namespace surfgrad

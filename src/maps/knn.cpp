@@ -9,9 +9,8 @@ namespace surfgrad {
 
 // The selection kernel writes row `row` at row·stride; results of block r0 go r0 rows further,
 // which the host folds into the output offset: a 10th parameter is not needed.
-static std::vector<uint32_t> offset_rows(std::vector<uint32_t> meta, int64_t r0, int k) {
-  meta.push_back(uint32_t(r0 * k));
-  return meta;
+static kernels::Params offset_rows(kernels::Params meta, int64_t r0, int k) {
+  return meta.add(r0 * k);
 }
 
 KnnResult knn_exact(const Tensor& x, int k, int64_t block_rows, int64_t segment) {
@@ -42,9 +41,7 @@ KnnResult knn_exact_rows(const Tensor& x_in, int k, int64_t row_begin, int64_t r
   }
   int64_t rows_out = row_end - row_begin;
   KnnResult out{Tensor::empty(ctx, {rows_out, k}, DType::i32), Tensor::empty(ctx, {rows_out, k}, DType::f32)};
-  auto kernel = ctx->kernel("topk_rows|" + std::to_string(k), [&] {
-    return kernel_source(*ctx, "topk_rows.wgsl", {{"K", std::to_string(k)}}, false, 4);
-  });
+  auto topk = kernels::Program::file(ctx, "topk_rows.wgsl", {{"K", std::to_string(k)}});
   // Two passes: S segments per row each keep their k best (S·B threads instead of B), then one
   // thread per row merges the S·k candidates. A CPU adapter has B threads enough for its few
   // cores, and every segment costs ~k insertions before its list fills: one segment a row
@@ -58,26 +55,18 @@ KnnResult knn_exact_rows(const Tensor& x_in, int k, int64_t row_begin, int64_t r
     Tensor rows = x.slice(0, r0, r1);
     // |a|² + |b|² − 2 a·b for this block of rows against every point.
     Tensor d = add(sub(norms.slice(0, r0, r1).unsqueeze(1), rows.matmul(xt) * 2.0), norms.unsqueeze(0));
-    const gpu::Buffer* dummy_ids = d.storage()->buffer.get();  // unread in the first pass
+    kernels::Arg no_ids = kernels::unread(d);  // the candidates' ids: read in the second pass only
     if (S == 1) {
       // One segment per row: select straight into the result rows.
-      std::vector<uint32_t> meta = {uint32_t(B), 1, uint32_t(n), uint32_t(n), uint32_t(n), uint32_t(r0), uint32_t(d.offset()), 0,
-                                    uint32_t(k)};
-      ctx->dispatch(kernel, {out.indices.storage()->buffer.get(), out.distances.storage()->buffer.get(),
-                             d.storage()->buffer.get(), dummy_ids},
-                    offset_rows(meta, r0 - row_begin, k), ctx->grid_for(uint64_t((B + 63) / 64)));
+      topk.launch({out.indices, out.distances, kernels::view(d), no_ids},
+                  offset_rows({B, 1, n, n, n, r0, d.offset(), 0, k}, r0 - row_begin, k), kernels::groups_for(*ctx, B, 64));
       continue;
     }
     Tensor cand_i = Tensor::empty(ctx, {B, S * k}, DType::i32), cand_d = Tensor::empty(ctx, {B, S * k});
-    std::vector<uint32_t> first = {uint32_t(B * S), uint32_t(S), uint32_t(n), uint32_t(segment), uint32_t(n), uint32_t(r0),
-                                   uint32_t(d.offset()), 0, uint32_t(S * k)};
-    ctx->dispatch(kernel, {cand_i.storage()->buffer.get(), cand_d.storage()->buffer.get(), d.storage()->buffer.get(), dummy_ids},
-                  first, ctx->grid_for(uint64_t((B * S + 63) / 64)));
-    std::vector<uint32_t> second = {uint32_t(B), 1, uint32_t(S * k), uint32_t(S * k), uint32_t(S * k), uint32_t(r0), 0, 1,
-                                    uint32_t(k)};
-    ctx->dispatch(kernel, {out.indices.storage()->buffer.get(), out.distances.storage()->buffer.get(),
-                           cand_d.storage()->buffer.get(), cand_i.storage()->buffer.get()},
-                  offset_rows(second, r0 - row_begin, k), ctx->grid_for(uint64_t((B + 63) / 64)));
+    topk.launch({cand_i, cand_d, kernels::view(d), no_ids}, {B * S, S, n, segment, n, r0, d.offset(), 0, S * k},
+                kernels::groups_for(*ctx, uint64_t(B * S), 64));
+    topk.launch({out.indices, out.distances, cand_d, cand_i},
+                offset_rows({B, 1, S * k, S * k, S * k, r0, 0, 1, k}, r0 - row_begin, k), kernels::groups_for(*ctx, B, 64));
   }
   return out;
 }
@@ -109,27 +98,19 @@ KnnResult knn_approx(const Tensor& x_in, int k, int iterations, uint64_t seed, i
   if (x.offset() != 0) x = x.clone();
   int r = std::max(reverse, 1);  // a binding of at least one slot, all −1 when reverse = 0
   auto kernel = [&](bool init) {
-    return ctx->kernel("nndescent|" + std::to_string(k) + "|" + std::to_string(reverse) + (init ? "|init" : ""), [&] {
-      return kernel_source(*ctx, "nndescent.wgsl",
-                           {{"K", std::to_string(k)}, {"R", std::to_string(reverse)}, {"INIT", init ? "true" : "false"}},
-                           false, 5);
-    });
+    return kernels::Program::file(
+        ctx, "nndescent.wgsl", {{"K", std::to_string(k)}, {"R", std::to_string(reverse)}, {"INIT", init ? "true" : "false"}});
   };
   KnnResult cur{Tensor::empty(ctx, {n, k}, DType::i32), Tensor::empty(ctx, {n, k})};
   KnnResult next{Tensor::empty(ctx, {n, k}, DType::i32), Tensor::empty(ctx, {n, k})};
   Tensor rev = Tensor::full(ctx, {n, r}, -1, DType::i32);
-  std::vector<uint32_t> meta = {uint32_t(n), uint32_t(d), uint32_t(seed * 0x9E3779B9ull)};
-  auto groups = ctx->grid_for(uint64_t((n + 63) / 64));
-  ctx->dispatch(kernel(true), {cur.indices.storage()->buffer.get(), cur.distances.storage()->buffer.get(),
-                               x.storage()->buffer.get(), next.indices.storage()->buffer.get(),  // unread
-                               rev.storage()->buffer.get()},
-                meta, groups);
+  kernels::Params meta = {n, d, uint32_t(seed * 0x9E3779B9ull)};
+  auto groups = kernels::groups_for(*ctx, uint64_t(n), 64);
+  kernel(true).launch({cur.indices, cur.distances, x, next.indices /* unread */, rev}, meta, groups);
   for (int it = 0; it < iterations; ++it) {
     if (reverse > 0)  // the reverse lists of the current graph, built on the host (a sync)
       rev = Tensor::from_vector(ctx, sample_reverse(cur.indices.to_vector<int32_t>(), n, k, r), {n, r});
-    ctx->dispatch(kernel(false), {next.indices.storage()->buffer.get(), next.distances.storage()->buffer.get(),
-                                  x.storage()->buffer.get(), cur.indices.storage()->buffer.get(), rev.storage()->buffer.get()},
-                  meta, groups);
+    kernel(false).launch({next.indices, next.distances, x, cur.indices, rev}, meta, groups);
     std::swap(cur, next);
   }
   return cur;

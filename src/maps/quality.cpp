@@ -4,7 +4,7 @@
 #include <map>
 
 #include "surfgrad/maps.hpp"
-#include "tensor/internal.hpp"
+#include "kernels/launch.hpp"
 
 namespace surfgrad {
 
@@ -54,7 +54,7 @@ double trustworthiness(const Tensor& x_in, const Tensor& embedding, int k, int64
   Tensor row_ids = Tensor::from_vector(ctx, rows, {s});
   Tensor xs = index_select(x, 0, row_ids), targets = index_select(low, 0, row_ids).contiguous();  // [S, D], [S, k]
   Tensor norms = (x * x).sum({1}), norms_s = (xs * xs).sum({1});
-  auto kernel = ctx->kernel("rank_count", [&] { return kernel_source(*ctx, "rank_count.wgsl", {}, false, 3); });
+  auto rank_count = kernels::Program::file(ctx, "rank_count.wgsl");
   // Distances of the sampled rows to every point, in blocks that fit one binding.
   uint64_t budget = std::min<uint64_t>(uint64_t(256) << 20, ctx->limits().max_storage_buffer_binding_size / 2);
   int64_t block = block_rows > 0 ? block_rows : std::max<int64_t>(1, std::min<int64_t>(s, int64_t(budget / 4) / n));
@@ -62,9 +62,8 @@ double trustworthiness(const Tensor& x_in, const Tensor& embedding, int k, int64
   for (int64_t r0 = 0; r0 < s; r0 += block) {
     int64_t r1 = std::min(s, r0 + block);
     Tensor d = add(sub(norms_s.slice(0, r0, r1).unsqueeze(1), xs.slice(0, r0, r1).matmul(x.t()) * 2.0), norms.unsqueeze(0));
-    std::vector<uint32_t> meta = {uint32_t(r1 - r0), uint32_t(n), uint32_t(k), uint32_t(r0), uint32_t(d.offset())};
-    ctx->dispatch(kernel, {counts.storage()->buffer.get(), d.storage()->buffer.get(), targets.storage()->buffer.get()},
-                  meta, ctx->grid_for(uint64_t(((r1 - r0) * k + 63) / 64)));
+    rank_count.launch({counts, kernels::view(d), targets}, {r1 - r0, n, k, r0, d.offset()},
+                      kernels::groups_for(*ctx, uint64_t((r1 - r0) * k), 64));
   }
   // The kernel's count includes the point itself (distance 0), so it is the target's rank.
   std::vector<uint32_t> cnt = counts.to_vector<uint32_t>();

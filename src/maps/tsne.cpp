@@ -10,7 +10,8 @@
 #include "maps/tsne_repulsion.hpp"
 #include "surfgrad/reference.hpp"
 #include "surfgrad/maps.hpp"
-#include "tensor/internal.hpp"
+#include "kernels/launch.hpp"
+#include "surfgrad/reference.hpp"
 
 namespace surfgrad {
 
@@ -29,15 +30,15 @@ Tensor tsne(const Tensor& x, const TsneOptions& opt, const MapProgress& progress
   int64_t n = x.shape(0);
   int k = tsne_neighbours(opt.perplexity, n);
   auto ctx = x.context();
-  KnnResult nn = neighbours ? *neighbours : nearest_neighbours(x, k, opt.seed);
+  // Given neighbours may be views (a slice of a larger result): the kernels read dense rows.
+  KnnResult nn = neighbours ? KnnResult{kernels::dense(neighbours->indices), kernels::dense(neighbours->distances)}
+                            : nearest_neighbours(x, k, opt.seed);
   check_given_neighbours(nn, n, k, "tsne", "⌊3·perplexity⌋");
 
   // p_{j|i} per kNN edge, then edge weights p_{j|i} / 2N of the symmetrised P.
   Tensor pcond = Tensor::empty(ctx, {n, k});
-  std::vector<uint32_t> meta = {uint32_t(n), f32_bits(float(std::log(opt.perplexity)))};
-  ctx->dispatch(tsne_kernel(ctx, "tsne_affinity.wgsl", 2, {{"K", std::to_string(k)}}),
-                {pcond.storage()->buffer.get(), nn.distances.storage()->buffer.get()}, meta,
-                ctx->grid_for(uint64_t((n + 63) / 64)));
+  kernels::Program::file(ctx, "tsne_affinity.wgsl", {{"K", std::to_string(k)}})
+      .launch({pcond, nn.distances}, {n, std::log(opt.perplexity)}, kernels::groups_for(*ctx, uint64_t(n), 64));
   Tensor w = (pcond / double(2 * n)).contiguous();  // [N, k] edge weights
 
   // Incoming edges of every point (host, once): gathering them keeps the sum's order fixed,
@@ -56,12 +57,12 @@ Tensor tsne(const Tensor& x, const TsneOptions& opt, const MapProgress& progress
   Tensor update = Tensor::zeros(ctx, {n, 2}), gains = Tensor::ones(ctx, {n, 2});
   Tensor rep = Tensor::empty(ctx, {n, 4});
   double lr = opt.learning_rate > 0 ? opt.learning_rate : std::max(double(n) / opt.exaggeration, 50.0);
-  gpu::Kernel step = tsne_kernel(ctx, "tsne_update.wgsl", 6);
+  auto step = kernels::Program::file(ctx, "tsne_update.wgsl");
   TsneRepulsion repulsion(ctx);
   bool use_fft = opt.repulsion == Repulsion::Fft || (opt.repulsion == Repulsion::Auto && n > 5000);
   int max_nodes = TsneRepulsion::max_grid_nodes(*ctx), grid_nodes = 32;
   double last_extent = -1;
-  gpu::Kernel attraction = tsne_kernel(ctx, "tsne_attraction.wgsl", 5, {{"K", std::to_string(k)}});
+  auto attraction = kernels::Program::file(ctx, "tsne_attraction.wgsl", {{"K", std::to_string(k)}});
   Tensor attract = Tensor::empty(ctx, {n, 2});
   if (progress) {
     ctx->sync();  // so that a caller timing the phases sees kNN and affinities finished
@@ -69,11 +70,7 @@ Tensor tsne(const Tensor& x, const TsneOptions& opt, const MapProgress& progress
   }
   for (int it = 0; it < opt.iterations; ++it) {
     bool early = it < opt.exaggeration_iterations;
-    std::vector<uint32_t> ameta = {uint32_t(n)};
-    ctx->dispatch(attraction,
-                  {attract.storage()->buffer.get(), y.storage()->buffer.get(), nn.indices.storage()->buffer.get(),
-                   w.storage()->buffer.get(), rev_t.storage()->buffer.get()},
-                  ameta, ctx->grid_for(uint64_t((n + 63) / 64)));
+    attraction.launch({attract, y, nn.indices, w, rev_t}, {n}, kernels::groups_for(*ctx, uint64_t(n), 64));
     if (!use_fft) {
       repulsion.exact(y, rep);
     } else {
@@ -90,13 +87,10 @@ Tensor tsne(const Tensor& x, const TsneOptions& opt, const MapProgress& progress
       repulsion.interpolated(y, rep, grid_nodes);
     }
     Tensor z = rep.slice(1, 2, 3).sum();
-    std::vector<uint32_t> umeta = {uint32_t(n), f32_bits(float(lr)), f32_bits(early ? 0.5f : 0.8f),
-                                   f32_bits(float(early ? opt.exaggeration : 1.0)),
-                                   f32_bits(opt.max_step_norm > 0 ? float(opt.max_step_norm) : 3.4e38f)};
-    ctx->dispatch(step,
-                  {y.storage()->buffer.get(), update.storage()->buffer.get(), gains.storage()->buffer.get(),
-                   attract.storage()->buffer.get(), rep.storage()->buffer.get(), z.storage()->buffer.get()},
-                  umeta, ctx->grid_for(uint64_t((n + 255) / 256)));
+    float momentum = early ? 0.5f : 0.8f, exaggeration = float(early ? opt.exaggeration : 1.0);
+    float max_step = opt.max_step_norm > 0 ? float(opt.max_step_norm) : 3.4e38f;
+    step.launch({y, update, gains, attract, rep, z}, {n, float(lr), momentum, exaggeration, max_step},
+                kernels::groups_for(*ctx, uint64_t(n), 256));
     if (progress && (it % 50 == 49 || it + 1 == opt.iterations)) progress(it + 1, opt.iterations);
   }
   return y;

@@ -9,20 +9,13 @@
 
 #include "surfgrad/reference.hpp"
 #include "maps/tsne_repulsion.hpp"
-#include "tensor/internal.hpp"
+
 
 namespace surfgrad {
 
-gpu::Kernel tsne_kernel(const gpu::ContextPtr& ctx, const std::string& file, uint32_t bindings,
-                        std::map<std::string, std::string> values) {
-  std::string key = "tsne|" + file;
-  for (auto& [a, b] : values) key += "|" + a + "=" + b;
-  return ctx->kernel(key, [&] { return kernel_source(*ctx, file, values, false, bindings); });
-}
-
 namespace {
 
-const gpu::Buffer* buf(const Tensor& t) { return t.storage()->buffer.get(); }
+kernels::Program program(const gpu::ContextPtr& ctx, const char* file) { return kernels::Program::file(ctx, file); }
 
 }  // namespace
 
@@ -50,14 +43,14 @@ int TsneRepulsion::grid_nodes_for(double extent, double spacing, int max_nodes) 
 // The pipelines are looked up once here, not per dispatch in the loop.
 TsneRepulsion::TsneRepulsion(gpu::ContextPtr ctx)
     : ctx_(std::move(ctx)),
-      exact_(tsne_kernel(ctx_, "tsne_repulsion.wgsl", 2)),
-      frame_k_(tsne_kernel(ctx_, "tsne_fft_frame.wgsl", 4)),
-      kernels_k_(tsne_kernel(ctx_, "tsne_fft_kernels.wgsl", 2)),
-      spread_(tsne_kernel(ctx_, "tsne_fft_spread.wgsl", 3)),
-      charges_(tsne_kernel(ctx_, "tsne_fft_charges.wgsl", 3)),
-      multiply_(tsne_kernel(ctx_, "tsne_fft_multiply.wgsl", 1)),
-      mirror_(tsne_kernel(ctx_, "tsne_fft_mirror.wgsl", 1)),
-      interpolate_(tsne_kernel(ctx_, "tsne_fft_interpolate.wgsl", 4)) {}
+      exact_(program(ctx_, "tsne_repulsion.wgsl")),
+      frame_k_(program(ctx_, "tsne_fft_frame.wgsl")),
+      kernels_k_(program(ctx_, "tsne_fft_kernels.wgsl")),
+      spread_(program(ctx_, "tsne_fft_spread.wgsl")),
+      charges_(program(ctx_, "tsne_fft_charges.wgsl")),
+      multiply_(program(ctx_, "tsne_fft_multiply.wgsl")),
+      mirror_(program(ctx_, "tsne_fft_mirror.wgsl")),
+      interpolate_(program(ctx_, "tsne_fft_interpolate.wgsl")) {}
 
 double TsneRepulsion::extent(const Tensor& y) {
   HostArray lo = HostArray::from(y.min({0})), hi = HostArray::from(y.max({0}));
@@ -65,9 +58,8 @@ double TsneRepulsion::extent(const Tensor& y) {
 }
 
 void TsneRepulsion::exact(const Tensor& y, const Tensor& out) {
-  uint32_t n = uint32_t(y.shape(0));
-  std::vector<uint32_t> meta = {n};
-  ctx_->dispatch(exact_, {buf(out), buf(y)}, meta, ctx_->grid_for((n + 255) / 256));
+  int64_t n = y.shape(0);
+  exact_.launch({out, y}, {n}, kernels::groups_for(*ctx_, uint64_t(n), 256));
 }
 
 void TsneRepulsion::resize(int g) {
@@ -86,9 +78,9 @@ void TsneRepulsion::fft_pass(uint32_t array, uint32_t arrays, uint32_t lines, bo
   uint32_t m = uint32_t(2 * g_), mm = m * m;
   FftLines::Layout at{lines, arrays, array * mm, mm, rows ? m : 1, rows ? 1 : m};
   if (indirect)
-    fft_->run_indirect(*buf(grid_), at, inverse, *buf(args_), 12);
+    fft_->run_indirect(grid_, at, inverse, args_, 3);
   else
-    fft_->run(*buf(grid_), at, inverse);
+    fft_->run(grid_, at, inverse);
 }
 
 void TsneRepulsion::interpolated(const Tensor& y, const Tensor& out, int grid_nodes) {
@@ -97,35 +89,29 @@ void TsneRepulsion::interpolated(const Tensor& y, const Tensor& out, int grid_no
                                       " nodes per side; it must be 2^a or 3·2^a, from 16 to " +
                                       std::to_string(max_grid_nodes(*ctx_)) + " on this adapter");
   resize(grid_nodes);
-  uint32_t n = uint32_t(y.shape(0)), g = uint32_t(g_), m = 2 * g, mm = m * m;
+  uint32_t n = kernels::Param(y.shape(0)).word, g = uint32_t(g_), m = 2 * g, mm = m * m;
   Tensor lo = y.min({0}), hi = y.max({0});
-  std::vector<uint32_t> frame = {n, g, (mm + 255) / 256, 2 * m}, points = {n, g}, nodes = {g}, cells = {mm, m};
-  ctx_->dispatch(frame_k_, {buf(frame_), buf(args_), buf(lo), buf(hi)}, frame, {1, 1, 1});
+  frame_k_.launch({frame_, args_, lo, hi}, {n, g, (mm + 255) / 256, 2 * m}, {1, 1, 1});
   // The kernels and their transforms, only where the frame kernel found them stale.
-  ctx_->dispatch_indirect(kernels_k_, {buf(grid_), buf(frame_)}, nodes, *buf(args_), 0);
+  kernels_k_.launch_indirect({grid_, frame_}, {g}, args_, 0);
   fft_pass(1, 2, m, true, false, true);
   fft_pass(1, 2, m, false, false, true);
   // Charges: spread, then transformed; rows G… of the padded array are zero, so only G rows.
-  ctx_->dispatch(spread_, {buf(acc_), buf(y), buf(frame_)}, points,
-                 ctx_->grid_for((n + 255) / 256));
-  ctx_->dispatch(charges_, {buf(grid_), buf(acc_), buf(frame_)}, nodes,
-                 ctx_->grid_for((mm + 255) / 256));
+  spread_.launch({acc_, y, frame_}, {n, g}, kernels::groups_for(*ctx_, n, 256));
+  charges_.launch({grid_, acc_, frame_}, {g}, kernels::groups_for(*ctx_, mm, 256));
   // The charges are real: after the row pass each row's spectrum is Hermitian (column M − c is
   // the conjugate of c), so the columns past M/2 are never transformed; the multiply kernel
   // reads them mirrored.
   fft_pass(0, 1, g, true, false, false);
   fft_pass(0, 1, m / 2 + 1, false, false, false);
-  ctx_->dispatch(multiply_, {buf(grid_)}, cells, ctx_->grid_for((mm + 255) / 256));
+  multiply_.launch({grid_}, {mm, m}, kernels::groups_for(*ctx_, mm, 256));
   // Back: columns first, then only the G rows the points are read from. q is real, so its
   // product is Hermitian too: half its columns, then each needed row's other half mirrored.
   fft_pass(3, 1, m, false, true, false);
   fft_pass(4, 1, m / 2 + 1, false, true, false);
-  std::vector<uint32_t> half = {g};
-  ctx_->dispatch(mirror_, {buf(grid_)}, half, ctx_->grid_for((uint64_t(g) * (m / 2) + 255) / 256));
+  mirror_.launch({grid_}, {g}, kernels::groups_for(*ctx_, uint64_t(g) * (m / 2), 256));
   fft_pass(3, 2, g, true, true, false);
-  std::vector<uint32_t> meta = {n, g, f32_bits(float(1.0 / double(mm)))};
-  ctx_->dispatch(interpolate_, {buf(out), buf(y), buf(grid_), buf(frame_)}, meta,
-                 ctx_->grid_for((n + 255) / 256));
+  interpolate_.launch({out, y, grid_, frame_}, {n, g, 1.0 / double(mm)}, kernels::groups_for(*ctx_, n, 256));
 }
 
 Tensor tsne_repulsion(const Tensor& y, Repulsion method, double grid_spacing) {

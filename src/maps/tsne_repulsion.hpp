@@ -6,13 +6,10 @@
 #include <string>
 
 #include "maps/fft_lines.hpp"
+#include "kernels/launch.hpp"
 #include "surfgrad/maps.hpp"
 
 namespace surfgrad {
-
-// A t-SNE kernel (src/kernels/<file>) with its template values, compiled once per context.
-gpu::Kernel tsne_kernel(const gpu::ContextPtr& ctx, const std::string& file, uint32_t bindings,
-                        std::map<std::string, std::string> values = {});
 
 class TsneRepulsion {
  public:
@@ -36,7 +33,7 @@ class TsneRepulsion {
   gpu::ContextPtr ctx_;
   int g_ = 0;
   Tensor acc_, grid_, frame_, args_;
-  gpu::Kernel exact_, frame_k_, kernels_k_, spread_, charges_, multiply_, mirror_, interpolate_;
+  kernels::Program exact_, frame_k_, kernels_k_, spread_, charges_, multiply_, mirror_, interpolate_;
   std::unique_ptr<FftLines> fft_;
 };
 

@@ -11,7 +11,7 @@
 #include "maps/graph.hpp"
 #include "surfgrad/reference.hpp"
 #include "surfgrad/maps.hpp"
-#include "tensor/internal.hpp"
+#include "kernels/launch.hpp"
 
 namespace surfgrad {
 
@@ -55,15 +55,13 @@ Tensor umap(const Tensor& x, const UmapOptions& opt, const MapProgress& progress
                                       " points (got " + std::to_string(n) + ")");
   if (!(opt.min_dist >= 0)) throw Error(ErrorKind::Value, "umap: min_dist must be ≥ 0");
   auto ctx = x.context();
-  KnnResult nn = neighbours ? *neighbours : nearest_neighbours(x, k, opt.seed);
+  // Given neighbours may be views (a slice of a larger result): the kernels read dense rows.
+  KnnResult nn = neighbours ? KnnResult{kernels::dense(neighbours->indices), kernels::dense(neighbours->distances)}
+                            : nearest_neighbours(x, k, opt.seed);
   check_given_neighbours(nn, n, k, "umap", "n_neighbors");
   Tensor w = Tensor::empty(ctx, {n, k});
-  auto membership = ctx->kernel("umap_membership|" + std::to_string(k), [&] {
-    return kernel_source(*ctx, "umap_membership.wgsl", {{"K", std::to_string(k)}}, false, 2);
-  });
-  std::vector<uint32_t> mmeta = {uint32_t(n)};
-  ctx->dispatch(membership, {w.storage()->buffer.get(), nn.distances.storage()->buffer.get()}, mmeta,
-                ctx->grid_for(uint64_t((n + 63) / 64)));
+  kernels::Program::file(ctx, "umap_membership.wgsl", {{"K", std::to_string(k)}})
+      .launch({w, nn.distances}, {n}, kernels::groups_for(*ctx, uint64_t(n), 64));
 
   // Fuzzy union w + wᵀ − w∘wᵀ per pair; a pair present in both directions gives each directed
   // edge half, so every point's out- and in-edges sum to the pair's weight once.
@@ -100,21 +98,15 @@ Tensor umap(const Tensor& x, const UmapOptions& opt, const MapProgress& progress
   Tensor y_next = Tensor::empty(ctx, {n, 2});
   double a, b;
   fit_ab(opt.min_dist, 1.0, a, b);
-  auto step = ctx->kernel("umap_step|" + std::to_string(k), [&] {
-    return kernel_source(*ctx, "umap_step.wgsl", {{"K", std::to_string(k)}}, false, 5);
-  });
+  auto step = kernels::Program::file(ctx, "umap_step.wgsl", {{"K", std::to_string(k)}});
   if (progress) {
     ctx->sync();
     progress(0, epochs);
   }
   for (int ep = 0; ep < epochs; ++ep) {
     float alpha = float(opt.learning_rate * (1.0 - double(ep) / epochs));
-    std::vector<uint32_t> meta = {uint32_t(n), 0, uint32_t(ep), f32_bits(alpha), f32_bits(float(a)), f32_bits(float(b)),
-                                  f32_bits(float(opt.negative_sample_rate))};
-    ctx->dispatch(step,
-                  {y_next.storage()->buffer.get(), y.storage()->buffer.get(), nn.indices.storage()->buffer.get(),
-                   u_t.storage()->buffer.get(), rev_t.storage()->buffer.get()},
-                  meta, ctx->grid_for(uint64_t((n + 63) / 64)));
+    step.launch({y_next, y, nn.indices, u_t, rev_t}, {n, 0u, ep, alpha, a, b, opt.negative_sample_rate},
+                kernels::groups_for(*ctx, uint64_t(n), 64));
     std::swap(y, y_next);
     if (progress && (ep % 50 == 49 || ep + 1 == epochs)) progress(ep + 1, epochs);
   }

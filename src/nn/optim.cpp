@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "tensor/internal.hpp"
+#include "kernels/launch.hpp"
 
 namespace surfgrad::optim {
 
@@ -21,9 +21,6 @@ void check_param(const Var& p, size_t i) {
     throw Error(ErrorKind::Value, "optimizer: parameter " + std::to_string(i) + " is a view; parameters must own contiguous storage");
 }
 
-gpu::Kernel optim_kernel(const gpu::ContextPtr& ctx, const char* file, uint32_t bindings) {
-  return ctx->kernel(std::string("optim|") + file, [&] { return kernel_source(*ctx, file, {}, false, bindings); });
-}
 
 }  // namespace
 
@@ -45,17 +42,18 @@ void Optimizer::zero_grad() {
 
 SGD::SGD(std::vector<Var> params, double lr, double momentum, double weight_decay, bool nesterov)
     : Optimizer(std::move(params), lr), momentum_(momentum), weight_decay_(weight_decay), nesterov_(nesterov) {
-  for (auto& p : params_) buffers_.push_back(momentum_ != 0 ? Tensor::zeros(p.context(), p.shape()) : p.value());
+  // Without momentum the kernel never reads its momentum buffer, but WebGPU binds every binding
+  // (and refuses the parameter bound twice writable): one unused element stands in.
+  for (auto& p : params_)
+    buffers_.push_back(Tensor::zeros(p.context(), momentum_ != 0 ? p.shape() : Shape{1}));
 }
 
 void SGD::step() {
   for_each_gradient([&](size_t i, const Tensor& p, const Tensor& g) {
     auto ctx = p.context();
-    std::vector<uint32_t> meta = {uint32_t(p.numel()), f32_bits(float(lr_)), f32_bits(float(momentum_)),
-                                  f32_bits(float(weight_decay_)), nesterov_ ? 1u : 0u};
-    ctx->dispatch(optim_kernel(ctx, "optim_sgd.wgsl", 3),
-                  {p.storage()->buffer.get(), g.storage()->buffer.get(), buffers_[i].storage()->buffer.get()}, meta,
-                  ctx->grid_for((uint64_t(p.numel()) + 255) / 256));
+    kernels::Program::file(ctx, "optim_sgd.wgsl")
+        .launch({p, g, buffers_[i]}, {p.numel(), lr_, momentum_, weight_decay_, nesterov_},
+                kernels::groups_for(*ctx, uint64_t(p.numel()), 256));
   });
 }
 
@@ -74,13 +72,9 @@ void Adam::step() {
   float c1 = float(1.0 / (1.0 - std::pow(beta1_, double(t_)))), c2 = float(1.0 / (1.0 - std::pow(beta2_, double(t_))));
   for_each_gradient([&](size_t i, const Tensor& p, const Tensor& g) {
     auto ctx = p.context();
-    std::vector<uint32_t> meta = {uint32_t(p.numel()),   f32_bits(float(lr_)),    f32_bits(float(beta1_)),
-                                  f32_bits(float(beta2_)), f32_bits(float(eps_)), f32_bits(float(weight_decay_)),
-                                  f32_bits(c1),           f32_bits(c2),           decoupled_ ? 1u : 0u};
-    ctx->dispatch(optim_kernel(ctx, "optim_adam.wgsl", 4),
-                  {p.storage()->buffer.get(), g.storage()->buffer.get(), m_[i].storage()->buffer.get(),
-                   v_[i].storage()->buffer.get()},
-                  meta, ctx->grid_for((uint64_t(p.numel()) + 255) / 256));
+    kernels::Program::file(ctx, "optim_adam.wgsl")
+        .launch({p, g, m_[i], v_[i]}, {p.numel(), lr_, beta1_, beta2_, eps_, weight_decay_, c1, c2, decoupled_},
+                kernels::groups_for(*ctx, uint64_t(p.numel()), 256));
   });
 }
 

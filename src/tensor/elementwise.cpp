@@ -5,21 +5,17 @@
 
 namespace surfgrad {
 
-static MapOperand operand(const Tensor& t, const Shape& shape) {
-  return {t.storage()->buffer.get(), t.offset(), broadcast_strides(t, shape), t.dtype()};
-}
-
 void copy_into(const Tensor& src, const Tensor& dst) {
   if (src.shape() != dst.shape())
     throw Error(ErrorKind::Shape, "copy: " + src.describe() + " into " + dst.describe());
-  launch_values(dst.context(), "copy", dst.shape(), {operand(dst, dst.shape()), operand(src, dst.shape())}, {"x"}, "x");
+  launch_values(dst.context(), "copy", dst.shape(), {map_operand(dst, dst.shape()), map_operand(src, dst.shape())}, {"x"}, "x");
 }
 
 void Tensor::assign(const Tensor& src) const {
   check_same_context(*this, src, "assign");
   if (broadcast_shapes(src.shape(), shape_, "assign") != shape_)
     throw Error(ErrorKind::Shape, "assign: " + src.describe() + " does not broadcast to " + describe());
-  launch_values(context(), "assign", shape_, {operand(*this, shape_), operand(src, shape_)}, {"x"}, "x");
+  launch_values(context(), "assign", shape_, {map_operand(*this, shape_), map_operand(src, shape_)}, {"x"}, "x");
 }
 
 Tensor Tensor::cast(DType dtype) const {
@@ -60,8 +56,8 @@ Tensor unary(const Tensor& x, const UnaryOp& op, const std::vector<uint32_t>& pa
   if (op.kind == Kind::Signed && x.dtype() == DType::u32)
     throw Error(ErrorKind::DType, std::string(op.name) + " is not defined for u32 (" + x.describe() + ")");
   Tensor out = Tensor::empty(x.context(), x.shape(), x.dtype());
-  launch_values(x.context(), op.name, x.shape(), {operand(out, x.shape()), operand(x, x.shape())}, {"x"},
-                fill_template(op.expr, {{"T", wgsl_type(x.dtype())}}), op.name == std::string("pow") ? kPowHelper : "",
+  launch_values(x.context(), op.name, x.shape(), {map_operand(out, x.shape()), map_operand(x, x.shape())}, {"x"},
+                kernels::fill_template(op.expr, {{"T", wgsl_type(x.dtype())}}), op.name == std::string("pow") ? kPowHelper : "",
                 params);
   return out;
 }
@@ -115,7 +111,7 @@ Tensor binary(const Tensor& a, const Tensor& b, const BinaryOp& op) {
   Shape shape = broadcast_shapes(a.shape(), b.shape(), op.name);
   DType out_dtype = op.mask ? DType::u32 : a.dtype();
   Tensor out = Tensor::empty(a.context(), shape, out_dtype);
-  launch_values(a.context(), op.name, shape, {operand(out, shape), operand(a, shape), operand(b, shape)}, {"a", "b"},
+  launch_values(a.context(), op.name, shape, {map_operand(out, shape), map_operand(a, shape), map_operand(b, shape)}, {"a", "b"},
                 op.expr, op.name == std::string("pow") ? kPowHelper : "");
   return out;
 }
@@ -147,7 +143,7 @@ Tensor where(const Tensor& mask, const Tensor& a, const Tensor& b) {
   Tensor out = Tensor::empty(a.context(), shape, a.dtype());
   std::string zero = std::string(wgsl_type(mask.dtype())) + "(0)";
   launch_values(a.context(), "where", shape,
-                {operand(out, shape), operand(mask, shape), operand(a, shape), operand(b, shape)}, {"m", "a", "b"},
+                {map_operand(out, shape), map_operand(mask, shape), map_operand(a, shape), map_operand(b, shape)}, {"m", "a", "b"},
                 "select(b, a, m != " + zero + ")");
   return out;
 }

@@ -15,10 +15,6 @@ void check_index(const Tensor& index, const char* op) {
                                       "; cast with .cast(DType::i32)");
 }
 
-MapOperand op_of(const Tensor& t, const Shape& shape) {
-  return {t.storage()->buffer.get(), t.offset(), broadcast_strides(t, shape), t.dtype()};
-}
-
 }  // namespace
 
 Tensor gather(const Tensor& x, int axis, const Tensor& index) {
@@ -34,10 +30,10 @@ Tensor gather(const Tensor& x, int axis, const Tensor& index) {
   auto ctx = x.context();
   const Shape& shape = index.shape();
   Tensor out = Tensor::empty(ctx, shape, x.dtype());
-  MapOperand xs = {x.storage()->buffer.get(), x.offset(), x.strides(), x.dtype()};
+  MapOperand xs = {x, x.strides(), x.dtype()};
   xs.strides[a] = 0;  // the axis coordinate comes from the index
   std::string zero = std::string(wgsl_type(x.dtype())) + "(0)";
-  launch_map(ctx, "gather", shape, {op_of(out, shape), xs, op_of(index, shape)},
+  launch_map(ctx, "gather", shape, {map_operand(out, shape), xs, map_operand(index, shape)},
              "let j = in1[idx[2]];\n"
              "  if (j < 0 || u32(j) >= param_u32(0u)) {\n"
              "    atomicOr(&fault, " + std::to_string(kGatherFault) + "u);\n"
@@ -80,7 +76,7 @@ Tensor scatter_add(const Tensor& x, int axis, const Tensor& index, const Tensor&
   auto ctx = x.context();
   Tensor out = x.clone();
   const Shape& shape = index.shape();
-  MapOperand dst = {out.storage()->buffer.get(), out.offset(), out.strides(), out.dtype(), true};
+  MapOperand dst = {out, out.strides(), out.dtype(), true};
   dst.strides[a] = 0;
   std::string add;
   if (x.dtype() == DType::f32) {
@@ -95,7 +91,7 @@ Tensor scatter_add(const Tensor& x, int axis, const Tensor& index, const Tensor&
   }
   // f32 targets are bound as atomic<u32> (bit patterns); i32/u32 as their own atomics.
   if (x.dtype() == DType::f32) dst.dtype = DType::u32;
-  launch_map(ctx, "scatter_add", shape, {dst, op_of(src, shape), op_of(index, shape)},
+  launch_map(ctx, "scatter_add", shape, {dst, map_operand(src, shape), map_operand(index, shape)},
              "let j = in1[idx[2]];\n"
              "  if (j < 0 || u32(j) >= param_u32(0u)) {\n"
              "    atomicOr(&fault, " + std::to_string(kScatterFault) + "u);\n"

@@ -6,24 +6,12 @@
 #include <vector>
 
 #include "surfgrad/tensor.hpp"
+#include "kernels/launch.hpp"
+#include "tensor/tensor_access.hpp"
 
 namespace surfgrad {
 
-namespace kernels {
-std::string_view wgsl_source(std::string_view name);
-}
 
-struct TensorAccess {
-  static Tensor make(std::shared_ptr<Storage> storage, Shape shape, Shape strides, int64_t offset, DType dtype) {
-    Tensor t;
-    t.storage_ = std::move(storage);
-    t.shape_ = std::move(shape);
-    t.strides_ = std::move(strides);
-    t.offset_ = offset;
-    t.dtype_ = dtype;
-    return t;
-  }
-};
 
 Shape contiguous_strides(const Shape& shape);
 void check_rank(const Shape& shape, const char* op);
@@ -36,12 +24,6 @@ void check_f16_supported(const gpu::ContextPtr& ctx, DType dtype, const char* op
 
 // WGSL element type for a dtype.
 const char* wgsl_type(DType dtype);
-// Replaces every {{KEY}} in `text`.
-std::string fill_template(std::string_view text, const std::map<std::string, std::string>& values);
-// preamble (enables) + common.wgsl + the named template, with {{META_BINDING}} set.
-std::string kernel_source(const gpu::Context& ctx, std::string_view name, std::map<std::string, std::string> values,
-                          bool f16, uint32_t meta_binding);
-
 inline uint32_t f32_bits(float f) {
   uint32_t u;
   static_assert(sizeof u == sizeof f);
@@ -61,12 +43,13 @@ NpyHost decode_npy_host(std::istream& in, const std::string& path);
 
 // One operand of a strided map: a tensor viewed with the map's shape through `strides`.
 struct MapOperand {
-  const gpu::Buffer* buffer;
-  int64_t offset;
+  Tensor tensor;
   Shape strides;
-  DType dtype;
+  DType dtype;          // as the kernel declares it (a f32 target of atomics is bound as u32 bits)
   bool atomic = false;  // bound read_write as array<atomic<u32|i32>> (scatter_add's target)
 };
+// `t` broadcast to `shape` (stride 0 on broadcast axes).
+MapOperand map_operand(const Tensor& t, const Shape& shape);
 
 // Runs map.wgsl over `shape`: operands[0] is written, the rest are read. `body` is WGSL using
 // in0..inN-1 / out, idx[k] (element index of operand k) and param_f32/param_i32/param_u32(k);

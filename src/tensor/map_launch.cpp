@@ -31,6 +31,9 @@ void coalesce(Shape& shape, std::vector<MapOperand>& ops) {
   for (size_t k = 0; k < ops.size(); ++k) ops[k].strides = st[k];
 }
 
+// The operands' bindings, and the count the shared map code (map_common.wgsl) indexes by.
+std::string nops_decl(size_t nops) { return "const NOPS: u32 = " + std::to_string(nops) + "u;\n"; }
+
 std::string decl(uint32_t binding, const std::string& name, const MapOperand& op, bool write) {
   std::string elem = wgsl_type(op.dtype);
   if (op.atomic) elem = "atomic<" + std::string(op.dtype == DType::i32 ? "i32" : "u32") + ">";
@@ -42,34 +45,32 @@ std::vector<uint32_t> map_meta(int64_t n, const Shape& shape, const std::vector<
                                const std::vector<uint32_t>& params) {
   uint32_t nops = uint32_t(ops.size());
   std::vector<uint32_t> meta(2 + nops + 8 + nops * 8, 0);
-  meta[0] = uint32_t(n);
+  meta[0] = kernels::Param(n).word;
   meta[1] = uint32_t(shape.size());
-  for (uint32_t k = 0; k < nops; ++k) meta[2 + k] = uint32_t(ops[k].offset);
-  for (size_t d = 0; d < shape.size(); ++d) meta[2 + nops + d] = uint32_t(shape[d]);
+  for (uint32_t k = 0; k < nops; ++k) meta[2 + k] = kernels::Param(ops[k].tensor.offset()).word;
+  for (size_t d = 0; d < shape.size(); ++d) meta[2 + nops + d] = kernels::Param(shape[d]).word;
   for (uint32_t k = 0; k < nops; ++k)
-    for (size_t d = 0; d < shape.size(); ++d) meta[2 + nops + 8 + k * 8 + d] = uint32_t(ops[k].strides[d]);
+    for (size_t d = 0; d < shape.size(); ++d) meta[2 + nops + 8 + k * 8 + d] = kernels::Param(ops[k].strides[d]).word;
   meta.insert(meta.end(), params.begin(), params.end());
   return meta;
 }
 
-void dispatch_map(const gpu::ContextPtr& ctx, const gpu::Kernel& kernel, const std::vector<MapOperand>& ops,
+void dispatch_map(const kernels::Program& kernel, const std::vector<MapOperand>& ops,
                   const std::vector<const gpu::Buffer*>& extra, const std::vector<uint32_t>& meta, uint64_t workgroups) {
-  auto groups = ctx->grid_for(workgroups);
-  const gpu::Buffer* b[8] = {};
-  size_t nb = 0;
-  for (auto& op : ops) b[nb++] = op.buffer;
-  for (auto* e : extra) b[nb++] = e;
-  switch (nb) {  // dispatch takes an initializer list
-    case 1: ctx->dispatch(kernel, {b[0]}, meta, groups); break;
-    case 2: ctx->dispatch(kernel, {b[0], b[1]}, meta, groups); break;
-    case 3: ctx->dispatch(kernel, {b[0], b[1], b[2]}, meta, groups); break;
-    case 4: ctx->dispatch(kernel, {b[0], b[1], b[2], b[3]}, meta, groups); break;
-    case 5: ctx->dispatch(kernel, {b[0], b[1], b[2], b[3], b[4]}, meta, groups); break;
-    default: throw Error(ErrorKind::Value, "launch_map: too many bindings");
+  std::vector<kernels::Arg> args;
+  args.reserve(ops.size() + extra.size());
+  for (const auto& op : ops) {
+    kernels::Arg a = kernels::view(op.tensor);  // offsets and strides travel in the parameters
+    a.any_dtype = op.dtype != op.tensor.dtype();
+    args.push_back(a);
   }
+  for (const auto* e : extra) args.emplace_back(*e);
+  kernel.launch(args, meta, kernel.context()->grid_for(workgroups));
 }
 
 }  // namespace
+
+MapOperand map_operand(const Tensor& t, const Shape& shape) { return {t, broadcast_strides(t, shape), t.dtype()}; }
 
 void launch_map(const gpu::ContextPtr& ctx, const std::string& name, const Shape& shape_in,
                 std::vector<MapOperand> ops, const std::string& body, const std::string& helpers,
@@ -80,32 +81,31 @@ void launch_map(const gpu::ContextPtr& ctx, const std::string& name, const Shape
   Shape shape = shape_in;
   coalesce(shape, ops);
   bool f16 = false;
-  std::string bindings;
+  std::string bindings = nops_decl(ops.size());
   for (size_t k = 0; k < ops.size(); ++k) {
     f16 |= ops[k].dtype == DType::f16;
     bindings += decl(uint32_t(k), k == 0 ? "out" : "in" + std::to_string(k - 1), ops[k], k == 0);
   }
   for (size_t e = 0; e < extra_decls.size(); ++e)
     bindings += "@group(0) @binding(" + std::to_string(ops.size() + e) + ") " + extra_decls[e] + "\n";
-  uint32_t nops = uint32_t(ops.size());
   bool flat = shape.size() == 1;
-  auto kernel = ctx->kernel("map|" + name + "|" + (flat ? "flat|" : "strided|") + bindings + body + helpers, [&] {
-    return kernel_source(*ctx, flat ? "map_flat.wgsl" : "map.wgsl",
-                         {{"BINDINGS", bindings},
-                          {"NOPS", std::to_string(nops)},
-                          {"HELPERS", helpers},
-                          {"BODY", "// op: " + name + "\n  " + body}},
-                         f16, uint32_t(ops.size() + extra.size()));
-  });
+  const char* file = flat ? "map_flat.wgsl" : "map.wgsl";
+  auto kernel = kernels::Program::generated(
+      ctx, "map|" + name + "|" + (flat ? "flat|" : "strided|") + bindings + body + helpers,
+      [&] {
+        return kernels::fill_template(kernels::wgsl_source(file),
+                                      {{"BINDINGS", bindings}, {"HELPERS", helpers}, {"BODY", "// op: " + name + "\n  " + body}});
+      },
+      {.f16 = f16});
   std::vector<uint32_t> meta = map_meta(n, shape, ops, params);
   uint64_t per_group = flat ? 256 * 4 : 256;  // map_flat.wgsl: 4 elements per thread
-  dispatch_map(ctx, kernel, ops, extra, meta, (uint64_t(n) + per_group - 1) / per_group);
+  dispatch_map(kernel, ops, extra, meta, (uint64_t(n) + per_group - 1) / per_group);
 }
 
 
 
-std::string values_source(const gpu::Context& ctx, const std::vector<MapOperand>& ops,
-                          const std::vector<std::string>& names, const std::string& expr, const std::string& helpers);
+std::string values_source(const std::vector<MapOperand>& ops, const std::vector<std::string>& names,
+                          const std::string& expr, const std::string& helpers);
 
 void launch_values(const gpu::ContextPtr& ctx, const std::string& name, const Shape& shape_in,
                    std::vector<MapOperand> ops, const std::vector<std::string>& names, const std::string& expr,
@@ -126,18 +126,18 @@ void launch_values(const gpu::ContextPtr& ctx, const std::string& name, const Sh
   // The cache key: what the generated source depends on (op, expression, operand dtypes).
   std::string key = "values|" + name + "|" + expr + "|";
   for (const auto& op : ops) key += dtype_name(op.dtype);
-  auto kernel = ctx->kernel(key, [&] { return values_source(*ctx, ops, names, expr, helpers); });
+  bool f16 = false;
+  for (const auto& op : ops) f16 |= op.dtype == DType::f16;
+  auto kernel = kernels::Program::generated(ctx, key, [&] { return values_source(ops, names, expr, helpers); }, {.f16 = f16});
   uint64_t per_group = 256 * kValuesPerThread;
-  dispatch_map(ctx, kernel, ops, {}, map_meta(n, shape, ops, params), (uint64_t(n) + per_group - 1) / per_group);
+  dispatch_map(kernel, ops, {}, map_meta(n, shape, ops, params), (uint64_t(n) + per_group - 1) / per_group);
 }
 
-std::string values_source(const gpu::Context& ctx, const std::vector<MapOperand>& ops,
-                          const std::vector<std::string>& names, const std::string& expr, const std::string& helpers) {
+std::string values_source(const std::vector<MapOperand>& ops, const std::vector<std::string>& names,
+                          const std::string& expr, const std::string& helpers) {
   std::string out_t = wgsl_type(ops[0].dtype);
-  bool f16 = false;
-  std::string bindings, args, loads, stores;
+  std::string bindings = nops_decl(ops.size()), args, loads, stores;
   for (size_t k = 0; k < ops.size(); ++k) {
-    f16 |= ops[k].dtype == DType::f16;
     bindings += decl(uint32_t(k), k == 0 ? "out" : "in" + std::to_string(k - 1), ops[k], k == 0);
     if (k) args += std::string(k > 1 ? ", " : "") + names[k - 1] + ": " + wgsl_type(ops[k].dtype);
   }
@@ -157,16 +157,13 @@ std::string values_source(const gpu::Context& ctx, const std::vector<MapOperand>
     stores += "  if (" + i + " < n) { out[arg(2u) + " + i + " * arg(" + std::to_string(2 + ops.size() + 8) +
               "u)] = value_of(" + call + "); }\n";
   }
-  return kernel_source(ctx, "map_values.wgsl",
-                       {{"BINDINGS", bindings},
-                        {"NOPS", std::to_string(ops.size())},
-                        {"HELPERS", helpers},
-                        {"ARGS", args},
-                        {"OUT_T", out_t},
-                        {"EXPR", expr},
-                        {"LOADS", loads},
-                        {"STORES", stores}},
-                       f16, uint32_t(ops.size()));
+  return kernels::fill_template(kernels::wgsl_source("map_values.wgsl"), {{"BINDINGS", bindings},
+                                                                         {"HELPERS", helpers},
+                                                                         {"ARGS", args},
+                                                                         {"OUT_T", out_t},
+                                                                         {"EXPR", expr},
+                                                                         {"LOADS", loads},
+                                                                         {"STORES", stores}});
 }
 
 }  // namespace surfgrad

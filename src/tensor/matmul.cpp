@@ -264,29 +264,32 @@ static std::map<std::string, std::string> direct_code(int tm, int tn, int wg, co
   return {{"TM", S(tm)}, {"TN", S(tn)}, {"WG", S(wg)}, {"DECLARE", declare}, {"INNER", inner}, {"STORE", store}};
 }
 
-// A kernel of the matmul family: `file` with common.wgsl and matmul_common.wgsl, compiled as
-// validated (every global access is guarded by M, N, K; tiles are fixed-size).
-static gpu::Kernel matmul_kernel(const MatmulProblem& prob, const std::string& key, const char* file,
-                                 const std::function<std::map<std::string, std::string>()>& values) {
-  auto& ctx = prob.ctx;
+kernels::Program matmul_program(const MatmulProblem& prob, const std::string& key, const char* file,
+                                const std::function<kernels::Values()>& values, bool validated) {
   DType d = prob.dtype();
-  return ctx->kernel(key + "|" + dtype_name(d), [&] {
-    std::map<std::string, std::string> v = values();
-    v["T"] = wgsl_type(d);
-    v["META_BINDING"] = "3";
-    return ctx->wgsl_preamble(d == DType::f16) + fill_template(kernels::wgsl_source("common.wgsl"), v) +
-           fill_template(kernels::wgsl_source("matmul_common.wgsl"), v) + fill_template(kernels::wgsl_source(file), v);
-  }, "main", /*validated=*/true);
+  return kernels::Program::generated(
+      prob.ctx, key + "|" + dtype_name(d),
+      [&] {
+        kernels::Values v = values();
+        v["T"] = wgsl_type(d);
+        return kernels::fill_template(kernels::wgsl_source("matmul_common.wgsl"), v) +
+               kernels::fill_template(kernels::wgsl_source(file), v);
+      },
+      {.f16 = d == DType::f16, .validated = validated});
+}
+
+void launch_matmul(const MatmulProblem& prob, const kernels::Program& kernel, std::vector<uint32_t> meta,
+                   int64_t tiles_m, int64_t tiles_n, uint64_t groups) {
+  meta[3] = kernels::Param(tiles_m).word;
+  meta[4] = kernels::Param(tiles_n).word;
+  // A and B are read in place through the offsets and strides in `meta` (transposed views too).
+  kernel.launch({prob.c, kernels::view(prob.a), kernels::view(prob.b)}, meta, prob.ctx->grid_for(groups));
 }
 
 // One workgroup per bm × bn tile of C, in every batch.
-static void dispatch_tiles(const MatmulProblem& prob, const gpu::Kernel& kernel, int64_t bm, int64_t bn) {
-  std::vector<uint32_t> meta = prob.meta;
+static void dispatch_tiles(const MatmulProblem& prob, const kernels::Program& kernel, int64_t bm, int64_t bn) {
   int64_t tiles_m = (prob.M + bm - 1) / bm, tiles_n = (prob.N + bn - 1) / bn;
-  meta[3] = uint32_t(tiles_m);
-  meta[4] = uint32_t(tiles_n);
-  prob.ctx->dispatch(kernel, {prob.c.storage()->buffer.get(), prob.a.storage()->buffer.get(), prob.b.storage()->buffer.get()},
-                     meta, prob.ctx->grid_for(uint64_t(prob.batches) * uint64_t(tiles_m) * uint64_t(tiles_n)));
+  launch_matmul(prob, kernel, prob.meta, tiles_m, tiles_n, uint64_t(prob.batches) * uint64_t(tiles_m) * uint64_t(tiles_n));
 }
 
 void run_tiled(const MatmulProblem& prob, const TiledParams& p) {
@@ -294,16 +297,16 @@ void run_tiled(const MatmulProblem& prob, const TiledParams& p) {
     throw Error(ErrorKind::Unsupported, "matmul " + p.str() + ": " + why);
   const std::string t = wgsl_type(prob.dtype());
   if (p.direct()) {
-    dispatch_tiles(prob, matmul_kernel(prob, "matmul|" + p.str(), "matmul_direct.wgsl",
-                                       [&] { return direct_code(p.tm, p.tn, p.bn / p.tn, t); }),
+    dispatch_tiles(prob, matmul_program(prob, "matmul|" + p.str(), "matmul_direct.wgsl",
+                                        [&] { return direct_code(p.tm, p.tn, p.bn / p.tn, t); }),
                    p.bm, p.bn);
     return;
   }
   std::string acc = (prob.dtype() == DType::f16 && !p.f32_accumulate) ? "f16" : "f32";
   int threads = (p.bm / p.tm) * (p.bn / p.tn);
   const bool vec4_loads = vec4_layout(p) && matmul_vec4_staging(prob);
-  auto kernel = matmul_kernel(prob, "matmul|" + p.str() + (vec4_loads ? "|v4loads" : ""), "matmul_reg_tiled.wgsl", [&] {
-    std::map<std::string, std::string> v = tiled_code(p, threads, acc, t, vec4_loads);
+  auto kernel = matmul_program(prob, "matmul|" + p.str() + (vec4_loads ? "|v4loads" : ""), "matmul_reg_tiled.wgsl", [&] {
+    kernels::Values v = tiled_code(p, threads, acc, t, vec4_loads);
     v["BV"] = vec4_loads ? "vec4<" + t + ">" : t;
     v["ACC"] = acc;
     return v;

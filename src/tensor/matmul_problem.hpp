@@ -19,6 +19,16 @@ struct MatmulProblem {
 };
 MatmulProblem make_problem(const Tensor& a, const Tensor& b);
 
+// A kernel of the matmul family: matmul_common.wgsl and `file`, with {{T}} the problem's dtype.
+// validated: every global access is guarded by M, N, K (compiled without runtime bounds checks
+// where the context trusts such kernels).
+kernels::Program matmul_program(const MatmulProblem& prob, const std::string& key, const char* file,
+                                const std::function<kernels::Values()>& values, bool validated = true);
+// Launches a matmul kernel with C, A, B bound and `meta` (the problem's, with tiles_m and
+// tiles_n filled in) over `groups` workgroups.
+void launch_matmul(const MatmulProblem& prob, const kernels::Program& kernel, std::vector<uint32_t> meta,
+                   int64_t tiles_m, int64_t tiles_n, uint64_t groups);
+
 // Why `p` cannot run on this adapter / dtype ("" when it can).
 std::string tiled_unsupported(const gpu::Context& ctx, const TiledParams& p, DType dtype);
 void run_tiled(const MatmulProblem& prob, const TiledParams& p);

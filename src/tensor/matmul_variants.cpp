@@ -54,43 +54,24 @@ std::string subgroup_body() {
   return s;
 }
 
-std::string source(const gpu::Context& ctx, const char* file, std::map<std::string, std::string> v, bool f16,
-                   uint32_t meta_binding) {
-  v["META_BINDING"] = std::to_string(meta_binding);
-  return ctx.wgsl_preamble(f16) + fill_template(kernels::wgsl_source("common.wgsl"), v) +
-         fill_template(kernels::wgsl_source("matmul_common.wgsl"), v) + fill_template(kernels::wgsl_source(file), v);
-}
-
 // Runs `file` with C, A, B bound and tiles of tile_m × tile_n outputs per workgroup.
 std::function<void()> simple(const MatmulProblem& p, const std::string& key, const char* file,
                              std::map<std::string, std::string> v, int64_t tile_m, int64_t tile_n,
                              int64_t tiles_per_group = 1) {
-  auto ctx = p.ctx;
-  bool f16 = p.dtype() == DType::f16;
-  v["T"] = wgsl_type(p.dtype());
-  auto kernel = ctx->kernel("ladder|" + key + "|" + dtype_name(p.dtype()), [&] { return source(*ctx, file, v, f16, 3); });
-  std::vector<uint32_t> meta = p.meta;
+  auto kernel = matmul_program(p, "ladder|" + key, file, [&] { return v; }, false);
   int64_t tm = (p.M + tile_m - 1) / tile_m, tn = (p.N + tile_n - 1) / tile_n;
-  meta[3] = uint32_t(tm);
-  meta[4] = uint32_t(tn);
   uint64_t tiles = uint64_t(p.batches) * uint64_t(tm) * uint64_t(tn);
   uint64_t groups = (tiles + uint64_t(tiles_per_group) - 1) / uint64_t(tiles_per_group);
-  const gpu::Buffer *c = p.c.storage()->buffer.get(), *a = p.a.storage()->buffer.get(), *b = p.b.storage()->buffer.get();
-  return [=] { ctx->dispatch(kernel, {c, a, b}, meta, ctx->grid_for(groups)); };
+  return [=] { launch_matmul(p, kernel, p.meta, tm, tn, groups); };
 }
 
 std::string none(const MatmulProblem&) { return ""; }
 
 std::function<void()> naive(const MatmulProblem& p, int wg) {
-  auto ctx = p.ctx;
   std::string w = std::to_string(wg);
-  auto kernel = ctx->kernel("ladder|naive" + w + "|" + dtype_name(p.dtype()), [&] {
-    return source(*ctx, "matmul_naive.wgsl", {{"T", wgsl_type(p.dtype())}, {"WG", w}}, p.dtype() == DType::f16, 3);
-  });
+  auto kernel = matmul_program(p, "ladder|naive" + w, "matmul_naive.wgsl", [&] { return kernels::Values{{"WG", w}}; }, false);
   uint64_t outputs = uint64_t(p.batches) * uint64_t(p.M) * uint64_t(p.N);
-  std::vector<uint32_t> meta = p.meta;
-  const gpu::Buffer *c = p.c.storage()->buffer.get(), *a = p.a.storage()->buffer.get(), *b = p.b.storage()->buffer.get();
-  return [=] { ctx->dispatch(kernel, {c, a, b}, meta, ctx->grid_for((outputs + uint64_t(wg) - 1) / uint64_t(wg))); };
+  return [=] { launch_matmul(p, kernel, p.meta, 0, 0, (outputs + uint64_t(wg) - 1) / uint64_t(wg)); };
 }
 
 std::string reg_inner(int tm, int tn, bool unrolled) {
@@ -161,19 +142,12 @@ std::function<void()> int8_prepare(const MatmulProblem& p) {
   }
   Tensor ta = Tensor::from_vector(ctx, qa, {p.M, k4}), tb = Tensor::from_vector(ctx, qb, {p.N, k4});
   Tensor tsa = Tensor::from_vector(ctx, sa, {p.M}), tsb = Tensor::from_vector(ctx, sb, {p.N});
-  auto kernel = ctx->kernel("ladder|int8", [&] {
-    std::map<std::string, std::string> v = {{"META_BINDING", "5"}, {"BODY", int8_body()}};
-    return fill_template(kernels::wgsl_source("common.wgsl"), v) + fill_template(kernels::wgsl_source("matmul_int8.wgsl"), v);
-  });
+  auto kernel = kernels::Program::generated(
+      ctx, "ladder|int8", [&] { return kernels::fill_template(kernels::wgsl_source("matmul_int8.wgsl"), {{"BODY", int8_body()}}); });
   int64_t tm = (p.M + 63) / 64, tn = (p.N + 63) / 64;
-  std::vector<uint32_t> meta = {uint32_t(p.M), uint32_t(p.N), uint32_t(k4), uint32_t(tm), uint32_t(tn)};
+  kernels::Params meta = {p.M, p.N, k4, tm, tn};
   Tensor c = p.c;
-  return [=] {
-    ctx->dispatch(kernel,
-                  {c.storage()->buffer.get(), ta.storage()->buffer.get(), tb.storage()->buffer.get(),
-                   tsa.storage()->buffer.get(), tsb.storage()->buffer.get()},
-                  meta, ctx->grid_for(uint64_t(tm * tn)));
-  };
+  return [=] { kernel.launch({c, ta, tb, tsa, tsb}, meta, ctx->grid_for(uint64_t(tm * tn))); };
 }
 
 }  // namespace
@@ -205,14 +179,10 @@ const std::vector<MatmulVariant>& matmul_variants() {
          return "";
        },
        [](const MatmulProblem& p) {
-         auto ctx = p.ctx;
-         auto kernel = ctx->kernel("ladder|vec4", [&] { return source(*ctx, "matmul_vec4.wgsl", {{"T", "f32"}}, false, 3); });
-         std::vector<uint32_t> meta = p.meta;
+         auto kernel = matmul_program(p, "ladder|vec4", "matmul_vec4.wgsl", [] { return kernels::Values{}; }, false);
          int64_t tm = (p.M + 63) / 64, tn = (p.N + 63) / 64;
-         meta[3] = uint32_t(tm), meta[4] = uint32_t(tn);
-         const gpu::Buffer *c = p.c.storage()->buffer.get(), *a = p.a.storage()->buffer.get(), *b = p.b.storage()->buffer.get();
          uint64_t groups = uint64_t(p.batches * tm * tn);
-         return std::function<void()>([=] { ctx->dispatch(kernel, {c, a, b}, meta, ctx->grid_for(groups)); });
+         return std::function<void()>([=] { launch_matmul(p, kernel, p.meta, tm, tn, groups); });
        }},
       tiled(5, "direct-8x8", "8×8 per thread from the buffers, rows shared by a workgroup of 16 (CPU adapters' layout)",
             {8, 128, 0, 8, 8, false, 1, true}),

@@ -13,12 +13,9 @@ static Tensor random(const gpu::ContextPtr& ctx, const Shape& shape, uint64_t se
   Tensor out = Tensor::empty(ctx, shape, dtype);
   uint64_t n = uint64_t(out.numel());
   if (n == 0) return out;
-  auto kernel = ctx->kernel(kernel_source(*ctx, "random.wgsl",
-                                          {{"T", wgsl_type(dtype)}, {"NORMAL", normal ? "true" : "false"}},
-                                          dtype == DType::f16, 1));
-  std::vector<uint32_t> meta = {uint32_t(n), uint32_t(seed), uint32_t(seed >> 32), f32_bits(float(a)), f32_bits(float(b))};
-  uint64_t blocks = (n + 3) / 4;
-  ctx->dispatch(kernel, {out.storage()->buffer.get()}, meta, ctx->grid_for((blocks + 255) / 256));
+  auto kernel = kernels::Program::file(ctx, "random.wgsl", {{"T", wgsl_type(dtype)}, {"NORMAL", normal ? "true" : "false"}},
+                                       {.f16 = dtype == DType::f16});
+  kernel.launch({out}, {n, uint32_t(seed), uint32_t(seed >> 32), a, b}, kernels::groups_for(*ctx, (n + 3) / 4, 256));
   return out;
 }
 

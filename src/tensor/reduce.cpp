@@ -72,19 +72,18 @@ void reduce_pass(const gpu::ContextPtr& ctx, Reduce op, const Tensor& in, int64_
   std::string finish = small ? "partial[0]" : "partial[0]";
   if (scale != 1.0f) finish += " * arg_f32(5u)";
   bool f16 = d == DType::f16 || out.dtype() == DType::f16;
-  auto kernel = ctx->kernel(kernel_source(*ctx, small ? "reduce_small.wgsl" : "reduce.wgsl",
-                                          {{"OUT_T", wgsl_type(out.dtype())},
-                                           {"IN_T", wgsl_type(d)},
-                                           {"ACC_T", acc_type(d)},
-                                           {"COMBINE", combine},
-                                           {"IDENTITY", identity(op, d)},
-                                           {"FINISH", finish}},
-                                          f16, 2));
+  auto kernel = kernels::Program::file(ctx, small ? "reduce_small.wgsl" : "reduce.wgsl",
+                                       {{"OUT_T", wgsl_type(out.dtype())},
+                                        {"IN_T", wgsl_type(d)},
+                                        {"ACC_T", acc_type(d)},
+                                        {"COMBINE", combine},
+                                        {"IDENTITY", identity(op, d)},
+                                        {"FINISH", finish}},
+                                       {.f16 = f16});
   int64_t chunk = (R + parts - 1) / parts;
-  std::vector<uint32_t> meta = {uint32_t(rows), uint32_t(R), uint32_t(in.offset()), uint32_t(parts), uint32_t(chunk),
-                                f32_bits(scale)};
   uint64_t groups = small ? (uint64_t(rows) + 255) / 256 : uint64_t(rows) * uint64_t(parts);
-  ctx->dispatch(kernel, {out.storage()->buffer.get(), in.storage()->buffer.get()}, meta, ctx->grid_for(groups));
+  // The input's rows are dense from its offset, which the kernel takes as a parameter.
+  kernel.launch({out, kernels::view(in)}, {rows, R, in.offset(), parts, chunk, scale}, ctx->grid_for(groups));
 }
 
 Tensor reduce(const Tensor& x, Reduce op, const std::vector<int>& axes, bool keepdim, bool mean, const char* name) {
@@ -124,14 +123,12 @@ Tensor argreduce(const Tensor& x, int axis, bool keepdim, bool max, const char* 
     throw Error(ErrorKind::Shape, std::string(name) + ": " + x.describe() + " is empty along axis " + std::to_string(axis));
   Tensor out = Tensor::empty(ctx, p.out_shape, DType::i32);
   if (rows == 0) return out;
-  auto kernel = ctx->kernel(kernel_source(*ctx, "argreduce.wgsl",
-                                          {{"IN_T", wgsl_type(x.dtype())},
-                                           {"CMP", max ? ">" : "<"},
-                                           {"WORST", max ? "-0x1.fffffep+127f" : "0x1.fffffep+127f"}},
-                                          x.dtype() == DType::f16, 2));
-  std::vector<uint32_t> meta = {uint32_t(rows), uint32_t(p.R), uint32_t(p.rows.offset())};
-  ctx->dispatch(kernel, {out.storage()->buffer.get(), p.rows.storage()->buffer.get()}, meta,
-                ctx->grid_for(uint64_t(rows)));
+  auto kernel = kernels::Program::file(ctx, "argreduce.wgsl",
+                                       {{"IN_T", wgsl_type(x.dtype())},
+                                        {"CMP", max ? ">" : "<"},
+                                        {"WORST", max ? "-0x1.fffffep+127f" : "0x1.fffffep+127f"}},
+                                       {.f16 = x.dtype() == DType::f16});
+  kernel.launch({out, kernels::view(p.rows)}, {rows, p.R, p.rows.offset()}, ctx->grid_for(uint64_t(rows)));
   return out;
 }
 

@@ -94,34 +94,6 @@ void check_f16_supported(const gpu::ContextPtr& ctx, DType dtype, const char* op
                                             " does not offer; use f32");
 }
 
-std::string fill_template(std::string_view text, const std::map<std::string, std::string>& values) {
-  std::string out;
-  out.reserve(text.size() + 256);
-  size_t pos = 0;
-  while (true) {
-    size_t open = text.find("{{", pos);
-    if (open == std::string_view::npos) break;
-    size_t close = text.find("}}", open);
-    std::string key(text.substr(open + 2, close - open - 2));
-    auto it = values.find(key);
-    if (it == values.end()) throw Error(ErrorKind::Value, "kernel template: no value for {{" + key + "}}");
-    out.append(text.substr(pos, open - pos));
-    out += it->second;
-    pos = close + 2;
-  }
-  out.append(text.substr(pos));
-  return out;
-}
-
-std::string kernel_source(const gpu::Context& ctx, std::string_view name, std::map<std::string, std::string> values,
-                          bool f16, uint32_t meta_binding) {
-  values["META_BINDING"] = std::to_string(meta_binding);
-  std::string shared = fill_template(kernels::wgsl_source("common.wgsl"), values);
-  if (name.rfind("map", 0) == 0) shared += fill_template(kernels::wgsl_source("map_common.wgsl"), values);
-  if (name.rfind("tsne_fft", 0) == 0) shared += kernels::wgsl_source("tsne_fft_common.wgsl");
-  return ctx.wgsl_preamble(f16) + shared + fill_template(kernels::wgsl_source(name), values);
-}
-
 // ---------------------------------------------------------------- metadata
 
 int64_t Tensor::shape(int axis) const { return shape_[normalize_axis(axis, rank(), "shape")]; }
@@ -176,10 +148,10 @@ static void fill(const Tensor& out, double start, double step) {
   if (d == DType::i32) value = "arg_i32(2u) + i32(i) * arg_i32(3u)";
   else if (d == DType::u32) value = "arg(2u) + i * arg(3u)";
   else value = std::string(wgsl_type(d)) + "(arg_f32(2u) + f32(i) * arg_f32(3u))";
-  auto kernel = ctx->kernel(kernel_source(*ctx, "fill.wgsl", {{"T", wgsl_type(d)}, {"VALUE", value}}, d == DType::f16, 1));
-  uint32_t n = uint32_t(out.numel());
-  std::vector<uint32_t> meta = {n, uint32_t(out.offset()), scalar_bits(d, start)[0], scalar_bits(d, step)[0]};
-  ctx->dispatch(kernel, {out.storage()->buffer.get()}, meta, ctx->grid_for((n + 255) / 256));
+  auto fill = kernels::Program::file(ctx, "fill.wgsl", {{"T", wgsl_type(d)}, {"VALUE", value}}, {.f16 = d == DType::f16});
+  int64_t n = out.numel();
+  fill.launch({kernels::view(out)}, {n, out.offset(), scalar_bits(d, start)[0], scalar_bits(d, step)[0]},
+              kernels::groups_for(*ctx, uint64_t(n), 256));
 }
 
 Tensor Tensor::full(const gpu::ContextPtr& ctx, const Shape& shape, double value, DType dtype) {
@@ -204,7 +176,7 @@ Tensor scalar_like(const Tensor& like, double value) { return Tensor::full(like.
 Tensor Tensor::from_host(const gpu::ContextPtr& ctx, const void* data, const Shape& shape, DType dtype) {
   Tensor t = empty(ctx, shape, dtype);
   uint64_t bytes = uint64_t(t.numel()) * dtype_size(dtype);
-  if (bytes) ctx->upload(*t.storage()->buffer, data, bytes);
+  if (bytes) ctx->upload(*TensorAccess::buffer(t), data, bytes);
   return t;
 }
 
@@ -230,7 +202,7 @@ void Tensor::to_host(void* data) const {
   Tensor c = contiguous();
   uint64_t bytes = uint64_t(numel()) * dtype_size(dtype_);
   auto& ctx = context();
-  if (bytes) ctx->download(*c.storage()->buffer, data, bytes, uint64_t(c.offset()) * dtype_size(dtype_));
+  if (bytes) ctx->download(*TensorAccess::buffer(c), data, bytes, uint64_t(c.offset()) * dtype_size(dtype_));
   else ctx->sync();
   if (uint32_t faults = ctx->take_faults())
     throw Error(ErrorKind::Index, std::string("an index was out of range in ") +
