@@ -206,6 +206,23 @@ TEST(Optim, AdamAndAdamWMatchHostReference) {
   }
 }
 
+// Plain SGD (no momentum) once bound the parameter as its own momentum buffer, which WebGPU
+// refuses (one buffer bound twice, writable).
+TEST(Optim, SgdWithoutMomentumMatchesHostReference) {
+  Tensor p0 = rand_tensor({23}, 16);
+  Var p = Var::param(p0.clone());
+  std::vector<double> hp = HostArray::from(p0).values();
+  optim::SGD opt({p}, 0.25);
+  for (int t = 0; t < 3; ++t) {
+    opt.zero_grad();
+    (p * p).sum().backward();  // grad 2p
+    opt.step();
+    for (double& v : hp) v -= 0.25 * 2 * v;
+  }
+  auto got = p.value().to_vector<float>();
+  for (size_t i = 0; i < 23; ++i) EXPECT_NEAR(got[i], hp[i], 1e-5);
+}
+
 TEST(Optim, SgdMomentumNesterovMatchHostReference) {
   for (bool nesterov : {false, true}) {
     Tensor p0 = rand_tensor({19}, 15);
