@@ -1,5 +1,6 @@
 // Unary, binary (broadcasting), comparison, where and cast against the float64 reference,
 // on fuzzed shapes and on strided views (transposed, sliced, expanded inputs).
+#include "tensor/unary_ops.hpp"
 #include "test_util.hpp"
 
 using namespace sgtest;
@@ -14,26 +15,15 @@ struct Unary {
   double lo, hi;  // input range where the op is defined
 };
 
-double gelu_ref(double x) { return 0.5 * x * (1 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))); }
-
+// Every row of the unary op table (src/tensor/unary_ops.cpp), then pow, which takes a parameter.
 std::vector<Unary> unary_ops() {
-  return {
-      {"neg", [](const Tensor& t) { return t.neg(); }, [](double x) { return -x; }, -3, 3},
-      {"abs", [](const Tensor& t) { return t.abs(); }, [](double x) { return std::abs(x); }, -3, 3},
-      {"exp", [](const Tensor& t) { return t.exp(); }, [](double x) { return std::exp(x); }, -5, 5},
-      {"log", [](const Tensor& t) { return t.log(); }, [](double x) { return std::log(x); }, 0.01, 20},
-      {"sqrt", [](const Tensor& t) { return t.sqrt(); }, [](double x) { return std::sqrt(x); }, 0, 20},
-      {"rsqrt", [](const Tensor& t) { return t.rsqrt(); }, [](double x) { return 1 / std::sqrt(x); }, 0.05, 20},
-      {"sin", [](const Tensor& t) { return t.sin(); }, [](double x) { return std::sin(x); }, -6, 6},
-      {"cos", [](const Tensor& t) { return t.cos(); }, [](double x) { return std::cos(x); }, -6, 6},
-      {"tanh", [](const Tensor& t) { return t.tanh(); }, [](double x) { return std::tanh(x); }, -30, 30},
-      {"sigmoid", [](const Tensor& t) { return t.sigmoid(); }, [](double x) { return 1 / (1 + std::exp(-x)); }, -20, 20},
-      {"relu", [](const Tensor& t) { return t.relu(); }, [](double x) { return std::max(x, 0.0); }, -3, 3},
-      {"gelu", [](const Tensor& t) { return t.gelu(); }, gelu_ref, -6, 6},
-      {"pow(2.5)", [](const Tensor& t) { return t.pow(2.5); }, [](double x) { return std::pow(x, 2.5); }, 0, 4},
-      {"pow(3)", [](const Tensor& t) { return t.pow(3); }, [](double x) { return std::pow(x, 3); }, -4, 4},
-      {"pow(-2)", [](const Tensor& t) { return t.pow(-2); }, [](double x) { return std::pow(x, -2); }, 0.5, 4},
-  };
+  std::vector<Unary> ops;
+  for (const UnarySpec& spec : unary_specs())
+    ops.push_back({spec.name, [op = spec.op](const Tensor& t) { return apply_unary(t, op); }, spec.host, spec.lo, spec.hi});
+  ops.push_back({"pow(2.5)", [](const Tensor& t) { return t.pow(2.5); }, [](double x) { return std::pow(x, 2.5); }, 0, 4});
+  ops.push_back({"pow(3)", [](const Tensor& t) { return t.pow(3); }, [](double x) { return std::pow(x, 3); }, -4, 4});
+  ops.push_back({"pow(-2)", [](const Tensor& t) { return t.pow(-2); }, [](double x) { return std::pow(x, -2); }, 0.5, 4});
+  return ops;
 }
 
 }  // namespace

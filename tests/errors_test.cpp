@@ -1,5 +1,6 @@
 // Bad input ends in the documented exception with a message a user can act on: never a crash,
 // a hang or a silent wrong answer.
+#include "gpu/testing.hpp"
 #include "test_util.hpp"
 
 using namespace sgtest;
@@ -98,7 +99,7 @@ TEST(Errors, DeviceLossFailsEveryLaterCall) {
   Tensor y = x * 2.0;
   EXPECT_EQ(y.to_vector<float>()[0], 2.0f);
   Tensor pending = y + 1.0;  // recorded, never submitted
-  own->destroy_device_for_testing();
+  gpu::ContextTesting::destroy_device(*own);
   EXPECT_TRUE(own->device_lost());
   expect_error(ErrorKind::DeviceLost, [&] { y.to_vector<float>(); }, {"lost", "new Context"}, "read after loss");
   expect_error(ErrorKind::DeviceLost, [&] { pending.to_vector<float>(); }, {"lost"}, "pending read");

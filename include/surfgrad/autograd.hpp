@@ -64,18 +64,9 @@ class Var {
   Var contiguous() const;
   Var cast(DType dtype) const;
 
-  Var neg() const;
-  Var abs() const;
-  Var exp() const;
-  Var log() const;
-  Var sqrt() const;
-  Var rsqrt() const;
-  Var sin() const;
-  Var cos() const;
-  Var tanh() const;
-  Var sigmoid() const;
-  Var relu() const;
-  Var gelu() const;
+#define SURFGRAD_UNARY(name) Var name() const;
+#include "surfgrad/unary_ops.inc"
+#undef SURFGRAD_UNARY
   Var pow(double exponent) const;
 
   Var sum(const std::vector<int>& axes = {}, bool keepdim = false) const;
@@ -87,12 +78,11 @@ class Var {
   Var log_softmax(int axis) const;
   Var matmul(const Var& other) const;
 
-  // For op implementations: a result Var whose backward rule maps the output gradient to one
-  // gradient per input (an undefined Tensor for none).
-  static Var make(Tensor value, const char* op, std::vector<Var> inputs, BackwardFn backward);
-  const std::shared_ptr<Node>& node() const { return node_; }
-
  private:
+  friend struct VarAccess;  // src/autograd/var_access.hpp: for op implementations
+  // A result Var whose backward rule maps the output gradient to one gradient per input (an
+  // undefined Tensor for none).
+  static Var make(Tensor value, const char* op, std::vector<Var> inputs, BackwardFn backward);
   std::shared_ptr<Node> node_;
 };
 

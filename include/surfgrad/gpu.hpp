@@ -85,10 +85,11 @@ class Buffer {
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
   uint64_t size() const;  // usable bytes (the pool may have allocated more)
-  BufferState* state() const { return state_.get(); }  // for src/gpu only
-  Buffer(std::shared_ptr<BufferState> state, uint64_t size) : state_(std::move(state)), size_(size) {}
 
  private:
+  friend class Context;  // the only user of the device buffer behind it
+  Buffer(std::shared_ptr<BufferState> state, uint64_t size) : state_(std::move(state)), size_(size) {}
+  BufferState* state() const { return state_.get(); }
   std::shared_ptr<BufferState> state_;
   uint64_t size_;
 };
@@ -198,14 +199,14 @@ class Context : public std::enable_shared_from_this<Context> {
   // device. Returns the problems found (empty when consistent).
   std::vector<std::string> verify_header_matches_library() const;
 
-  // Testing aid: destroys the device the way a driver reset would.
-  void destroy_device_for_testing();
   bool device_lost() const;
 
   struct Impl;
 
  private:
+  friend struct ContextTesting;  // src/gpu/testing.hpp: hooks for the test suite only
   explicit Context(std::unique_ptr<Impl> impl);
+  void destroy_device();
   void measure_subgroup_size();
   // Sets the pipeline and bind group of a dispatch (shared by the direct and indirect forms).
   void bind(const Kernel& kernel, std::span<const Buffer* const> bindings, std::span<const uint32_t> meta);

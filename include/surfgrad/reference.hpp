@@ -41,18 +41,9 @@ class HostArray {
   HostArray squeeze(int axis) const;
   HostArray contiguous() const { return *this; }
 
-  HostArray neg() const;
-  HostArray abs() const;
-  HostArray exp() const;
-  HostArray log() const;
-  HostArray sqrt() const;
-  HostArray rsqrt() const;
-  HostArray sin() const;
-  HostArray cos() const;
-  HostArray tanh() const;
-  HostArray sigmoid() const;
-  HostArray relu() const;
-  HostArray gelu() const;
+#define SURFGRAD_UNARY(name) HostArray name() const;
+#include "surfgrad/unary_ops.inc"
+#undef SURFGRAD_UNARY
   HostArray pow(double exponent) const;
 
   HostArray sum(const std::vector<int>& axes = {}, bool keepdim = false) const;

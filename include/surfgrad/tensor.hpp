@@ -92,18 +92,11 @@ class Tensor {
   Tensor cast(DType dtype) const;
 
   // ---- elementwise ----
-  Tensor neg() const;
-  Tensor abs() const;
-  Tensor exp() const;
-  Tensor log() const;
-  Tensor sqrt() const;
-  Tensor rsqrt() const;
-  Tensor sin() const;
-  Tensor cos() const;
-  Tensor tanh() const;
-  Tensor sigmoid() const;
-  Tensor relu() const;
-  Tensor gelu() const;  // tanh approximation
+  // neg, abs, exp, log, sqrt, rsqrt, sin, cos, tanh, sigmoid, relu, gelu (tanh form): the list in
+  // unary_ops.inc
+#define SURFGRAD_UNARY(name) Tensor name() const;
+#include "surfgrad/unary_ops.inc"
+#undef SURFGRAD_UNARY
   Tensor pow(double exponent) const;
 
   // ---- reductions (axes may be negative; empty = all axes) ----

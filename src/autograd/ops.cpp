@@ -3,6 +3,8 @@
 #include <numeric>
 
 #include "surfgrad/autograd.hpp"
+#include "autograd/var_access.hpp"
+#include "tensor/unary_ops.hpp"
 
 namespace surfgrad {
 
@@ -32,20 +34,20 @@ Shape keepdim_shape(const Shape& shape, std::vector<int> axes) {
 
 Var add(const Var& a, const Var& b) {
   Shape as = a.shape(), bs = b.shape();
-  return Var::make(add(a.value(), b.value()), "add", {a, b},
+  return VarAccess::make(add(a.value(), b.value()), "add", {a, b},
                    [as, bs](const Tensor& g) { return std::vector<Tensor>{sum_to(g, as), sum_to(g, bs)}; });
 }
 
 Var sub(const Var& a, const Var& b) {
   Shape as = a.shape(), bs = b.shape();
-  return Var::make(sub(a.value(), b.value()), "sub", {a, b},
+  return VarAccess::make(sub(a.value(), b.value()), "sub", {a, b},
                    [as, bs](const Tensor& g) { return std::vector<Tensor>{sum_to(g, as), sum_to(g.neg(), bs)}; });
 }
 
 Var mul(const Var& a, const Var& b) {
   Tensor av = a.value(), bv = b.value();
   bool ga = a.requires_grad(), gb = b.requires_grad();
-  return Var::make(mul(av, bv), "mul", {a, b}, [=](const Tensor& g) {
+  return VarAccess::make(mul(av, bv), "mul", {a, b}, [=](const Tensor& g) {
     return std::vector<Tensor>{ga ? sum_to(mul(g, bv), av.shape()) : Tensor(), gb ? sum_to(mul(g, av), bv.shape()) : Tensor()};
   });
 }
@@ -54,7 +56,7 @@ Var div(const Var& a, const Var& b) {
   Tensor av = a.value(), bv = b.value();
   Tensor y = div(av, bv);
   bool gb = b.requires_grad();
-  return Var::make(y, "div", {a, b}, [=](const Tensor& g) {
+  return VarAccess::make(y, "div", {a, b}, [=](const Tensor& g) {
     Tensor g_over_b = div(g, bv);
     return std::vector<Tensor>{sum_to(g_over_b, av.shape()), gb ? sum_to(mul(g_over_b, y).neg(), bv.shape()) : Tensor()};
   });
@@ -64,7 +66,7 @@ Var pow(const Var& a, const Var& b) {
   Tensor av = a.value(), bv = b.value();
   Tensor y = pow(av, bv);
   bool ga = a.requires_grad(), gb = b.requires_grad();
-  return Var::make(y, "pow", {a, b}, [=](const Tensor& g) {
+  return VarAccess::make(y, "pow", {a, b}, [=](const Tensor& g) {
     Tensor da, db;
     if (ga) da = sum_to(mul(g, mul(bv, pow(av, sub(bv, like(bv, 1))))), av.shape());
     if (gb) db = sum_to(mul(g, mul(y, av.log())), bv.shape());
@@ -75,7 +77,7 @@ Var pow(const Var& a, const Var& b) {
 // maximum/minimum: the larger (smaller) side gets the gradient; ties split it in half.
 static Var extremum(const Var& a, const Var& b, bool max) {
   Tensor av = a.value(), bv = b.value();
-  return Var::make(max ? maximum(av, bv) : minimum(av, bv), max ? "maximum" : "minimum", {a, b}, [=](const Tensor& g) {
+  return VarAccess::make(max ? maximum(av, bv) : minimum(av, bv), max ? "maximum" : "minimum", {a, b}, [=](const Tensor& g) {
     DType d = g.dtype();
     Tensor wins_a = mask_of(max ? gt(av, bv) : lt(av, bv), d);
     Tensor tie = mul(mask_of(eq(av, bv), d), like(g, 0.5));
@@ -89,7 +91,7 @@ Var minimum(const Var& a, const Var& b) { return extremum(a, b, false); }
 
 Var where(const Tensor& mask, const Var& a, const Var& b) {
   Shape as = a.shape(), bs = b.shape();
-  return Var::make(where(mask, a.value(), b.value()), "where", {a, b}, [=](const Tensor& g) {
+  return VarAccess::make(where(mask, a.value(), b.value()), "where", {a, b}, [=](const Tensor& g) {
     Tensor zero = like(g, 0);
     return std::vector<Tensor>{sum_to(where(mask, g, zero), as), sum_to(where(mask, zero, g), bs)};
   });
@@ -97,78 +99,16 @@ Var where(const Tensor& mask, const Var& a, const Var& b) {
 
 // ---------------------------------------------------------------- unary
 
-Var Var::neg() const {
-  return make(value().neg(), "neg", {*this}, [](const Tensor& g) { return std::vector<Tensor>{g.neg()}; });
-}
-
-Var Var::abs() const {
-  Tensor x = value();
-  return make(x.abs(), "abs", {*this}, [x](const Tensor& g) {
-    Tensor zero = like(x, 0);
-    Tensor sign = sub(mask_of(gt(x, zero), x.dtype()), mask_of(lt(x, zero), x.dtype()));
-    return std::vector<Tensor>{mul(g, sign)};
-  });
-}
-
-Var Var::exp() const {
-  Tensor y = value().exp();
-  return make(y, "exp", {*this}, [y](const Tensor& g) { return std::vector<Tensor>{mul(g, y)}; });
-}
-
-Var Var::log() const {
-  Tensor x = value();
-  return make(x.log(), "log", {*this}, [x](const Tensor& g) { return std::vector<Tensor>{div(g, x)}; });
-}
-
-Var Var::sqrt() const {
-  Tensor y = value().sqrt();
-  return make(y, "sqrt", {*this}, [y](const Tensor& g) { return std::vector<Tensor>{div(g, y * 2.0)}; });
-}
-
-Var Var::rsqrt() const {
-  Tensor y = value().rsqrt();
-  return make(y, "rsqrt", {*this}, [y](const Tensor& g) { return std::vector<Tensor>{mul(g, y.pow(3) * -0.5)}; });
-}
-
-Var Var::sin() const {
-  Tensor x = value();
-  return make(x.sin(), "sin", {*this}, [x](const Tensor& g) { return std::vector<Tensor>{mul(g, x.cos())}; });
-}
-
-Var Var::cos() const {
-  Tensor x = value();
-  return make(x.cos(), "cos", {*this}, [x](const Tensor& g) { return std::vector<Tensor>{mul(g, x.sin()).neg()}; });
-}
-
-Var Var::tanh() const {
-  Tensor y = value().tanh();
-  return make(y, "tanh", {*this}, [y](const Tensor& g) { return std::vector<Tensor>{mul(g, 1.0 - mul(y, y))}; });
-}
-
-Var Var::sigmoid() const {
-  Tensor y = value().sigmoid();
-  return make(y, "sigmoid", {*this}, [y](const Tensor& g) { return std::vector<Tensor>{mul(g, mul(y, 1.0 - y))}; });
-}
-
-Var Var::relu() const {
-  Tensor x = value();
-  return make(x.relu(), "relu", {*this}, [x](const Tensor& g) {
-    return std::vector<Tensor>{mul(g, mask_of(gt(x, like(x, 0)), g.dtype()))};
-  });
-}
-
-Var Var::gelu() const {
-  Tensor x = value();
-  return make(x.gelu(), "gelu", {*this}, [x](const Tensor& g) {
-    // d/dx 0.5·x·(1 + tanh(u)), u = c·(x + 0.044715·x³)
-    const double c = 0.7978845608028654;
-    Tensor x2 = mul(x, x);
-    Tensor t = mul(add(x, mul(x2, x) * 0.044715), like(x, c)).tanh();
-    Tensor du = (x2 * (3 * 0.044715) + 1.0) * c;
-    Tensor d = add((t + 1.0) * 0.5, mul(mul(x * 0.5, 1.0 - mul(t, t)), du));
-    return std::vector<Tensor>{mul(g, d)};
-  });
-}
+// Every op of the unary table: the value through Tensor, the gradient by the table's rule.
+#define SURFGRAD_UNARY(name)                                                                         \
+  Var Var::name() const {                                                                            \
+    Tensor x = value(), y = x.name();                                                                \
+    return make(y, #name, {*this}, [x, y](const Tensor& g) {                                         \
+      return std::vector<Tensor>{unary_spec(UnaryOp::name).backward(x, y, g)};                       \
+    });                                                                                              \
+  }
+#include "surfgrad/unary_ops.inc"
+#undef SURFGRAD_UNARY
 
 Var Var::pow(double p) const {
   Tensor x = value();
@@ -251,7 +191,7 @@ static Var extreme_over(const Var& v, const std::vector<int>& axes, bool keepdim
   Tensor x = v.value();
   Tensor y = max ? x.max(axes, true) : x.min(axes, true);
   Shape out_shape = (max ? x.max(axes, keepdim) : x.min(axes, keepdim)).shape();
-  return Var::make(y.reshape(out_shape), max ? "max" : "min", {v}, [x, y, axes](const Tensor& g) {
+  return VarAccess::make(y.reshape(out_shape), max ? "max" : "min", {v}, [x, y, axes](const Tensor& g) {
     Tensor hit = mask_of(eq(x, y), g.dtype());  // ties share the gradient equally
     Tensor count = hit.sum(axes, true);
     return std::vector<Tensor>{mul(div(hit, count), g.reshape(y.shape()))};
@@ -287,7 +227,7 @@ Var matmul(const Var& a_in, const Var& b_in) {
   }
   Tensor a = a_in.value(), b = b_in.value();
   bool ga = a_in.requires_grad(), gb = b_in.requires_grad();
-  return Var::make(matmul(a, b), "matmul", {a_in, b_in}, [=](const Tensor& g) {
+  return VarAccess::make(matmul(a, b), "matmul", {a_in, b_in}, [=](const Tensor& g) {
     // Transposes are views: the kernel reads them in place.
     return std::vector<Tensor>{ga ? sum_to(matmul(g, b.transpose(-1, -2)), a.shape()) : Tensor(),
                                gb ? sum_to(matmul(a.transpose(-1, -2), g), b.shape()) : Tensor()};
@@ -297,25 +237,25 @@ Var Var::matmul(const Var& other) const { return surfgrad::matmul(*this, other);
 
 Var gather(const Var& x, int axis, const Tensor& index) {
   Shape xs = x.shape();
-  return Var::make(gather(x.value(), axis, index), "gather", {x}, [=](const Tensor& g) {
+  return VarAccess::make(gather(x.value(), axis, index), "gather", {x}, [=](const Tensor& g) {
     return std::vector<Tensor>{scatter_add(Tensor::zeros(g.context(), xs, g.dtype()), axis, index, g)};
   });
 }
 
 Var index_select(const Var& x, int axis, const Tensor& index) {
   Shape xs = x.shape();
-  return Var::make(index_select(x.value(), axis, index), "index_select", {x}, [=](const Tensor& g) {
+  return VarAccess::make(index_select(x.value(), axis, index), "index_select", {x}, [=](const Tensor& g) {
     return std::vector<Tensor>{index_add(Tensor::zeros(g.context(), xs, g.dtype()), axis, index, g)};
   });
 }
 
 Var scatter_add(const Var& x, int axis, const Tensor& index, const Var& src) {
-  return Var::make(scatter_add(x.value(), axis, index, src.value()), "scatter_add", {x, src},
+  return VarAccess::make(scatter_add(x.value(), axis, index, src.value()), "scatter_add", {x, src},
                    [=](const Tensor& g) { return std::vector<Tensor>{g, gather(g, axis, index)}; });
 }
 
 Var index_add(const Var& x, int axis, const Tensor& index, const Var& src) {
-  return Var::make(index_add(x.value(), axis, index, src.value()), "index_add", {x, src},
+  return VarAccess::make(index_add(x.value(), axis, index, src.value()), "index_add", {x, src},
                    [=](const Tensor& g) { return std::vector<Tensor>{g, index_select(g, axis, index)}; });
 }
 
@@ -326,7 +266,7 @@ Var concat(const std::vector<Var>& vars, int axis) {
     values.push_back(v.value());
     sizes.push_back(v.shape(axis));
   }
-  return Var::make(concat(values, axis), "concat", vars, [=](const Tensor& g) {
+  return VarAccess::make(concat(values, axis), "concat", vars, [=](const Tensor& g) {
     std::vector<Tensor> grads;
     int64_t at = 0;
     for (int64_t n : sizes) {

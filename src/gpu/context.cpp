@@ -394,7 +394,7 @@ std::vector<std::string> Context::verify_header_matches_library() const {
   return problems;
 }
 
-void Context::destroy_device_for_testing() {
+void Context::destroy_device() {
   if (impl_->encoder) {  // drop unsubmitted work: it cannot run on a destroyed device
     impl_->close_pass();
     wgpuCommandEncoderRelease(impl_->encoder);

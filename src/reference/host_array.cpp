@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "surfgrad/tensor.hpp"
+#include "tensor/unary_ops.hpp"
 
 namespace surfgrad {
 
@@ -218,20 +219,10 @@ HostArray HostArray::squeeze(int axis) const {
   return HostArray(s, v_);
 }
 
-HostArray HostArray::neg() const { return map1(*this, [](double x) { return -x; }); }
-HostArray HostArray::abs() const { return map1(*this, [](double x) { return std::abs(x); }); }
-HostArray HostArray::exp() const { return map1(*this, [](double x) { return std::exp(x); }); }
-HostArray HostArray::log() const { return map1(*this, [](double x) { return std::log(x); }); }
-HostArray HostArray::sqrt() const { return map1(*this, [](double x) { return std::sqrt(x); }); }
-HostArray HostArray::rsqrt() const { return map1(*this, [](double x) { return 1 / std::sqrt(x); }); }
-HostArray HostArray::sin() const { return map1(*this, [](double x) { return std::sin(x); }); }
-HostArray HostArray::cos() const { return map1(*this, [](double x) { return std::cos(x); }); }
-HostArray HostArray::tanh() const { return map1(*this, [](double x) { return std::tanh(x); }); }
-HostArray HostArray::sigmoid() const { return map1(*this, [](double x) { return 1 / (1 + std::exp(-x)); }); }
-HostArray HostArray::relu() const { return map1(*this, [](double x) { return x > 0 ? x : 0.0; }); }
-HostArray HostArray::gelu() const {
-  return map1(*this, [](double x) { return 0.5 * x * (1 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))); });
-}
+#define SURFGRAD_UNARY(name) \
+  HostArray HostArray::name() const { return map1(*this, unary_spec(UnaryOp::name).host); }
+#include "surfgrad/unary_ops.inc"
+#undef SURFGRAD_UNARY
 HostArray HostArray::pow(double p) const {
   HostArray out = *this;
   for (double& v : out.values()) v = std::pow(v, p);

@@ -2,6 +2,7 @@
 #include <cmath>
 
 #include "internal.hpp"
+#include "tensor/unary_ops.hpp"
 
 namespace surfgrad {
 
@@ -30,14 +31,6 @@ Tensor Tensor::cast(DType dtype) const {
 
 namespace {
 
-enum class Kind { Float, Signed, Any };
-
-struct UnaryOp {
-  const char* name;
-  Kind kind;
-  const char* expr;  // in terms of x (type T) and T
-};
-
 const char* kPowHelper = R"(
 // x^p for any sign of x: negative bases allowed for integer exponents, as in C's pow.
 fn pow_any(x: f32, p: f32) -> f32 {
@@ -49,50 +42,35 @@ fn pow_any(x: f32, p: f32) -> f32 {
 }
 )";
 
-Tensor unary(const Tensor& x, const UnaryOp& op, const std::vector<uint32_t>& params = {}) {
-  if (op.kind == Kind::Float && !is_float(x.dtype()))
-    throw Error(ErrorKind::DType, std::string(op.name) + " needs a floating dtype (f32 or f16), got " + x.describe() +
+}  // namespace
+
+Tensor launch_unary(const Tensor& x, const char* name, bool float_only, const std::string& expr,
+                    const std::string& helpers, const std::vector<uint32_t>& params) {
+  if (float_only && !is_float(x.dtype()))
+    throw Error(ErrorKind::DType, std::string(name) + " needs a floating dtype (f32 or f16), got " + x.describe() +
                                       "; cast first: x.cast(DType::f32)");
-  if (op.kind == Kind::Signed && x.dtype() == DType::u32)
-    throw Error(ErrorKind::DType, std::string(op.name) + " is not defined for u32 (" + x.describe() + ")");
+  if (!float_only && x.dtype() == DType::u32)
+    throw Error(ErrorKind::DType, std::string(name) + " is not defined for u32 (" + x.describe() + ")");
   Tensor out = Tensor::empty(x.context(), x.shape(), x.dtype());
-  launch_values(x.context(), op.name, x.shape(), {map_operand(out, x.shape()), map_operand(x, x.shape())}, {"x"},
-                kernels::fill_template(op.expr, {{"T", wgsl_type(x.dtype())}}), op.name == std::string("pow") ? kPowHelper : "",
-                params);
+  launch_values(x.context(), name, x.shape(), {map_operand(out, x.shape()), map_operand(x, x.shape())}, {"x"},
+                kernels::fill_template(expr, {{"T", wgsl_type(x.dtype())}}), helpers, params);
   return out;
 }
 
-}  // namespace
+#define SURFGRAD_UNARY(name) \
+  Tensor Tensor::name() const { return apply_unary(*this, UnaryOp::name); }
+#include "surfgrad/unary_ops.inc"
+#undef SURFGRAD_UNARY
 
-Tensor Tensor::neg() const { return unary(*this, {"neg", Kind::Signed, "-x"}); }
-Tensor Tensor::abs() const {
-  return dtype_ == DType::u32 ? clone() : unary(*this, {"abs", Kind::Signed, "abs(x)"});
-}
-Tensor Tensor::exp() const { return unary(*this, {"exp", Kind::Float, "exp(x)"}); }
-Tensor Tensor::log() const { return unary(*this, {"log", Kind::Float, "log(x)"}); }
-Tensor Tensor::sqrt() const { return unary(*this, {"sqrt", Kind::Float, "sqrt(x)"}); }
-Tensor Tensor::rsqrt() const { return unary(*this, {"rsqrt", Kind::Float, "inverseSqrt(x)"}); }
-Tensor Tensor::sin() const { return unary(*this, {"sin", Kind::Float, "sin(x)"}); }
-Tensor Tensor::cos() const { return unary(*this, {"cos", Kind::Float, "cos(x)"}); }
-// tanh is clamped first: some implementations compute it as a ratio of exponentials that
-// overflows to inf/inf for large |x|; at |x| = 15 tanh is already 1 in f32.
-Tensor Tensor::tanh() const { return unary(*this, {"tanh", Kind::Float, "tanh(clamp(f32(x), -15.0, 15.0))"}); }
-Tensor Tensor::sigmoid() const { return unary(*this, {"sigmoid", Kind::Float, "1.0 / (1.0 + exp(-f32(x)))"}); }
-Tensor Tensor::relu() const {
-  return dtype_ == DType::u32 ? clone() : unary(*this, {"relu", Kind::Signed, "max(x, {{T}}(0))"});
-}
-Tensor Tensor::gelu() const {
-  return unary(*this, {"gelu", Kind::Float,
-                       "0.5 * f32(x) * (1.0 + tanh(clamp(0.7978845608028654 * (f32(x) + 0.044715 * f32(x) * f32(x) * "
-                       "f32(x)), -15.0, 15.0)))"});
-}
 Tensor Tensor::pow(double exponent) const {
-  return unary(*this, {"pow", Kind::Float, "pow_any(f32(x), param_f32(0u))"}, {f32_bits(float(exponent))});
+  return launch_unary(*this, "pow", true, "pow_any(f32(x), param_f32(0u))", kPowHelper, {f32_bits(float(exponent))});
 }
 
 // ---------------------------------------------------------------- binary
 
 namespace {
+
+enum class Kind { Float, Any };
 
 struct BinaryOp {
   const char* name;

@@ -68,6 +68,11 @@ void launch_values(const gpu::ContextPtr& ctx, const std::string& name, const Sh
                    std::vector<MapOperand> operands, const std::vector<std::string>& names, const std::string& expr,
                    const std::string& helpers = "", const std::vector<uint32_t>& params = {});
 
+// out = expr(x) elementwise (expr in terms of x and its type {{T}}), checked for the dtypes the op
+// takes: floating only, or also i32 (u32 is refused).
+Tensor launch_unary(const Tensor& x, const char* name, bool float_only, const std::string& expr,
+                    const std::string& helpers = "", const std::vector<uint32_t>& params = {});
+
 // Copies `src` (any strides) into `dst` (any strides, same shape); both may be views.
 void copy_into(const Tensor& src, const Tensor& dst);
 
