@@ -4,7 +4,8 @@
 #     prefix elsewhere (the install must be relocatable);
 #  2. configures tests/consumer against it with only -DCMAKE_PREFIX_PATH (find_package), builds
 #     it and runs it (a context, a matmul, a backward pass, checked: prints OK);
-#  3. checks that webgpu.h is not reachable: not installed, and a consumer source that includes
+#  3. checks that the installed library has neither the demos nor the matmul ladder, and that
+#     webgpu.h is not reachable: not installed, and a consumer source that includes
 #     <webgpu/webgpu.h> fails to compile for that reason;
 #  4. with --subdir, also builds the same consumer with surfgrad as add_subdirectory (this
 #     compiles libsurfgrad once more: minutes on two cores, hence not by default).
@@ -37,6 +38,10 @@ mv "$work/install" "$work/prefix"  # nothing may point back at the install locat
 prefix=$work/prefix
 log "installed and moved to $prefix: $(cd "$prefix" && find . -type f | wc -l) files"
 
+# The demos and the matmul ladder belong to the CLI and the tests, not to the installed library.
+if nm -C "$prefix/lib/libsurfgrad.a" | grep -E ' T surfgrad::(matmul_variants\(|demos::)'; then
+  log "FAIL: libsurfgrad.a carries the demos or the matmul ladder"; exit 1
+fi
 if find "$prefix" -name 'webgpu.h' -o -name 'wgpu.h' | grep -q .; then
   log "FAIL: the install contains webgpu.h / wgpu.h"; exit 1
 fi
@@ -46,9 +51,9 @@ cmake -S tests/consumer -B "$work/consumer" "${generator[@]}" -DCMAKE_BUILD_TYPE
   -DCMAKE_PREFIX_PATH="$prefix" >"$work/configure.log" 2>&1 || { cat "$work/configure.log"; exit 1; }
 cmake --build "$work/consumer" --target consumer >"$work/build.log" 2>&1 || { cat "$work/build.log"; exit 1; }
 log "WebGPU library at run time: $(ldd "$work/consumer/consumer" | awk '/libwgpu_native/ {print $3}')"
-out=$("$work/consumer/consumer") || { echo "$out"; log "FAIL: the consumer's checks failed"; exit 1; }
+out=$("$work/consumer/consumer" 2>&1) || { echo "$out"; log "FAIL: the consumer's checks failed"; exit 1; }
 echo "$out"
-case $out in OK*) ;; *) log "FAIL: the consumer did not print OK"; exit 1 ;; esac
+grep -q '^OK' <<<"$out" || { log "FAIL: the consumer did not print OK"; exit 1; }
 
 # webgpu.h is private to surfgrad: including it from a consumer must fail, and for that reason.
 if cmake --build "$work/consumer" --target consumer_includes_webgpu >"$work/webgpu.log" 2>&1; then
@@ -68,8 +73,9 @@ if [ $subdir = 1 ]; then
   fi
   cmake --build "$work/subdir" --target consumer -j "$(nproc)" >"$work/build-subdir.log" 2>&1 ||
     { cat "$work/build-subdir.log"; exit 1; }
-  out=$("$work/subdir/consumer") || { echo "$out"; log "FAIL: the add_subdirectory consumer's checks failed"; exit 1; }
-  case $out in OK*) log "add_subdirectory: $out" ;; *) log "FAIL: add_subdirectory consumer: $out"; exit 1 ;; esac
+  out=$("$work/subdir/consumer" 2>&1) || { echo "$out"; log "FAIL: the add_subdirectory consumer's checks failed"; exit 1; }
+  echo "$out"
+  grep -q '^OK' <<<"$out" || { log "FAIL: the add_subdirectory consumer did not print OK"; exit 1; }
   if cmake --build "$work/subdir" --target consumer_includes_webgpu >"$work/webgpu-subdir.log" 2>&1; then
     log "FAIL: add_subdirectory: a consumer compiled #include <webgpu/webgpu.h>"; exit 1
   fi
