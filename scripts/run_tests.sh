@@ -3,6 +3,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh
+# The installed CMake package, as an outside project uses it (tests/consumer/).
+bash scripts/test_consumer.sh
 cd build
 # The suite on the default adapter (Vulkan: lavapipe when there is no GPU), one process per test.
 ctest --output-on-failure -j "$(nproc)" --timeout 900
