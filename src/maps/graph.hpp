@@ -1,10 +1,11 @@
-// The kNN graph's incoming edges, shared by t-SNE, UMAP and neighbour descent: kernels gather them per
+// The kNN graph a map runs on, and its incoming edges, shared by t-SNE, UMAP and neighbour descent: kernels gather them per
 // point (in a fixed order, so results do not depend on thread timing).
 #pragma once
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "kernels/launch.hpp"
 #include "surfgrad/maps.hpp"
 
 namespace surfgrad {
@@ -25,10 +26,21 @@ inline std::vector<int32_t> incoming_edges(const std::vector<int32_t>& neighbour
 }
 
 // Neighbours handed to t-SNE or UMAP must be the [N, k] lists the method would compute.
-inline void check_given_neighbours(const KnnResult& nn, int64_t n, int k, const std::string& op, const std::string& what_k) {
-  if (nn.indices.rank() != 2 || nn.indices.shape(0) != n || nn.indices.shape(1) != k)
-    throw Error(ErrorKind::Shape, op + ": given neighbours " + nn.indices.describe() + " are not [" + std::to_string(n) +
-                                      ", " + std::to_string(k) + "] (N points, " + what_k + ")");
+// The kNN graph a map runs on: `given` (checked to be i32 indices and f32 distances [N, k], and
+// copied dense where it is a view, e.g. a slice of a larger result: the kernels read plain rows),
+// else computed.
+inline KnnResult graph_for(const Tensor& x, int k, uint64_t seed, const KnnResult* given, const std::string& op,
+                           const std::string& what_k) {
+  if (!given) return nearest_neighbours(x, k, seed);
+  int64_t n = x.shape(0);
+  for (const Tensor* t : {&given->indices, &given->distances})
+    if (t->rank() != 2 || t->shape(0) != n || t->shape(1) != k)
+      throw Error(ErrorKind::Shape, op + ": given neighbours " + t->describe() + " are not [" + std::to_string(n) + ", " +
+                                        std::to_string(k) + "] (N points, " + what_k + ")");
+  if (given->indices.dtype() != DType::i32 || given->distances.dtype() != DType::f32)
+    throw Error(ErrorKind::DType, op + ": given neighbours must be i32 indices and f32 distances, got " +
+                                      given->indices.describe() + " and " + given->distances.describe());
+  return {kernels::dense(given->indices), kernels::dense(given->distances)};
 }
 
 }  // namespace surfgrad

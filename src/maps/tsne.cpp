@@ -30,10 +30,7 @@ Tensor tsne(const Tensor& x, const TsneOptions& opt, const MapProgress& progress
   int64_t n = x.shape(0);
   int k = tsne_neighbours(opt.perplexity, n);
   auto ctx = x.context();
-  // Given neighbours may be views (a slice of a larger result): the kernels read dense rows.
-  KnnResult nn = neighbours ? KnnResult{kernels::dense(neighbours->indices), kernels::dense(neighbours->distances)}
-                            : nearest_neighbours(x, k, opt.seed);
-  check_given_neighbours(nn, n, k, "tsne", "⌊3·perplexity⌋");
+  KnnResult nn = graph_for(x, k, opt.seed, neighbours, "tsne", "⌊3·perplexity⌋");
 
   // p_{j|i} per kNN edge, then edge weights p_{j|i} / 2N of the symmetrised P.
   Tensor pcond = Tensor::empty(ctx, {n, k});

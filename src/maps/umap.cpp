@@ -55,10 +55,7 @@ Tensor umap(const Tensor& x, const UmapOptions& opt, const MapProgress& progress
                                       " points (got " + std::to_string(n) + ")");
   if (!(opt.min_dist >= 0)) throw Error(ErrorKind::Value, "umap: min_dist must be ≥ 0");
   auto ctx = x.context();
-  // Given neighbours may be views (a slice of a larger result): the kernels read dense rows.
-  KnnResult nn = neighbours ? KnnResult{kernels::dense(neighbours->indices), kernels::dense(neighbours->distances)}
-                            : nearest_neighbours(x, k, opt.seed);
-  check_given_neighbours(nn, n, k, "umap", "n_neighbors");
+  KnnResult nn = graph_for(x, k, opt.seed, neighbours, "umap", "n_neighbors");
   Tensor w = Tensor::empty(ctx, {n, k});
   kernels::Program::file(ctx, "umap_membership.wgsl", {{"K", std::to_string(k)}})
       .launch({w, nn.distances}, {n}, kernels::groups_for(*ctx, uint64_t(n), 64));
