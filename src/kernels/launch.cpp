@@ -100,8 +100,15 @@ Param::Param(float v) {
 }
 
 Params::Params(std::initializer_list<Param> words) {
-  words_.reserve(words.size());
-  for (const Param& p : words) words_.push_back(p.word);
+  for (const Param& p : words) add(p);
+}
+
+Params& Params::add(Param p) {
+  if (viewed_ || count_ == kInlineWords)
+    throw Error(ErrorKind::Value, "kernel parameters: more than " + std::to_string(kInlineWords) +
+                                      " words inline (pass a vector)");
+  inline_[count_++] = p.word;
+  return *this;
 }
 
 gpu::Workgroups groups_for(const gpu::Context& ctx, uint64_t items, uint64_t per_group) {
@@ -119,19 +126,17 @@ Program Program::file(const gpu::ContextPtr& ctx, std::string_view file, const V
 
 Program Program::generated(const gpu::ContextPtr& ctx, const std::string& key,
                            const std::function<std::string()>& make, const CompileOptions& options) {
-  std::string full = "gen|" + key + (options.f16 ? "|f16" : "") + (options.subgroups ? "|sg" : "") + "|" + options.entry;
-  return Program(ctx, ctx->kernel(full, [&] { return with_common(*ctx, make(), {}, options); }, options.entry,
+  return Program(ctx, ctx->kernel(key, [&] { return with_common(*ctx, make(), {}, options); }, options.entry,
                                   options.validated));
 }
 
-void Program::resolve(const Arg* args, size_t count, std::vector<const gpu::Buffer*>& buffers) const {
+void Program::resolve(std::span<const Arg> args, std::array<const gpu::Buffer*, kMaxBindings>& buffers) const {
   const auto& declared = kernel_.storage_bindings();
   const std::string& entry = kernel_.entry();
-  if (count != declared.size())
-    throw Error(ErrorKind::Value, "launch of kernel '" + entry + "': " + std::to_string(count) +
+  if (args.size() != declared.size() || args.size() > kMaxBindings)
+    throw Error(ErrorKind::Value, "launch of kernel '" + entry + "': " + std::to_string(args.size()) +
                                       " tensors given for " + std::to_string(declared.size()) + " storage bindings");
-  buffers.resize(count);
-  for (size_t i = 0; i < count; ++i) {
+  for (size_t i = 0; i < args.size(); ++i) {
     const Arg& a = args[i];
     const gpu::KernelBinding& b = declared[i];
     if (!a.tensor) {
@@ -157,16 +162,18 @@ void Program::resolve(const Arg* args, size_t count, std::vector<const gpu::Buff
   }
 }
 
-void Program::launch(std::initializer_list<Arg> args, const Params& params, gpu::Workgroups groups) const {
-  std::vector<const gpu::Buffer*> buffers;
-  resolve(args.begin(), args.size(), buffers);
-  ctx_->dispatch(kernel_, std::span<const gpu::Buffer* const>(buffers), params.words(), groups);
+void Program::dispatch(std::span<const Arg> args, const Params& params, gpu::Workgroups groups) const {
+  std::array<const gpu::Buffer*, kMaxBindings> buffers;
+  resolve(args, buffers);
+  ctx_->dispatch(kernel_, std::span<const gpu::Buffer* const>(buffers.data(), args.size()), params.words(), groups);
 }
 
-void Program::launch(const std::vector<Arg>& args, const Params& params, gpu::Workgroups groups) const {
-  std::vector<const gpu::Buffer*> buffers;
-  resolve(args.data(), args.size(), buffers);
-  ctx_->dispatch(kernel_, std::span<const gpu::Buffer* const>(buffers), params.words(), groups);
+void Program::launch(std::initializer_list<Arg> args, const Params& params, gpu::Workgroups groups) const {
+  dispatch(std::span<const Arg>(args.begin(), args.size()), params, groups);
+}
+
+void Program::launch(std::span<const Arg> args, const Params& params, gpu::Workgroups groups) const {
+  dispatch(args, params, groups);
 }
 
 void Program::launch_indirect(std::initializer_list<Arg> args, const Params& params, const Tensor& counts,
@@ -174,9 +181,9 @@ void Program::launch_indirect(std::initializer_list<Arg> args, const Params& par
   if (counts.dtype() != DType::u32 || counts.offset() != 0 || uint64_t(counts.numel()) < word + 3)
     throw Error(ErrorKind::Value, "indirect launch of kernel '" + kernel_.entry() + "': the counts must be three u32 at word " +
                                       std::to_string(word) + " of a dense u32 tensor, got " + counts.describe());
-  std::vector<const gpu::Buffer*> buffers;
-  resolve(args.begin(), args.size(), buffers);
-  ctx_->dispatch_indirect(kernel_, std::span<const gpu::Buffer* const>(buffers), params.words(),
+  std::array<const gpu::Buffer*, kMaxBindings> buffers;
+  resolve(std::span<const Arg>(args.begin(), args.size()), buffers);
+  ctx_->dispatch_indirect(kernel_, std::span<const gpu::Buffer* const>(buffers.data(), args.size()), params.words(),
                           *TensorAccess::buffer(counts), word * 4);
 }
 

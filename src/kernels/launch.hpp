@@ -12,10 +12,12 @@
 // caller hands to the kernel itself in the parameter block. The parameter block is words
 // (u32, i32 and f32 bit patterns); sizes are checked to fit 32 bits.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
 #include <map>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -81,19 +83,22 @@ struct Param {
   Param(double v) : Param(float(v)) {}
   Param(bool v) : word(v ? 1u : 0u) {}
 };
+// The parameter block: words written inline (up to kInlineWords; no allocation on the hot path),
+// or a view of a caller's vector, which must outlive the launch (a temporary does).
 class Params {
  public:
+  static constexpr size_t kInlineWords = 64;
   Params() = default;
   Params(std::initializer_list<Param> words);
-  Params(std::vector<uint32_t> words) : words_(std::move(words)) {}
-  Params& add(Param p) {
-    words_.push_back(p.word);
-    return *this;
-  }
-  const std::vector<uint32_t>& words() const { return words_; }
+  Params(const std::vector<uint32_t>& words) : view_(words), viewed_(true) {}
+  Params& add(Param p);
+  std::span<const uint32_t> words() const { return viewed_ ? view_ : std::span<const uint32_t>(inline_.data(), count_); }
 
  private:
-  std::vector<uint32_t> words_;
+  std::array<uint32_t, kInlineWords> inline_;
+  size_t count_ = 0;
+  std::span<const uint32_t> view_;
+  bool viewed_ = false;
 };
 
 // Enough workgroups of `per_group` threads (or items) for `items`, over x/y/z where one axis is
@@ -108,13 +113,14 @@ class Program {
   static Program file(const gpu::ContextPtr& ctx, std::string_view file, const Values& values = {},
                       const CompileOptions& options = {});
   // A generated kernel: `make` returns its WGSL body (bindings, functions, entry point; `//
-  // #include` lines allowed); the seam adds what file() adds. `key` identifies the body: the hot
-  // path looks up the key instead of building the source.
+  // #include` lines allowed); the seam adds what file() adds. `key` identifies the body and the
+  // options (the dtypes it was generated for, say): the hot path looks up the key instead of
+  // building the source.
   static Program generated(const gpu::ContextPtr& ctx, const std::string& key, const std::function<std::string()>& make,
                            const CompileOptions& options = {});
 
   void launch(std::initializer_list<Arg> args, const Params& params, gpu::Workgroups groups) const;
-  void launch(const std::vector<Arg>& args, const Params& params, gpu::Workgroups groups) const;
+  void launch(std::span<const Arg> args, const Params& params, gpu::Workgroups groups) const;
   // The workgroup counts (three u32) read on the GPU from `counts` (a u32 tensor) at word
   // `word`: an earlier kernel decides how much work there is, without a readback.
   void launch_indirect(std::initializer_list<Arg> args, const Params& params, const Tensor& counts,
@@ -125,8 +131,10 @@ class Program {
 
  private:
   Program(gpu::ContextPtr ctx, gpu::Kernel kernel) : ctx_(std::move(ctx)), kernel_(std::move(kernel)) {}
-  // Checks `args` against the declared bindings; fills `buffers` (size = args).
-  void resolve(const Arg* args, size_t count, std::vector<const gpu::Buffer*>& buffers) const;
+  static constexpr size_t kMaxBindings = 16;
+  // Checks `args` against the declared bindings and fills `buffers` with theirs.
+  void resolve(std::span<const Arg> args, std::array<const gpu::Buffer*, kMaxBindings>& buffers) const;
+  void dispatch(std::span<const Arg> args, const Params& params, gpu::Workgroups groups) const;
   gpu::ContextPtr ctx_;
   gpu::Kernel kernel_;
 };

@@ -30,7 +30,7 @@ Tensor gather(const Tensor& x, int axis, const Tensor& index) {
   auto ctx = x.context();
   const Shape& shape = index.shape();
   Tensor out = Tensor::empty(ctx, shape, x.dtype());
-  MapOperand xs = {x, x.strides(), x.dtype()};
+  MapOperand xs = {&x, x.strides(), x.dtype()};
   xs.strides[a] = 0;  // the axis coordinate comes from the index
   std::string zero = std::string(wgsl_type(x.dtype())) + "(0)";
   launch_map(ctx, "gather", shape, {map_operand(out, shape), xs, map_operand(index, shape)},
@@ -76,7 +76,7 @@ Tensor scatter_add(const Tensor& x, int axis, const Tensor& index, const Tensor&
   auto ctx = x.context();
   Tensor out = x.clone();
   const Shape& shape = index.shape();
-  MapOperand dst = {out, out.strides(), out.dtype(), true};
+  MapOperand dst = {&out, out.strides(), out.dtype(), true};
   dst.strides[a] = 0;
   std::string add;
   if (x.dtype() == DType::f32) {

@@ -43,7 +43,7 @@ NpyHost decode_npy_host(std::istream& in, const std::string& path);
 
 // One operand of a strided map: a tensor viewed with the map's shape through `strides`.
 struct MapOperand {
-  Tensor tensor;
+  const Tensor* tensor;  // the caller's, alive for the launch
   Shape strides;
   DType dtype;          // as the kernel declares it (a f32 target of atomics is bound as u32 bits)
   bool atomic = false;  // bound read_write as array<atomic<u32|i32>> (scatter_add's target)

@@ -1,5 +1,7 @@
 // Launching map kernels: axis merging, binding declarations, and the choice between the
 // strided kernel (map.wgsl) and the one-axis kernels (map_flat.wgsl, map_values.wgsl).
+#include <array>
+
 #include "internal.hpp"
 
 namespace surfgrad {
@@ -47,7 +49,7 @@ std::vector<uint32_t> map_meta(int64_t n, const Shape& shape, const std::vector<
   std::vector<uint32_t> meta(2 + nops + 8 + nops * 8, 0);
   meta[0] = kernels::Param(n).word;
   meta[1] = uint32_t(shape.size());
-  for (uint32_t k = 0; k < nops; ++k) meta[2 + k] = kernels::Param(ops[k].tensor.offset()).word;
+  for (uint32_t k = 0; k < nops; ++k) meta[2 + k] = kernels::Param(ops[k].tensor->offset()).word;
   for (size_t d = 0; d < shape.size(); ++d) meta[2 + nops + d] = kernels::Param(shape[d]).word;
   for (uint32_t k = 0; k < nops; ++k)
     for (size_t d = 0; d < shape.size(); ++d) meta[2 + nops + 8 + k * 8 + d] = kernels::Param(ops[k].strides[d]).word;
@@ -57,20 +59,23 @@ std::vector<uint32_t> map_meta(int64_t n, const Shape& shape, const std::vector<
 
 void dispatch_map(const kernels::Program& kernel, const std::vector<MapOperand>& ops,
                   const std::vector<const gpu::Buffer*>& extra, const std::vector<uint32_t>& meta, uint64_t workgroups) {
-  std::vector<kernels::Arg> args;
-  args.reserve(ops.size() + extra.size());
+  if (ops.size() + extra.size() > 8) throw Error(ErrorKind::Value, "launch_map: too many bindings");
+  std::array<kernels::Arg, 8> args = {kernels::Arg(*ops[0].tensor), kernels::Arg(*ops[0].tensor), kernels::Arg(*ops[0].tensor),
+                                      kernels::Arg(*ops[0].tensor), kernels::Arg(*ops[0].tensor), kernels::Arg(*ops[0].tensor),
+                                      kernels::Arg(*ops[0].tensor), kernels::Arg(*ops[0].tensor)};
+  size_t n = 0;
   for (const auto& op : ops) {
-    kernels::Arg a = kernels::view(op.tensor);  // offsets and strides travel in the parameters
-    a.any_dtype = op.dtype != op.tensor.dtype();
-    args.push_back(a);
+    kernels::Arg a = kernels::view(*op.tensor);  // offsets and strides travel in the parameters
+    a.any_dtype = op.dtype != op.tensor->dtype();
+    args[n++] = a;
   }
-  for (const auto* e : extra) args.emplace_back(*e);
-  kernel.launch(args, meta, kernel.context()->grid_for(workgroups));
+  for (const auto* e : extra) args[n++] = kernels::Arg(*e);
+  kernel.launch(std::span<const kernels::Arg>(args.data(), n), meta, kernel.context()->grid_for(workgroups));
 }
 
 }  // namespace
 
-MapOperand map_operand(const Tensor& t, const Shape& shape) { return {t, broadcast_strides(t, shape), t.dtype()}; }
+MapOperand map_operand(const Tensor& t, const Shape& shape) { return {&t, broadcast_strides(t, shape), t.dtype()}; }
 
 void launch_map(const gpu::ContextPtr& ctx, const std::string& name, const Shape& shape_in,
                 std::vector<MapOperand> ops, const std::string& body, const std::string& helpers,
