@@ -107,6 +107,10 @@ TEST(CsvHostile, StrictNumbers) {
   // What is accepted: blanks around fields, CRLF, '+', exponents, underflow to 0, a header.
   std::string ok = write_bytes("ok.csv", "x , y\r\n +1.5 , -2e-3\r\n\r\n1e-400,  7 \r\n");
   EXPECT_EQ(load_points(ctx(), ok).to_vector<float>(), (std::vector<float>{1.5f, -2e-3f, 0, 7}));
+  std::string bom = write_bytes("bom.csv",
+                                "\xEF\xBB\xBF"
+                                "1,2\n");
+  EXPECT_EQ(load_points(ctx(), bom).to_vector<float>(), (std::vector<float>{1, 2}));
   std::string header_only = write_bytes("header_only.csv", "x,y\n");
   expect_error(ErrorKind::IO, header_only, "no points", [&] { load_points(ctx(), header_only); });
 }

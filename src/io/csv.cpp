@@ -43,6 +43,7 @@ Parsed parse_number(std::string_view field, double& value) {
 
 CsvTable decode_csv(std::string_view text, const std::string& name) {
   CsvTable out;
+  if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);  // the UTF-8 mark spreadsheets write
   std::vector<double> row;
   size_t line_start = 0;
   int64_t line_no = 0;

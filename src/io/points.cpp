@@ -143,23 +143,28 @@ Tensor load_points(const gpu::ContextPtr& ctx, const std::string& path) {
   return load_point_blocks(ctx, path).single();
 }
 
+std::vector<int32_t> labels_from_values(const std::vector<double>& values, const std::string& file) {
+  std::vector<int32_t> labels(values.size());
+  for (size_t i = 0; i < values.size(); ++i) {
+    double x = values[i];
+    if (!(x >= 0 && x <= double(std::numeric_limits<int32_t>::max()) && x == std::floor(x))) {
+      char shown[64];
+      std::snprintf(shown, sizeof shown, "%.17g", x);
+      throw Error(ErrorKind::Value, "'" + file + "': label " + std::to_string(i) + " is " + shown +
+                                        "; labels must be integers from 0 to 2147483647 (class numbers)");
+    }
+    labels[i] = int32_t(x);
+  }
+  return labels;
+}
+
 Tensor load_labels(const gpu::ContextPtr& ctx, const std::string& path, int64_t n) {
   int64_t rows = 0;
   std::vector<double> v = read_values(path, rows);
   if (int64_t(v.size()) != n)
     throw Error(ErrorKind::Shape, "'" + path + "': " + std::to_string(v.size()) + " labels for " + std::to_string(n) +
                                       " points; give one label per point, in the points' order");
-  std::vector<int32_t> labels(v.size());
-  for (size_t i = 0; i < v.size(); ++i) {
-    double x = v[i];
-    if (!(x >= 0 && x <= double(std::numeric_limits<int32_t>::max()) && x == std::floor(x))) {
-      char shown[64];
-      std::snprintf(shown, sizeof shown, "%.17g", x);
-      throw Error(ErrorKind::Value, "'" + path + "': label " + std::to_string(i) + " is " + shown +
-                                        "; labels must be integers from 0 to 2147483647 (class numbers)");
-    }
-    labels[i] = int32_t(x);
-  }
+  std::vector<int32_t> labels = labels_from_values(v, path);
   return Tensor::from_vector(ctx, labels, {n});
 }
 

@@ -9,7 +9,9 @@
 namespace {
 class UnseekableBuf : public std::streambuf {
  public:
-  UnseekableBuf(const char* data, size_t size) { setg(const_cast<char*>(data), const_cast<char*>(data), const_cast<char*>(data) + size); }
+  UnseekableBuf(const char* data, size_t size) {
+    setg(const_cast<char*>(data), const_cast<char*>(data), const_cast<char*>(data) + size);
+  }
 };
 
 size_t element_size(surfgrad::DType d) { return d == surfgrad::DType::f16 ? 2 : 4; }
