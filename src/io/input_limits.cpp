@@ -23,15 +23,6 @@ Error file_error(const std::string& file, const std::string& what) {
   return Error(ErrorKind::IO, "'" + file + "': " + what);
 }
 
-uint64_t checked_mul(uint64_t a, uint64_t b, const std::string& file, const std::string& what) {
-  uint64_t out = 0;
-  if (__builtin_mul_overflow(a, b, &out) || out > kMax63)
-    throw Error(ErrorKind::LimitExceeded, "'" + file + "': " + what + " overflows a 64-bit size (" + std::to_string(a) +
-                                              " × " + std::to_string(b) +
-                                              "); the file is corrupt or not meant for surfgrad");
-  return out;
-}
-
 std::string dims_text(const std::vector<int64_t>& dims) {
   std::string s = "[";
   for (size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);

@@ -15,9 +15,6 @@ namespace surfgrad::io {
 // "'path': what" as an IO error (malformed or unreadable file).
 Error file_error(const std::string& file, const std::string& what);
 
-// a * b, throwing LimitExceeded (naming the file and `what`) when it does not fit 63 bits.
-uint64_t checked_mul(uint64_t a, uint64_t b, const std::string& file, const std::string& what);
-
 // "[2, 3]": a shape as declared by a file (dimensions may be any 64-bit value).
 std::string dims_text(const std::vector<int64_t>& dims);
 

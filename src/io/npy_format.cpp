@@ -2,6 +2,7 @@
 // literal it is (no regex: a hostile 1 MiB header must not recurse), every dimension is checked
 // for sign and overflow, and the declared data size is compared with what the stream holds and
 // with the host's memory before anything is allocated.
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstring>
@@ -249,7 +250,8 @@ NpyArray decode_npy_host(std::istream& in, const std::string& name) {
                          "' is not supported; surfgrad reads <f4, <f2, <f8 (as f32), <i4, <u4, <i8/<u8 (range-checked "
                          "into 32 bits), |u1, |i1 and |b1 (convert with numpy's astype, e.g. astype('<f4'))");
   std::string what = "shape " + dims_text(h.shape) + " of " + h.descr;
-  int64_t n = checked_numel(h.shape, type->size, name);
+  // Bounded for the converted copy (4 bytes an element) too, so the sums below cannot wrap.
+  int64_t n = checked_numel(h.shape, std::max<uint32_t>(type->size, 4), name);
   uint64_t bytes = uint64_t(n) * type->size;
   if (std::optional<uint64_t> left = remaining_bytes(in); left && *left < bytes)
     throw file_error(name, "truncated data: " + what + " needs " + std::to_string(bytes) + " bytes, the file holds " +
