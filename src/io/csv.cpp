@@ -89,8 +89,8 @@ CsvTable decode_csv(std::string_view text, const std::string& name) {
       if (p == Parsed::NotFinite)
         throw Error(ErrorKind::Value, where(column) + shown(field) + " is not a finite number: point " +
                                           std::to_string(out.rows) +
-                                          " has a NaN or infinite value; surfgrad maps "
-                                          "finite numbers only (drop or impute that point)");
+                                          " has a NaN or infinite value; surfgrad maps finite numbers only (drop or "
+                                          "impute that point)");
       if (p == Parsed::NotNumber)
         throw Error(ErrorKind::IO, where(column) + "non-number " + shown(field) + " (line " + std::to_string(line_no) +
                                        ", column " + std::to_string(column + 1) +
@@ -101,8 +101,7 @@ CsvTable decode_csv(std::string_view text, const std::string& name) {
     if (out.rows > 0 && int64_t(row.size()) != out.cols)
       throw Error(ErrorKind::IO, where(0) + "line " + std::to_string(line_no) + " has " + std::to_string(row.size()) +
                                      " values, earlier lines " + std::to_string(out.cols) +
-                                     "; every row needs the "
-                                     "same number of columns");
+                                     "; every row needs the same number of columns");
     out.cols = int64_t(row.size());
     out.values.insert(out.values.end(), row.begin(), row.end());
     ++out.rows;
