@@ -1,6 +1,10 @@
 // Hostile IDX (plain and gzip) and CSV files, labels out of range, and shapes whose element
 // count or strides overflow: each ends in the documented surfgrad::Error naming the file.
+#include <sys/stat.h>
 #include <zlib.h>
+
+#include <cstdio>
+#include <thread>
 
 #include "io_test_util.hpp"
 #include "surfgrad/io.hpp"
@@ -79,6 +83,21 @@ TEST(IdxHostile, HeaderErrors) {
   // Big-endian elements of every type.
   std::string path = write_bytes("types.idx", idx_header(0x0B, {2}) + std::string("\xff\xfe\x01\x00", 4));
   EXPECT_EQ(read_idx(path).values, (std::vector<double>{-2, 256}));
+}
+
+TEST(IdxHostile, ReadsFromAPipe) {
+  // A FIFO has no size to check in advance: the reader takes what arrives, then checks it.
+  std::string fifo = io_path("pipe.idx");
+  std::remove(fifo.c_str());
+  if (mkfifo(fifo.c_str(), 0600) != 0) GTEST_SKIP() << "no FIFOs here";
+  std::string bytes = idx_header(0x08, {2, 2}) + std::string("\x01\x02\x03", 3);  // one byte short
+  std::thread writer([&] { std::ofstream(fifo, std::ios::binary) << bytes; });
+  expect_error(ErrorKind::IO, fifo, "truncated IDX data", [&] { read_idx(fifo); });
+  writer.join();
+  std::thread writer2([&] { std::ofstream(fifo, std::ios::binary) << bytes + "\x04"; });
+  EXPECT_EQ(read_idx(fifo).values, (std::vector<double>{1, 2, 3, 4}));
+  writer2.join();
+  std::remove(fifo.c_str());
 }
 
 TEST(CsvHostile, StrictNumbers) {

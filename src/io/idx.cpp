@@ -176,8 +176,10 @@ IdxArray io::decode_idx(std::string_view bytes, const std::string& name) {
 }
 
 IdxArray read_idx(const std::string& path) {
-  std::vector<char> bytes = io::read_whole_file(path, "IDX");
-  return io::decode_idx(std::string_view(bytes.data(), bytes.size()), path);
+  return io::host_memory_guard(path, [&] {
+    std::vector<char> bytes = io::read_whole_file(path, "IDX");
+    return io::decode_idx(std::string_view(bytes.data(), bytes.size()), path);
+  });
 }
 
 }  // namespace surfgrad

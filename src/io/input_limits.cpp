@@ -115,8 +115,11 @@ std::vector<char> read_whole_file(const std::string& path, const char* format) {
   std::optional<uint64_t> size = remaining_bytes(in);
   if (size) check_host_budget(path, std::string("a ") + format + " file of " + bytes_text(*size), *size);
   std::vector<char> bytes;
-  read_exactly(in, size ? *size : kMax63, bytes);
+  // A pipe's size is unknown: read at most one byte past the budget, then refuse.
+  uint64_t budget = host_memory_budget();
+  read_exactly(in, size ? *size : budget + 1, bytes);
   if (in.bad()) throw file_error(path, "read failed (" + std::string(std::strerror(errno)) + ")");
+  if (!size && bytes.size() > budget) check_host_budget(path, std::string("a ") + format + " stream", bytes.size());
   return bytes;
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <istream>
+#include <new>
 #include <optional>
 #include <string>
 #include <vector>
@@ -41,6 +42,18 @@ uint64_t read_exactly(std::istream& in, uint64_t bytes, std::vector<char>& out);
 // The whole of a file, after checking its size against the host budget (IO error if it cannot
 // be opened).
 std::vector<char> read_whole_file(const std::string& path, const char* format);
+
+// Runs `read`, turning std::bad_alloc (the host ran out although the budget allowed the size:
+// other programs hold memory) into an OutOfMemory error naming the file.
+template <typename F>
+auto host_memory_guard(const std::string& file, F&& read) -> decltype(read()) {
+  try {
+    return read();
+  } catch (const std::bad_alloc&) {
+    throw Error(ErrorKind::OutOfMemory, "'" + file + "': the host ran out of memory while reading it; free memory " +
+                                            "(close other programs) or split the file");
+  }
+}
 
 // "1.5 GiB", "300 MiB", "12 KiB", "17 bytes".
 std::string bytes_text(uint64_t bytes);

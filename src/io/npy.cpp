@@ -26,7 +26,7 @@ Tensor upload(const gpu::ContextPtr& ctx, const io::NpyArray& a, const std::stri
 }  // namespace
 
 Tensor decode_npy(const gpu::ContextPtr& ctx, std::istream& in, const std::string& name) {
-  return upload(ctx, io::decode_npy_host(in, name), name);
+  return upload(ctx, io::host_memory_guard(name, [&] { return io::decode_npy_host(in, name); }), name);
 }
 
 Tensor load_npy(const gpu::ContextPtr& ctx, const std::string& path) {

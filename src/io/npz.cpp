@@ -20,9 +20,12 @@ void save_npz(const std::string& path, const std::vector<std::pair<std::string, 
 }
 
 std::vector<std::pair<std::string, Tensor>> load_npz(const gpu::ContextPtr& ctx, const std::string& path) {
-  std::vector<char> zip = io::read_whole_file(path, ".npz");
+  auto arrays = io::host_memory_guard(path, [&] {
+    std::vector<char> zip = io::read_whole_file(path, ".npz");
+    return io::decode_npz_host(std::string_view(zip.data(), zip.size()), path);
+  });
   std::vector<std::pair<std::string, Tensor>> out;
-  for (auto& [name, array] : io::decode_npz_host(std::string_view(zip.data(), zip.size()), path)) {
+  for (auto& [name, array] : arrays) {
     try {
       out.emplace_back(name, Tensor::from_host(ctx, array.data.data(), array.shape, array.dtype));
     } catch (const Error& e) {

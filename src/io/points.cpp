@@ -122,7 +122,7 @@ HostPoints read_points(const std::string& path) {
 }  // namespace
 
 PointBlocks load_point_blocks(const gpu::ContextPtr& ctx, const std::string& path, uint64_t max_block_bytes) {
-  HostPoints p = read_points(path);
+  HostPoints p = io::host_memory_guard(path, [&] { return read_points(path); });
   if (max_block_bytes == 0) max_block_bytes = ctx->limits().max_storage_buffer_binding_size / 4;
   int64_t rows = std::max<int64_t>(1, int64_t(max_block_bytes / (uint64_t(p.cols) * 4)));
   PointBlocks out;
@@ -160,7 +160,7 @@ std::vector<int32_t> labels_from_values(const std::vector<double>& values, const
 
 Tensor load_labels(const gpu::ContextPtr& ctx, const std::string& path, int64_t n) {
   int64_t rows = 0;
-  std::vector<double> v = read_values(path, rows);
+  std::vector<double> v = io::host_memory_guard(path, [&] { return read_values(path, rows); });
   if (int64_t(v.size()) != n)
     throw Error(ErrorKind::Shape, "'" + path + "': " + std::to_string(v.size()) + " labels for " + std::to_string(n) +
                                       " points; give one label per point, in the points' order");
