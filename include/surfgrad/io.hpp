@@ -59,8 +59,11 @@ std::vector<std::pair<std::string, Tensor>> load_npz(const gpu::ContextPtr& ctx,
 // Blocks hold at most max_block_bytes (0: a quarter of the adapter's binding limit).
 PointBlocks load_point_blocks(const gpu::ContextPtr& ctx, const std::string& path, uint64_t max_block_bytes = 0);
 Tensor load_points(const gpu::ContextPtr& ctx, const std::string& path);  // load_point_blocks(…).single()
-// Labels (i32 [n]) from the same formats; the count must be n.
+// Labels (i32 [n], integers 0 … 2^31 − 1) from the same formats; the count must be n.
 Tensor load_labels(const gpu::ContextPtr& ctx, const std::string& path, int64_t n);
+// Class labels from values read from `file` (e.g. IdxArray::values): each must be an integer
+// 0 … 2^31 − 1, else a Value error naming the file, the label and its value.
+std::vector<int32_t> labels_from_values(const std::vector<double>& values, const std::string& file);
 // The built-in data set: n points of 10 Gaussian clusters in 768 dimensions, labels 0–9
 // (point i in cluster i mod 10), generated on the GPU in blocks of 32,768 rows: the same
 // points whatever the adapter's limits.

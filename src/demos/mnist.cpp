@@ -57,7 +57,7 @@ MnistResult train_mnist(const gpu::ContextPtr& ctx, const MnistOptions& opt, con
   // Pixels to [0, 1], then standardised with MNIST's usual mean and deviation.
   std::vector<float> pixels(images.values.size());
   for (size_t i = 0; i < pixels.size(); ++i) pixels[i] = float((images.values[i] / 255.0 - 0.1307) / 0.3081);
-  std::vector<int32_t> classes(labels.values.begin(), labels.values.end());
+  std::vector<int32_t> classes = labels_from_values(labels.values, find_file(opt.data_dir, "t10k-labels-idx1-ubyte"));
   Tensor all_x = Tensor::from_vector(ctx, pixels, {n, d});
   Tensor all_y = Tensor::from_vector(ctx, classes, {n});
   Tensor train_x = all_x.slice(0, 0, opt.train), train_y = all_y.slice(0, 0, opt.train);

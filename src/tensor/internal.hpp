@@ -31,16 +31,6 @@ inline uint32_t f32_bits(float f) {
   return u;
 }
 
-// A .npy file's array on the host, converted to the dtype load_npy gives it (f64 → f32, u8 → u32):
-// for callers that upload it in parts (arrays larger than one GPU binding).
-struct NpyHost {
-  Shape shape;
-  DType dtype;
-  std::vector<char> data;
-  bool fortran = false;  // data is in C order of the reversed shape
-};
-NpyHost decode_npy_host(std::istream& in, const std::string& path);
-
 // One operand of a strided map: a tensor viewed with the map's shape through `strides`.
 struct MapOperand {
   const Tensor* tensor;  // the caller's, alive for the launch

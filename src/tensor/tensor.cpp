@@ -27,13 +27,32 @@ std::string shape_str(const Shape& shape) {
   return s + "]";
 }
 
+// Every shape's element count, and its C-order strides, must fit int64: a shape built from a
+// file or from arithmetic on user sizes is checked here rather than wrapping around (signed
+// overflow is undefined behaviour). Zero-size axes count as 1 for the check, since the strides
+// of [0, 2^40, 2^40] overflow although it holds nothing.
+static int64_t checked_extent(const Shape& shape) {
+  int64_t extent = 1;
+  for (int64_t d : shape) {
+    if (d < 0)
+      throw Error(ErrorKind::Shape, "shape " + shape_str(shape) + " has a negative size " + std::to_string(d));
+    if (__builtin_mul_overflow(extent, std::max<int64_t>(d, 1), &extent))
+      throw Error(ErrorKind::LimitExceeded, "shape " + shape_str(shape) +
+                                                " has more elements than a 64-bit count holds; no device can hold it "
+                                                "(check the sizes, e.g. a file's header or a reshape)");
+  }
+  return extent;
+}
+
 int64_t shape_numel(const Shape& shape) {
+  checked_extent(shape);  // before any product that could overflow
   int64_t n = 1;
   for (int64_t d : shape) n *= d;
   return n;
 }
 
 Shape contiguous_strides(const Shape& shape) {
+  checked_extent(shape);
   Shape strides(shape.size());
   int64_t s = 1;
   for (size_t i = shape.size(); i-- > 0;) {

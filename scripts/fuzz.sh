@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Fuzzes the host-side file decoders (.npy, .npz, IDX, CSV) with libFuzzer under ASan + UBSan,
+# built from ONLY the host decoding sources (src/io; no GPU), each target for a bounded time.
+# Seeds are small valid files generated here (tests/fuzz/make_seeds.py); corpora grow in
+# build-fuzz/corpus/<target>. Exits non-zero when any target crashes (its input is kept as
+# build-fuzz/crash-<target>-*; reproduce with build-fuzz/fuzz_<target> FILE).
+#   FUZZ_SECONDS=45 (per target)  FUZZ_TARGETS="npy npz idx csv"  FUZZ_DIR=build-fuzz
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SECONDS_PER_TARGET=${FUZZ_SECONDS:-45}
+TARGETS=${FUZZ_TARGETS:-npy npz idx csv}
+OUT=${FUZZ_DIR:-build-fuzz}
+CXX=${FUZZ_CXX:-clang++-19}
+
+log() { echo "[fuzz] $*" >&2; }
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+# libFuzzer and the sanitizer runtimes come with Debian's clang-19 (bookworm main).
+if ! command -v "$CXX" >/dev/null || ! dpkg -s libfuzzer-19-dev >/dev/null 2>&1; then
+  log "installing clang-19, libfuzzer-19-dev, zlib1g-dev, python3"
+  as_root apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+    clang-19 libfuzzer-19-dev libclang-rt-19-dev zlib1g-dev python3 >/dev/null
+fi
+
+mkdir -p "$OUT/obj"
+flags=(-std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -Iinclude -Isrc)
+# The host decoders only: if one of these ever needs the GPU, the link fails here.
+sources=(src/io/input_limits.cpp src/io/npy_format.cpp src/io/npz_format.cpp src/io/idx.cpp src/io/csv.cpp
+         tests/fuzz/fuzz_support.cpp)
+start=$SECONDS
+objects=()
+for s in "${sources[@]}"; do
+  o="$OUT/obj/$(basename "${s%.cpp}").o"
+  "$CXX" "${flags[@]/-fsanitize=fuzzer,/-fsanitize=fuzzer-no-link,}" -c "$s" -o "$o" &
+  objects+=("$o")
+done
+wait
+for t in $TARGETS; do
+  "$CXX" "${flags[@]}" "tests/fuzz/fuzz_$t.cpp" "${objects[@]}" -lz -o "$OUT/fuzz_$t" &
+done
+wait
+log "built ${TARGETS// /, } in $((SECONDS - start)) s"
+
+python3 tests/fuzz/make_seeds.py "$OUT/seeds"
+failed=()
+for t in $TARGETS; do
+  corpus="$OUT/corpus/$t"
+  mkdir -p "$corpus"
+  dict=()
+  [ -f "tests/fuzz/$t.dict" ] && dict=(-dict="tests/fuzz/$t.dict")
+  t0=$SECONDS
+  # rss_limit: a decoder that allocates past 2 GiB on a (≤ 64 KiB) input is a finding too.
+  if "$OUT/fuzz_$t" "$corpus" "$OUT/seeds/$t" "${dict[@]}" -max_total_time="$SECONDS_PER_TARGET" -max_len=65536 \
+      -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 -artifact_prefix="$OUT/crash-$t-" \
+      >"$OUT/fuzz_$t.log" 2>&1; then
+    status=ok
+  else
+    status=CRASH
+    failed+=("$t")
+    tail -40 "$OUT/fuzz_$t.log" >&2
+  fi
+  runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$OUT/fuzz_$t.log" | grep -o '[0-9]*$' || echo "?")
+  printf '[fuzz] %-4s %-5s %4d s  %8s runs  corpus %5d files\n' "$t" "$status" $((SECONDS - t0)) "$runs" \
+    "$(find "$corpus" -type f | wc -l)"
+done
+if [ ${#failed[@]} -gt 0 ]; then
+  log "FAILED: ${failed[*]} (inputs: $OUT/crash-*; logs: $OUT/fuzz_<target>.log)"
+  exit 1
+fi
+log "all targets clean"
