@@ -65,7 +65,7 @@ Tensor tsne(const Tensor& x, const TsneOptions& opt, const MapProgress& progress
   Tensor attract = Tensor::empty(ctx, {n, 2});
   if (progress) {
     ctx->sync();  // so that a caller timing the phases sees kNN and affinities finished
-    progress(0, opt.iterations);
+    progress(0, opt.iterations, y);
   }
   for (int it = 0; it < opt.iterations; ++it) {
     bool early = it < opt.exaggeration_iterations;
@@ -97,7 +97,7 @@ Tensor tsne(const Tensor& x, const TsneOptions& opt, const MapProgress& progress
                   {y.storage()->buffer.get(), update.storage()->buffer.get(), gains.storage()->buffer.get(),
                    attract.storage()->buffer.get(), rep.storage()->buffer.get(), z.storage()->buffer.get()},
                   umeta, ctx->grid_for(uint64_t((n + 255) / 256)));
-    if (progress && (it % 50 == 49 || it + 1 == opt.iterations)) progress(it + 1, opt.iterations);
+    if (progress && (it % 50 == 49 || it + 1 == opt.iterations)) progress(it + 1, opt.iterations, y);
   }
   return y;
 }

@@ -105,7 +105,7 @@ Tensor umap(const Tensor& x, const UmapOptions& opt, const MapProgress& progress
   });
   if (progress) {
     ctx->sync();
-    progress(0, epochs);
+    progress(0, epochs, y);
   }
   for (int ep = 0; ep < epochs; ++ep) {
     float alpha = float(opt.learning_rate * (1.0 - double(ep) / epochs));
@@ -116,7 +116,7 @@ Tensor umap(const Tensor& x, const UmapOptions& opt, const MapProgress& progress
                    u_t.storage()->buffer.get(), rev_t.storage()->buffer.get()},
                   meta, ctx->grid_for(uint64_t((n + 63) / 64)));
     std::swap(y, y_next);
-    if (progress && (ep % 50 == 49 || ep + 1 == epochs)) progress(ep + 1, epochs);
+    if (progress && (ep % 50 == 49 || ep + 1 == epochs)) progress(ep + 1, epochs, y);
   }
   return y;
 }
