@@ -42,8 +42,12 @@ void ProgressBar::update(const std::string& label, int64_t done, int64_t total) 
   char eta[32] = "";
   if (!last && rate > 0) std::snprintf(eta, sizeof eta, "ETA %.0f s", double(total - done) / rate);
   else if (last) std::snprintf(eta, sizeof eta, "%.1f s", elapsed);
-  std::snprintf(line, sizeof line, "\r  %-12s [%s] %lld/%lld  %.1f/s  %-12s", label.c_str(), bar.c_str(),
-                (long long)done, (long long)total, rate, eta);
+  if (total <= 1)  // a phase reported only at its start and end: its time is what there is to show
+    std::snprintf(line, sizeof line, "\r  %-12s %s %-24s", label.c_str(), last ? "done" : "...",
+                  last ? eta : "");
+  else
+    std::snprintf(line, sizeof line, "\r  %-12s [%s] %lld/%lld  %.1f/s  %-12s", label.c_str(), bar.c_str(),
+                  (long long)done, (long long)total, rate, eta);
   std::fputs(line, out_), std::fflush(out_);
   open_line_ = true;
 }

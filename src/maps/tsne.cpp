@@ -16,17 +16,16 @@ namespace surfgrad {
 
 
 int tsne_neighbours(double perplexity, int64_t n) {
-  int k = int(std::min<double>(double(n - 1), std::floor(3 * perplexity)));
-  if (perplexity <= 1 || n < 4 || k < 2 || 3 * perplexity > double(n - 1))
-    throw Error(ErrorKind::Value, "tsne: perplexity " + std::to_string(perplexity) + " needs more than " +
-                                      std::to_string(int(3 * perplexity)) + " points (got " + std::to_string(n) +
-                                      "); lower --perplexity to at most (N - 1) / 3");
-  return k;
+  TsneOptions checked;
+  checked.perplexity = perplexity;
+  validate(checked, n);  // names the option and its range for these n points
+  return int(std::min<double>(double(n - 1), std::floor(3 * perplexity)));
 }
 
 Tensor tsne(const Tensor& x, const TsneOptions& opt, const MapProgress& progress, const KnnResult* neighbours) {
   if (x.rank() != 2) throw Error(ErrorKind::Shape, "tsne: points must be [N, D], got " + x.describe());
   int64_t n = x.shape(0);
+  validate(opt, n);
   int k = tsne_neighbours(opt.perplexity, n);
   auto ctx = x.context();
   KnnResult nn = neighbours ? *neighbours : nearest_neighbours(x, k, opt.seed);

@@ -49,11 +49,8 @@ void fit_ab(double min_dist, double spread, double& a, double& b) {
 Tensor umap(const Tensor& x, const UmapOptions& opt, const MapProgress& progress, const KnnResult* neighbours) {
   if (x.rank() != 2) throw Error(ErrorKind::Shape, "umap: points must be [N, D], got " + x.describe());
   int64_t n = x.shape(0);
+  validate(opt, n);  // n_neighbors in [2, min(128, N − 1)], min_dist, epochs, rates
   int k = opt.n_neighbors;
-  if (k < 2 || k >= n)
-    throw Error(ErrorKind::Value, "umap: n_neighbors " + std::to_string(k) + " needs at least " + std::to_string(k + 1) +
-                                      " points (got " + std::to_string(n) + ")");
-  if (!(opt.min_dist >= 0)) throw Error(ErrorKind::Value, "umap: min_dist must be ≥ 0");
   auto ctx = x.context();
   KnnResult nn = neighbours ? *neighbours : nearest_neighbours(x, k, opt.seed);
   check_given_neighbours(nn, n, k, "umap", "n_neighbors");
