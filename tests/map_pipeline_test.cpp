@@ -92,7 +92,8 @@ TEST(MapPipeline, EveryOptionOutOfRangeIsAValueErrorNamingIt) {
       {"perplexity (--perplexity)", [](MapOptions& o) { o.tsne.perplexity = 50; }},  // k = 150 > 128
       {"perplexity (--perplexity)", [&](MapOptions& o) { o.tsne.perplexity = nan; }},
       {"iterations (--iterations)", [](MapOptions& o) { o.tsne.iterations = 0; }},
-      {"exaggeration_iterations (--exaggeration-iterations)", [](MapOptions& o) { o.tsne.exaggeration_iterations = -1; }},
+      {"exaggeration_iterations (--exaggeration-iterations)",
+       [](MapOptions& o) { o.tsne.exaggeration_iterations = -1; }},
       {"exaggeration (--early-exaggeration)", [](MapOptions& o) { o.tsne.exaggeration = 0; }},
       {"learning_rate (--learning-rate)", [](MapOptions& o) { o.tsne.learning_rate = -3; }},
       {"max_step_norm (--max-step-norm)", [](MapOptions& o) { o.tsne.max_step_norm = -1; }},

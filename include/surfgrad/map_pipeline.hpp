@@ -60,10 +60,10 @@ struct MapPhaseTime {
 };
 
 struct MapResult {
-  Tensor embedding;       // f32 [N, 2]
-  KnnResult neighbours;   // the kNN graph the layout used ([N, k], on the features kNN ran on)
-  int k = 0;              // neighbours per point
-  int pca_components = 0; // components kNN ran on (0: the input itself)
+  Tensor embedding;        // f32 [N, 2]
+  KnnResult neighbours;    // the kNN graph the layout used ([N, k], on the features kNN ran on)
+  int k = 0;               // neighbours per point
+  int pca_components = 0;  // components kNN ran on (0: the input itself)
   bool approximate_knn = false;
   double knn_recall = -1;  // sampled recall@k of the approximate kNN; −1 where exact or not measured
   std::vector<MapPhaseTime> phases;
@@ -85,9 +85,9 @@ int map_pca_components(const MapOptions& options, int64_t n, int64_t d);
 // What a job of n points in d dimensions will hold at its peak, estimated from its largest
 // tensors and host arrays.
 struct MapMemoryEstimate {
-  uint64_t gpu_bytes = 0;         // the input points included
-  uint64_t host_bytes = 0;        // host arrays (kNN lists, edge lists, UMAP's union table)
-  uint64_t largest_tensor = 0;    // the largest single tensor, against the adapter's limits
+  uint64_t gpu_bytes = 0;       // the input points included
+  uint64_t host_bytes = 0;      // host arrays (kNN lists, edge lists, UMAP's union table)
+  uint64_t largest_tensor = 0;  // the largest single tensor, against the adapter's limits
   std::string largest_name;
 };
 MapMemoryEstimate estimate_map_memory(const MapOptions& options, int64_t n, int64_t d);

@@ -5,11 +5,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
-#include <string>
-#include <vector>
-
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 #include "cli.hpp"
 #include "cli_options.hpp"
@@ -33,7 +32,6 @@ double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
 }
-
 
 using json = nlohmann::json;
 
@@ -99,8 +97,9 @@ int bench_elementwise(const gpu::ContextPtr& ctx, int64_t n, int reps, const std
     if (cv[i] != av[i] + bv[i]) throw Error(ErrorKind::Value, "bench elementwise: wrong sum at " + std::to_string(i));
   double add_gbs = 3.0 * 4.0 * double(n) / (add_ms * 1e6);
   double copy_gbs = 2.0 * 4.0 * double(n) / (copy_ms * 1e6);
-  std::printf("bench elementwise on %s (%s, %s), %s timing, %s\n", ctx->info().name.c_str(), ctx->info().backend.c_str(),
-              ctx->info().implementation.c_str(), ts ? "GPU timestamp" : "wall-clock", today().c_str());
+  std::printf("bench elementwise on %s (%s, %s), %s timing, %s\n", ctx->info().name.c_str(),
+              ctx->info().backend.c_str(), ctx->info().implementation.c_str(), ts ? "GPU timestamp" : "wall-clock",
+              today().c_str());
   std::printf("  add  f32 x %lld: %8.3f ms  %8.1f GB/s (3 x 4 B per element)\n", (long long)n, add_ms, add_gbs);
   std::printf("  copy f32 x %lld: %8.3f ms  %8.1f GB/s (2 x 4 B per element)\n", (long long)n, copy_ms, copy_gbs);
   double raw_gbs = 2.0 * 4.0 * double(n) / (raw_ms * 1e6);
@@ -108,8 +107,14 @@ int bench_elementwise(const gpu::ContextPtr& ctx, int64_t n, int reps, const std
   std::printf("  add / copy-kernel bandwidth: %.1f%%   add / copyBufferToBuffer bandwidth: %.1f%%\n",
               100.0 * add_gbs / copy_gbs, 100.0 * add_gbs / raw_gbs);
   json j = bench_record(ctx, "elementwise");
-  j.update({{"elements", n}, {"timing", ts ? "timestamp" : "wall"}, {"add_ms", add_ms}, {"add_gbs", add_gbs},
-            {"copy_ms", copy_ms}, {"copy_gbs", copy_gbs}, {"ratio", add_gbs / copy_gbs}, {"buffer_copy_ms", raw_ms},
+  j.update({{"elements", n},
+            {"timing", ts ? "timestamp" : "wall"},
+            {"add_ms", add_ms},
+            {"add_gbs", add_gbs},
+            {"copy_ms", copy_ms},
+            {"copy_gbs", copy_gbs},
+            {"ratio", add_gbs / copy_gbs},
+            {"buffer_copy_ms", raw_ms},
             {"buffer_copy_gbs", raw_gbs}});
   write_json(json_path, j);
   return 0;
@@ -141,8 +146,9 @@ int bench_dispatch(const gpu::ContextPtr& ctx, int ops, int reps, const std::str
   double us = median(wall) / ops, record_us = median(record) / ops;
   std::printf("bench dispatch on %s (%s, %s), %s\n", ctx->info().name.c_str(), ctx->info().backend.c_str(),
               ctx->info().implementation.c_str(), today().c_str());
-  std::printf("  %d chained adds of 1024 f32, recorded and submitted in batches: %.2f us per op (wall, incl. submit + wait)\n",
-              ops, us);
+  std::printf(
+      "  %d chained adds of 1024 f32, recorded and submitted in batches: %.2f us per op (wall, incl. submit + wait)\n",
+      ops, us);
   std::printf("  of which recording on the host (validation, bind groups, encoding): %.2f us per op\n", record_us);
   json j = bench_record(ctx, "dispatch");
   j.update({{"ops", ops}, {"us_per_op", us}, {"record_us_per_op", record_us}});
@@ -175,22 +181,27 @@ int bench_train(const gpu::ContextPtr& ctx, int steps, int64_t long_steps, const
     Var loss;
     for (int i = 0; i < steps; ++i) loss = step();
     last_loss = loss.value().to_vector<float>()[0];  // the sync point
-    per_step.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / steps);
+    per_step.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() /
+                       steps);
   }
   double ms = median(per_step);
   std::printf("bench train on %s (%s, %s), %s\n", ctx->info().name.c_str(), ctx->info().backend.c_str(),
               ctx->info().implementation.c_str(), today().c_str());
-  std::printf("  MLP 784-1024-1024-10, batch 512, f32, Adam: %.3f ms per step (median of 5 x %d steps; loss %.4f)\n", ms,
-              steps, last_loss);
+  std::printf("  MLP 784-1024-1024-10, batch 512, f32, Adam: %.3f ms per step (median of 5 x %d steps; loss %.4f)\n",
+              ms, steps, last_loss);
   // Memory: pool statistics along a long run.
   json pools = json::array();
   auto stats_line = [&](int64_t at) {
     auto s = ctx->pool_stats();
     std::printf("  after %7lld steps: %llu live buffers (%.1f MiB), %llu pooled (%.1f MiB), %llu device allocations\n",
                 (long long)at, (unsigned long long)s.live_buffers, double(s.live_bytes) / (1 << 20),
-                (unsigned long long)s.pooled_buffers, double(s.pooled_bytes) / (1 << 20), (unsigned long long)s.allocations);
-    pools.push_back({{"step", at}, {"live_buffers", s.live_buffers}, {"live_bytes", s.live_bytes},
-                     {"pooled_buffers", s.pooled_buffers}, {"allocations", s.allocations}});
+                (unsigned long long)s.pooled_buffers, double(s.pooled_bytes) / (1 << 20),
+                (unsigned long long)s.allocations);
+    pools.push_back({{"step", at},
+                     {"live_buffers", s.live_buffers},
+                     {"live_bytes", s.live_bytes},
+                     {"pooled_buffers", s.pooled_buffers},
+                     {"allocations", s.allocations}});
   };
   int64_t done = 5 + 5 * int64_t(steps);
   for (int64_t target : {int64_t(100), int64_t(1000), long_steps}) {
@@ -221,9 +232,13 @@ void add_bench_commands(CLI::App& app, CommandFn& chosen) {
   CLI::App* bench = app.add_subcommand("bench", "benchmarks: elementwise, dispatch, train, matmul");
   bench->require_subcommand(1);
   auto a = std::make_shared<BenchArgs>();
-  auto json_option = [&](CLI::App* sub) { sub->add_option("--json", a->json_path, "also write the results to this JSON file"); };
+  auto json_option = [&](CLI::App* sub) {
+    sub->add_option("--json", a->json_path, "also write the results to this JSON file");
+  };
   auto reps_option = [&](CLI::App* sub) {
-    sub->add_option("--reps", a->reps, "timed repetitions (median)")->check(integer_in(1, 10000))->capture_default_str();
+    sub->add_option("--reps", a->reps, "timed repetitions (median)")
+        ->check(integer_in(1, 10000))
+        ->capture_default_str();
   };
   CLI::App* e = bench->add_subcommand("elementwise", "64M-element add vs a device copy (GB/s)");
   e->add_option("--elements", a->elements, "f32 elements")

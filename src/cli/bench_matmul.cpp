@@ -6,13 +6,12 @@
 #include <cstdlib>
 #include <ctime>
 #include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <memory>
-#include <nlohmann/json.hpp>
 
 #include "cli.hpp"
 #include "cli_options.hpp"
@@ -57,7 +56,8 @@ std::map<std::string, std::map<std::string, double>> cublas(const std::string& s
   char buf[4096];
   while (size_t n = fread(buf, 1, sizeof buf, p)) text.append(buf, n);
   if (pclose(p) != 0) return out;
-  std::regex entry(R"re("(\d+x\d+x\d+)"\s*:\s*\{\s*"fp32"\s*:\s*([\d.eE+-]+)\s*,\s*"tf32"\s*:\s*([\d.eE+-]+)\s*,\s*"fp16"\s*:\s*([\d.eE+-]+))re");
+  std::regex entry(
+      R"re("(\d+x\d+x\d+)"\s*:\s*\{\s*"fp32"\s*:\s*([\d.eE+-]+)\s*,\s*"tf32"\s*:\s*([\d.eE+-]+)\s*,\s*"fp16"\s*:\s*([\d.eE+-]+))re");
   for (auto it = std::sregex_iterator(text.begin(), text.end(), entry); it != std::sregex_iterator(); ++it) {
     out[(*it)[1]]["fp32"] = std::stod((*it)[2]);
     out[(*it)[1]]["tf32"] = std::stod((*it)[3]);
@@ -84,7 +84,6 @@ double time_variant(const gpu::ContextPtr& ctx, const std::function<void()>& run
   return t[t.size() / 2];
 }
 
-
 struct MatmulArgs {
   std::string sizes = "1024x1024x1024,4096x4096x4096,8192x8192x8192,64x4096x4096,4096x4096x64,4096x4096x768";
   std::string variants, json_path, script = std::string(SURFGRAD_SOURCE_DIR) + "/bench/torch_matmul.py";
@@ -101,9 +100,11 @@ int bench_matmul(const gpu::ContextPtr& ctx, const MatmulArgs& args) {
   auto ref = cublas(script, sizes);
   std::printf("bench matmul on %s (%s, %s, driver %s), %s\n", ctx->info().name.c_str(), ctx->info().backend.c_str(),
               ctx->info().implementation.c_str(), ctx->info().driver.c_str(), today().c_str());
-  std::printf("%s\n", ref.empty() ? "cuBLAS: not measured (no PyTorch with CUDA here)"
-                                  : "cuBLAS via PyTorch measured in this run: fp32 (TF32 off) for f32 rows, fp16 for f16 rows");
-  std::printf("%-15s %-22s %-4s %10s %9s %10s %9s %8s\n", "size", "variant", "rung", "ms", "TFLOP/s", "max err", "cuBLAS", "ratio");
+  std::printf("%s\n", ref.empty()
+                          ? "cuBLAS: not measured (no PyTorch with CUDA here)"
+                          : "cuBLAS via PyTorch measured in this run: fp32 (TF32 off) for f32 rows, fp16 for f16 rows");
+  std::printf("%-15s %-22s %-4s %10s %9s %10s %9s %8s\n", "size", "variant", "rung", "ms", "TFLOP/s", "max err",
+              "cuBLAS", "ratio");
   nlohmann::json rows = nlohmann::json::array();
   std::vector<MatmulVariant> variants = matmul_variants();
   variants.push_back({13, "tuned", "what Tensor::matmul runs: the autotuner's pick or the heuristic", 1e-5,
@@ -112,13 +113,13 @@ int bench_matmul(const gpu::ContextPtr& ctx, const MatmulArgs& args) {
                         TiledParams params = matmul_params(p.ctx, p.dtype(), p.M, p.N, p.K, matmul_vec4_staging(p));
                         return std::function<void()>([p, params] { run_tiled(p, params); });
                       }});
-  variants.push_back({13, "f16-tuned", "Tensor::matmul on f16 tensors", 2e-3, [&](const MatmulProblem&) {
-                        return ctx->features().shader_f16 ? std::string() : std::string("no shader-f16");
-                      },
-                      [](const MatmulProblem& p) {
-                        TiledParams params = matmul_params(p.ctx, p.dtype(), p.M, p.N, p.K, matmul_vec4_staging(p));
-                        return std::function<void()>([p, params] { run_tiled(p, params); });
-                      }});
+  variants.push_back(
+      {13, "f16-tuned", "Tensor::matmul on f16 tensors", 2e-3,
+       [&](const MatmulProblem&) { return ctx->features().shader_f16 ? std::string() : std::string("no shader-f16"); },
+       [](const MatmulProblem& p) {
+         TiledParams params = matmul_params(p.ctx, p.dtype(), p.M, p.N, p.K, matmul_vec4_staging(p));
+         return std::function<void()>([p, params] { run_tiled(p, params); });
+       }});
   for (const Size& s : sizes) {
     Tensor a32 = Tensor::uniform(ctx, {s.M, s.K}, 1, -1, 1), b32 = Tensor::uniform(ctx, {s.K, s.N}, 2, -1, 1);
     Tensor a16, b16;
@@ -146,18 +147,24 @@ int bench_matmul(const gpu::ContextPtr& ctx, const MatmulArgs& args) {
       if (auto it = ref.find(s.str()); it != ref.end()) cu = it->second[f16 ? "fp16" : "fp32"];
       char line[256];
       if (!valid)
-        std::snprintf(line, sizeof line, "%-15s %-22s %-4d REJECTED: error %.2e > %.0e", s.str().c_str(), v.name.c_str(),
-                      v.rung, err, v.tolerance);
+        std::snprintf(line, sizeof line, "%-15s %-22s %-4d REJECTED: error %.2e > %.0e", s.str().c_str(),
+                      v.name.c_str(), v.rung, err, v.tolerance);
       else if (cu > 0)
         std::snprintf(line, sizeof line, "%-15s %-22s %-4d %10.3f %9.2f %10.2e %9.1f %7.1f%%", s.str().c_str(),
                       v.name.c_str(), v.rung, ms, tf, err, cu, 100 * tf / cu);
       else
-        std::snprintf(line, sizeof line, "%-15s %-22s %-4d %10.3f %9.2f %10.2e %9s %8s", s.str().c_str(), v.name.c_str(),
-                      v.rung, ms, tf, err, "-", "-");
+        std::snprintf(line, sizeof line, "%-15s %-22s %-4d %10.3f %9.2f %10.2e %9s %8s", s.str().c_str(),
+                      v.name.c_str(), v.rung, ms, tf, err, "-", "-");
       std::printf("%s\n", line);
       std::fflush(stdout);
-      rows.push_back({{"size", s.str()}, {"variant", v.name}, {"rung", v.rung}, {"valid", valid}, {"ms", ms},
-                      {"tflops", tf}, {"max_error", err}, {"cublas_tflops", cu}});
+      rows.push_back({{"size", s.str()},
+                      {"variant", v.name},
+                      {"rung", v.rung},
+                      {"valid", valid},
+                      {"ms", ms},
+                      {"tflops", tf},
+                      {"max_error", err},
+                      {"cublas_tflops", cu}});
     }
   }
   if (!args.json_path.empty()) {
@@ -207,7 +214,10 @@ int tune(const gpu::ContextPtr& ctx, const TuneArgs& args) {
   opt.verbose = args.verbose;
   if (!args.candidates.empty()) opt.candidates = parse_candidates(args.candidates), opt.verbose = true;
   std::printf("tuning matmul on %s; cache: %s\n", ctx->info().name.c_str(), tuning_cache_path().c_str());
-  auto results = tune_matmul(ctx, opt, [](const std::string& line) { std::printf("  %s\n", line.c_str()); std::fflush(stdout); });
+  auto results = tune_matmul(ctx, opt, [](const std::string& line) {
+    std::printf("  %s\n", line.c_str());
+    std::fflush(stdout);
+  });
   std::printf("%zu entries written\n", results.size());
   return 0;
 }

@@ -25,8 +25,8 @@ int cmd_demo_tensors(const gpu::ContextPtr& ctx) {
   const int64_t n = 512, d = 256;
   Tensor x = Tensor::normal(ctx, {n, d}, /*seed=*/7);
   Tensor w = Tensor::uniform(ctx, {d, 64}, /*seed=*/8, -0.1, 0.1);
-  Tensor h = x.matmul(w).relu();             // [512, 64]
-  Tensor p = h.softmax(1);                   // rows sum to 1
+  Tensor h = x.matmul(w).relu();  // [512, 64]
+  Tensor p = h.softmax(1);        // rows sum to 1
   Tensor row_sums = p.sum({1});
   Tensor top = p.argmax(1);
   Tensor norms = (x * x).sum({1}).sqrt();

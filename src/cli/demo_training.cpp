@@ -18,8 +18,10 @@ namespace {
 // A progress line redrawn in place on a terminal, printed plainly otherwise.
 void show(const std::string& line, bool final_line) {
   static bool tty = std::getenv("TERM") && isatty(fileno(stdout));
-  if (tty) std::printf("\r%-90s%s", line.c_str(), final_line ? "\n" : "");
-  else if (final_line) std::printf("%s\n", line.c_str());
+  if (tty)
+    std::printf("\r%-90s%s", line.c_str(), final_line ? "\n" : "");
+  else if (final_line)
+    std::printf("%s\n", line.c_str());
   std::fflush(stdout);
 }
 

@@ -32,27 +32,32 @@ int cmd_info(const gpu::ContextPtr& ctx) {
   std::printf("backend          %s\n", i.backend.c_str());
   std::printf("implementation   %s\n", i.implementation.c_str());
   std::printf("shader-f16       %s\n", f.shader_f16 ? "yes" : "no");
-  std::printf("subgroups        %s (sizes %u-%u)\n", f.subgroups ? "yes" : "no", f.subgroup_min_size, f.subgroup_max_size);
+  std::printf("subgroups        %s (sizes %u-%u)\n", f.subgroups ? "yes" : "no", f.subgroup_min_size,
+              f.subgroup_max_size);
   std::printf("timestamp-query  %s\n", f.timestamp_query ? "yes" : "no");
   std::printf("subgroup-matrix  no (not offered by wgpu-native's C API)\n");
   std::printf("adapter features");
   for (auto& s : f.adapter_features) std::printf(" %s", s.c_str());
-  std::printf("\nlimits           maxBufferSize %llu, maxStorageBufferBindingSize %llu, maxStorageBuffersPerShaderStage %u,\n"
-              "                 maxComputeWorkgroupsPerDimension %u, maxComputeInvocationsPerWorkgroup %u, "
-              "maxComputeWorkgroupStorageSize %u\n",
-              (unsigned long long)l.max_buffer_size, (unsigned long long)l.max_storage_buffer_binding_size,
-              l.max_storage_buffers_per_shader_stage, l.max_compute_workgroups_per_dimension,
-              l.max_compute_invocations_per_workgroup, l.max_compute_workgroup_storage_size);
+  std::printf(
+      "\nlimits           maxBufferSize %llu, maxStorageBufferBindingSize %llu, maxStorageBuffersPerShaderStage %u,\n"
+      "                 maxComputeWorkgroupsPerDimension %u, maxComputeInvocationsPerWorkgroup %u, "
+      "maxComputeWorkgroupStorageSize %u\n",
+      (unsigned long long)l.max_buffer_size, (unsigned long long)l.max_storage_buffer_binding_size,
+      l.max_storage_buffers_per_shader_stage, l.max_compute_workgroups_per_dimension,
+      l.max_compute_invocations_per_workgroup, l.max_compute_workgroup_storage_size);
   return 0;
 }
 
 int run(int argc, char** argv) {
   CLI::App app{"surfgrad: GPU tensors, autodiff and embedding maps (t-SNE, UMAP) through WebGPU", "surfgrad"};
-  app.footer("environment: SURFGRAD_BACKEND=vulkan|gles|metal|d3d12, SURFGRAD_ADAPTER=<name substring>\n"
-             "exit status: 0 success, 1 error, 2 usage");
+  app.footer(
+      "environment: SURFGRAD_BACKEND=vulkan|gles|metal|d3d12, SURFGRAD_ADAPTER=<name substring>\n"
+      "exit status: 0 success, 1 error, 2 usage");
   app.require_subcommand(0, 1);
   cli::CommandFn chosen;
-  app.add_subcommand("info", "adapter, WebGPU implementation, features and limits")->callback([&] { chosen = cmd_info; });
+  app.add_subcommand("info", "adapter, WebGPU implementation, features and limits")->callback([&] {
+    chosen = cmd_info;
+  });
   cli::add_demo_commands(app, chosen);
   cli::add_bench_commands(app, chosen);
   cli::add_map_commands(app, chosen);

@@ -1,8 +1,8 @@
 // `surfgrad map` and `surfgrad eval`: options, one library call (map_points / evaluate_map),
 // and printing. Everything a map needs beyond reading and writing files is in the library, so
 // Python and the browser get the same job.
-#include <chrono>
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -31,7 +31,9 @@ double mib(uint64_t bytes) { return double(bytes) / double(1 << 20); }
 int run_map(const gpu::ContextPtr& ctx, MapArgs& a) {
   MapOptions& opt = a.map;
   opt.method = a.method == "umap" ? MapMethod::Umap : MapMethod::Tsne;
-  opt.tsne.repulsion = a.repulsion == "exact" ? Repulsion::Exact : a.repulsion == "fft" ? Repulsion::Fft : Repulsion::Auto;
+  opt.tsne.repulsion = a.repulsion == "exact" ? Repulsion::Exact
+                       : a.repulsion == "fft" ? Repulsion::Fft
+                                              : Repulsion::Auto;
   opt.tsne.pca_init = a.init == "pca";
   // Refuse a bad output name, or one that would overwrite an input, before any work.
   StagedOutputs outputs(a.out, {".npy", ".csv", ".png"}, {a.input, a.labels}, "-o");
@@ -59,8 +61,8 @@ int run_map(const gpu::ContextPtr& ctx, MapArgs& a) {
   });
   bar.finish();
   if (r.knn_recall >= 0)
-    std::printf("kNN recall@%d against exact neighbours on %lld points: %.3f\n", r.k, (long long)std::min(n, opt.recall_sample),
-                r.knn_recall);
+    std::printf("kNN recall@%d against exact neighbours on %lld points: %.3f\n", r.k,
+                (long long)std::min(n, opt.recall_sample), r.knn_recall);
 
   auto t1 = std::chrono::steady_clock::now();
   write_outputs(outputs.staging_stem(), r.embedding, labels);
@@ -86,8 +88,8 @@ struct EvalArgs {
 int run_eval(const gpu::ContextPtr& ctx, const EvalArgs& a) {
   Tensor x = load_points(ctx, a.input), y = load_points(ctx, a.embedding);
   if (y.shape(1) < 2)
-    throw Error(ErrorKind::Shape, "eval: the embedding '" + a.embedding + "' must have 2 (or more) columns, got " +
-                                      y.describe());
+    throw Error(ErrorKind::Shape,
+                "eval: the embedding '" + a.embedding + "' must have 2 (or more) columns, got " + y.describe());
   if (y.shape(0) != x.shape(0))
     throw Error(ErrorKind::Shape, "eval: the embedding '" + a.embedding + "' has " + std::to_string(y.shape(0)) +
                                       " points, the input '" + a.input + "' " + std::to_string(x.shape(0)));

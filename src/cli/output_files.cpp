@@ -47,7 +47,10 @@ StagedOutputs::StagedOutputs(std::string stem, std::vector<std::string> extensio
   staging_ = (dir / ("." + p.filename().string() + ".partial-" + std::to_string(getpid()))).string();
   // Fail before the work if the folder cannot be written; leave nothing behind either way.
   std::string probe = staging_ + ".probe";
-  { std::ofstream f(probe, std::ios::binary); if (!f) throw Error(ErrorKind::IO, option + " '" + stem_ + "': cannot write in the folder '" + dir.string() + "'"); }
+  {
+    std::ofstream f(probe, std::ios::binary);
+    if (!f) throw Error(ErrorKind::IO, option + " '" + stem_ + "': cannot write in the folder '" + dir.string() + "'");
+  }
   fs::remove(probe, ec);
 }
 
@@ -61,7 +64,8 @@ void StagedOutputs::commit() {
   for (const std::string& ext : extensions_) {
     std::error_code ec;
     fs::rename(staging_ + ext, stem_ + ext, ec);
-    if (ec) throw Error(ErrorKind::IO, "'" + stem_ + ext + "': cannot move the finished file into place: " + ec.message());
+    if (ec)
+      throw Error(ErrorKind::IO, "'" + stem_ + ext + "': cannot move the finished file into place: " + ec.message());
   }
   committed_ = true;
 }

@@ -40,11 +40,12 @@ void ProgressBar::update(const std::string& label, int64_t done, int64_t total) 
   std::string bar = std::string(size_t(filled), '#') + std::string(size_t(kBarWidth - filled), '.');
   double rate = elapsed > 0 ? double(done) / elapsed : 0;
   char eta[32] = "";
-  if (!last && rate > 0) std::snprintf(eta, sizeof eta, "ETA %.0f s", double(total - done) / rate);
-  else if (last) std::snprintf(eta, sizeof eta, "%.1f s", elapsed);
+  if (!last && rate > 0)
+    std::snprintf(eta, sizeof eta, "ETA %.0f s", double(total - done) / rate);
+  else if (last)
+    std::snprintf(eta, sizeof eta, "%.1f s", elapsed);
   if (total <= 1)  // a phase reported only at its start and end: its time is what there is to show
-    std::snprintf(line, sizeof line, "\r  %-12s %s %-24s", label.c_str(), last ? "done" : "...",
-                  last ? eta : "");
+    std::snprintf(line, sizeof line, "\r  %-12s %s %-24s", label.c_str(), last ? "done" : "...", last ? eta : "");
   else
     std::snprintf(line, sizeof line, "\r  %-12s [%s] %lld/%lld  %.1f/s  %-12s", label.c_str(), bar.c_str(),
                   (long long)done, (long long)total, rate, eta);

@@ -67,10 +67,9 @@ void validate(const TsneOptions& o, int64_t n) {
   double upper = std::min((kMaxNeighbours + 1) / 3.0, double(n - 1) / 3.0);
   bool ok = o.perplexity > 1 && 3 * o.perplexity <= double(n - 1) && std::floor(3 * o.perplexity) <= kMaxNeighbours;
   if (!ok)
-    out_of_range("perplexity", "--perplexity",
-                 "in (1, " + num(upper) + "] for " + std::to_string(n) + " points", o.perplexity,
-                 "t-SNE uses k = ⌊3·perplexity⌋ neighbours: at most 128, and at most (N − 1) = " +
-                     std::to_string(n - 1));
+    out_of_range(
+        "perplexity", "--perplexity", "in (1, " + num(upper) + "] for " + std::to_string(n) + " points", o.perplexity,
+        "t-SNE uses k = ⌊3·perplexity⌋ neighbours: at most 128, and at most (N − 1) = " + std::to_string(n - 1));
   check_closed("iterations", "--iterations", o.iterations, 1, kMaxIterations);
   check_closed("exaggeration_iterations", "--exaggeration-iterations", o.exaggeration_iterations, 0, kMaxIterations);
   if (!(o.exaggeration > 0 && o.exaggeration <= 1000))
@@ -87,8 +86,9 @@ void validate(const TsneOptions& o, int64_t n) {
 void validate(const UmapOptions& o, int64_t n) {
   int64_t upper = std::min<int64_t>(kMaxNeighbours, n - 1);
   if (o.n_neighbors < 2 || o.n_neighbors > upper)
-    out_of_range("n_neighbors", "--n-neighbors", "in [2, " + std::to_string(upper) + "] for " + std::to_string(n) + " points",
-                 o.n_neighbors, "at most 128 and at most N − 1");
+    out_of_range("n_neighbors", "--n-neighbors",
+                 "in [2, " + std::to_string(upper) + "] for " + std::to_string(n) + " points", o.n_neighbors,
+                 "at most 128 and at most N − 1");
   check_closed("min_dist", "--min-dist", o.min_dist, 0, 1);
   if (!(o.epochs == 0 || (o.epochs >= 1 && o.epochs <= kMaxIterations)))
     out_of_range("epochs", "--epochs", "0 (automatic: 500 up to 10,000 points, else 200) or in [1, 1e6]", o.epochs);
@@ -104,8 +104,10 @@ void validate(const MapOptions& o, int64_t n, int64_t d) {
                                       " × " + std::to_string(d));
   if (n >= (int64_t(1) << 31) - 1)
     throw Error(ErrorKind::Value, "map: " + std::to_string(n) + " points: at most 2^31 − 2 (32-bit point indices)");
-  if (o.method == MapMethod::Tsne) validate(o.tsne, n);
-  else validate(o.umap, n);
+  if (o.method == MapMethod::Tsne)
+    validate(o.tsne, n);
+  else
+    validate(o.umap, n);
   if (o.pca_components != -1 && (o.pca_components < 0 || o.pca_components > std::min(n, d)))
     out_of_range("pca_components", "--pca",
                  "-1 (automatic), 0 (off) or in [1, " + std::to_string(std::min(n, d)) + "] (the points' " +
@@ -178,10 +180,10 @@ void check_map_fits(const gpu::ContextPtr& ctx, const MapOptions& o, int64_t n, 
   const gpu::Limits& l = ctx->limits();
   uint64_t limit = std::min(l.max_buffer_size, l.max_storage_buffer_binding_size);
   if (limit > 0 && e.largest_tensor > limit)
-    throw Error(ErrorKind::LimitExceeded,
-                "map: " + e.largest_name + " of " + std::to_string(n) + " points would take " + mib(e.largest_tensor) +
-                    ", more than the adapter binds in one buffer (" + mib(limit) +
-                    "); map fewer points, fewer neighbours or fewer PCA components");
+    throw Error(ErrorKind::LimitExceeded, "map: " + e.largest_name + " of " + std::to_string(n) +
+                                              " points would take " + mib(e.largest_tensor) +
+                                              ", more than the adapter binds in one buffer (" + mib(limit) +
+                                              "); map fewer points, fewer neighbours or fewer PCA components");
 }
 
 }  // namespace surfgrad

@@ -2,13 +2,14 @@
 // Order and arguments of every step are those `surfgrad map` always used, so its maps are
 // bitwise what they were: PCA (seeded), kNN (seeded), recall on a sample, then tsne()/umap()
 // with the graph passed in.
+#include "surfgrad/map_pipeline.hpp"
+
 #include <chrono>
 #include <cmath>
 #include <string>
 
 #include "surfgrad/error.hpp"
 #include "surfgrad/gpu.hpp"
-#include "surfgrad/map_pipeline.hpp"
 #include "surfgrad/pca.hpp"
 
 #if __has_include(<sys/resource.h>)
@@ -131,12 +132,12 @@ MapResult map_points(PointBlocks x, const MapOptions& options, const MapProgress
                     std::string(tsne_method ? "tsne" : "umap") + ": the map became non-finite (NaN or infinity) by " +
                         (tsne_method ? "iteration " : "epoch ") + std::to_string(it) + " of " + std::to_string(total) +
                         "; standardise the input (zero mean, unit variance per dimension), or lower " +
-                        (tsne_method ? "--learning-rate, --early-exaggeration or --max-step-norm"
-                                     : "--learning-rate"));
+                        (tsne_method ? "--learning-rate, --early-exaggeration or --max-step-norm" : "--learning-rate"));
     }
     report("optimise", it, total, &y);
   };
-  r.embedding = tsne_method ? tsne(features, topt, on_step, &r.neighbours) : umap(features, uopt, on_step, &r.neighbours);
+  r.embedding =
+      tsne_method ? tsne(features, topt, on_step, &r.neighbours) : umap(features, uopt, on_step, &r.neighbours);
   r.phases.push_back({"optimisation", clock.lap()});
   r.gpu_peak_bytes = ctx->pool_stats().peak_live_bytes;
   r.host_peak_bytes = host_peak_rss_bytes();
