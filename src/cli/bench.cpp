@@ -33,7 +33,7 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-using json = nlohmann::json;
+using json = nlohmann::ordered_json;  // fields in the order written: bench, adapter, ... as before
 
 // The adapter and date every benchmark record carries.
 json bench_record(const gpu::ContextPtr& ctx, const char* bench) {

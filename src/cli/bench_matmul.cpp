@@ -105,7 +105,7 @@ int bench_matmul(const gpu::ContextPtr& ctx, const MatmulArgs& args) {
                           : "cuBLAS via PyTorch measured in this run: fp32 (TF32 off) for f32 rows, fp16 for f16 rows");
   std::printf("%-15s %-22s %-4s %10s %9s %10s %9s %8s\n", "size", "variant", "rung", "ms", "TFLOP/s", "max err",
               "cuBLAS", "ratio");
-  nlohmann::json rows = nlohmann::json::array();
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   std::vector<MatmulVariant> variants = matmul_variants();
   variants.push_back({13, "tuned", "what Tensor::matmul runs: the autotuner's pick or the heuristic", 1e-5,
                       [](const MatmulProblem&) { return std::string(); },
@@ -168,13 +168,13 @@ int bench_matmul(const gpu::ContextPtr& ctx, const MatmulArgs& args) {
     }
   }
   if (!args.json_path.empty()) {
-    nlohmann::json j = {{"bench", "matmul"},
-                        {"command", args.command},
-                        {"adapter", ctx->info().name},
-                        {"driver", ctx->info().driver},
-                        {"implementation", ctx->info().implementation},
-                        {"date", today()},
-                        {"rows", rows}};
+    nlohmann::ordered_json j = {{"bench", "matmul"},
+                                {"command", args.command},
+                                {"adapter", ctx->info().name},
+                                {"driver", ctx->info().driver},
+                                {"implementation", ctx->info().implementation},
+                                {"date", today()},
+                                {"rows", rows}};
     write_file_atomically(args.json_path, j.dump(2) + "\n", "--json");
   }
   return 0;
