@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One-time, idempotent set-up for surfgrad on Debian 12 (bookworm).
-#  1. Debian packages: compiler, CMake, Ninja, GoogleTest, zlib, libpng, and, from bookworm-backports,
+#  1. Debian packages: compiler, CMake, Ninja, GoogleTest, zlib, libpng, CLI11 and nlohmann-json
+#     (header-only, pinned by the distribution), and, from bookworm-backports,
 #     Mesa >= 25 (lavapipe, the CPU Vulkan driver; llvmpipe through EGL for the GLES backend)
 #     with the Vulkan loader. Stock Mesa 22's lavapipe lacks features WebGPU implementations
 #     need; Mesa 25's gives subgroups and f16.
@@ -20,7 +21,7 @@ log() { echo "[setup] $*" >&2; }
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
 install_debian_packages() {
-  local need=(g++ cmake ninja-build libgtest-dev zlib1g-dev libpng-dev python3 python3-pip python3-venv unzip ca-certificates)
+  local need=(g++ cmake ninja-build libgtest-dev zlib1g-dev libpng-dev libcli11-dev nlohmann-json3-dev python3 python3-pip python3-venv unzip ca-certificates)
   local missing=()
   for p in "${need[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
   local mesa_ok=0

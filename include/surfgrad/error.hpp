@@ -19,6 +19,7 @@ enum class ErrorKind {
   DeviceLost,     // the device is gone; every later call fails with this
   Device,         // any other error reported by the WebGPU implementation
   IO,             // file reading and writing, file formats
+  Cancelled,      // the caller's progress callback asked to stop
 };
 
 const char* to_string(ErrorKind kind);

@@ -2,6 +2,7 @@
 // per idea; this one includes them all.
 #pragma once
 #include "surfgrad/knn.hpp"
+#include "surfgrad/map_pipeline.hpp"
 #include "surfgrad/map_progress.hpp"
 #include "surfgrad/map_quality.hpp"
 #include "surfgrad/pca.hpp"

@@ -6,16 +6,20 @@
 #include <cstdlib>
 #include <ctime>
 #include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "cli.hpp"
+#include "cli_options.hpp"
+#include "output_files.hpp"
 #include "surfgrad/matmul_tuning.hpp"
 #include "tensor/matmul_problem.hpp"
 
-using namespace surfgrad;
+namespace surfgrad::cli {
 
 namespace {
 
@@ -30,8 +34,10 @@ std::vector<Size> parse_sizes(const std::string& list) {
   std::string item;
   while (std::getline(ss, item, ',')) {
     Size s{};
-    if (std::sscanf(item.c_str(), "%ldx%ldx%ld", &s.M, &s.N, &s.K) != 3 || s.M <= 0 || s.N <= 0 || s.K <= 0)
-      throw Error(ErrorKind::Value, "bench matmul: size '" + item + "' is not MxNxK");
+    int used = 0;
+    if (std::sscanf(item.c_str(), "%ldx%ldx%ld%n", &s.M, &s.N, &s.K, &used) != 3 || item.c_str()[used] != 0 ||
+        s.M <= 0 || s.N <= 0 || s.K <= 0)
+      throw UsageError("--sizes: '" + item + "' is not MxNxK with positive sizes");
     out.push_back(s);
   }
   return out;
@@ -50,7 +56,8 @@ std::map<std::string, std::map<std::string, double>> cublas(const std::string& s
   char buf[4096];
   while (size_t n = fread(buf, 1, sizeof buf, p)) text.append(buf, n);
   if (pclose(p) != 0) return out;
-  std::regex entry(R"re("(\d+x\d+x\d+)"\s*:\s*\{\s*"fp32"\s*:\s*([\d.eE+-]+)\s*,\s*"tf32"\s*:\s*([\d.eE+-]+)\s*,\s*"fp16"\s*:\s*([\d.eE+-]+))re");
+  std::regex entry(
+      R"re("(\d+x\d+x\d+)"\s*:\s*\{\s*"fp32"\s*:\s*([\d.eE+-]+)\s*,\s*"tf32"\s*:\s*([\d.eE+-]+)\s*,\s*"fp16"\s*:\s*([\d.eE+-]+))re");
   for (auto it = std::sregex_iterator(text.begin(), text.end(), entry); it != std::sregex_iterator(); ++it) {
     out[(*it)[1]]["fp32"] = std::stod((*it)[2]);
     out[(*it)[1]]["tf32"] = std::stod((*it)[3]);
@@ -77,34 +84,28 @@ double time_variant(const gpu::ContextPtr& ctx, const std::function<void()>& run
   return t[t.size() / 2];
 }
 
-
-}  // namespace
-
-int cmd_bench_matmul(const gpu::ContextPtr& ctx, int argc, char** argv) {
-  std::string sizes_arg = "1024x1024x1024,4096x4096x4096,8192x8192x8192,64x4096x4096,4096x4096x64,4096x4096x768";
-  std::string only, json, script = std::string(SURFGRAD_SOURCE_DIR) + "/bench/torch_matmul.py";
+struct MatmulArgs {
+  std::string sizes = "1024x1024x1024,4096x4096x4096,8192x8192x8192,64x4096x4096,4096x4096x64,4096x4096x768";
+  std::string variants, json_path, script = std::string(SURFGRAD_SOURCE_DIR) + "/bench/torch_matmul.py";
   int reps = 10;
-  for (int i = 0; i < argc; ++i) {
-    std::string a = argv[i];
-    auto next = [&]() -> std::string {
-      if (i + 1 >= argc) throw Error(ErrorKind::Value, "bench matmul: " + a + " needs a value");
-      return argv[++i];
-    };
-    if (a == "--sizes") sizes_arg = next();
-    else if (a == "--variants") only = "," + next() + ",";
-    else if (a == "--json") json = next();
-    else if (a == "--torch-script") script = next();
-    else if (a == "--reps") reps = std::atoi(next().c_str());
-    else throw Error(ErrorKind::Value, "bench matmul: unknown option " + a + " (--sizes, --variants, --json, --reps, --torch-script)");
-  }
+  std::string command;  // as typed, for the JSON record
+};
+
+int bench_matmul(const gpu::ContextPtr& ctx, const MatmulArgs& args) {
+  const std::string& sizes_arg = args.sizes;
+  const std::string only = args.variants.empty() ? "" : "," + args.variants + ",";
+  const std::string& script = args.script;
+  const int reps = args.reps;
   std::vector<Size> sizes = parse_sizes(sizes_arg);
   auto ref = cublas(script, sizes);
   std::printf("bench matmul on %s (%s, %s, driver %s), %s\n", ctx->info().name.c_str(), ctx->info().backend.c_str(),
               ctx->info().implementation.c_str(), ctx->info().driver.c_str(), today().c_str());
-  std::printf("%s\n", ref.empty() ? "cuBLAS: not measured (no PyTorch with CUDA here)"
-                                  : "cuBLAS via PyTorch measured in this run: fp32 (TF32 off) for f32 rows, fp16 for f16 rows");
-  std::printf("%-15s %-22s %-4s %10s %9s %10s %9s %8s\n", "size", "variant", "rung", "ms", "TFLOP/s", "max err", "cuBLAS", "ratio");
-  std::string rows;
+  std::printf("%s\n", ref.empty()
+                          ? "cuBLAS: not measured (no PyTorch with CUDA here)"
+                          : "cuBLAS via PyTorch measured in this run: fp32 (TF32 off) for f32 rows, fp16 for f16 rows");
+  std::printf("%-15s %-22s %-4s %10s %9s %10s %9s %8s\n", "size", "variant", "rung", "ms", "TFLOP/s", "max err",
+              "cuBLAS", "ratio");
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   std::vector<MatmulVariant> variants = matmul_variants();
   variants.push_back({13, "tuned", "what Tensor::matmul runs: the autotuner's pick or the heuristic", 1e-5,
                       [](const MatmulProblem&) { return std::string(); },
@@ -112,13 +113,13 @@ int cmd_bench_matmul(const gpu::ContextPtr& ctx, int argc, char** argv) {
                         TiledParams params = matmul_params(p.ctx, p.dtype(), p.M, p.N, p.K, matmul_vec4_staging(p));
                         return std::function<void()>([p, params] { run_tiled(p, params); });
                       }});
-  variants.push_back({13, "f16-tuned", "Tensor::matmul on f16 tensors", 2e-3, [&](const MatmulProblem&) {
-                        return ctx->features().shader_f16 ? std::string() : std::string("no shader-f16");
-                      },
-                      [](const MatmulProblem& p) {
-                        TiledParams params = matmul_params(p.ctx, p.dtype(), p.M, p.N, p.K, matmul_vec4_staging(p));
-                        return std::function<void()>([p, params] { run_tiled(p, params); });
-                      }});
+  variants.push_back(
+      {13, "f16-tuned", "Tensor::matmul on f16 tensors", 2e-3,
+       [&](const MatmulProblem&) { return ctx->features().shader_f16 ? std::string() : std::string("no shader-f16"); },
+       [](const MatmulProblem& p) {
+         TiledParams params = matmul_params(p.ctx, p.dtype(), p.M, p.N, p.K, matmul_vec4_staging(p));
+         return std::function<void()>([p, params] { run_tiled(p, params); });
+       }});
   for (const Size& s : sizes) {
     Tensor a32 = Tensor::uniform(ctx, {s.M, s.K}, 1, -1, 1), b32 = Tensor::uniform(ctx, {s.K, s.N}, 2, -1, 1);
     Tensor a16, b16;
@@ -146,73 +147,108 @@ int cmd_bench_matmul(const gpu::ContextPtr& ctx, int argc, char** argv) {
       if (auto it = ref.find(s.str()); it != ref.end()) cu = it->second[f16 ? "fp16" : "fp32"];
       char line[256];
       if (!valid)
-        std::snprintf(line, sizeof line, "%-15s %-22s %-4d REJECTED: error %.2e > %.0e", s.str().c_str(), v.name.c_str(),
-                      v.rung, err, v.tolerance);
+        std::snprintf(line, sizeof line, "%-15s %-22s %-4d REJECTED: error %.2e > %.0e", s.str().c_str(),
+                      v.name.c_str(), v.rung, err, v.tolerance);
       else if (cu > 0)
         std::snprintf(line, sizeof line, "%-15s %-22s %-4d %10.3f %9.2f %10.2e %9.1f %7.1f%%", s.str().c_str(),
                       v.name.c_str(), v.rung, ms, tf, err, cu, 100 * tf / cu);
       else
-        std::snprintf(line, sizeof line, "%-15s %-22s %-4d %10.3f %9.2f %10.2e %9s %8s", s.str().c_str(), v.name.c_str(),
-                      v.rung, ms, tf, err, "-", "-");
+        std::snprintf(line, sizeof line, "%-15s %-22s %-4d %10.3f %9.2f %10.2e %9s %8s", s.str().c_str(),
+                      v.name.c_str(), v.rung, ms, tf, err, "-", "-");
       std::printf("%s\n", line);
       std::fflush(stdout);
-      char row[512];
-      std::snprintf(row, sizeof row,
-                    "%s    {\"size\": \"%s\", \"variant\": \"%s\", \"rung\": %d, \"valid\": %s, \"ms\": %.5f, "
-                    "\"tflops\": %.4f, \"max_error\": %.3e, \"cublas_tflops\": %.3f}",
-                    rows.empty() ? "" : ",\n", s.str().c_str(), v.name.c_str(), v.rung, valid ? "true" : "false", ms, tf,
-                    err, cu);
-      rows += row;
+      rows.push_back({{"size", s.str()},
+                      {"variant", v.name},
+                      {"rung", v.rung},
+                      {"valid", valid},
+                      {"ms", ms},
+                      {"tflops", tf},
+                      {"max_error", err},
+                      {"cublas_tflops", cu}});
     }
   }
-  if (!json.empty()) {
-    FILE* f = std::fopen(json.c_str(), "w");
-    if (!f) throw Error(ErrorKind::IO, "'" + json + "': cannot write");
-    std::string args;
-    for (int i = 0; i < argc; ++i) args += std::string(i ? " " : "") + argv[i];
-    std::fprintf(f,
-                 "{\n  \"bench\": \"matmul\",\n  \"command\": \"surfgrad bench matmul %s\",\n  \"adapter\": \"%s\",\n"
-                 "  \"driver\": \"%s\",\n  \"implementation\": \"%s\",\n  \"date\": \"%s\",\n  \"rows\": [\n%s\n  ]\n}\n",
-                 args.c_str(), ctx->info().name.c_str(), ctx->info().driver.c_str(), ctx->info().implementation.c_str(),
-                 today().c_str(), rows.c_str());
-    std::fclose(f);
+  if (!args.json_path.empty()) {
+    nlohmann::ordered_json j = {{"bench", "matmul"},
+                                {"command", args.command},
+                                {"adapter", ctx->info().name},
+                                {"driver", ctx->info().driver},
+                                {"implementation", ctx->info().implementation},
+                                {"date", today()},
+                                {"rows", rows}};
+    write_file_atomically(args.json_path, j.dump(2) + "\n", "--json");
   }
   return 0;
 }
 
-int cmd_tune(const gpu::ContextPtr& ctx, int argc, char** argv) {
-  TuneOptions opt;
-  for (int i = 0; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--sizes" && i + 1 < argc) {
-      opt.shapes.clear();
-      for (auto& s : parse_sizes(argv[++i])) opt.shapes.emplace_back(s.M, s.N, s.K);
-    } else if (a == "--f32-only") {
-      opt.dtypes = {DType::f32};
-    } else if (a == "--verbose") {
-      opt.verbose = true;
-    } else if (a == "--candidates" && i + 1 < argc) {
-      // BMxBNxBK:TMxTN[:db], comma-separated: try these tiles instead of the built-in space.
-      std::string list = argv[++i];
-      size_t at = 0;
-      while (at < list.size()) {
-        size_t end = list.find(',', at);
-        std::string c = list.substr(at, end == std::string::npos ? std::string::npos : end - at);
-        TiledParams p;
-        char db[8] = {0};
-        if (std::sscanf(c.c_str(), "%dx%dx%d:%dx%d:%7s", &p.bm, &p.bn, &p.bk, &p.tm, &p.tn, db) < 5)
-          throw Error(ErrorKind::Value, "tune: candidate '" + c + "' is not BMxBNxBK:TMxTN[:db]");
-        p.double_buffer = std::string(db) == "db";
-        opt.candidates.push_back(p);
-        at = end == std::string::npos ? list.size() : end + 1;
-      }
-      opt.verbose = true;
-    } else {
-      throw Error(ErrorKind::Value, "tune: unknown option " + a + " (--sizes MxNxK,..., --f32-only, --verbose, --candidates BMxBNxBK:TMxTN[:db],...)");
-    }
+struct TuneArgs {
+  std::string sizes, candidates;
+  bool f32_only = false, verbose = false;
+};
+
+// BMxBNxBK:TMxTN[:db], comma-separated: tiles to try instead of the built-in space.
+std::vector<TiledParams> parse_candidates(const std::string& list) {
+  std::vector<TiledParams> out;
+  std::stringstream ss(list);
+  std::string c;
+  while (std::getline(ss, c, ',')) {
+    TiledParams p;
+    char db[8] = {0};
+    int used = 0;
+    if (std::sscanf(c.c_str(), "%dx%dx%d:%dx%d%n", &p.bm, &p.bn, &p.bk, &p.tm, &p.tn, &used) < 5 ||
+        (c.c_str()[used] != 0 && std::sscanf(c.c_str() + used, ":%7s", db) != 1) || p.bm <= 0 || p.bn <= 0 ||
+        p.bk <= 0 || p.tm <= 0 || p.tn <= 0 || (db[0] && std::string(db) != "db"))
+      throw UsageError("tune --candidates: '" + c + "' is not BMxBNxBK:TMxTN[:db] with positive sizes");
+    p.double_buffer = std::string(db) == "db";
+    out.push_back(p);
   }
+  return out;
+}
+
+int tune(const gpu::ContextPtr& ctx, const TuneArgs& args) {
+  TuneOptions opt;
+  if (!args.sizes.empty()) {
+    opt.shapes.clear();
+    for (auto& s : parse_sizes(args.sizes)) opt.shapes.emplace_back(s.M, s.N, s.K);
+  }
+  if (args.f32_only) opt.dtypes = {DType::f32};
+  opt.verbose = args.verbose;
+  if (!args.candidates.empty()) opt.candidates = parse_candidates(args.candidates), opt.verbose = true;
   std::printf("tuning matmul on %s; cache: %s\n", ctx->info().name.c_str(), tuning_cache_path().c_str());
-  auto results = tune_matmul(ctx, opt, [](const std::string& line) { std::printf("  %s\n", line.c_str()); std::fflush(stdout); });
+  auto results = tune_matmul(ctx, opt, [](const std::string& line) {
+    std::printf("  %s\n", line.c_str());
+    std::fflush(stdout);
+  });
   std::printf("%zu entries written\n", results.size());
   return 0;
 }
+
+}  // namespace
+
+void add_bench_matmul_command(CLI::App& bench, CommandFn& chosen) {
+  auto a = std::make_shared<MatmulArgs>();
+  CLI::App* m = bench.add_subcommand("matmul", "the matmul kernel ladder, validated then timed, beside cuBLAS");
+  m->add_option("--sizes", a->sizes, "MxNxK,... problem sizes")->capture_default_str();
+  m->add_option("--variants", a->variants, "only these variants (comma-separated names)");
+  m->add_option("--json", a->json_path, "also write the results to this JSON file");
+  m->add_option("--torch-script", a->script, "the PyTorch reference script")->capture_default_str();
+  m->add_option("--reps", a->reps, "timed repetitions (median)")->check(integer_in(1, 10000))->capture_default_str();
+  m->callback([a, m, &chosen] {
+    a->command = "surfgrad bench matmul";
+    for (const auto& o : m->get_options())
+      if (o->count() > 0 && !o->get_lnames().empty())
+        a->command += " --" + o->get_lnames()[0] + " " + o->as<std::string>();
+    chosen = [a](const gpu::ContextPtr& ctx) { return bench_matmul(ctx, *a); };
+  });
+}
+
+void add_tune_command(CLI::App& app, CommandFn& chosen) {
+  auto a = std::make_shared<TuneArgs>();
+  CLI::App* t = app.add_subcommand("tune", "autotune matmul tiles for this adapter (cached per adapter)");
+  t->add_option("--sizes", a->sizes, "MxNxK,... problem sizes (default: the tuner's own set)");
+  t->add_flag("--f32-only", a->f32_only, "tune f32 only (not f16)");
+  t->add_flag("--verbose", a->verbose, "print every candidate");
+  t->add_option("--candidates", a->candidates, "BMxBNxBK:TMxTN[:db],... tiles to try instead of the built-in space");
+  t->callback([a, &chosen] { chosen = [a](const gpu::ContextPtr& ctx) { return tune(ctx, *a); }; });
+}
+
+}  // namespace surfgrad::cli

@@ -1,16 +1,46 @@
+// The `surfgrad` program's commands. Each add_* registers its subcommands (options with their
+// ranges and defaults, shown by --help) on the CLI11 app; once the command line is parsed, the
+// chosen command's work runs with the GPU context.
 #pragma once
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <stdexcept>
 #include <string>
 
+#include "surfgrad/error.hpp"
 #include "surfgrad/gpu.hpp"
 
-std::string today();  // YYYY-MM-DD (UTC), for benchmark records
+namespace surfgrad::cli {
 
-int cmd_info(const surfgrad::gpu::ContextPtr& ctx);
-int cmd_demo(const surfgrad::gpu::ContextPtr& ctx);
-int cmd_bench(const surfgrad::gpu::ContextPtr& ctx, int argc, char** argv);
-int cmd_demo_moons(const surfgrad::gpu::ContextPtr& ctx, int argc, char** argv);
-int cmd_demo_mnist(const surfgrad::gpu::ContextPtr& ctx, int argc, char** argv);
-int cmd_bench_matmul(const surfgrad::gpu::ContextPtr& ctx, int argc, char** argv);
-int cmd_tune(const surfgrad::gpu::ContextPtr& ctx, int argc, char** argv);
-int cmd_map(const surfgrad::gpu::ContextPtr& ctx, int argc, char** argv);
-int cmd_eval(const surfgrad::gpu::ContextPtr& ctx, int argc, char** argv);
+using CommandFn = std::function<int(const gpu::ContextPtr&)>;
+
+void add_map_commands(CLI::App& app, CommandFn& chosen);    // map, eval
+void add_demo_commands(CLI::App& app, CommandFn& chosen);   // demo [moons|mnist|tensors]
+void add_bench_commands(CLI::App& app, CommandFn& chosen);  // bench elementwise|dispatch|train|matmul
+void add_tune_command(CLI::App& app, CommandFn& chosen);    // tune
+void add_bench_matmul_command(CLI::App& bench, CommandFn& chosen);
+
+// The job of `surfgrad` without a command: the moons demo with its defaults.
+CommandFn default_job();
+
+// An option value the command's work found out of range (e.g. a perplexity too large for the
+// points loaded): reported like CLI11's parse errors, with exit status 2.
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+// Runs `check` (validate(), check_map_fits()), turning its Value errors into UsageErrors.
+template <typename F>
+void check_usage(F&& check) {
+  try {
+    check();
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::Value) throw UsageError(e.what());
+    throw;
+  }
+}
+
+// The parts the commands share.
+std::string today();  // YYYY-MM-DD (UTC), for benchmark records
+int cmd_demo_tensors(const gpu::ContextPtr& ctx);
+
+}  // namespace surfgrad::cli

@@ -6,23 +6,27 @@
 #include "cli.hpp"
 #include "surfgrad/tensor.hpp"
 
-using namespace surfgrad;
+namespace surfgrad::cli {
 
-static bool report(const char* what, double got, double want) {
+namespace {
+
+bool report(const char* what, double got, double want) {
   bool ok = std::abs(got - want) <= 1e-3 * (1 + std::abs(want));
   std::printf("  %-34s gpu %-12.6g host (float64) %-12.6g %s\n", what, got, want, ok ? "ok" : "MISMATCH");
   return ok;
 }
 
-int cmd_demo(const gpu::ContextPtr& ctx) {
+}  // namespace
+
+int cmd_demo_tensors(const gpu::ContextPtr& ctx) {
   std::printf("surfgrad demo on %s (%s, %s)\n", ctx->info().name.c_str(), ctx->info().backend.c_str(),
               ctx->info().implementation.c_str());
   auto t0 = std::chrono::steady_clock::now();
   const int64_t n = 512, d = 256;
   Tensor x = Tensor::normal(ctx, {n, d}, /*seed=*/7);
   Tensor w = Tensor::uniform(ctx, {d, 64}, /*seed=*/8, -0.1, 0.1);
-  Tensor h = x.matmul(w).relu();             // [512, 64]
-  Tensor p = h.softmax(1);                   // rows sum to 1
+  Tensor h = x.matmul(w).relu();  // [512, 64]
+  Tensor p = h.softmax(1);        // rows sum to 1
   Tensor row_sums = p.sum({1});
   Tensor top = p.argmax(1);
   Tensor norms = (x * x).sum({1}).sqrt();
@@ -61,3 +65,5 @@ int cmd_demo(const gpu::ContextPtr& ctx) {
               (unsigned long long)stats.pooled_buffers);
   return ok ? 0 : 1;
 }
+
+}  // namespace surfgrad::cli

@@ -1,39 +1,25 @@
-// The surfgrad command-line tool.
-//   surfgrad info                 adapter, implementation, features, limits
-//   surfgrad demo [moons]         train an MLP on two moons, write the decision boundary PNG
-//   surfgrad demo mnist --data D  train an MLP on MNIST IDX files, report held-out accuracy
-//   surfgrad demo tensors         a short tour of GPU tensor ops, checked on the host
-//   surfgrad bench elementwise    64M-element add vs device copy bandwidth
-//   surfgrad bench dispatch       µs per op for a batch of 1,000 small ops
+// The surfgrad command-line tool. `surfgrad --help` lists the commands; `surfgrad COMMAND
+// --help` lists a command's options with their ranges and defaults. No command: the moons demo.
+//
+// Exit status: 0 success, 1 an error while working (a surfgrad::Error, out of memory, any other
+// exception), 2 a usage error (unknown command or option, a value out of range). Nothing
+// escapes main: every failure ends in one line on stderr.
+#include <CLI/CLI.hpp>
 #include <cstdio>
-#include <cstring>
+#include <exception>
+#include <new>
 #include <string>
 
 #include "cli.hpp"
+#include "surfgrad/error.hpp"
 #include "surfgrad/gpu.hpp"
 
 using namespace surfgrad;
 
-static void usage() {
-  std::puts(
-      "usage: surfgrad <command> [options]\n"
-      "  info                        adapter, WebGPU implementation, features and limits\n"
-      "  demo [moons] [--steps N] [--out moons.png]   MLP on two moons (the default job)\n"
-      "  demo mnist --data DIR [--epochs N] [--hidden H] [--batch B]\n"
-      "  demo tensors                a short tour of GPU tensor ops, checked on the host\n"
-      "  bench elementwise [--elements N] [--json FILE]\n"
-      "  bench dispatch [--ops N] [--json FILE]\n"
-      "  bench train [--steps N] [--long-steps N] [--json FILE]\n"
-      "  bench matmul [--sizes MxNxK,...] [--variants a,b] [--json FILE]   the kernel ladder vs cuBLAS\n"
-      "  map [INPUT] -o OUT [--labels L] [--method tsne|umap] [--perplexity P] [--iterations N] [--seed S]\n"
-      "      [--pca D] [--init pca|random] [--repulsion auto|exact|fft] [--grid-spacing H] [--max-step-norm L]\n"
-      "      [--n-neighbors K] [--min-dist D] [--epochs E] [--points N]\n"
-      "                              t-SNE or UMAP of .npy/IDX/CSV points (no INPUT: 10 clusters in 768-D);\n"
-      "                              --pca D: kNN on D principal components (default 50 past 20,000 points)\n"
-      "  eval EMBEDDING.npy --input INPUT [--labels L]   kNN recall@10, 10-NN accuracy\n"
-      "  tune [--sizes MxNxK,...] [--f32-only]   autotune matmul tiles for this adapter (cached)\n"
-      "environment: SURFGRAD_BACKEND=vulkan|gles|metal|d3d12, SURFGRAD_ADAPTER=<name substring>");
-}
+namespace {
+
+constexpr int kExitError = 1;
+constexpr int kExitUsage = 2;
 
 int cmd_info(const gpu::ContextPtr& ctx) {
   const auto& i = ctx->info();
@@ -46,49 +32,68 @@ int cmd_info(const gpu::ContextPtr& ctx) {
   std::printf("backend          %s\n", i.backend.c_str());
   std::printf("implementation   %s\n", i.implementation.c_str());
   std::printf("shader-f16       %s\n", f.shader_f16 ? "yes" : "no");
-  std::printf("subgroups        %s (sizes %u-%u)\n", f.subgroups ? "yes" : "no", f.subgroup_min_size, f.subgroup_max_size);
+  std::printf("subgroups        %s (sizes %u-%u)\n", f.subgroups ? "yes" : "no", f.subgroup_min_size,
+              f.subgroup_max_size);
   std::printf("timestamp-query  %s\n", f.timestamp_query ? "yes" : "no");
   std::printf("subgroup-matrix  no (not offered by wgpu-native's C API)\n");
   std::printf("adapter features");
   for (auto& s : f.adapter_features) std::printf(" %s", s.c_str());
-  std::printf("\nlimits           maxBufferSize %llu, maxStorageBufferBindingSize %llu, maxStorageBuffersPerShaderStage %u,\n"
-              "                 maxComputeWorkgroupsPerDimension %u, maxComputeInvocationsPerWorkgroup %u, "
-              "maxComputeWorkgroupStorageSize %u\n",
-              (unsigned long long)l.max_buffer_size, (unsigned long long)l.max_storage_buffer_binding_size,
-              l.max_storage_buffers_per_shader_stage, l.max_compute_workgroups_per_dimension,
-              l.max_compute_invocations_per_workgroup, l.max_compute_workgroup_storage_size);
+  std::printf(
+      "\nlimits           maxBufferSize %llu, maxStorageBufferBindingSize %llu, maxStorageBuffersPerShaderStage %u,\n"
+      "                 maxComputeWorkgroupsPerDimension %u, maxComputeInvocationsPerWorkgroup %u, "
+      "maxComputeWorkgroupStorageSize %u\n",
+      (unsigned long long)l.max_buffer_size, (unsigned long long)l.max_storage_buffer_binding_size,
+      l.max_storage_buffers_per_shader_stage, l.max_compute_workgroups_per_dimension,
+      l.max_compute_invocations_per_workgroup, l.max_compute_workgroup_storage_size);
   return 0;
 }
 
-int main(int argc, char** argv) {
-  std::string cmd = argc > 1 ? argv[1] : "demo";  // no command: the default job, the moons demo
-  if (cmd == "-h" || cmd == "--help" || cmd == "help") {
-    usage();
-    return 0;
-  }
+int run(int argc, char** argv) {
+  CLI::App app{"surfgrad: GPU tensors, autodiff and embedding maps (t-SNE, UMAP) through WebGPU", "surfgrad"};
+  app.footer(
+      "environment: SURFGRAD_BACKEND=vulkan|gles|metal|d3d12, SURFGRAD_ADAPTER=<name substring>\n"
+      "exit status: 0 success, 1 error, 2 usage");
+  app.require_subcommand(0, 1);
+  cli::CommandFn chosen;
+  app.add_subcommand("info", "adapter, WebGPU implementation, features and limits")->callback([&] {
+    chosen = cmd_info;
+  });
+  cli::add_demo_commands(app, chosen);
+  cli::add_bench_commands(app, chosen);
+  cli::add_map_commands(app, chosen);
+  cli::add_tune_command(app, chosen);
   try {
-    if (cmd != "info" && cmd != "demo" && cmd != "bench" && cmd != "tune" && cmd != "map" && cmd != "eval") {
-      std::fprintf(stderr, "surfgrad: unknown command '%s'\n", cmd.c_str());
-      usage();
-      return 2;
-    }
-    auto ctx = gpu::Context::create();
-    if (cmd == "info") return cmd_info(ctx);
-    if (cmd == "tune") return cmd_tune(ctx, argc - 2, argv + 2);
-    if (cmd == "map") return cmd_map(ctx, argc - 2, argv + 2);
-    if (cmd == "eval") return cmd_eval(ctx, argc - 2, argv + 2);
-    if (cmd == "demo") {
-      std::string which = argc > 2 && argv[2][0] != '-' ? argv[2] : "moons";
-      int rest = argc > 2 && argv[2][0] != '-' ? 3 : 2;
-      if (which == "tensors") return cmd_demo(ctx);
-      if (which == "moons") return cmd_demo_moons(ctx, argc - rest, argv + rest);
-      if (which == "mnist") return cmd_demo_mnist(ctx, argc - rest, argv + rest);
-      std::fprintf(stderr, "surfgrad: unknown demo '%s' (moons, mnist, tensors)\n", which.c_str());
-      return 2;
-    }
-    return cmd_bench(ctx, argc - 2, argv + 2);
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);  // prints the message and a pointer to --help
+    return kExitUsage;
+  }
+  if (!chosen) chosen = cli::default_job();  // no command: the moons demo with its defaults
+  auto ctx = gpu::Context::create();
+  int rc = chosen(ctx);
+  return rc;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const cli::UsageError& e) {
+    std::fprintf(stderr, "surfgrad: %s\n", e.what());
+    return kExitUsage;
   } catch (const Error& e) {
     std::fprintf(stderr, "surfgrad: %s\n", e.what());
-    return 1;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "surfgrad: out of host memory; map or load fewer points (see README, input limits)\n");
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "surfgrad: internal error: %s\n", e.what());
+  } catch (...) {
+    std::fprintf(stderr, "surfgrad: internal error (an unknown exception)\n");
   }
+  return kExitError;
 }

@@ -1,155 +1,100 @@
-// `surfgrad map` and `surfgrad eval`: embedding maps from files (or a built-in data set).
-#include <sys/resource.h>
-#include <unistd.h>
-
+// `surfgrad map` and `surfgrad eval`: options, one library call (map_points / evaluate_map),
+// and printing. Everything a map needs beyond reading and writing files is in the library, so
+// Python and the browser get the same job.
+#include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
-#include <cstdlib>
-#include <fstream>
-#include <sstream>
+#include <memory>
 #include <string>
-#include <vector>
 
 #include "cli.hpp"
+#include "cli_options.hpp"
+#include "output_files.hpp"
+#include "progress_bar.hpp"
 #include "surfgrad/io.hpp"
 #include "surfgrad/maps.hpp"
 
-using namespace surfgrad;
+namespace surfgrad::cli {
 
 namespace {
 
-double seconds_since(std::chrono::steady_clock::time_point& t) {
-  auto now = std::chrono::steady_clock::now();
-  double s = std::chrono::duration<double>(now - t).count();
-  t = now;
-  return s;
-}
+constexpr int64_t kBuiltinDims = 768;  // builtin_point_blocks' dimensions
 
-}  // namespace
+struct MapArgs {
+  std::string input, out = "map", labels, method = "tsne", repulsion = "auto", init = "pca";
+  int64_t points = 5000;
+  MapOptions map;
+};
 
-int cmd_map(const gpu::ContextPtr& ctx, int argc, char** argv) {
-  std::string input, out = "map", labels_path, method = "tsne";
-  TsneOptions opt;
-  UmapOptions uopt;
-  int64_t builtin_n = 5000;
-  int pca_dims = -1;  // auto: 50 components where kNN is approximate (N > kExactKnnLimit), else none
-  for (int i = 0; i < argc; ++i) {
-    std::string a = argv[i];
-    auto next = [&]() -> std::string {
-      if (i + 1 >= argc) throw Error(ErrorKind::Value, "map: " + a + " needs a value");
-      return argv[++i];
-    };
-    if (a == "-o" || a == "--out") out = next();
-    else if (a == "--labels") labels_path = next();
-    else if (a == "--method") method = next();
-    else if (a == "--perplexity") opt.perplexity = std::atof(next().c_str());
-    else if (a == "--iterations") opt.iterations = std::atoi(next().c_str());
-    else if (a == "--learning-rate") opt.learning_rate = std::atof(next().c_str());
-    else if (a == "--early-exaggeration") opt.exaggeration = std::atof(next().c_str());
-    else if (a == "--seed") opt.seed = std::strtoull(next().c_str(), nullptr, 10);
-    else if (a == "--points") builtin_n = std::atoll(next().c_str());
-    else if (a == "--pca") pca_dims = std::atoi(next().c_str());
-    else if (a == "--n-neighbors") uopt.n_neighbors = std::atoi(next().c_str());
-    else if (a == "--min-dist") uopt.min_dist = std::atof(next().c_str());
-    else if (a == "--epochs") uopt.epochs = std::atoi(next().c_str());
-    else if (a == "--repulsion") {
-      std::string v = next();
-      if (v != "auto" && v != "exact" && v != "fft")
-        throw Error(ErrorKind::Value, "map: --repulsion takes auto, exact or fft, not " + v);
-      opt.repulsion = v == "exact" ? Repulsion::Exact : v == "fft" ? Repulsion::Fft : Repulsion::Auto;
-    }
-    else if (a == "--max-step-norm") opt.max_step_norm = std::atof(next().c_str());
-    else if (a == "--grid-spacing") {
-      opt.grid_spacing = std::atof(next().c_str());
-      if (!(opt.grid_spacing > 0)) throw Error(ErrorKind::Value, "map: --grid-spacing must be a positive number");
-    }
-    else if (a == "--init") {
-      std::string v = next();
-      if (v != "pca" && v != "random") throw Error(ErrorKind::Value, "map: --init takes pca or random, not " + v);
-      opt.pca_init = v == "pca";
-    }
-    else if (!a.empty() && a[0] == '-') throw Error(ErrorKind::Value, "map: unknown option " + a);
-    else input = a;
-  }
-  if (method != "tsne" && method != "umap")
-    throw Error(ErrorKind::Value, "map: --method takes tsne or umap, not " + method);
-  {  // fail before the work if the output cannot be written
-    std::ofstream probe(out + ".npy", std::ios::binary | std::ios::app);
-    if (!probe) throw Error(ErrorKind::IO, "'" + out + ".npy': cannot write the output there");
-  }
-  auto t = std::chrono::steady_clock::now();
-  std::vector<std::pair<std::string, double>> phases;
+double mib(uint64_t bytes) { return double(bytes) / double(1 << 20); }
+
+int run_map(const gpu::ContextPtr& ctx, MapArgs& a) {
+  MapOptions& opt = a.map;
+  opt.method = a.method == "umap" ? MapMethod::Umap : MapMethod::Tsne;
+  opt.tsne.repulsion = a.repulsion == "exact" ? Repulsion::Exact
+                       : a.repulsion == "fft" ? Repulsion::Fft
+                                              : Repulsion::Auto;
+  opt.tsne.pca_init = a.init == "pca";
+  // Refuse a bad output name, or one that would overwrite an input, before any work.
+  StagedOutputs outputs(a.out, {".npy", ".csv", ".png"}, {a.input, a.labels}, "-o");
+  if (a.input.empty()) check_usage([&] { check_map_fits(ctx, opt, a.points, kBuiltinDims); });  // before generating
+  auto t0 = std::chrono::steady_clock::now();
   Tensor labels;
-  PointBlocks x = input.empty() ? builtin_point_blocks(ctx, builtin_n, labels) : load_point_blocks(ctx, input);
-  if (!labels_path.empty()) labels = load_labels(ctx, labels_path, x.rows());
+  PointBlocks x = a.input.empty() ? builtin_point_blocks(ctx, a.points, labels) : load_point_blocks(ctx, a.input);
+  if (!a.labels.empty()) labels = load_labels(ctx, a.labels, x.rows());
   ctx->sync();
-  phases.emplace_back(input.empty() ? "generate" : "load", seconds_since(t));
-  uopt.seed = opt.seed;
-  if (method == "tsne")
-    std::printf("t-SNE of %lld points in %lld dimensions on %s (perplexity %g, %d iterations)\n", (long long)x.rows(),
-                (long long)x.dims(), ctx->info().name.c_str(), opt.perplexity, opt.iterations);
+  double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  int64_t n = x.rows(), d = x.dims();
+  check_usage([&] { validate(opt, n, d); });  // before printing what would be done
+  if (opt.method == MapMethod::Tsne)
+    std::printf("t-SNE of %lld points in %lld dimensions on %s (perplexity %g, %d iterations)\n", (long long)n,
+                (long long)d, ctx->info().name.c_str(), opt.tsne.perplexity, opt.tsne.iterations);
   else
-    std::printf("UMAP of %lld points in %lld dimensions on %s (n_neighbors %d, min_dist %g)\n", (long long)x.rows(),
-                (long long)x.dims(), ctx->info().name.c_str(), uopt.n_neighbors, uopt.min_dist);
-  Tensor features;
-  // Exact neighbours are found in the input space itself, as openTSNE and umap-learn do; past
-  // kExactKnnLimit points descent runs on 50 principal components (in 768-D it would be 15×
-  // slower, and recall on a sample is reported either way).
-  if (pca_dims < 0) pca_dims = x.rows() > kExactKnnLimit ? 50 : 0;
-  if (pca_dims > 0 && x.dims() > pca_dims) {  // neighbours on the leading components, as is usual
-    features = pca(x, pca_dims, opt.seed).scores;
-    ctx->sync();
-    phases.emplace_back("PCA to " + std::to_string(pca_dims), seconds_since(t));
-  } else {
-    features = x.single();
-  }
-  x.blocks.clear();  // the full-dimensional points are not needed any more
-  int64_t n = features.shape(0);
-  int k = method == "tsne" ? tsne_neighbours(opt.perplexity, n) : uopt.n_neighbors;
-  KnnResult nn = nearest_neighbours(features, k, opt.seed);
-  ctx->sync();
-  bool approximate = n > kExactKnnLimit;
-  phases.emplace_back(approximate ? "kNN (descent)" : "kNN (exact)", seconds_since(t));
-  if (approximate) {
-    double recall = knn_recall_sampled(features, nn, 1000);
-    std::printf("kNN recall@%d against exact neighbours on 1,000 points: %.3f\n", k, recall);
-    phases.emplace_back("kNN recall check", seconds_since(t));
-  }
-  auto progress = [&](int it, int total) {
-    if (it == 0) phases.emplace_back(method == "tsne" ? "affinities" : "memberships", seconds_since(t));
-    else std::printf("\r  optimisation %d/%d", it, total), std::fflush(stdout);
-  };
-  Tensor y = method == "tsne" ? tsne(features, opt, progress, &nn) : umap(features, uopt, progress, &nn);
-  ctx->sync();
-  phases.emplace_back("optimisation", seconds_since(t));
-  std::printf("\n");
-  write_outputs(out, y, labels);
-  phases.emplace_back("write", seconds_since(t));
+    std::printf("UMAP of %lld points in %lld dimensions on %s (n_neighbors %d, min_dist %g)\n", (long long)n,
+                (long long)d, ctx->info().name.c_str(), opt.umap.n_neighbors, opt.umap.min_dist);
+  std::fflush(stdout);
+
+  ProgressBar bar;
+  MapResult r = map_points(std::move(x), opt, [&](const MapProgressEvent& e) {
+    bar.update(std::string(e.phase), e.done, e.total);
+    return true;
+  });
+  bar.finish();
+  if (r.knn_recall >= 0)
+    std::printf("kNN recall@%d against exact neighbours on %lld points: %.3f\n", r.k,
+                (long long)std::min(n, opt.recall_sample), r.knn_recall);
+
+  auto t1 = std::chrono::steady_clock::now();
+  write_outputs(outputs.staging_stem(), r.embedding, labels);
+  outputs.commit();
+  double write_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+
   std::printf("phase timings:\n");
-  double total = 0;
-  for (auto& [name, s] : phases) std::printf("  %-18s %8.3f s\n", name.c_str(), s), total += s;
-  std::printf("  %-18s %8.3f s\nwrote %s.npy, %s.csv, %s.png\n", "total", total, out.c_str(), out.c_str(), out.c_str());
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
+  double total = load_s + write_s;
+  std::printf("  %-18s %8.3f s\n", a.input.empty() ? "generate" : "load", load_s);
+  for (auto& p : r.phases) std::printf("  %-18s %8.3f s\n", p.name.c_str(), p.seconds), total += p.seconds;
+  std::printf("  %-18s %8.3f s\n", "write", write_s);
+  std::printf("  %-18s %8.3f s\nwrote %s.npy, %s.csv, %s.png\n", "total", total, a.out.c_str(), a.out.c_str(),
+              a.out.c_str());
   std::printf("memory peaks: GPU %.1f MiB (surfgrad's buffers at once), host %.1f MiB (resident set)\n",
-              double(ctx->pool_stats().peak_live_bytes) / (1 << 20), double(usage.ru_maxrss) / 1024.0);
+              mib(r.gpu_peak_bytes), mib(r.host_peak_bytes));
   return 0;
 }
 
-int cmd_eval(const gpu::ContextPtr& ctx, int argc, char** argv) {
-  std::string embedding, input, labels_path;
-  for (int i = 0; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--input" && i + 1 < argc) input = argv[++i];
-    else if (a == "--labels" && i + 1 < argc) labels_path = argv[++i];
-    else if (!a.empty() && a[0] != '-') embedding = a;
-    else throw Error(ErrorKind::Value, "eval: unknown option " + a + " (EMBEDDING.npy --input INPUT [--labels L])");
-  }
-  if (embedding.empty() || input.empty()) throw Error(ErrorKind::Value, "eval: give EMBEDDING.npy and --input INPUT");
-  Tensor x = load_points(ctx, input), y = load_points(ctx, embedding);
+struct EvalArgs {
+  std::string embedding, input, labels;
+};
+
+int run_eval(const gpu::ContextPtr& ctx, const EvalArgs& a) {
+  Tensor x = load_points(ctx, a.input), y = load_points(ctx, a.embedding);
+  if (y.shape(1) < 2)
+    throw Error(ErrorKind::Shape,
+                "eval: the embedding '" + a.embedding + "' must have 2 (or more) columns, got " + y.describe());
+  if (y.shape(0) != x.shape(0))
+    throw Error(ErrorKind::Shape, "eval: the embedding '" + a.embedding + "' has " + std::to_string(y.shape(0)) +
+                                      " points, the input '" + a.input + "' " + std::to_string(x.shape(0)));
   Tensor labels;
-  if (!labels_path.empty()) labels = load_labels(ctx, labels_path, x.shape(0));
+  if (!a.labels.empty()) labels = load_labels(ctx, a.labels, x.shape(0));
   MapQuality q = evaluate_map(x, y, labels);
   std::printf("kNN recall@10      %.4f\n", q.knn_recall);
   std::printf("trustworthiness   %.4f\n", q.trustworthiness);
@@ -157,3 +102,82 @@ int cmd_eval(const gpu::ContextPtr& ctx, int argc, char** argv) {
   if (q.knn_accuracy >= 0) std::printf("10-NN accuracy     %.4f\n", q.knn_accuracy);
   return 0;
 }
+
+}  // namespace
+
+void add_map_commands(CLI::App& app, CommandFn& chosen) {
+  auto a = std::make_shared<MapArgs>();
+  CLI::App* map = app.add_subcommand(
+      "map",
+      "t-SNE or UMAP map of points from .npy, IDX or CSV (no INPUT: the built-in 10 clusters in 768-D).\n"
+      "Writes OUT.npy (f32 [N, 2]), OUT.csv and OUT.png. Input limits: t-SNE needs perplexity <= (N - 1)/3\n"
+      "and uses k = floor(3 * perplexity) <= 128 neighbours; UMAP needs n_neighbors <= min(128, N - 1).");
+  TsneOptions& t = a->map.tsne;
+  UmapOptions& u = a->map.umap;
+  map->add_option("INPUT", a->input, "points: .npy (any float/int dtype), IDX (MNIST, .gz too) or CSV");
+  map->add_option("-o,--out", a->out, "output name: writes OUT.npy, OUT.csv, OUT.png")->capture_default_str();
+  map->add_option("--labels", a->labels, "labels (i32, one per point) to colour the PNG and CSV");
+  map->add_option("--method", a->method, "tsne or umap")->check(one_of({"tsne", "umap"}))->capture_default_str();
+  map->add_option("--points", a->points, "points of the built-in data set (without INPUT)")
+      ->check(integer_in<int64_t>(2, (int64_t(1) << 31) - 2))
+      ->capture_default_str();
+  map->add_option("--seed", a->map.seed, "seed of PCA, kNN descent and the layout")
+      ->check(integer_in<uint64_t>(0, UINT64_MAX))
+      ->capture_default_str();
+  map->add_option("--pca", a->map.pca_components,
+                  "kNN on this many principal components: -1 auto (50 past 20,000 points), 0 off, else 1..D")
+      ->check(integer_in<int>(-1, 1 << 20))
+      ->capture_default_str();
+  map->add_option("--recall-sample", a->map.recall_sample,
+                  "points on which approximate kNN's recall is measured (0: skip)")
+      ->check(integer_in<int64_t>(0, (int64_t(1) << 31) - 1))
+      ->capture_default_str();
+  // t-SNE
+  map->add_option("--perplexity", t.perplexity, "t-SNE: perplexity, also <= (N - 1)/3")
+      ->check(number_in(1, 43, true, true))
+      ->capture_default_str();
+  map->add_option("--iterations", t.iterations, "t-SNE: iterations")
+      ->check(integer_in<int>(1, 1000000))
+      ->capture_default_str();
+  map->add_option("--exaggeration-iterations", t.exaggeration_iterations, "t-SNE: early exaggeration iterations")
+      ->check(integer_in<int>(0, 1000000))
+      ->capture_default_str();
+  map->add_option("--early-exaggeration", t.exaggeration, "t-SNE: early exaggeration factor")
+      ->check(number_in(0, 1000, true))
+      ->capture_default_str();
+  map->add_option("--learning-rate", t.learning_rate, "t-SNE: learning rate, 0 = max(N / exaggeration, 50)")
+      ->check(number_in(0, 1e9))
+      ->capture_default_str();
+  map->add_option("--max-step-norm", t.max_step_norm, "t-SNE: longest update step, 0 = unclipped")
+      ->check(number_in(0, 1e6))
+      ->capture_default_str();
+  map->add_option("--repulsion", a->repulsion, "t-SNE: repulsion (auto: fft past 5,000 points)")
+      ->check(one_of({"auto", "exact", "fft"}))
+      ->capture_default_str();
+  map->add_option("--grid-spacing", t.grid_spacing, "t-SNE, fft: largest distance between grid nodes")
+      ->check(number_in(0, 100, true))
+      ->capture_default_str();
+  map->add_option("--init", a->init, "t-SNE: start from PCA or random positions")
+      ->check(one_of({"pca", "random"}))
+      ->capture_default_str();
+  // UMAP
+  map->add_option("--n-neighbors", u.n_neighbors, "UMAP: neighbours per point, also <= N - 1")
+      ->check(integer_in<int>(2, 128))
+      ->capture_default_str();
+  map->add_option("--min-dist", u.min_dist, "UMAP: minimum distance in the map")
+      ->check(number_in(0, 1))
+      ->capture_default_str();
+  map->add_option("--epochs", u.epochs, "UMAP: epochs, 0 = 500 up to 10,000 points, else 200")
+      ->check(integer_in<int>(0, 1000000))
+      ->capture_default_str();
+  map->callback([a, &chosen] { chosen = [a](const gpu::ContextPtr& ctx) { return run_map(ctx, *a); }; });
+
+  auto e = std::make_shared<EvalArgs>();
+  CLI::App* eval = app.add_subcommand("eval", "quality of a map: kNN recall@10, trustworthiness, KL, 10-NN accuracy");
+  eval->add_option("EMBEDDING", e->embedding, "the map (.npy/CSV, [N, 2])")->required();
+  eval->add_option("--input", e->input, "the points the map was made from")->required();
+  eval->add_option("--labels", e->labels, "labels, for the 10-NN accuracy");
+  eval->callback([e, &chosen] { chosen = [e](const gpu::ContextPtr& ctx) { return run_eval(ctx, *e); }; });
+}
+
+}  // namespace surfgrad::cli

@@ -433,6 +433,7 @@ const char* to_string(ErrorKind kind) {
     case ErrorKind::DeviceLost: return "device lost";
     case ErrorKind::Device: return "device";
     case ErrorKind::IO: return "I/O";
+    case ErrorKind::Cancelled: return "cancelled";
   }
   return "unknown";
 }

@@ -17,17 +17,16 @@ namespace surfgrad {
 
 
 int tsne_neighbours(double perplexity, int64_t n) {
-  int k = int(std::min<double>(double(n - 1), std::floor(3 * perplexity)));
-  if (perplexity <= 1 || n < 4 || k < 2 || 3 * perplexity > double(n - 1))
-    throw Error(ErrorKind::Value, "tsne: perplexity " + std::to_string(perplexity) + " needs more than " +
-                                      std::to_string(int(3 * perplexity)) + " points (got " + std::to_string(n) +
-                                      "); lower --perplexity to at most (N - 1) / 3");
-  return k;
+  TsneOptions checked;
+  checked.perplexity = perplexity;
+  validate(checked, n);  // names the option and its range for these n points
+  return int(std::min<double>(double(n - 1), std::floor(3 * perplexity)));
 }
 
 Tensor tsne(const Tensor& x, const TsneOptions& opt, const MapProgress& progress, const KnnResult* neighbours) {
   if (x.rank() != 2) throw Error(ErrorKind::Shape, "tsne: points must be [N, D], got " + x.describe());
   int64_t n = x.shape(0);
+  validate(opt, n);
   int k = tsne_neighbours(opt.perplexity, n);
   auto ctx = x.context();
   KnnResult nn = graph_for(x, k, opt.seed, neighbours, "tsne", "⌊3·perplexity⌋");
@@ -63,7 +62,7 @@ Tensor tsne(const Tensor& x, const TsneOptions& opt, const MapProgress& progress
   Tensor attract = Tensor::empty(ctx, {n, 2});
   if (progress) {
     ctx->sync();  // so that a caller timing the phases sees kNN and affinities finished
-    progress(0, opt.iterations);
+    progress(0, opt.iterations, y);
   }
   for (int it = 0; it < opt.iterations; ++it) {
     bool early = it < opt.exaggeration_iterations;
@@ -88,7 +87,7 @@ Tensor tsne(const Tensor& x, const TsneOptions& opt, const MapProgress& progress
     float max_step = opt.max_step_norm > 0 ? float(opt.max_step_norm) : 3.4e38f;
     step.launch({y, update, gains, attract, rep, z}, {n, float(lr), momentum, exaggeration, max_step},
                 kernels::groups_for(*ctx, uint64_t(n), 256));
-    if (progress && (it % 50 == 49 || it + 1 == opt.iterations)) progress(it + 1, opt.iterations);
+    if (progress && (it % 50 == 49 || it + 1 == opt.iterations)) progress(it + 1, opt.iterations, y);
   }
   return y;
 }

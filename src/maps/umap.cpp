@@ -49,11 +49,8 @@ void fit_ab(double min_dist, double spread, double& a, double& b) {
 Tensor umap(const Tensor& x, const UmapOptions& opt, const MapProgress& progress, const KnnResult* neighbours) {
   if (x.rank() != 2) throw Error(ErrorKind::Shape, "umap: points must be [N, D], got " + x.describe());
   int64_t n = x.shape(0);
+  validate(opt, n);  // n_neighbors in [2, min(128, N − 1)], min_dist, epochs, rates
   int k = opt.n_neighbors;
-  if (k < 2 || k >= n)
-    throw Error(ErrorKind::Value, "umap: n_neighbors " + std::to_string(k) + " needs at least " + std::to_string(k + 1) +
-                                      " points (got " + std::to_string(n) + ")");
-  if (!(opt.min_dist >= 0)) throw Error(ErrorKind::Value, "umap: min_dist must be ≥ 0");
   auto ctx = x.context();
   KnnResult nn = graph_for(x, k, opt.seed, neighbours, "umap", "n_neighbors");
   Tensor w = Tensor::empty(ctx, {n, k});
@@ -98,14 +95,14 @@ Tensor umap(const Tensor& x, const UmapOptions& opt, const MapProgress& progress
   auto step = kernels::Program::file(ctx, "umap_step.wgsl", {{"K", std::to_string(k)}});
   if (progress) {
     ctx->sync();
-    progress(0, epochs);
+    progress(0, epochs, y);
   }
   for (int ep = 0; ep < epochs; ++ep) {
     float alpha = float(opt.learning_rate * (1.0 - double(ep) / epochs));
     step.launch({y_next, y, nn.indices, u_t, rev_t}, {n, 0u, ep, alpha, a, b, opt.negative_sample_rate},
                 kernels::groups_for(*ctx, uint64_t(n), 64));
     std::swap(y, y_next);
-    if (progress && (ep % 50 == 49 || ep + 1 == epochs)) progress(ep + 1, epochs);
+    if (progress && (ep % 50 == 49 || ep + 1 == epochs)) progress(ep + 1, epochs, y);
   }
   return y;
 }

@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
-#include <regex>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "matmul_problem.hpp"
@@ -41,21 +41,6 @@ std::string adapter_key(const gpu::Context& ctx) {
 
 namespace {
 
-std::string encode(const TiledParams& p) {
-  return std::to_string(p.bm) + "," + std::to_string(p.bn) + "," + std::to_string(p.bk) + "," + std::to_string(p.tm) +
-         "," + std::to_string(p.tn) + "," + (p.double_buffer ? "1" : "0") + "," + std::to_string(p.swizzle) + "," +
-         (p.f32_accumulate ? "1" : "0");
-}
-
-std::string escape(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    if (c == '"' || c == '\\') o += '\\';
-    o += c;
-  }
-  return o;
-}
-
 struct Memo {
   std::mutex mutex;
   std::string path, key;
@@ -69,52 +54,55 @@ Memo& memo() {
 
 }  // namespace
 
+// The file (format 1, unchanged since the hand-written parser):
+//   {"format": 1, "adapter": "<adapter_key>", "entries": {"f32/large": [bm, bn, bk, tm, tn, db, swizzle, f32acc]}}
+// with db and f32acc as 0/1. Read and written with nlohmann-json.
 TuningCache TuningCache::load(const std::string& path, const std::string& key, std::string* warning) {
   TuningCache c;
   c.adapter = key;
   std::ifstream in(path);
   if (!in) return c;  // no file: nothing tuned yet
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::smatch m;
   auto fail = [&](const std::string& why) {
     if (warning) *warning = "ignoring the matmul tuning cache '" + path + "': " + why + "; run `surfgrad tune` to rebuild it";
     return TuningCache{key, {}};
   };
-  if (!std::regex_search(text, m, std::regex(R"re("format"\s*:\s*1\b)re"))) return fail("not a version-1 tuning file");
-  if (!std::regex_search(text, m, std::regex(R"re("adapter"\s*:\s*"((?:[^"\\]|\\.)*)")re"))) return fail("no adapter field");
-  std::string file_key = std::regex_replace(m[1].str(), std::regex(R"re(\\(.))re"), "$1");
-  if (file_key != key) return c;  // tuned on another adapter or driver: stale, not corrupt
-  std::regex entry(R"re("([a-z0-9]+/[a-z-]+)"\s*:\s*\[\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*,\s*([01])\s*,\s*(\d+)\s*,\s*([01])\s*\])re");
-  size_t found = 0;
-  for (auto it = std::sregex_iterator(text.begin(), text.end(), entry); it != std::sregex_iterator(); ++it) {
-    const auto& e = *it;
-    TiledParams p{std::stoi(e[2]), std::stoi(e[3]), std::stoi(e[4]), std::stoi(e[5]), std::stoi(e[6]),
-                  e[7] == "1", std::stoi(e[8]), e[9] == "1"};
-    if (p.bm <= 0 || p.bn <= 0 || p.bk < 0 || (p.bk == 0 && p.bm != p.tm) || p.tm <= 0 || p.tn <= 0 || p.bm % p.tm || p.bn % p.tn || p.bm > 512 ||
-        p.bn > 512 || p.swizzle <= 0)
-      return fail("entry " + e[1].str() + " has impossible tile sizes");
-    c.entries[e[1]] = p;
-    ++found;
+  nlohmann::json doc = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded() || !doc.is_object()) return fail("not JSON");
+  if (doc.value("format", nlohmann::json()) != 1) return fail("not a version-1 tuning file");
+  auto adapter = doc.find("adapter");
+  if (adapter == doc.end() || !adapter->is_string()) return fail("no adapter field");
+  if (adapter->get<std::string>() != key) return c;  // tuned on another adapter or driver: stale, not corrupt
+  auto entries = doc.find("entries");
+  if (entries == doc.end() || !entries->is_object()) return fail("no entries");
+  for (auto& [name, e] : entries->items()) {
+    bool shaped = e.is_array() && e.size() == 8 &&
+                  std::all_of(e.begin(), e.end(), [](const nlohmann::json& v) { return v.is_number_integer(); });
+    if (!shaped) return fail("entry " + name + " is not 8 integers");
+    auto at = [&](size_t i) { return e[i].get<int64_t>(); };
+    if (at(5) < 0 || at(5) > 1 || at(7) < 0 || at(7) > 1) return fail("entry " + name + " has flags other than 0 or 1");
+    for (size_t i = 0; i < 8; ++i)
+      if (at(i) < 0 || at(i) > 4096) return fail("entry " + name + " has impossible tile sizes");
+    TiledParams p{int(at(0)), int(at(1)), int(at(2)), int(at(3)), int(at(4)), at(5) == 1, int(at(6)), at(7) == 1};
+    if (p.bm <= 0 || p.bn <= 0 || p.bk < 0 || (p.bk == 0 && p.bm != p.tm) || p.tm <= 0 || p.tn <= 0 || p.bm % p.tm ||
+        p.bn % p.tn || p.bm > 512 || p.bn > 512 || p.swizzle <= 0)
+      return fail("entry " + name + " has impossible tile sizes");
+    c.entries[name] = p;
   }
-  size_t declared = 0;
-  for (size_t at = text.find("\"entries\""); at != std::string::npos && (at = text.find('[', at)) != std::string::npos; ++at) ++declared;
-  if (found != declared) return fail("unreadable entries");
   return c;
 }
 
 void TuningCache::save(const std::string& path) const {
   std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+  nlohmann::json entries_json = nlohmann::json::object();
+  for (auto& [k, p] : entries)
+    entries_json[k] = {p.bm, p.bn, p.bk, p.tm, p.tn, p.double_buffer ? 1 : 0, p.swizzle, p.f32_accumulate ? 1 : 0};
+  nlohmann::json doc = {{"format", 1}, {"adapter", adapter}, {"entries", entries_json}};
   std::string tmp = path + ".tmp";
   {
     std::ofstream out(tmp);
     if (!out) throw Error(ErrorKind::IO, "'" + tmp + "': cannot write the tuning cache");
-    out << "{\n  \"format\": 1,\n  \"adapter\": \"" << escape(adapter) << "\",\n  \"entries\": {";
-    bool first = true;
-    for (auto& [k, p] : entries) {
-      out << (first ? "\n" : ",\n") << "    \"" << k << "\": [" << encode(p) << "]";
-      first = false;
-    }
-    out << "\n  }\n}\n";
+    out << doc.dump(2) << "\n";
+    if (!out.flush()) throw Error(ErrorKind::IO, "'" + tmp + "': cannot write the tuning cache");
   }
   std::filesystem::rename(tmp, path);  // atomic: readers never see half a file
 }

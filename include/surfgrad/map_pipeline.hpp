@@ -1,0 +1,107 @@
+// The whole map job in one call: checks, optional PCA, kNN (exact or by descent, with a sampled
+// recall), affinities and t-SNE or UMAP, with phase timings and memory peaks. `surfgrad map`,
+// the Python package and the browser page are thin shells over this.
+//
+//   MapOptions opt;  opt.method = MapMethod::Umap;  opt.umap.n_neighbors = 30;
+//   MapResult r = map_points(points, opt, [](const MapProgressEvent& e) {
+//     std::printf("%s %lld/%lld\n", std::string(e.phase).c_str(), (long long)e.done, (long long)e.total);
+//     return true;  // false cancels: map_points throws Error(ErrorKind::Cancelled)
+//   });
+//   // r.embedding: f32 [N, 2]; r.neighbours: the kNN graph; r.phases: (name, seconds)
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "surfgrad/knn.hpp"
+#include "surfgrad/point_blocks.hpp"
+#include "surfgrad/tensor.hpp"
+#include "surfgrad/tsne.hpp"
+#include "surfgrad/umap.hpp"
+
+namespace surfgrad {
+
+enum class MapMethod { Tsne, Umap };
+
+struct MapOptions {
+  MapMethod method = MapMethod::Tsne;
+  TsneOptions tsne;
+  UmapOptions umap;
+  // kNN on this many principal components: −1 auto (50 past kExactKnnLimit points, where kNN is
+  // approximate; none below), 0 off, else 1..D.
+  int pca_components = -1;
+  // One seed for PCA, kNN descent and the layout; it replaces tsne.seed and umap.seed.
+  uint64_t seed = 1;
+  // Points whose exact neighbours are computed to measure the approximate kNN's recall (0: skip).
+  int64_t recall_sample = 1000;
+  // Non-finite positions are looked for at every progress step (a GPU reduction, 4 bytes read).
+  bool check_finite = true;
+};
+
+// A report from map_points. Phases, in order: "pca" (if any), "knn", "recall" (approximate kNN
+// only), "affinities" (t-SNE) or "memberships" (UMAP), "optimise". Each phase reports done = 0
+// when it starts and done = total when it ends; "optimise" also every 50 iterations or epochs,
+// with the current positions.
+struct MapProgressEvent {
+  std::string_view phase;
+  int64_t done = 0, total = 0;
+  // During "optimise": the current f32 [N, 2] positions on the GPU (reading them is a sync); else null.
+  const Tensor* embedding = nullptr;
+};
+// Return false to cancel the job: map_points then throws Error(ErrorKind::Cancelled).
+using MapProgressFn = std::function<bool(const MapProgressEvent&)>;
+
+struct MapPhaseTime {
+  std::string name;  // as printed: "PCA to 50", "kNN (exact)", "kNN recall check", "affinities", ...
+  double seconds = 0;
+};
+
+struct MapResult {
+  Tensor embedding;        // f32 [N, 2]
+  KnnResult neighbours;    // the kNN graph the layout used ([N, k], on the features kNN ran on)
+  int k = 0;               // neighbours per point
+  int pca_components = 0;  // components kNN ran on (0: the input itself)
+  bool approximate_knn = false;
+  double knn_recall = -1;  // sampled recall@k of the approximate kNN; −1 where exact or not measured
+  std::vector<MapPhaseTime> phases;
+  uint64_t gpu_peak_bytes = 0;   // the context's most-ever live buffer bytes (pool statistics)
+  uint64_t host_peak_bytes = 0;  // the process's peak resident set (0 where the platform lacks it)
+};
+
+// Throws Error(ErrorKind::Value) naming the first option out of range, as field and CLI option
+// ("perplexity (--perplexity) must be ..."), for a job of n points in d dimensions.
+void validate(const TsneOptions& options, int64_t n);
+void validate(const UmapOptions& options, int64_t n);
+void validate(const MapOptions& options, int64_t n, int64_t d);
+
+// The neighbours per point a job uses (⌊3·perplexity⌋ for t-SNE, n_neighbors for UMAP), and the
+// components kNN runs on (pca_components resolved; 0: none).
+int map_neighbours(const MapOptions& options, int64_t n);
+int map_pca_components(const MapOptions& options, int64_t n, int64_t d);
+
+// What a job of n points in d dimensions will hold at its peak, estimated from its largest
+// tensors and host arrays.
+struct MapMemoryEstimate {
+  uint64_t gpu_bytes = 0;       // the input points included
+  uint64_t host_bytes = 0;      // host arrays (kNN lists, edge lists, UMAP's union table)
+  uint64_t largest_tensor = 0;  // the largest single tensor, against the adapter's limits
+  std::string largest_name;
+};
+MapMemoryEstimate estimate_map_memory(const MapOptions& options, int64_t n, int64_t d);
+// validate(), then refuses (Error LimitExceeded / OutOfMemory, with the estimate, the limit and
+// what to change) a job whose largest tensor exceeds the adapter's buffer limits or whose memory
+// exceeds the host's (on CPU adapters the GPU's buffers are host memory too). Call it before
+// generating or loading points to fail at once; map_points calls it too.
+void check_map_fits(const gpu::ContextPtr& ctx, const MapOptions& options, int64_t n, int64_t d);
+
+// The map of f32 points (row blocks, e.g. from load_point_blocks; pass them by std::move so
+// that the full-dimensional points are released once PCA has run). Refuses points that are all
+// identical (no map to draw) or whose squared distances overflow f32 (standardise them), and
+// throws Error(Value) if the layout becomes non-finite, naming the iteration.
+MapResult map_points(PointBlocks points, const MapOptions& options, const MapProgressFn& progress = {});
+MapResult map_points(const Tensor& points, const MapOptions& options, const MapProgressFn& progress = {});
+
+}  // namespace surfgrad

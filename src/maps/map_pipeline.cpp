@@ -1,0 +1,155 @@
+// map_points: the one call behind `surfgrad map`, the Python package and the browser page.
+// Order and arguments of every step are those `surfgrad map` always used, so its maps are
+// bitwise what they were: PCA (seeded), kNN (seeded), recall on a sample, then tsne()/umap()
+// with the graph passed in.
+#include "surfgrad/map_pipeline.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <string>
+
+#include "surfgrad/error.hpp"
+#include "surfgrad/gpu.hpp"
+#include "surfgrad/pca.hpp"
+
+#if __has_include(<sys/resource.h>)
+#include <sys/resource.h>
+#define SURFGRAD_HAS_RUSAGE 1
+#endif
+
+namespace surfgrad {
+
+namespace {
+
+uint64_t host_peak_rss_bytes() {
+#ifdef SURFGRAD_HAS_RUSAGE
+  rusage usage{};
+  if (getrusage(RUSAGE_SELF, &usage) == 0) return uint64_t(usage.ru_maxrss) * 1024;  // KiB on Linux
+#endif
+  return 0;
+}
+
+// Phase timings: each phase ends with a sync so that its GPU work is counted in it.
+class PhaseClock {
+ public:
+  explicit PhaseClock(gpu::ContextPtr ctx) : ctx_(std::move(ctx)) {}
+  double lap(bool sync = true) {
+    if (sync) ctx_->sync();
+    auto now = std::chrono::steady_clock::now();
+    double s = std::chrono::duration<double>(now - last_).count();
+    last_ = now;
+    return s;
+  }
+
+ private:
+  gpu::ContextPtr ctx_;
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+};
+
+// Refuses inputs no map can be drawn from: all points identical (every distance 0: the layout
+// would stay at its start), or values so large that squared distances overflow f32. One
+// reduction per block: the largest squared distance from the first point, which bounds every
+// pairwise squared distance by 4×.
+void check_spread(const PointBlocks& x) {
+  Tensor first = x.blocks[0].slice(0, 0, 1);
+  double largest = 0;
+  bool finite = true;
+  for (const Tensor& b : x.blocks) {
+    Tensor diff = sub(b, first);
+    Tensor rows = (diff * diff).sum({1});
+    double m = rows.max().to_vector<float>()[0], s = rows.sum().to_vector<float>()[0];
+    finite = finite && std::isfinite(m) && std::isfinite(s);
+    largest = std::max(largest, m);
+  }
+  if (!finite || 4 * largest > 3.0e38)
+    throw Error(ErrorKind::Value,
+                "map: the points' squared distances overflow float32 (values up to ~1e19 or NaN/infinity); "
+                "standardise the input (zero mean, unit variance per dimension) first");
+  if (largest == 0)
+    throw Error(ErrorKind::Value, "map: all " + std::to_string(x.rows()) +
+                                      " points are identical (zero variance): there is no structure to map");
+}
+
+}  // namespace
+
+MapResult map_points(PointBlocks x, const MapOptions& options, const MapProgressFn& progress) {
+  if (x.blocks.empty() || x.rows() == 0) throw Error(ErrorKind::Value, "map: no points");
+  auto ctx = x.blocks[0].context();
+  const int64_t n = x.rows(), d = x.dims();
+  check_map_fits(ctx, options, n, d);
+  const bool tsne_method = options.method == MapMethod::Tsne;
+  TsneOptions topt = options.tsne;
+  UmapOptions uopt = options.umap;
+  topt.seed = uopt.seed = options.seed;
+
+  MapResult r;
+  PhaseClock clock(ctx);
+  auto report = [&](std::string_view phase, int64_t done, int64_t total, const Tensor* embedding = nullptr) {
+    if (progress && !progress(MapProgressEvent{phase, done, total, embedding}))
+      throw Error(ErrorKind::Cancelled, "map: cancelled by the progress callback during " + std::string(phase) + " (" +
+                                            std::to_string(done) + "/" + std::to_string(total) + ")");
+  };
+
+  check_spread(x);
+  r.phases.push_back({"input checks", clock.lap()});
+
+  r.pca_components = map_pca_components(options, n, d);
+  Tensor features;
+  if (r.pca_components > 0) {  // neighbours on the leading components, as is usual
+    report("pca", 0, 1);
+    features = pca(x, r.pca_components, options.seed).scores;
+    r.phases.push_back({"PCA to " + std::to_string(r.pca_components), clock.lap()});
+    report("pca", 1, 1);
+  } else {
+    features = x.single();
+  }
+  x.blocks.clear();  // the full-dimensional points are not needed any more
+
+  r.k = map_neighbours(options, n);
+  r.approximate_knn = n > kExactKnnLimit;
+  report("knn", 0, 1);
+  r.neighbours = nearest_neighbours(features, r.k, options.seed);
+  r.phases.push_back({r.approximate_knn ? "kNN (descent)" : "kNN (exact)", clock.lap()});
+  report("knn", 1, 1);
+  if (r.approximate_knn && options.recall_sample > 0) {
+    report("recall", 0, 1);
+    r.knn_recall = knn_recall_sampled(features, r.neighbours, options.recall_sample);
+    r.phases.push_back({"kNN recall check", clock.lap(false)});
+    report("recall", 1, 1);
+  }
+
+  const char* graph_phase = tsne_method ? "affinities" : "memberships";
+  report(graph_phase, 0, 1);
+  auto on_step = [&](int it, int total, const Tensor& y) {
+    if (it == 0) {  // tsne()/umap() synced: the graph is built
+      r.phases.push_back({graph_phase, clock.lap(false)});
+      report(graph_phase, 1, 1);
+    } else if (options.check_finite) {
+      // A sum is NaN or infinite as soon as one coordinate is; one scalar comes back.
+      float s = y.sum().to_vector<float>()[0];
+      if (!std::isfinite(s))
+        throw Error(ErrorKind::Value,
+                    std::string(tsne_method ? "tsne" : "umap") + ": the map became non-finite (NaN or infinity) by " +
+                        (tsne_method ? "iteration " : "epoch ") + std::to_string(it) + " of " + std::to_string(total) +
+                        "; standardise the input (zero mean, unit variance per dimension), or lower " +
+                        (tsne_method ? "--learning-rate, --early-exaggeration or --max-step-norm" : "--learning-rate"));
+    }
+    report("optimise", it, total, &y);
+  };
+  r.embedding =
+      tsne_method ? tsne(features, topt, on_step, &r.neighbours) : umap(features, uopt, on_step, &r.neighbours);
+  r.phases.push_back({"optimisation", clock.lap()});
+  r.gpu_peak_bytes = ctx->pool_stats().peak_live_bytes;
+  r.host_peak_bytes = host_peak_rss_bytes();
+  return r;
+}
+
+MapResult map_points(const Tensor& points, const MapOptions& options, const MapProgressFn& progress) {
+  if (!points.defined() || points.rank() != 2)
+    throw Error(ErrorKind::Shape, "map: points must be [N, D], got " + (points.defined() ? points.describe() : "none"));
+  PointBlocks blocks;
+  blocks.blocks.push_back(points.dtype() == DType::f32 ? points : points.cast(DType::f32));
+  return map_points(std::move(blocks), options, progress);
+}
+
+}  // namespace surfgrad

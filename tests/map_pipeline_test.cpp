@@ -1,0 +1,201 @@
+// map_points: the same map as the separate calls, option checks naming the option, progress
+// and cancellation, non-finite detection, inputs no map can be drawn from.
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "surfgrad/maps.hpp"
+#include "test_util.hpp"
+
+using namespace surfgrad;
+using sgtest::ctx;
+
+namespace {
+
+// Three Gaussian clusters in 16-D: a map with structure, small enough for lavapipe.
+Tensor clusters(int64_t n, uint64_t seed = 3) {
+  Tensor centres = Tensor::normal(ctx(), {3, 16}, seed, 0, 4);
+  std::vector<int32_t> which(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) which[size_t(i)] = int32_t(i % 3);
+  Tensor labels = Tensor::from_vector(ctx(), which, {n});
+  return add(index_select(centres, 0, labels), Tensor::normal(ctx(), {n, 16}, seed + 1)).contiguous();
+}
+
+MapOptions small_tsne() {
+  MapOptions o;
+  o.tsne.perplexity = 10;
+  o.tsne.iterations = 120;
+  o.tsne.exaggeration_iterations = 50;
+  o.seed = 7;
+  return o;
+}
+
+// Runs f and returns the surfgrad::Error's message, or "" if nothing was thrown.
+std::string error_of(const std::function<void()>& f, ErrorKind want = ErrorKind::Value) {
+  try {
+    f();
+  } catch (const Error& e) {
+    EXPECT_EQ(int(e.kind()), int(want)) << e.what();
+    return e.message();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST(MapPipeline, TsneEqualsTheSeparateCalls) {
+  Tensor x = clusters(300);
+  MapOptions o = small_tsne();
+  MapResult r = map_points(x, o);
+  int k = tsne_neighbours(o.tsne.perplexity, 300);
+  KnnResult nn = nearest_neighbours(x, k, o.seed);
+  TsneOptions t = o.tsne;
+  t.seed = o.seed;
+  Tensor y = tsne(x, t, {}, &nn);
+  EXPECT_EQ(r.k, k);
+  EXPECT_FALSE(r.approximate_knn);
+  EXPECT_EQ(r.embedding.to_vector<float>(), y.to_vector<float>()) << "the pipeline must be bitwise the separate calls";
+  EXPECT_EQ(r.neighbours.indices.to_vector<int32_t>(), nn.indices.to_vector<int32_t>());
+  ASSERT_GE(r.phases.size(), 3u);
+  EXPECT_EQ(r.phases.back().name, "optimisation");
+  EXPECT_GT(r.gpu_peak_bytes, 0u);
+}
+
+TEST(MapPipeline, UmapWithPcaEqualsTheSeparateCalls) {
+  Tensor x = clusters(240);
+  MapOptions o;
+  o.method = MapMethod::Umap;
+  o.umap.n_neighbors = 12;
+  o.umap.epochs = 60;
+  o.pca_components = 8;
+  o.seed = 5;
+  MapResult r = map_points(x, o);
+  Tensor f = pca(x, 8, o.seed).scores;
+  KnnResult nn = nearest_neighbours(f, 12, o.seed);
+  UmapOptions u = o.umap;
+  u.seed = o.seed;
+  EXPECT_EQ(r.pca_components, 8);
+  EXPECT_EQ(r.embedding.to_vector<float>(), umap(f, u, {}, &nn).to_vector<float>());
+}
+
+TEST(MapPipeline, EveryOptionOutOfRangeIsAValueErrorNamingIt) {
+  const int64_t n = 1000, d = 20;
+  struct Case {
+    std::string name;
+    std::function<void(MapOptions&)> set;
+  };
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  std::vector<Case> cases = {
+      {"perplexity (--perplexity)", [](MapOptions& o) { o.tsne.perplexity = 1; }},
+      {"perplexity (--perplexity)", [](MapOptions& o) { o.tsne.perplexity = 50; }},  // k = 150 > 128
+      {"perplexity (--perplexity)", [&](MapOptions& o) { o.tsne.perplexity = nan; }},
+      {"iterations (--iterations)", [](MapOptions& o) { o.tsne.iterations = 0; }},
+      {"exaggeration_iterations (--exaggeration-iterations)",
+       [](MapOptions& o) { o.tsne.exaggeration_iterations = -1; }},
+      {"exaggeration (--early-exaggeration)", [](MapOptions& o) { o.tsne.exaggeration = 0; }},
+      {"learning_rate (--learning-rate)", [](MapOptions& o) { o.tsne.learning_rate = -3; }},
+      {"max_step_norm (--max-step-norm)", [](MapOptions& o) { o.tsne.max_step_norm = -1; }},
+      {"grid_spacing (--grid-spacing)", [](MapOptions& o) { o.tsne.grid_spacing = 0; }},
+      {"pca_components (--pca)", [](MapOptions& o) { o.pca_components = 21; }},  // more than D
+      {"pca_components (--pca)", [](MapOptions& o) { o.pca_components = -2; }},
+      {"recall_sample (--recall-sample)", [](MapOptions& o) { o.recall_sample = -1; }},
+      {"n_neighbors (--n-neighbors)", [](MapOptions& o) { o.method = MapMethod::Umap, o.umap.n_neighbors = 1; }},
+      {"n_neighbors (--n-neighbors)", [](MapOptions& o) { o.method = MapMethod::Umap, o.umap.n_neighbors = 129; }},
+      {"min_dist (--min-dist)", [](MapOptions& o) { o.method = MapMethod::Umap, o.umap.min_dist = -0.1; }},
+      {"epochs (--epochs)", [](MapOptions& o) { o.method = MapMethod::Umap, o.umap.epochs = -4; }},
+      {"learning_rate (--learning-rate)", [](MapOptions& o) { o.method = MapMethod::Umap, o.umap.learning_rate = 0; }},
+      {"negative_sample_rate (--negative-sample-rate)",
+       [](MapOptions& o) { o.method = MapMethod::Umap, o.umap.negative_sample_rate = 0; }},
+  };
+  for (const Case& c : cases) {
+    MapOptions o;
+    c.set(o);
+    std::string msg = error_of([&] { validate(o, n, d); });
+    EXPECT_NE(msg.find(c.name), std::string::npos) << "expected '" << c.name << "' in: " << msg;
+  }
+  MapOptions ok;
+  EXPECT_NO_THROW(validate(ok, n, d));
+  // Perplexity against N: (N − 1)/3, stated with the number of points.
+  MapOptions big;
+  big.tsne.perplexity = 40;
+  std::string msg = error_of([&] { validate(big, 100, d); });
+  EXPECT_NE(msg.find("33"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("100 points"), std::string::npos) << msg;
+  // map_points checks before any work too.
+  EXPECT_NE(error_of([&] { map_points(clusters(60), big); }).find("--perplexity"), std::string::npos);
+}
+
+TEST(MapPipeline, RefusesJobsLargerThanTheHostOrAdapter) {
+  MapOptions o;
+  // 30 million 768-D points: ~90 GB of input alone.
+  std::string msg;
+  try {
+    check_map_fits(ctx(), o, 30'000'000, 768);
+  } catch (const Error& e) {
+    msg = e.what();
+    EXPECT_TRUE(e.kind() == ErrorKind::OutOfMemory || e.kind() == ErrorKind::LimitExceeded) << e.what();
+  }
+  EXPECT_FALSE(msg.empty());
+  EXPECT_NO_THROW(check_map_fits(ctx(), o, 5000, 768));
+}
+
+TEST(MapPipeline, ReportsPhasesAndTheEmbeddingDuringOptimisation) {
+  std::vector<std::string> phases;
+  int64_t drawn = 0;
+  MapOptions o = small_tsne();
+  map_points(clusters(300), o, [&](const MapProgressEvent& e) {
+    if (phases.empty() || phases.back() != e.phase) phases.emplace_back(e.phase);
+    if (e.embedding) {
+      EXPECT_EQ(e.embedding->shape(0), 300);
+      EXPECT_EQ(e.embedding->shape(1), 2);
+      ++drawn;
+    }
+    return true;
+  });
+  EXPECT_EQ(phases, (std::vector<std::string>{"knn", "affinities", "optimise"}));
+  EXPECT_EQ(drawn, 1 + 3);  // iteration 0, 50, 100, 120
+}
+
+TEST(MapPipeline, CancellationThrowsCancelled) {
+  MapOptions o = small_tsne();
+  int64_t last = -1;
+  std::string msg = error_of(
+      [&] {
+        map_points(clusters(300), o, [&](const MapProgressEvent& e) {
+          if (e.phase == "optimise") last = e.done;
+          return !(e.phase == "optimise" && e.done >= 50);
+        });
+      },
+      ErrorKind::Cancelled);
+  EXPECT_NE(msg.find("cancelled"), std::string::npos) << msg;
+  EXPECT_EQ(last, 50) << "no progress after the cancelling report";
+  // At the first report (kNN's start) too.
+  EXPECT_NE(error_of([&] { map_points(clusters(300), o, [](const MapProgressEvent&) { return false; }); },
+                     ErrorKind::Cancelled),
+            "");
+}
+
+TEST(MapPipeline, NonFiniteLayoutIsDetectedWithTheIteration) {
+  MapOptions o = small_tsne();
+  // Poison the positions at iteration 50 (as a diverging layout would): the check at 100 must
+  // see it, and name that iteration.
+  std::string msg = error_of([&] {
+    map_points(clusters(300), o, [&](const MapProgressEvent& e) {
+      if (e.embedding && e.done == 50)
+        e.embedding->assign(Tensor::full(ctx(), {300, 2}, std::numeric_limits<double>::quiet_NaN()));
+      return true;
+    });
+  });
+  EXPECT_NE(msg.find("non-finite"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("iteration 100"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("standardise"), std::string::npos) << msg;
+}
+
+TEST(MapPipeline, RefusesIdenticalPointsAndOverflowingValues) {
+  Tensor same = Tensor::full(ctx(), {200, 8}, 3.5);
+  EXPECT_NE(error_of([&] { map_points(same, small_tsne()); }).find("identical"), std::string::npos);
+  Tensor huge = (clusters(300) * 1e19).contiguous();
+  EXPECT_NE(error_of([&] { map_points(huge, small_tsne()); }).find("standardise"), std::string::npos);
+}
