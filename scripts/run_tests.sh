@@ -2,6 +2,8 @@
 # The README's test command: set up, build, run the whole suite (CTest + GoogleTest).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Formatting first: it takes a second and says which files differ from .clang-format.
+bash scripts/check_format.sh
 bash scripts/build.sh
 # The installed CMake package, as an outside project uses it (tests/consumer/).
 bash scripts/test_consumer.sh
@@ -13,3 +15,9 @@ if [ "${SURFGRAD_SKIP_GLES:-}" != 1 ]; then
   echo "--- the same suite on the GLES backend ---"
   SURFGRAD_BACKEND=gles ./surfgrad_tests --gtest_brief=1
 fi
+cd ..
+# The file decoders under libFuzzer (ASan + UBSan), a bounded time per target, seeded from valid
+# files made at run time; it prints each target's corpus size and time and fails on a crash.
+FUZZ_SECONDS=${FUZZ_SECONDS:-30} bash scripts/fuzz.sh
+# The suite again, built with ASan + UBSan (build-asan/), without three long GPU-bound map tests.
+bash scripts/sanitize.sh

@@ -1,8 +1,8 @@
 // Every differentiable op gradchecked (GPU autograd vs float64 finite differences on the host
 // reference) on fuzzed small shapes with broadcasting and size-1 axes; then the tape's
 // semantics and its errors.
-#include "surfgrad/reference.hpp"
 #include "surfgrad/gradcheck.hpp"
+#include "surfgrad/reference.hpp"
 #include "tensor/unary_ops.hpp"
 #include "test_util.hpp"
 
@@ -35,8 +35,10 @@ TEST(Gradcheck, UnaryOps) {
     std::function<Var(const Var&)> v;
     std::function<HostArray(const HostArray&)> h;
   };
-#define UNARY(name, lo, hi, expr) \
-  Op { #name, lo, hi, [](const Var& x) { return expr; }, [](const HostArray& x) { return expr; } }
+#define UNARY(name, lo, hi, expr)                                                             \
+  Op {                                                                                        \
+    #name, lo, hi, [](const Var& x) { return expr; }, [](const HostArray& x) { return expr; } \
+  }
   std::vector<Op> ops = {UNARY(pow_2_5, 0.2, 2, x.pow(2.5)), UNARY(pow_3, -2, 2, x.pow(3)),
                          UNARY(scalar_ops, -2, 2, (2.0 - x * 3.0) / 4.0 + 1.0)};
 #undef UNARY
@@ -66,8 +68,10 @@ TEST(Gradcheck, UnaryOps) {
       SG_SEEDED(seed);
       check(gradcheck(
                 [&](const auto& x) {
-                  if constexpr (std::is_same_v<std::decay_t<decltype(x[0])>, Var>) return op.v(x[0]);
-                  else return op.h(x[0]);
+                  if constexpr (std::is_same_v<std::decay_t<decltype(x[0])>, Var>)
+                    return op.v(x[0]);
+                  else
+                    return op.h(x[0]);
                 },
                 {rand_tensor(s, seed, op.lo, op.hi)}),
             std::string(op.name) + " " + shape_str(s));
@@ -102,8 +106,10 @@ TEST(Gradcheck, Where) {
   HostArray hmask = HostArray::from(mask);
   check(gradcheck(
             [&](const auto& x) {
-              if constexpr (std::is_same_v<std::decay_t<decltype(x[0])>, Var>) return where(mask, x[0], x[1]);
-              else return where(hmask, x[0], x[1]);
+              if constexpr (std::is_same_v<std::decay_t<decltype(x[0])>, Var>)
+                return where(mask, x[0], x[1]);
+              else
+                return where(hmask, x[0], x[1]);
             },
             {rand_tensor({2, 3}, 1), rand_tensor({3}, 2)}),
         "where with broadcast b");
@@ -114,9 +120,11 @@ TEST(Gradcheck, Views) {
   check(gradcheck([](const auto& x) { return x[0].permute({2, 0, 1}).exp(); }, {rand_tensor({2, 3, 4}, 4)}), "permute");
   check(gradcheck([](const auto& x) { return x[0].transpose(0, 1).sin(); }, {rand_tensor({3, 2}, 5)}), "transpose");
   check(gradcheck([](const auto& x) { return x[0].slice(1, 1, 5, 2).tanh(); }, {rand_tensor({2, 6}, 6)}), "slice");
-  check(gradcheck([](const auto& x) { return x[0].expand({4, 3, 2}) * x[1]; }, {rand_tensor({3, 1}, 7), rand_tensor({4, 3, 2}, 8)}),
+  check(gradcheck([](const auto& x) { return x[0].expand({4, 3, 2}) * x[1]; },
+                  {rand_tensor({3, 1}, 7), rand_tensor({4, 3, 2}, 8)}),
         "expand");
-  check(gradcheck([](const auto& x) { return x[0].unsqueeze(1).squeeze(0) * 3.0; }, {rand_tensor({1, 4}, 9)}), "(un)squeeze");
+  check(gradcheck([](const auto& x) { return x[0].unsqueeze(1).squeeze(0) * 3.0; }, {rand_tensor({1, 4}, 9)}),
+        "(un)squeeze");
   check(gradcheck([](const auto& x) { return x[0].t().contiguous().cos(); }, {rand_tensor({3, 4}, 10)}), "contiguous");
 }
 
@@ -136,7 +144,8 @@ TEST(Gradcheck, Reductions) {
     check(gradcheck([&](const auto& v) { return v[0].mean(axes, keep); }, {x}), "mean " + what);
     check(gradcheck([&](const auto& v) { return v[0].max(axes, keep); }, {x}), "max " + what);
     check(gradcheck([&](const auto& v) { return v[0].min(axes, keep); }, {x}), "min " + what);
-    if (!axes.empty()) check(gradcheck([&](const auto& v) { return v[0].logsumexp(axes, keep); }, {x}), "logsumexp " + what);
+    if (!axes.empty())
+      check(gradcheck([&](const auto& v) { return v[0].logsumexp(axes, keep); }, {x}), "logsumexp " + what);
     int axis = int(gen() % s.size());
     check(gradcheck([&](const auto& v) { return v[0].softmax(axis); }, {x}), "softmax " + what);
     check(gradcheck([&](const auto& v) { return v[0].log_softmax(axis); }, {x}), "log_softmax " + what);
@@ -159,15 +168,17 @@ TEST(Gradcheck, Matmul) {
     Shape a, b;
   };
   std::vector<Case> cases = {{{3, 4}, {4, 2}}, {{1, 5}, {5, 1}}, {{2, 3, 4}, {4, 5}}, {{2, 1, 3, 2}, {3, 2, 4}},
-                             {{4}, {4, 3}},    {{3, 4}, {4}},   {{5}, {5}}};
+                             {{4}, {4, 3}},    {{3, 4}, {4}},    {{5}, {5}}};
   uint32_t seed = 11;
   for (auto& c : cases) {
-    check(gradcheck([](const auto& x) { return matmul(x[0], x[1]); }, {rand_tensor(c.a, seed), rand_tensor(c.b, seed + 1)}),
+    check(gradcheck([](const auto& x) { return matmul(x[0], x[1]); },
+                    {rand_tensor(c.a, seed), rand_tensor(c.b, seed + 1)}),
           "matmul " + shape_str(c.a) + " @ " + shape_str(c.b));
     seed += 2;
   }
   // Transposed operands (views) on both sides.
-  check(gradcheck([](const auto& x) { return matmul(x[0].t(), x[1].t()); }, {rand_tensor({4, 3}, 20), rand_tensor({2, 4}, 21)}),
+  check(gradcheck([](const auto& x) { return matmul(x[0].t(), x[1].t()); },
+                  {rand_tensor({4, 3}, 20), rand_tensor({2, 4}, 21)}),
         "aT @ bT");
 }
 
@@ -176,8 +187,10 @@ TEST(Gradcheck, IndexingAndConcat) {
   HostArray hidx = HostArray::from(idx);
   auto both = [](auto&& on_var, auto&& on_host) {
     return [=](const auto& x) {
-      if constexpr (std::is_same_v<std::decay_t<decltype(x[0])>, Var>) return on_var(x);
-      else return on_host(x);
+      if constexpr (std::is_same_v<std::decay_t<decltype(x[0])>, Var>)
+        return on_var(x);
+      else
+        return on_host(x);
     };
   };
   check(gradcheck(both([&](const std::vector<Var>& x) { return index_select(x[0], 0, idx); },

@@ -107,7 +107,7 @@ TEST(Creation, ViewsShareStorage) {
   EXPECT_FALSE(p.is_contiguous());
   auto pv = p.to_vector<float>();
   EXPECT_EQ(pv[size_t(1 * 6 + 1 * 3 + 2)], 1 * 12 + 2 * 4 + 1);  // p[1,1,2] = x[1,2,1]
-  Tensor r = p.reshape({-1});  // not viewable: copies
+  Tensor r = p.reshape({-1});                                    // not viewable: copies
   EXPECT_FALSE(r.shares_storage(x));
   EXPECT_EQ(r.to_vector<float>(), pv);
   EXPECT_TRUE(x.reshape({6, -1}).shares_storage(x));
@@ -145,7 +145,7 @@ TEST(Creation, HalfConversionRoundsToNearestEven) {
     ASSERT_EQ(float_to_half(f), h) << std::hex << h;
   }
   EXPECT_EQ(float_to_half(1.0f + 1.0f / 2048), 0x3c00);  // tie → even
-  EXPECT_EQ(float_to_half(65520.0f), 0x7c00);           // rounds to inf
+  EXPECT_EQ(float_to_half(65520.0f), 0x7c00);            // rounds to inf
 }
 
 TEST(Npy, SaveLoadRoundTrip) {
@@ -180,7 +180,8 @@ TEST(Npy, ReadsNumpyLayouts) {
   Tensor ft = load_npy(ctx(), temp_path("fortran.npy"));
   EXPECT_EQ(ft.shape(), Shape({2, 3}));
   EXPECT_EQ(ft.to_vector<float>(), (std::vector<float>{1, 2, 3, 4, 5, 6}));
-  write_file(temp_path("u8.npy"), npy_bytes("{'descr': '|u1', 'fortran_order': False, 'shape': (4,), }", std::string("\x00\x7f\x80\xff", 4)));
+  write_file(temp_path("u8.npy"), npy_bytes("{'descr': '|u1', 'fortran_order': False, 'shape': (4,), }",
+                                            std::string("\x00\x7f\x80\xff", 4)));
   EXPECT_EQ(load_npy(ctx(), temp_path("u8.npy")).to_vector<uint32_t>(), (std::vector<uint32_t>{0, 127, 128, 255}));
 }
 
@@ -203,9 +204,11 @@ TEST(Npy, BadFilesGiveClearErrors) {
   expect_io(temp_path("trunc_data.npy"), "truncated data");
   write_file(temp_path("trunc_header.npy"), good.substr(0, 30));
   expect_io(temp_path("trunc_header.npy"), "truncated");
-  write_file(temp_path("complex.npy"), npy_bytes("{'descr': '<c8', 'fortran_order': False, 'shape': (1,), }", std::string(8, '\0')));
+  write_file(temp_path("complex.npy"),
+             npy_bytes("{'descr': '<c8', 'fortran_order': False, 'shape': (1,), }", std::string(8, '\0')));
   expect_io(temp_path("complex.npy"), "not supported");
-  write_file(temp_path("bigendian.npy"), npy_bytes("{'descr': '>f4', 'fortran_order': False, 'shape': (1,), }", std::string(4, '\0')));
+  write_file(temp_path("bigendian.npy"),
+             npy_bytes("{'descr': '>f4', 'fortran_order': False, 'shape': (1,), }", std::string(4, '\0')));
   expect_io(temp_path("bigendian.npy"), "not supported");
   write_file(temp_path("noshape.npy"), npy_bytes("{'descr': '<f4', 'fortran_order': False, }", ""));
   expect_io(temp_path("noshape.npy"), "shape");

@@ -1,9 +1,10 @@
 // End-to-end training (CI-sized) and the IDX files the MNIST demo reads (PNG: io_png_test.cpp).
+#include "surfgrad/demos.hpp"
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
-#include "surfgrad/demos.hpp"
 #include "surfgrad/io.hpp"
 #include "test_util.hpp"
 
@@ -15,7 +16,8 @@ namespace {
 std::string mnist_dir() {
   std::string dir = std::string(SURFGRAD_SHARED_DATA) + "/mnist10k";
   if (!std::filesystem::exists(dir + "/t10k-images-idx3-ubyte.gz"))
-    ADD_FAILURE() << "MNIST test data not found at " << dir << " (the suite expects ../shared/data beside the checkout)";
+    ADD_FAILURE() << "MNIST test data not found at " << dir
+                  << " (the suite expects ../shared/data beside the checkout)";
   return dir;
 }
 

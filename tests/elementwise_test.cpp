@@ -19,10 +19,13 @@ struct Unary {
 std::vector<Unary> unary_ops() {
   std::vector<Unary> ops;
   for (const UnarySpec& spec : unary_specs())
-    ops.push_back({spec.name, [op = spec.op](const Tensor& t) { return apply_unary(t, op); }, spec.host, spec.lo, spec.hi});
-  ops.push_back({"pow(2.5)", [](const Tensor& t) { return t.pow(2.5); }, [](double x) { return std::pow(x, 2.5); }, 0, 4});
+    ops.push_back(
+        {spec.name, [op = spec.op](const Tensor& t) { return apply_unary(t, op); }, spec.host, spec.lo, spec.hi});
+  ops.push_back(
+      {"pow(2.5)", [](const Tensor& t) { return t.pow(2.5); }, [](double x) { return std::pow(x, 2.5); }, 0, 4});
   ops.push_back({"pow(3)", [](const Tensor& t) { return t.pow(3); }, [](double x) { return std::pow(x, 3); }, -4, 4});
-  ops.push_back({"pow(-2)", [](const Tensor& t) { return t.pow(-2); }, [](double x) { return std::pow(x, -2); }, 0.5, 4});
+  ops.push_back(
+      {"pow(-2)", [](const Tensor& t) { return t.pow(-2); }, [](double x) { return std::pow(x, -2); }, 0.5, 4});
   return ops;
 }
 
@@ -44,7 +47,8 @@ TEST(Elementwise, UnaryFloatFuzzed) {
         }
         Tensor out = op.gpu(upload(x, dt));
         EXPECT_EQ(out.dtype(), dt);
-        EXPECT_TRUE(close(read(out), want, tol_for(dt, 10), std::string(op.name) + " " + dtype_name(dt) + shape_str(s)));
+        EXPECT_TRUE(
+            close(read(out), want, tol_for(dt, 10), std::string(op.name) + " " + dtype_name(dt) + shape_str(s)));
       }
     }
   }
@@ -53,7 +57,8 @@ TEST(Elementwise, UnaryFloatFuzzed) {
 TEST(Elementwise, UnaryIntegers) {
   Ref x = random_ref({7, 13}, 3, DType::i32, -5, 5);
   Ref neg = x, abs = x, relu = x;
-  for (size_t i = 0; i < x.v.size(); ++i) neg.v[i] = -x.v[i], abs.v[i] = std::abs(x.v[i]), relu.v[i] = std::max(0.0, x.v[i]);
+  for (size_t i = 0; i < x.v.size(); ++i)
+    neg.v[i] = -x.v[i], abs.v[i] = std::abs(x.v[i]), relu.v[i] = std::max(0.0, x.v[i]);
   Tensor t = upload(x, DType::i32);
   EXPECT_TRUE(close(read(t.neg()), neg, {0, 0}, "neg i32"));
   EXPECT_TRUE(close(read(t.abs()), abs, {0, 0}, "abs i32"));
@@ -112,8 +117,8 @@ TEST(Elementwise, BinaryBroadcastFuzzed) {
           for (auto& v : want.v) v = double(half_to_float(float_to_half(float(v))));
         Tensor out = op.gpu(upload(a, dt), upload(b, dt));
         EXPECT_EQ(out.dtype(), op.mask ? DType::u32 : dt);
-        EXPECT_TRUE(close(read(out), want, tol_for(dt), std::string(op.name) + " " + dtype_name(dt) + shape_str(s) +
-                                                            " with " + shape_str(p)));
+        EXPECT_TRUE(close(read(out), want, tol_for(dt),
+                          std::string(op.name) + " " + dtype_name(dt) + shape_str(s) + " with " + shape_str(p)));
       }
     }
   }
@@ -145,7 +150,8 @@ TEST(Elementwise, WhereBroadcasts) {
     SG_SEEDED(seed);
     Shape s = random_shape(gen, 1, 4);
     Shape ms = broadcast_partner(gen, s), as = broadcast_partner(gen, s);
-    Ref m = random_ref(ms, seed, DType::u32, 0, 0.1), a = random_ref(as, seed + 1, DType::f32), b = random_ref(s, seed + 2, DType::f32);
+    Ref m = random_ref(ms, seed, DType::u32, 0, 0.1), a = random_ref(as, seed + 1, DType::f32),
+        b = random_ref(s, seed + 2, DType::f32);
     Ref ma = map2(m, a, [](double mv, double av) { return mv != 0 ? av : NAN; });
     Ref want = map2(ma, b, [](double v, double bv) { return std::isnan(v) ? bv : v; });
     EXPECT_TRUE(close(read(where(upload(m, DType::u32), upload(a, DType::f32), upload(b, DType::f32))), want, {0, 0},
@@ -161,8 +167,8 @@ TEST(Elementwise, OpsOnStridedViews) {
   Ref x = random_ref({6, 10}, 21, DType::f32);
   Tensor t = upload(x, DType::f32);
   // Transposed, sliced with step, and expanded views go straight into kernels.
-  Tensor tt = t.t();                         // [10, 6]
-  Tensor sl = t.slice(1, 1, 9, 3);           // [6, 3]: columns 1, 4, 7
+  Tensor tt = t.t();                // [10, 6]
+  Tensor sl = t.slice(1, 1, 9, 3);  // [6, 3]: columns 1, 4, 7
   Tensor ex = t.slice(0, 2, 3).expand({4, 6, 10});
   Ref got_t = read(tt.exp());
   Ref got_s = read(sl * 2.0);
@@ -171,11 +177,13 @@ TEST(Elementwise, OpsOnStridedViews) {
     for (int64_t j = 0; j < 6; ++j)
       EXPECT_NEAR(got_t.v[size_t(i * 6 + j)], std::exp(x.v[size_t(j * 10 + i)]), 1e-5 * std::exp(3.0));
   for (int64_t i = 0; i < 6; ++i)
-    for (int64_t j = 0; j < 3; ++j) EXPECT_FLOAT_EQ(float(got_s.v[size_t(i * 3 + j)]), float(2 * x.v[size_t(i * 10 + 1 + 3 * j)]));
+    for (int64_t j = 0; j < 3; ++j)
+      EXPECT_FLOAT_EQ(float(got_s.v[size_t(i * 3 + j)]), float(2 * x.v[size_t(i * 10 + 1 + 3 * j)]));
   for (int64_t k = 0; k < 4; ++k)
     for (int64_t i = 0; i < 6; ++i)
       for (int64_t j = 0; j < 10; ++j)
-        EXPECT_FLOAT_EQ(float(got_e.v[size_t((k * 6 + i) * 10 + j)]), float(x.v[size_t(20 + j)] + x.v[size_t(i * 10 + j)]));
+        EXPECT_FLOAT_EQ(float(got_e.v[size_t((k * 6 + i) * 10 + j)]),
+                        float(x.v[size_t(20 + j)] + x.v[size_t(i * 10 + j)]));
   // Writing ops never alias their inputs: the view's storage is unchanged.
   EXPECT_TRUE(close(read(t), x, {0, 0}, "input untouched"));
 }
@@ -191,6 +199,8 @@ TEST(Elementwise, CastBetweenAllDtypes) {
       EXPECT_TRUE(close(read(c), x, {0, 0}, std::string("cast ") + dtype_name(from) + "→" + dtype_name(to)));
     }
   // Float → int truncates toward zero, as C.
-  auto v = Tensor::from_vector(ctx(), std::vector<float>{-2.7f, -0.5f, 0.5f, 2.7f}, {4}).cast(DType::i32).to_vector<int32_t>();
+  auto v = Tensor::from_vector(ctx(), std::vector<float>{-2.7f, -0.5f, 0.5f, 2.7f}, {4})
+               .cast(DType::i32)
+               .to_vector<int32_t>();
   EXPECT_EQ(v, (std::vector<int32_t>{-2, 0, 0, 2}));
 }

@@ -15,7 +15,8 @@ void expect_error(ErrorKind kind, F&& f, std::vector<std::string> needles, const
     ADD_FAILURE() << what << ": no error";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), kind) << what << ": " << e.what();
-    for (const auto& n : needles) EXPECT_NE(std::string(e.what()).find(n), std::string::npos) << what << ": '" << n << "' not in: " << e.what();
+    for (const auto& n : needles)
+      EXPECT_NE(std::string(e.what()).find(n), std::string::npos) << what << ": '" << n << "' not in: " << e.what();
   }
 }
 
@@ -24,8 +25,9 @@ void expect_error(ErrorKind kind, F&& f, std::vector<std::string> needles, const
 TEST(Errors, ShapeMismatchInEveryBinaryOp) {
   Tensor a = Tensor::ones(ctx(), {3, 4}), b = Tensor::ones(ctx(), {5});
   std::vector<std::pair<const char*, Tensor (*)(const Tensor&, const Tensor&)>> ops = {
-      {"add", add}, {"sub", sub}, {"mul", mul}, {"div", div}, {"pow", pow}, {"maximum", maximum}, {"minimum", minimum},
-      {"eq", eq},   {"ne", ne},   {"lt", lt},   {"le", le},   {"gt", gt},   {"ge", ge}};
+      {"add", add},         {"sub", sub},         {"mul", mul}, {"div", div}, {"pow", pow},
+      {"maximum", maximum}, {"minimum", minimum}, {"eq", eq},   {"ne", ne},   {"lt", lt},
+      {"le", le},           {"gt", gt},           {"ge", ge}};
   for (auto& [name, op] : ops) expect_error(ErrorKind::Shape, [&] { op(a, b); }, {name, "[3, 4]", "[5]"}, name);
   expect_error(ErrorKind::Shape, [&] { where(Tensor::ones(ctx(), {2}, DType::u32), a, a); }, {"where"}, "where");
   expect_error(ErrorKind::Shape, [&] { a + Tensor::ones(ctx(), {2, 4, 1}); }, {"do not broadcast"}, "3-D");
@@ -34,8 +36,9 @@ TEST(Errors, ShapeMismatchInEveryBinaryOp) {
 TEST(Errors, MatmulShapes) {
   Tensor a = Tensor::ones(ctx(), {3, 4}), b = Tensor::ones(ctx(), {5, 2});
   expect_error(ErrorKind::Shape, [&] { a.matmul(b); }, {"matmul", "[3, 4]", "[5, 2]", "4 vs 5"}, "inner");
-  expect_error(ErrorKind::Shape, [&] { matmul(Tensor::ones(ctx(), {2, 3, 4}), Tensor::ones(ctx(), {3, 4, 2})); },
-               {"batch"}, "batch");
+  expect_error(
+      ErrorKind::Shape, [&] { matmul(Tensor::ones(ctx(), {2, 3, 4}), Tensor::ones(ctx(), {3, 4, 2})); }, {"batch"},
+      "batch");
   expect_error(ErrorKind::Shape, [&] { matmul(Tensor::full(ctx(), {}, 1), a); }, {"rank"}, "scalar");
   expect_error(ErrorKind::DType, [&] { matmul(a.cast(DType::i32), b.cast(DType::i32)); }, {"f32"}, "int matmul");
 }
@@ -67,23 +70,28 @@ TEST(Errors, DTypeMismatch) {
   expect_error(ErrorKind::DType, [&] { where(i, f, i); }, {"where"}, "where");
   expect_error(ErrorKind::DType, [&] { i.sqrt(); }, {"sqrt", "i32"}, "sqrt");
   expect_error(ErrorKind::DType, [&] { gather(f, 0, f); }, {"i32"}, "gather");
-  expect_error(ErrorKind::DType, [&] { scatter_add(f, 0, Tensor::zeros(ctx(), {3}, DType::i32), i); }, {"dtype"}, "scatter");
+  expect_error(
+      ErrorKind::DType, [&] { scatter_add(f, 0, Tensor::zeros(ctx(), {3}, DType::i32), i); }, {"dtype"}, "scatter");
   expect_error(ErrorKind::DType, [&] { f.to_vector<int32_t>(); }, {"to_vector"}, "to_vector");
   expect_error(ErrorKind::DType, [&] { Tensor::uniform(ctx(), {2}, 1, 0, 1, DType::i32); }, {"uniform"}, "uniform");
 }
 
 TEST(Errors, TensorLargerThanTheDeviceAllows) {
   int64_t too_many = int64_t(ctx()->limits().max_storage_buffer_binding_size / 4) + 1;
-  expect_error(ErrorKind::LimitExceeded, [&] { Tensor::zeros(ctx(), {too_many}); },
-               {"maxStorageBufferBindingSize", "smaller"}, "one past the binding limit");
-  expect_error(ErrorKind::LimitExceeded, [&] { Tensor::zeros(ctx(), {1 << 20, 1 << 20}); }, {"[1048576, 1048576]"}, "huge");
+  expect_error(
+      ErrorKind::LimitExceeded, [&] { Tensor::zeros(ctx(), {too_many}); }, {"maxStorageBufferBindingSize", "smaller"},
+      "one past the binding limit");
+  expect_error(
+      ErrorKind::LimitExceeded, [&] { Tensor::zeros(ctx(), {1 << 20, 1 << 20}); }, {"[1048576, 1048576]"}, "huge");
   // The context is still usable.
   EXPECT_EQ(Tensor::ones(ctx(), {2}).to_vector<float>(), std::vector<float>(2, 1.0f));
 }
 
 TEST(Errors, ShaderCompileErrorsNameTheKernel) {
-  expect_error(ErrorKind::ShaderCompile, [&] { ctx()->kernel("@compute @workgroup_size(1) fn broken() { let x = ; }", "broken"); },
-               {"broken", "source"}, "syntax error");
+  expect_error(
+      ErrorKind::ShaderCompile,
+      [&] { ctx()->kernel("@compute @workgroup_size(1) fn broken() { let x = ; }", "broken"); }, {"broken", "source"},
+      "syntax error");
   EXPECT_EQ(Tensor::ones(ctx(), {2}).sum().to_vector<float>()[0], 2.0f);  // nothing sticky left behind
 }
 
@@ -118,7 +126,8 @@ TEST(Errors, AliasedWritableBindingIsRefusedNotAborted) {
       "@group(0) @binding(1) var<storage, read> b: array<f32>;\n"
       "@compute @workgroup_size(1) fn main() { a[0] = b[1]; }",
       "main");
-  expect_error(ErrorKind::Value, [&] { ctx()->dispatch(k, {buf.get(), buf.get()}, {}, {1, 1, 1}); }, {"aliasing", "main"},
-               "aliased");
+  expect_error(
+      ErrorKind::Value, [&] { ctx()->dispatch(k, {buf.get(), buf.get()}, {}, {1, 1, 1}); }, {"aliasing", "main"},
+      "aliased");
   EXPECT_EQ(Tensor::ones(ctx(), {2}).sum().to_vector<float>()[0], 2.0f);
 }

@@ -1,12 +1,13 @@
 // The generated line FFTs (src/maps/fft_lines.cpp) against a float64 DFT on the host: every
 // supported length class (radix-2/4/8/16 remainders, with and without the radix-3 pass, one pass
 // and several), rows and columns of several arrays, forward and inverse; bad lengths refused.
+#include "maps/fft_lines.hpp"
+
 #include <cmath>
 #include <complex>
 #include <numbers>
 #include <random>
 
-#include "maps/fft_lines.hpp"
 #include "test_util.hpp"
 
 using namespace sgtest;
@@ -56,7 +57,9 @@ TEST(FftLines, MatchFloat64Dft) {
         for (uint32_t a = 0; a < 2; ++a)
           for (uint32_t l = 0; l < lines; ++l) {
             std::vector<C> x(m);
-            auto idx = [&](uint32_t e) { return size_t(at.first + a * at.array_stride + l * at.line_stride + e * at.elem_stride); };
+            auto idx = [&](uint32_t e) {
+              return size_t(at.first + a * at.array_stride + l * at.line_stride + e * at.elem_stride);
+            };
             for (uint32_t e = 0; e < m; ++e) x[e] = C(host[2 * idx(e)], host[2 * idx(e) + 1]);
             std::vector<C> want = dft(x, inverse);
             for (uint32_t e = 0; e < m; ++e) {
@@ -64,7 +67,8 @@ TEST(FftLines, MatchFloat64Dft) {
               scale = std::max(scale, std::abs(want[e]));
             }
           }
-        EXPECT_LT(err / scale, 2e-6) << "m " << m << (rows ? " rows" : " columns") << (inverse ? " inverse" : " forward");
+        EXPECT_LT(err / scale, 2e-6) << "m " << m << (rows ? " rows" : " columns")
+                                     << (inverse ? " inverse" : " forward");
         // Lines outside the layout are untouched.
         EXPECT_EQ(got[0], host[0]) << "m " << m;
         EXPECT_EQ(got[got.size() - 1], host[host.size() - 1]) << "m " << m;

@@ -130,7 +130,8 @@ TEST(GpuContext, LargeGridsSplitOverTwoDimensions) {
   for (size_t i = 0; i < c.size(); i += 1013) EXPECT_EQ(c[i], 5.0f);
   EXPECT_EQ(c.back(), 5.0f);
   // Random numbers do not depend on the grid shape.
-  EXPECT_EQ(Tensor::uniform(small, {5000}, 42).to_vector<float>(), Tensor::uniform(ctx(), {5000}, 42).to_vector<float>());
+  EXPECT_EQ(Tensor::uniform(small, {5000}, 42).to_vector<float>(),
+            Tensor::uniform(ctx(), {5000}, 42).to_vector<float>());
 }
 
 TEST(GpuContext, SubgroupsWhereOffered) {

@@ -129,9 +129,9 @@ TEST(Indexing, Concat) {
   for (int i = 0; i < 2; ++i)
     for (int j = 0; j < 8; ++j)
       for (int k = 0; k < 4; ++k) {
-        double want = j < 3 ? a.v[size_t((i * 3 + j) * 4 + k)]
-                    : j < 5 ? b.v[size_t((i * 5 + (j - 3 + 1)) * 4 + k)]
-                            : a.v[size_t((i * 3 + (j - 5)) * 4 + k)];
+        double want = j < 3   ? a.v[size_t((i * 3 + j) * 4 + k)]
+                      : j < 5 ? b.v[size_t((i * 5 + (j - 3 + 1)) * 4 + k)]
+                              : a.v[size_t((i * 3 + (j - 5)) * 4 + k)];
         EXPECT_EQ(got.v[size_t((i * 8 + j) * 4 + k)], want);
       }
   EXPECT_THROW(concat({ta, upload(random_ref({2, 3, 5}, 1, DType::f32), DType::f32)}, 1), Error);

@@ -10,9 +10,14 @@ using namespace sgtest;
 using namespace surfgrad;
 
 TEST(Knn, MatchesHostBruteForce) {
-  for (auto [n, d, k, block, segment] : std::vector<std::tuple<int64_t, int64_t, int, int64_t, int64_t>>{
-           {300, 17, 10, 0, 0}, {257, 3, 5, 64, 0}, {100, 50, 15, 7, 0}, {40, 1, 1, 0, 0}, {1300, 8, 6, 500, 0},
-           {1300, 8, 6, 500, 512}, {300, 17, 10, 0, 10}}) {
+  for (auto [n, d, k, block, segment] :
+       std::vector<std::tuple<int64_t, int64_t, int, int64_t, int64_t>>{{300, 17, 10, 0, 0},
+                                                                        {257, 3, 5, 64, 0},
+                                                                        {100, 50, 15, 7, 0},
+                                                                        {40, 1, 1, 0, 0},
+                                                                        {1300, 8, 6, 500, 0},
+                                                                        {1300, 8, 6, 500, 512},
+                                                                        {300, 17, 10, 0, 10}}) {
     Ref x = random_ref({n, d}, uint32_t(n + d), DType::f32, -1, 1);
     KnnResult r = knn_exact(upload(x, DType::f32), k, block, segment);
     ASSERT_EQ(r.indices.shape(), Shape({n, k}));
@@ -47,7 +52,7 @@ TEST(Knn, MatchesHostBruteForce) {
 
 TEST(Knn, BadInput) {
   Tensor x = Tensor::uniform(ctx(), {10, 3}, 1);
-  EXPECT_THROW(knn_exact(x, 10), Error);            // k ≥ N
+  EXPECT_THROW(knn_exact(x, 10), Error);  // k ≥ N
   EXPECT_THROW(knn_exact(x, 0), Error);
   EXPECT_THROW(knn_exact(x.reshape({30}), 3), Error);
   EXPECT_THROW(knn_exact(x.cast(DType::i32), 3), Error);

@@ -1,6 +1,7 @@
 // The launch seam: bindings read from the WGSL, what a launch refuses (count, dtype, views), the
 // 32-bit parameter check, and views handed to the maps (a sliced kNN result) read correctly.
 #include "kernels/launch.hpp"
+
 #include "surfgrad/maps.hpp"
 #include "test_util.hpp"
 
@@ -35,7 +36,9 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
 }
 )";
 
-kernels::Program axpy() { return kernels::Program::generated(ctx(), "test|axpy", [] { return std::string(kAxpy); }); }
+kernels::Program axpy() {
+  return kernels::Program::generated(ctx(), "test|axpy", [] { return std::string(kAxpy); });
+}
 
 }  // namespace
 
@@ -44,8 +47,10 @@ TEST(Launch, BindingsAreReadFromTheSource) {
   ASSERT_EQ(all.size(), 6u) << "five storage bindings and the parameter block";
   std::vector<gpu::KernelBinding> bindings;
   for (auto& b : all) {
-    if (b.uniform) EXPECT_EQ(b.index, 5u) << "the parameter block follows the storage bindings";
-    else bindings.push_back(b);
+    if (b.uniform)
+      EXPECT_EQ(b.index, 5u) << "the parameter block follows the storage bindings";
+    else
+      bindings.push_back(b);
   }
   ASSERT_EQ(bindings.size(), 5u);
   EXPECT_EQ(bindings[0].name, "attract");
@@ -67,16 +72,21 @@ TEST(Launch, RunsAndChecksWhatIsBound) {
   std::vector<float> got = out.to_vector<float>();
   for (int i = 0; i < 10; ++i) EXPECT_EQ(got[size_t(i)], float(i) + 1.0f);
 
-  expect_error(ErrorKind::Value, [&] { k.launch({out, a}, {int64_t(10)}, {1, 1, 1}); }, {"main", "2 tensors", "3 storage"},
-               "too few tensors");
-  expect_error(ErrorKind::DType, [&] { k.launch({out, a.cast(DType::i32), b}, {int64_t(10)}, {1, 1, 1}); },
-               {"'a'", "f32", "i32[10]"}, "wrong dtype");
+  expect_error(
+      ErrorKind::Value, [&] { k.launch({out, a}, {int64_t(10)}, {1, 1, 1}); }, {"main", "2 tensors", "3 storage"},
+      "too few tensors");
+  expect_error(
+      ErrorKind::DType, [&] { k.launch({out, a.cast(DType::i32), b}, {int64_t(10)}, {1, 1, 1}); },
+      {"'a'", "f32", "i32[10]"}, "wrong dtype");
   Tensor big = Tensor::arange(ctx(), 0, 20);
-  expect_error(ErrorKind::Value, [&] { k.launch({out, big.slice(0, 10, 20), b}, {int64_t(10)}, {1, 1, 1}); },
-               {"'a'", "view", "offset 10"}, "a view with an offset");
-  expect_error(ErrorKind::Value, [&] { k.launch({out, big.reshape({10, 2}).t(), b}, {int64_t(10)}, {1, 1, 1}); },
-               {"'a'", "view"}, "a transposed view");
-  expect_error(ErrorKind::Value, [&] { k.launch({out, Tensor(), b}, {int64_t(10)}, {1, 1, 1}); }, {"empty"}, "undefined");
+  expect_error(
+      ErrorKind::Value, [&] { k.launch({out, big.slice(0, 10, 20), b}, {int64_t(10)}, {1, 1, 1}); },
+      {"'a'", "view", "offset 10"}, "a view with an offset");
+  expect_error(
+      ErrorKind::Value, [&] { k.launch({out, big.reshape({10, 2}).t(), b}, {int64_t(10)}, {1, 1, 1}); },
+      {"'a'", "view"}, "a transposed view");
+  expect_error(
+      ErrorKind::Value, [&] { k.launch({out, Tensor(), b}, {int64_t(10)}, {1, 1, 1}); }, {"empty"}, "undefined");
 }
 
 TEST(Launch, ParametersMustFit32Bits) {

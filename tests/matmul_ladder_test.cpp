@@ -41,9 +41,9 @@ TEST_P(Ladder, MatchesFloat64Reference) {
     int64_t M = sizes[gen() % 7], N = sizes[gen() % 7], K = sizes[gen() % 7];
     cases.push_back({{M, K}, {K, N}, false, false});
   }
-  cases.push_back({{2, 33, 20}, {20, 36}, false, false});    // batched A, shared B
+  cases.push_back({{2, 33, 20}, {20, 36}, false, false});       // batched A, shared B
   cases.push_back({{3, 1, 17, 12}, {4, 12, 8}, false, false});  // broadcast batch axes
-  cases.push_back({{40, 24}, {48, 40}, true, true});         // Aᵀ·Bᵀ read in place
+  cases.push_back({{40, 24}, {48, 40}, true, true});            // Aᵀ·Bᵀ read in place
   int ran = 0;
   for (const Case& c : cases) {
     uint32_t seed = gen();

@@ -90,8 +90,11 @@ TEST(Matmul, BatchedWithBroadcast) {
   struct Case {
     Shape a, b;
   };
-  std::vector<Case> cases = {{{3, 5, 7}, {3, 7, 4}}, {{2, 1, 6, 9}, {4, 9, 5}}, {{5, 8}, {2, 3, 8, 3}},
-                             {{1, 17, 3}, {6, 3, 17}}, {{2, 3, 1, 4}, {2, 1, 4, 2}}};
+  std::vector<Case> cases = {{{3, 5, 7}, {3, 7, 4}},
+                             {{2, 1, 6, 9}, {4, 9, 5}},
+                             {{5, 8}, {2, 3, 8, 3}},
+                             {{1, 17, 3}, {6, 3, 17}},
+                             {{2, 3, 1, 4}, {2, 1, 4, 2}}};
   for (auto& c : cases) {
     uint32_t seed = gen();
     SG_SEEDED(seed);
@@ -132,7 +135,8 @@ TEST(Matmul, TrainingSizedShapes) {
   Tol tol{1e-4 * std::sqrt(784.0), 1e-4};
   EXPECT_TRUE(close(read(ta.matmul(tb)), matmul_ref(a, b), tol, "x @ W"));
   EXPECT_TRUE(close(read(tg.matmul(tb.t())), matmul_ref(g, transpose_ref(b)), tol, "g @ W^T"));
-  EXPECT_TRUE(close(read(ta.t().matmul(tg)), matmul_ref(transpose_ref(a), g), {1e-4 * std::sqrt(128.0), 1e-4}, "x^T @ g"));
+  EXPECT_TRUE(
+      close(read(ta.t().matmul(tg)), matmul_ref(transpose_ref(a), g), {1e-4 * std::sqrt(128.0), 1e-4}, "x^T @ g"));
 }
 
 TEST(Matmul, HeuristicTilesAtEdgeShapes) {
@@ -173,7 +177,8 @@ TEST(Matmul, Vec4StagingAtEdgeShapes) {
       for (int64_t i = 0; i < 130; ++i)
         for (int64_t j = 0; j < 36; ++j) {
           double s = 0;
-          for (int64_t k = 0; k < 64; ++k) s += ab.v[size_t((q * 130 + i) * 64 + k)] * bb.v[size_t((q * 64 + k) * 36 + j)];
+          for (int64_t k = 0; k < 64; ++k)
+            s += ab.v[size_t((q * 130 + i) * 64 + k)] * bb.v[size_t((q * 64 + k) * 36 + j)];
           want.v[size_t((q * 130 + i) * 36 + j)] = s;
         }
     EXPECT_TRUE(close(read(batched.c), want, {1e-5 * 8, 1e-5}, p.str() + ": batched 3x130x64 @ 3x64x36"));
@@ -185,7 +190,8 @@ TEST(Matmul, Vec4StagingAtEdgeShapes) {
     run_tiled(rows, p);
     run_tiled(cols, p);
     Ref rows_ref{{515, 76}, {big.v.begin() + 4 * 76, big.v.end()}}, cols_ref{{515, 76}, {}};
-    for (int64_t i = 0; i < 515; ++i) cols_ref.v.insert(cols_ref.v.end(), wide.v.begin() + i * 77 + 1, wide.v.begin() + (i + 1) * 77);
+    for (int64_t i = 0; i < 515; ++i)
+      cols_ref.v.insert(cols_ref.v.end(), wide.v.begin() + i * 77 + 1, wide.v.begin() + (i + 1) * 77);
     EXPECT_TRUE(close(read(rows.c), matmul_ref(rows_ref, b), tol, p.str() + ": rows 4.. of a view"));
     EXPECT_TRUE(close(read(cols.c), matmul_ref(cols_ref, b), tol, p.str() + ": columns 1.. of a view"));
   }

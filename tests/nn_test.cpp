@@ -1,11 +1,12 @@
 // Layers, losses, parameter files and optimizers: against float64 host references.
+#include "surfgrad/nn.hpp"
+
 #include <fstream>
 
-#include "surfgrad/reference.hpp"
-#include "surfgrad/io.hpp"
 #include "surfgrad/gradcheck.hpp"
-#include "surfgrad/nn.hpp"
+#include "surfgrad/io.hpp"
 #include "surfgrad/optim.hpp"
+#include "surfgrad/reference.hpp"
 #include "test_util.hpp"
 
 using namespace sgtest;
@@ -24,7 +25,8 @@ std::string temp_path(const std::string& name) { return ::testing::TempDir() + "
 TEST(NN, LinearMatchesHostAndGradchecks) {
   nn::Linear layer(ctx(), 5, 3, 7);
   Tensor x = rand_tensor({4, 5}, 1);
-  HostArray want = add(matmul(HostArray::from(x), HostArray::from(layer.weight.value())), HostArray::from(layer.bias.value()));
+  HostArray want =
+      add(matmul(HostArray::from(x), HostArray::from(layer.weight.value())), HostArray::from(layer.bias.value()));
   HostArray got = HostArray::from(layer.forward(Var(x)).value());
   for (size_t i = 0; i < want.values().size(); ++i) EXPECT_NEAR(got.values()[i], want.values()[i], 1e-5);
   // Kaiming-uniform bounds.
@@ -60,7 +62,8 @@ TEST(NN, LossesAgainstHostReference) {
   HostArray d = sub(HostArray::from(pred), HostArray::from(target));
   EXPECT_NEAR(nn::mse_loss(Var(pred), target).value().to_vector<float>()[0], (d * d).mean().item(), 1e-6);
 
-  Tensor z = rand_tensor({8}, 6, -30, 30), t = Tensor::from_vector(ctx(), std::vector<float>{0, 1, 1, 0, 1, 0, 0, 1}, {8});
+  Tensor z = rand_tensor({8}, 6, -30, 30),
+         t = Tensor::from_vector(ctx(), std::vector<float>{0, 1, 1, 0, 1, 0, 0, 1}, {8});
   HostArray hz = HostArray::from(z), ht = HostArray::from(t);
   double bce = 0;
   for (int i = 0; i < 8; ++i) {
@@ -80,14 +83,18 @@ TEST(NN, LossGradients) {
   HostArray ht = HostArray::from(target);
   for (auto r : {gradcheck(
                      [&](const auto& x) {
-                       if constexpr (std::is_same_v<std::decay_t<decltype(x[0])>, Var>) return nn::mse_loss(x[0], target);
-                       else return ((x[0] - ht) * (x[0] - ht)).mean();
+                       if constexpr (std::is_same_v<std::decay_t<decltype(x[0])>, Var>)
+                         return nn::mse_loss(x[0], target);
+                       else
+                         return ((x[0] - ht) * (x[0] - ht)).mean();
                      },
                      {rand_tensor({3, 4}, 9)}),
                  gradcheck(
                      [&](const auto& x) {
-                       if constexpr (std::is_same_v<std::decay_t<decltype(x[0])>, Var>) return nn::bce_with_logits(x[0], target);
-                       else return (x[0].relu() - x[0] * ht + ((-x[0].abs()).exp() + 1.0).log()).mean();
+                       if constexpr (std::is_same_v<std::decay_t<decltype(x[0])>, Var>)
+                         return nn::bce_with_logits(x[0], target);
+                       else
+                         return (x[0].relu() - x[0] * ht + ((-x[0].abs()).exp() + 1.0).log()).mean();
                      },
                      {rand_tensor({3, 4}, 10, -3, 3)})})
     EXPECT_TRUE(r.ok) << r.report;
@@ -185,8 +192,10 @@ TEST(Optim, AdamAndAdamWMatchHostReference) {
     std::vector<double> hp = HostArray::from(p0).values(), m(37, 0), v(37, 0);
     double lr = 0.01, b1 = 0.9, b2 = 0.99, eps = 1e-8, wd = 0.1;
     std::unique_ptr<optim::Optimizer> opt;
-    if (decoupled) opt = std::make_unique<optim::AdamW>(std::vector<Var>{p}, lr, b1, b2, eps, wd);
-    else opt = std::make_unique<optim::Adam>(std::vector<Var>{p}, lr, b1, b2, eps, wd);
+    if (decoupled)
+      opt = std::make_unique<optim::AdamW>(std::vector<Var>{p}, lr, b1, b2, eps, wd);
+    else
+      opt = std::make_unique<optim::Adam>(std::vector<Var>{p}, lr, b1, b2, eps, wd);
     for (int t = 1; t <= 5; ++t) {
       // loss = sum(p³)/3 → grad p²
       opt->zero_grad();
@@ -272,7 +281,8 @@ TEST(Optim, TrainsASmallRegression) {
   Tensor x = rand_tensor({64, 2}, 16);
   HostArray hx = HostArray::from(x);
   std::vector<float> y(64);
-  for (int i = 0; i < 64; ++i) y[size_t(i)] = float(3 * hx.values()[size_t(2 * i)] - 2 * hx.values()[size_t(2 * i + 1)] + 1);
+  for (int i = 0; i < 64; ++i)
+    y[size_t(i)] = float(3 * hx.values()[size_t(2 * i)] - 2 * hx.values()[size_t(2 * i + 1)] + 1);
   Tensor target = Tensor::from_vector(ctx(), y, {64, 1});
   nn::Linear layer(ctx(), 2, 1, 3);
   optim::Adam opt(layer.parameters(), 0.1);

@@ -21,8 +21,10 @@ Ref reduce_ref(const Ref& x, std::vector<int> axes, bool keepdim, Op op) {
   for (int a : axes) red[size_t(a < 0 ? a + r : a)] = true;
   Shape out_shape, kept;
   for (int d = 0; d < r; ++d) {
-    if (!red[size_t(d)]) out_shape.push_back(x.shape[size_t(d)]), kept.push_back(x.shape[size_t(d)]);
-    else if (keepdim) out_shape.push_back(1);
+    if (!red[size_t(d)])
+      out_shape.push_back(x.shape[size_t(d)]), kept.push_back(x.shape[size_t(d)]);
+    else if (keepdim)
+      out_shape.push_back(1);
   }
   int64_t n_out = shape_numel(kept);
   std::vector<std::vector<double>> groups(static_cast<size_t>(n_out));
@@ -56,7 +58,8 @@ Ref reduce_ref(const Ref& x, std::vector<int> axes, bool keepdim, Op op) {
 std::vector<int> random_axes(std::mt19937& gen, int rank) {
   std::vector<int> axes;
   for (int d = 0; d < rank; ++d)
-    if (std::uniform_int_distribution<int>(0, 1)(gen)) axes.push_back(std::uniform_int_distribution<int>(0, 1)(gen) ? d : d - rank);
+    if (std::uniform_int_distribution<int>(0, 1)(gen))
+      axes.push_back(std::uniform_int_distribution<int>(0, 1)(gen) ? d : d - rank);
   return axes;  // may be empty: reduce all
 }
 
@@ -74,7 +77,8 @@ TEST(Reduce, AllOpsFuzzedAxes) {
       {"mean", Op::Mean, [](const Tensor& t, const std::vector<int>& a, bool k) { return t.mean(a, k); }},
       {"max", Op::Max, [](const Tensor& t, const std::vector<int>& a, bool k) { return t.max(a, k); }},
       {"min", Op::Min, [](const Tensor& t, const std::vector<int>& a, bool k) { return t.min(a, k); }},
-      {"logsumexp", Op::LogSumExp, [](const Tensor& t, const std::vector<int>& a, bool k) { return t.logsumexp(a, k); }},
+      {"logsumexp", Op::LogSumExp,
+       [](const Tensor& t, const std::vector<int>& a, bool k) { return t.logsumexp(a, k); }},
   };
   for (DType dt : float_dtypes())
     for (const auto& c : cases)
@@ -90,8 +94,8 @@ TEST(Reduce, AllOpsFuzzedAxes) {
         Tol tol = dt == DType::f16 ? Tol{2e-2, 2e-3} : Tol{1e-4, 1e-5};
         if (c.op == Op::Sum) tol.atol *= std::sqrt(double(x.numel()) / double(std::max<int64_t>(1, want.numel())));
         EXPECT_TRUE(close(read(c.gpu(upload(x, dt), axes, keepdim)), want, tol,
-                          std::string(c.name) + " " + dtype_name(dt) + shape_str(s) + " axes " + shape_str({axes.begin(), axes.end()}) +
-                              (keepdim ? " keepdim" : "")));
+                          std::string(c.name) + " " + dtype_name(dt) + shape_str(s) + " axes " +
+                              shape_str({axes.begin(), axes.end()}) + (keepdim ? " keepdim" : "")));
       }
 }
 
@@ -129,7 +133,8 @@ TEST(Reduce, ArgmaxArgminFirstIndexOnTies) {
           double v = x.v[size_t(base + j * st[size_t(axis)])], b = x.v[size_t(base + best * st[size_t(axis)])];
           if (max ? v > b : v < b) best = j;
         }
-        ASSERT_EQ(got.v[size_t(o)], double(best)) << (max ? "argmax" : "argmin") << " at output " << o << " of " << shape_str(s);
+        ASSERT_EQ(got.v[size_t(o)], double(best))
+            << (max ? "argmax" : "argmin") << " at output " << o << " of " << shape_str(s);
       }
     }
   }
@@ -179,7 +184,8 @@ TEST(Reduce, MillionsOfShortRows) {
   for (int64_t r = 0; r < rows; r += 4099)
     EXPECT_NEAR(got.v[size_t(r)], x.v[size_t(3 * r)] + x.v[size_t(3 * r + 1)] + x.v[size_t(3 * r + 2)], 1e-6);
   Ref sm = read(t.softmax(1));
-  for (int64_t r = 0; r < rows; r += 7919) EXPECT_NEAR(sm.v[size_t(3 * r)] + sm.v[size_t(3 * r + 1)] + sm.v[size_t(3 * r + 2)], 1.0, 1e-6);
+  for (int64_t r = 0; r < rows; r += 7919)
+    EXPECT_NEAR(sm.v[size_t(3 * r)] + sm.v[size_t(3 * r + 1)] + sm.v[size_t(3 * r + 2)], 1.0, 1e-6);
   // Many medium rows (one workgroup each, > 65,535 workgroups: a 2-D grid).
   Ref y = random_ref({70000, 70}, 46, DType::f32, -1, 1);
   Ref ymax = read(upload(y, DType::f32).max({1}));

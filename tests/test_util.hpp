@@ -63,9 +63,12 @@ inline Ref random_ref(const Shape& shape, uint32_t seed, DType dtype, double lo 
   std::mt19937 gen(seed);
   Ref r{shape, std::vector<double>(size_t(surfgrad::shape_numel(shape)))};
   for (auto& x : r.v) {
-    if (dtype == DType::i32) x = double(std::uniform_int_distribution<int>(int(lo * 10), int(hi * 10))(gen));
-    else if (dtype == DType::u32) x = double(std::uniform_int_distribution<int>(0, int(std::abs(hi) * 10) + 1)(gen));
-    else x = std::uniform_real_distribution<double>(lo, hi)(gen);
+    if (dtype == DType::i32)
+      x = double(std::uniform_int_distribution<int>(int(lo * 10), int(hi * 10))(gen));
+    else if (dtype == DType::u32)
+      x = double(std::uniform_int_distribution<int>(0, int(std::abs(hi) * 10) + 1)(gen));
+    else
+      x = std::uniform_real_distribution<double>(lo, hi)(gen);
     if (dtype == DType::f32) x = double(float(x));
     if (dtype == DType::f16) x = double(surfgrad::half_to_float(surfgrad::float_to_half(float(x))));
   }
@@ -118,7 +121,8 @@ inline ::testing::AssertionResult close(const Ref& got, const Ref& want, Tol tol
       msg << "\n  at " << surfgrad::shape_str(c) << ": got " << g << ", want " << w;
     }
   }
-  if (bad) return ::testing::AssertionFailure() << what << ": " << bad << " of " << want.v.size() << " mismatch" << msg.str();
+  if (bad)
+    return ::testing::AssertionFailure() << what << ": " << bad << " of " << want.v.size() << " mismatch" << msg.str();
   return ::testing::AssertionSuccess();
 }
 

@@ -43,7 +43,8 @@ TEST(TsneRepulsion, ExactMatchesHostSum) {
     double fx = 0, fy = 0, z = 0;
     for (int64_t j = 0; j < n; ++j) {
       if (j == i) continue;
-      double dx = double(pos[size_t(2 * i)]) - pos[size_t(2 * j)], dy = double(pos[size_t(2 * i + 1)]) - pos[size_t(2 * j + 1)];
+      double dx = double(pos[size_t(2 * i)]) - pos[size_t(2 * j)],
+             dy = double(pos[size_t(2 * i + 1)]) - pos[size_t(2 * j + 1)];
       double q = 1 / (1 + dx * dx + dy * dy);
       fx += q * q * dx, fy += q * q * dy, z += q;
     }

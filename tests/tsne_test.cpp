@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <fstream>
 
-#include "surfgrad/reference.hpp"
 #include "surfgrad/io.hpp"
 #include "surfgrad/maps.hpp"
+#include "surfgrad/reference.hpp"
 #include "test_util.hpp"
 
 using namespace sgtest;
@@ -76,13 +76,15 @@ TEST(Tsne, StepsAreClippedToMaxStepNorm) {
   std::vector<float> y0 = Tensor::normal(ctx(), {600, 2}, opt.seed, 0, 1e-4).to_vector<float>();
   std::vector<float> y = tsne(x, opt).to_vector<float>();
   double moved = 0;
-  for (size_t i = 0; i < y.size(); i += 2) moved = std::max(moved, std::hypot(double(y[i]) - y0[i], double(y[i + 1]) - y0[i + 1]));
+  for (size_t i = 0; i < y.size(); i += 2)
+    moved = std::max(moved, std::hypot(double(y[i]) - y0[i], double(y[i + 1]) - y0[i + 1]));
   EXPECT_LE(moved, 3e-5 * (1 + 1e-4));
   EXPECT_GT(moved, 1e-5);
   opt.max_step_norm = 0;
   std::vector<float> free = tsne(x, opt).to_vector<float>();
   double far = 0;
-  for (size_t i = 0; i < y.size(); i += 2) far = std::max(far, std::hypot(double(free[i]) - y0[i], double(free[i + 1]) - y0[i + 1]));
+  for (size_t i = 0; i < y.size(); i += 2)
+    far = std::max(far, std::hypot(double(free[i]) - y0[i], double(free[i + 1]) - y0[i + 1]));
   EXPECT_GT(far, 1e-4);
 }
 
@@ -132,7 +134,9 @@ TEST(MapInputs, BadFilesAndValues) {
   expect_error(ErrorKind::Shape, [&] { load_labels(ctx(), labels, 3); }, "2 labels for 3 points");
   EXPECT_EQ(load_labels(ctx(), labels, 2).to_vector<int32_t>(), (std::vector<int32_t>{0, 1}));
   // An output path that cannot be written.
-  expect_error(ErrorKind::IO, [] { write_outputs("/nonexistent-dir/map", Tensor::zeros(ctx(), {4, 2}), Tensor()); }, "nonexistent-dir");
+  expect_error(
+      ErrorKind::IO, [] { write_outputs("/nonexistent-dir/map", Tensor::zeros(ctx(), {4, 2}), Tensor()); },
+      "nonexistent-dir");
 }
 
 TEST(MapInputs, DuplicatesAndOneDimension) {
@@ -159,7 +163,8 @@ TEST(MapQuality, TrustworthinessMatchesHostDefinition) {
   auto sq = [](const Ref& a, int64_t i, int64_t j) {
     int64_t d = a.shape[1];
     double s = 0;
-    for (int64_t c = 0; c < d; ++c) s += (a.v[size_t(i * d + c)] - a.v[size_t(j * d + c)]) * (a.v[size_t(i * d + c)] - a.v[size_t(j * d + c)]);
+    for (int64_t c = 0; c < d; ++c)
+      s += (a.v[size_t(i * d + c)] - a.v[size_t(j * d + c)]) * (a.v[size_t(i * d + c)] - a.v[size_t(j * d + c)]);
     return s;
   };
   double penalty = 0;
@@ -190,15 +195,18 @@ TEST(Pca, RecoversALowRankSubspace) {
   // the variance, in descending order.
   int64_t n = 500, d = 40;
   Tensor a = Tensor::normal(ctx(), {n, 3}, 21), b = Tensor::normal(ctx(), {3, d}, 22);
-  Tensor x = add(matmul(mul(a, Tensor::from_vector(ctx(), std::vector<float>{3, 2, 1}, {3})), b), Tensor::full(ctx(), {d}, 5.0));
+  Tensor x = add(matmul(mul(a, Tensor::from_vector(ctx(), std::vector<float>{3, 2, 1}, {3})), b),
+                 Tensor::full(ctx(), {d}, 5.0));
   PcaResult r = pca(x, 3, 1);
   ASSERT_EQ(r.scores.shape(), Shape({n, 3}));
   HostArray hx = HostArray::from(x), hs = HostArray::from(r.scores);
   for (int64_t i = 0; i < n; i += 37)
     for (int64_t j = i + 1; j < n; j += 53) {
       double dx = 0, ds = 0;
-      for (int64_t c = 0; c < d; ++c) dx += std::pow(hx.values()[size_t(i * d + c)] - hx.values()[size_t(j * d + c)], 2);
-      for (int64_t c = 0; c < 3; ++c) ds += std::pow(hs.values()[size_t(i * 3 + c)] - hs.values()[size_t(j * 3 + c)], 2);
+      for (int64_t c = 0; c < d; ++c)
+        dx += std::pow(hx.values()[size_t(i * d + c)] - hx.values()[size_t(j * d + c)], 2);
+      for (int64_t c = 0; c < 3; ++c)
+        ds += std::pow(hs.values()[size_t(i * 3 + c)] - hs.values()[size_t(j * 3 + c)], 2);
       EXPECT_NEAR(std::sqrt(ds), std::sqrt(dx), 1e-3 * (1 + std::sqrt(dx))) << i << ", " << j;
     }
   double total = 0;  // trace of the covariance
@@ -247,7 +255,9 @@ TEST(PointBlocks, LoadInBlocksAndPcaOverBlocks) {
   double scale = 0;
   for (float v : s1) scale = std::max(scale, double(std::abs(v)));
   for (size_t i = 0; i < s1.size(); ++i) ASSERT_NEAR(s1[i], s2[i], 1e-3 * scale) << i;
-  for (int c = 0; c < 3; ++c) EXPECT_NEAR(one.explained_variance[size_t(c)], blocked.explained_variance[size_t(c)], 1e-4 * one.explained_variance[0]);
+  for (int c = 0; c < 3; ++c)
+    EXPECT_NEAR(one.explained_variance[size_t(c)], blocked.explained_variance[size_t(c)],
+                1e-4 * one.explained_variance[0]);
   // The built-in set is generated in fixed blocks of 32,768 rows: a smaller set is a prefix of a
   // larger one, whatever the adapter.
   Tensor la, lb;

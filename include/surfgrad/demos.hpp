@@ -11,12 +11,12 @@ namespace surfgrad::demos {
 using Progress = std::function<void(const std::string& line, bool final_line)>;
 
 struct MoonsOptions {
-  int points = 200;      // half per class
+  int points = 200;  // half per class
   double noise = 0.1;
-  int steps = 400;       // full-batch Adam steps
+  int steps = 400;  // full-batch Adam steps
   double lr = 0.03;
   uint64_t seed = 1;
-  std::string png;       // decision boundary image; empty = none
+  std::string png;  // decision boundary image; empty = none
 };
 struct MoonsResult {
   double train_accuracy = 0;
@@ -26,7 +26,7 @@ struct MoonsResult {
 MoonsResult train_moons(const gpu::ContextPtr& ctx, const MoonsOptions& opt, const Progress& progress = {});
 
 struct MnistOptions {
-  std::string data_dir;  // holds t10k-images-idx3-ubyte[.gz] and t10k-labels-idx1-ubyte[.gz]
+  std::string data_dir;           // holds t10k-images-idx3-ubyte[.gz] and t10k-labels-idx1-ubyte[.gz]
   int train = 8000, test = 2000;  // the first `train` images train, the last `test` are held out
   int epochs = 8;
   int hidden = 256;

@@ -26,10 +26,10 @@ namespace surfgrad::gpu {
 enum class Backend { Auto, Vulkan, Gles, Metal, D3D12 };
 
 struct ContextOptions {
-  Backend backend = Backend::Auto;   // env SURFGRAD_BACKEND=vulkan|gles|metal|d3d12 overrides Auto
-  std::string adapter;               // substring of the adapter name; env SURFGRAD_ADAPTER
-  bool quiet = false;                // suppress the one-line CPU fallback notice
-  bool request_f16 = true;           // request shader-f16 where the adapter has it
+  Backend backend = Backend::Auto;  // env SURFGRAD_BACKEND=vulkan|gles|metal|d3d12 overrides Auto
+  std::string adapter;              // substring of the adapter name; env SURFGRAD_ADAPTER
+  bool quiet = false;               // suppress the one-line CPU fallback notice
+  bool request_f16 = true;          // request shader-f16 where the adapter has it
   // Kernels marked validated (every access guarded by its own bounds, tested on fuzzed shapes:
   // the matmul family) are compiled without naga's runtime bounds checks, through
   // wgpu-native's CreateShaderModuleTrusted — 11% faster matmul on an H200. false (or env
@@ -53,8 +53,8 @@ struct Features {
   bool subgroups = false;
   bool timestamp_query = false;
   uint32_t subgroup_min_size = 0, subgroup_max_size = 0;  // measured by a kernel where not reported
-  std::vector<std::string> adapter_features;  // everything the adapter reports, by name
-  std::vector<std::string> device_features;   // what the device was created with
+  std::vector<std::string> adapter_features;              // everything the adapter reports, by name
+  std::vector<std::string> device_features;               // what the device was created with
 };
 
 struct Limits {
@@ -158,21 +158,20 @@ class Context : public std::enable_shared_from_this<Context> {
   // together with every other dispatch's parameters.
   void dispatch(const Kernel& kernel, std::span<const Buffer* const> bindings, std::span<const uint32_t> meta,
                 Workgroups groups);
-  void dispatch(const Kernel& kernel, std::initializer_list<const Buffer*> bindings,
-                std::span<const uint32_t> meta, Workgroups groups) {
+  void dispatch(const Kernel& kernel, std::initializer_list<const Buffer*> bindings, std::span<const uint32_t> meta,
+                Workgroups groups) {
     dispatch(kernel, std::span<const Buffer* const>(bindings.begin(), bindings.size()), meta, groups);
   }
   // The same, with the workgroup counts (three u32) read from `args` at `offset` when the
   // dispatch runs: an earlier kernel decides how much work there is (0 skips it) without a
   // round trip to the host.
-  void dispatch_indirect(const Kernel& kernel, std::span<const Buffer* const> bindings,
-                         std::span<const uint32_t> meta, const Buffer& args, uint64_t offset);
+  void dispatch_indirect(const Kernel& kernel, std::span<const Buffer* const> bindings, std::span<const uint32_t> meta,
+                         const Buffer& args, uint64_t offset);
   void dispatch_indirect(const Kernel& kernel, std::initializer_list<const Buffer*> bindings,
                          std::span<const uint32_t> meta, const Buffer& args, uint64_t offset) {
     dispatch_indirect(kernel, std::span<const Buffer* const>(bindings.begin(), bindings.size()), meta, args, offset);
   }
-  void copy(const Buffer& src, uint64_t src_offset, const Buffer& dst, uint64_t dst_offset,
-            uint64_t bytes);
+  void copy(const Buffer& src, uint64_t src_offset, const Buffer& dst, uint64_t dst_offset, uint64_t bytes);
   // Splits a count of workgroups over x, y and z when it exceeds the per-dimension limit.
   // Kernels recover the linear id as wid.x + nwg.x * (wid.y + nwg.y * wid.z) and skip ids past
   // the count.

@@ -22,8 +22,8 @@
 namespace surfgrad {
 
 struct GradcheckOptions {
-  double eps = 1e-4;     // finite-difference step (float64, on the host)
-  double atol = 2e-3;    // the GPU computes in f32: |analytic − numeric| ≤ atol + rtol·|numeric|
+  double eps = 1e-4;   // finite-difference step (float64, on the host)
+  double atol = 2e-3;  // the GPU computes in f32: |analytic − numeric| ≤ atol + rtol·|numeric|
   double rtol = 2e-2;
   uint64_t seed = 1234;  // for the output weights
 };

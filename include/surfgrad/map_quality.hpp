@@ -6,7 +6,6 @@
 
 namespace surfgrad {
 
-
 struct MapQuality {
   double knn_recall = 0;       // share of each point's 10 nearest neighbours in D kept in 2-D
   double knn_accuracy = -1;    // 10-NN majority-vote label accuracy in 2-D (−1 without labels)

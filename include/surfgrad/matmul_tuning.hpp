@@ -59,6 +59,7 @@ struct TuneResult {
   double ms, tflops;
 };
 using TuneProgress = std::function<void(const std::string&)>;
-std::vector<TuneResult> tune_matmul(const gpu::ContextPtr& ctx, const TuneOptions& opt, const TuneProgress& progress = {});
+std::vector<TuneResult> tune_matmul(const gpu::ContextPtr& ctx, const TuneOptions& opt,
+                                    const TuneProgress& progress = {});
 
 }  // namespace surfgrad

@@ -9,8 +9,8 @@
 namespace surfgrad {
 
 struct PcaResult {
-  Tensor scores;                            // [N, components]: centred points on the components
-  Tensor mean;                              // [D]
+  Tensor scores;                           // [N, components]: centred points on the components
+  Tensor mean;                             // [D]
   std::vector<double> explained_variance;  // per component, descending
 };
 // Randomized PCA: a Gaussian sketch, `power_iterations` subspace iterations, then the exact

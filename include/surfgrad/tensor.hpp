@@ -45,8 +45,8 @@ class Tensor {
   static Tensor arange(const gpu::ContextPtr& ctx, double start, double stop, double step = 1,
                        DType dtype = DType::f32);
   // Counter-based (Philox-4x32-10): the same seed gives the same numbers on every device.
-  static Tensor uniform(const gpu::ContextPtr& ctx, const Shape& shape, uint64_t seed, double low = 0,
-                        double high = 1, DType dtype = DType::f32);
+  static Tensor uniform(const gpu::ContextPtr& ctx, const Shape& shape, uint64_t seed, double low = 0, double high = 1,
+                        DType dtype = DType::f32);
   static Tensor normal(const gpu::ContextPtr& ctx, const Shape& shape, uint64_t seed, double mean = 0,
                        double stddev = 1, DType dtype = DType::f32);
   // Host data in the tensor's dtype (f16 as IEEE binary16 bit patterns, uint16_t).
@@ -88,7 +88,7 @@ class Tensor {
   // Writes `src` (broadcast to this shape) into this tensor's elements, in place: the one op
   // that mutates. On a view it writes through to the viewed storage.
   void assign(const Tensor& src) const;
-  Tensor clone() const;       // always a fresh contiguous copy
+  Tensor clone() const;  // always a fresh contiguous copy
   Tensor cast(DType dtype) const;
 
   // ---- elementwise ----

@@ -22,8 +22,8 @@ struct TsneOptions {
   uint64_t seed = 1;
   Repulsion repulsion = Repulsion::Auto;
   double grid_spacing = 0.5;  // FFT grid: at most this far between nodes (embedding units)
-  bool pca_init = true;  // start from the first two principal components scaled to std 1e-4
-                         // (as openTSNE), else from N(0, 1e-4²)
+  bool pca_init = true;       // start from the first two principal components scaled to std 1e-4
+                              // (as openTSNE), else from N(0, 1e-4²)
 };
 
 // t-SNE of f32 [N, D] points to f32 [N, 2]: exact kNN (k = 3·perplexity), per-point bandwidths

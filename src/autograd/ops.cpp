@@ -2,8 +2,8 @@
 // composites at the end (logsumexp, softmax, log_softmax) need no rules of their own.
 #include <numeric>
 
-#include "surfgrad/autograd.hpp"
 #include "autograd/var_access.hpp"
+#include "surfgrad/autograd.hpp"
 #include "tensor/unary_ops.hpp"
 
 namespace surfgrad {
@@ -35,20 +35,21 @@ Shape keepdim_shape(const Shape& shape, std::vector<int> axes) {
 Var add(const Var& a, const Var& b) {
   Shape as = a.shape(), bs = b.shape();
   return VarAccess::make(add(a.value(), b.value()), "add", {a, b},
-                   [as, bs](const Tensor& g) { return std::vector<Tensor>{sum_to(g, as), sum_to(g, bs)}; });
+                         [as, bs](const Tensor& g) { return std::vector<Tensor>{sum_to(g, as), sum_to(g, bs)}; });
 }
 
 Var sub(const Var& a, const Var& b) {
   Shape as = a.shape(), bs = b.shape();
   return VarAccess::make(sub(a.value(), b.value()), "sub", {a, b},
-                   [as, bs](const Tensor& g) { return std::vector<Tensor>{sum_to(g, as), sum_to(g.neg(), bs)}; });
+                         [as, bs](const Tensor& g) { return std::vector<Tensor>{sum_to(g, as), sum_to(g.neg(), bs)}; });
 }
 
 Var mul(const Var& a, const Var& b) {
   Tensor av = a.value(), bv = b.value();
   bool ga = a.requires_grad(), gb = b.requires_grad();
   return VarAccess::make(mul(av, bv), "mul", {a, b}, [=](const Tensor& g) {
-    return std::vector<Tensor>{ga ? sum_to(mul(g, bv), av.shape()) : Tensor(), gb ? sum_to(mul(g, av), bv.shape()) : Tensor()};
+    return std::vector<Tensor>{ga ? sum_to(mul(g, bv), av.shape()) : Tensor(),
+                               gb ? sum_to(mul(g, av), bv.shape()) : Tensor()};
   });
 }
 
@@ -58,7 +59,8 @@ Var div(const Var& a, const Var& b) {
   bool gb = b.requires_grad();
   return VarAccess::make(y, "div", {a, b}, [=](const Tensor& g) {
     Tensor g_over_b = div(g, bv);
-    return std::vector<Tensor>{sum_to(g_over_b, av.shape()), gb ? sum_to(mul(g_over_b, y).neg(), bv.shape()) : Tensor()};
+    return std::vector<Tensor>{sum_to(g_over_b, av.shape()),
+                               gb ? sum_to(mul(g_over_b, y).neg(), bv.shape()) : Tensor()};
   });
 }
 
@@ -77,14 +79,15 @@ Var pow(const Var& a, const Var& b) {
 // maximum/minimum: the larger (smaller) side gets the gradient; ties split it in half.
 static Var extremum(const Var& a, const Var& b, bool max) {
   Tensor av = a.value(), bv = b.value();
-  return VarAccess::make(max ? maximum(av, bv) : minimum(av, bv), max ? "maximum" : "minimum", {a, b}, [=](const Tensor& g) {
-    DType d = g.dtype();
-    Tensor wins_a = mask_of(max ? gt(av, bv) : lt(av, bv), d);
-    Tensor tie = mul(mask_of(eq(av, bv), d), like(g, 0.5));
-    Tensor share_a = add(wins_a, tie);
-    Tensor share_b = sub(like(g, 1), share_a);
-    return std::vector<Tensor>{sum_to(mul(g, share_a), av.shape()), sum_to(mul(g, share_b), bv.shape())};
-  });
+  return VarAccess::make(
+      max ? maximum(av, bv) : minimum(av, bv), max ? "maximum" : "minimum", {a, b}, [=](const Tensor& g) {
+        DType d = g.dtype();
+        Tensor wins_a = mask_of(max ? gt(av, bv) : lt(av, bv), d);
+        Tensor tie = mul(mask_of(eq(av, bv), d), like(g, 0.5));
+        Tensor share_a = add(wins_a, tie);
+        Tensor share_b = sub(like(g, 1), share_a);
+        return std::vector<Tensor>{sum_to(mul(g, share_a), av.shape()), sum_to(mul(g, share_b), bv.shape())};
+      });
 }
 Var maximum(const Var& a, const Var& b) { return extremum(a, b, true); }
 Var minimum(const Var& a, const Var& b) { return extremum(a, b, false); }
@@ -100,26 +103,25 @@ Var where(const Tensor& mask, const Var& a, const Var& b) {
 // ---------------------------------------------------------------- unary
 
 // Every op of the unary table: the value through Tensor, the gradient by the table's rule.
-#define SURFGRAD_UNARY(name)                                                                         \
-  Var Var::name() const {                                                                            \
-    Tensor x = value(), y = x.name();                                                                \
-    return make(y, #name, {*this}, [x, y](const Tensor& g) {                                         \
-      return std::vector<Tensor>{unary_spec(UnaryOp::name).backward(x, y, g)};                       \
-    });                                                                                              \
+#define SURFGRAD_UNARY(name)                                                                                           \
+  Var Var::name() const {                                                                                              \
+    Tensor x = value(), y = x.name();                                                                                  \
+    return make(y, #name, {*this},                                                                                     \
+                [x, y](const Tensor& g) { return std::vector<Tensor>{unary_spec(UnaryOp::name).backward(x, y, g)}; }); \
   }
 #include "surfgrad/unary_ops.inc"
 #undef SURFGRAD_UNARY
 
 Var Var::pow(double p) const {
   Tensor x = value();
-  return make(x.pow(p), "pow", {*this}, [x, p](const Tensor& g) {
-    return std::vector<Tensor>{mul(g, x.pow(p - 1) * p)};
-  });
+  return make(x.pow(p), "pow", {*this},
+              [x, p](const Tensor& g) { return std::vector<Tensor>{mul(g, x.pow(p - 1) * p)}; });
 }
 
 Var Var::cast(DType dtype) const {
   DType from = value().dtype();
-  return make(value().cast(dtype), "cast", {*this}, [from](const Tensor& g) { return std::vector<Tensor>{g.cast(from)}; });
+  return make(value().cast(dtype), "cast", {*this},
+              [from](const Tensor& g) { return std::vector<Tensor>{g.cast(from)}; });
 }
 
 Var Var::contiguous() const {
@@ -130,7 +132,8 @@ Var Var::contiguous() const {
 
 Var Var::reshape(const Shape& shape) const {
   Shape in = this->shape();
-  return make(value().reshape(shape), "reshape", {*this}, [in](const Tensor& g) { return std::vector<Tensor>{g.reshape(in)}; });
+  return make(value().reshape(shape), "reshape", {*this},
+              [in](const Tensor& g) { return std::vector<Tensor>{g.reshape(in)}; });
 }
 
 Var Var::permute(const std::vector<int>& axes) const {
@@ -158,17 +161,20 @@ Var Var::slice(int axis, int64_t start, int64_t stop, int64_t step) const {
 
 Var Var::expand(const Shape& shape) const {
   Shape in = this->shape();
-  return make(value().expand(shape), "expand", {*this}, [in](const Tensor& g) { return std::vector<Tensor>{sum_to(g, in)}; });
+  return make(value().expand(shape), "expand", {*this},
+              [in](const Tensor& g) { return std::vector<Tensor>{sum_to(g, in)}; });
 }
 
 Var Var::unsqueeze(int axis) const {
   Shape in = shape();
-  return make(value().unsqueeze(axis), "unsqueeze", {*this}, [in](const Tensor& g) { return std::vector<Tensor>{g.reshape(in)}; });
+  return make(value().unsqueeze(axis), "unsqueeze", {*this},
+              [in](const Tensor& g) { return std::vector<Tensor>{g.reshape(in)}; });
 }
 
 Var Var::squeeze(int axis) const {
   Shape in = shape();
-  return make(value().squeeze(axis), "squeeze", {*this}, [in](const Tensor& g) { return std::vector<Tensor>{g.reshape(in)}; });
+  return make(value().squeeze(axis), "squeeze", {*this},
+              [in](const Tensor& g) { return std::vector<Tensor>{g.reshape(in)}; });
 }
 
 // ---------------------------------------------------------------- reductions
@@ -182,9 +188,8 @@ Var Var::sum(const std::vector<int>& axes, bool keepdim) const {
 Var Var::mean(const std::vector<int>& axes, bool keepdim) const {
   Shape in = shape(), kept = keepdim_shape(in, axes);
   double count = double(shape_numel(in)) / double(std::max<int64_t>(1, shape_numel(kept)));
-  return make(value().mean(axes, keepdim), "mean", {*this}, [in, kept, count](const Tensor& g) {
-    return std::vector<Tensor>{(g / count).reshape(kept).expand(in)};
-  });
+  return make(value().mean(axes, keepdim), "mean", {*this},
+              [in, kept, count](const Tensor& g) { return std::vector<Tensor>{(g / count).reshape(kept).expand(in)}; });
 }
 
 static Var extreme_over(const Var& v, const std::vector<int>& axes, bool keepdim, bool max) {
@@ -251,12 +256,12 @@ Var index_select(const Var& x, int axis, const Tensor& index) {
 
 Var scatter_add(const Var& x, int axis, const Tensor& index, const Var& src) {
   return VarAccess::make(scatter_add(x.value(), axis, index, src.value()), "scatter_add", {x, src},
-                   [=](const Tensor& g) { return std::vector<Tensor>{g, gather(g, axis, index)}; });
+                         [=](const Tensor& g) { return std::vector<Tensor>{g, gather(g, axis, index)}; });
 }
 
 Var index_add(const Var& x, int axis, const Tensor& index, const Var& src) {
   return VarAccess::make(index_add(x.value(), axis, index, src.value()), "index_add", {x, src},
-                   [=](const Tensor& g) { return std::vector<Tensor>{g, index_select(g, axis, index)}; });
+                         [=](const Tensor& g) { return std::vector<Tensor>{g, index_select(g, axis, index)}; });
 }
 
 Var concat(const std::vector<Var>& vars, int axis) {

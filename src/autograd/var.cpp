@@ -47,7 +47,9 @@ void Var::zero_grad() const {
 }
 
 void Var::set_value(const Tensor& v) const {
-  if (!is_leaf()) throw Error(ErrorKind::Value, "set_value: only leaves can be replaced, this Var comes from " + std::string(node_->op));
+  if (!is_leaf())
+    throw Error(ErrorKind::Value,
+                "set_value: only leaves can be replaced, this Var comes from " + std::string(node_->op));
   if (v.shape() != value().shape() || v.dtype() != value().dtype())
     throw Error(ErrorKind::Shape, "set_value: " + v.describe() + " does not match " + value().describe());
   node_->value = v;
@@ -75,14 +77,16 @@ void Var::backward(bool retain_graph) const {
 
 void Var::backward(const Tensor& grad_output, bool retain_graph) const {
   if (!requires_grad())
-    throw Error(ErrorKind::Value, "backward: this " + value().describe() +
-                                      " does not require a gradient (no input was made with Var::param, or it was computed under NoGradGuard)");
+    throw Error(
+        ErrorKind::Value,
+        "backward: this " + value().describe() +
+            " does not require a gradient (no input was made with Var::param, or it was computed under NoGradGuard)");
   if (grad_output.shape() != value().shape())
-    throw Error(ErrorKind::Shape, "backward: gradient " + grad_output.describe() + " does not match the output " +
-                                      value().describe());
+    throw Error(ErrorKind::Shape,
+                "backward: gradient " + grad_output.describe() + " does not match the output " + value().describe());
   if (grad_output.dtype() != value().dtype())
-    throw Error(ErrorKind::DType, "backward: gradient " + grad_output.describe() + " has another dtype than the output " +
-                                      value().describe());
+    throw Error(ErrorKind::DType, "backward: gradient " + grad_output.describe() +
+                                      " has another dtype than the output " + value().describe());
   // Topological order by an iterative depth-first search over nodes that need gradients.
   std::vector<Node*> order;
   std::unordered_set<Node*> seen;

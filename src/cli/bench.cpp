@@ -85,8 +85,7 @@ int bench_elementwise(const gpu::ContextPtr& ctx, int64_t n, int reps, const std
   for (int r = 0; r < std::max(3, reps / 2); ++r) {
     ctx->sync();
     auto t0 = std::chrono::steady_clock::now();
-    for (int k = 0; k < copies; ++k)
-      kernels::copy_buffer(a, copy_dst);
+    for (int k = 0; k < copies; ++k) kernels::copy_buffer(a, copy_dst);
     ctx->sync();
     raw.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / copies);
   }

@@ -45,8 +45,9 @@ std::string bar(double fraction, int width = 24) {
 
 MnistResult train_mnist(const gpu::ContextPtr& ctx, const MnistOptions& opt, const Progress& progress) {
   if (opt.batch < 1 || opt.epochs < 1 || opt.hidden < 1 || opt.train < 1 || opt.test < 1 || !(opt.lr > 0))
-    throw Error(ErrorKind::Value, "mnist: batch (--batch), epochs (--epochs), hidden (--hidden), train and test must be "
-                                  "at least 1 and lr (--lr) positive");
+    throw Error(ErrorKind::Value,
+                "mnist: batch (--batch), epochs (--epochs), hidden (--hidden), train and test must be "
+                "at least 1 and lr (--lr) positive");
   auto t0 = std::chrono::steady_clock::now();
   IdxArray images = read_idx(find_file(opt.data_dir, "t10k-images-idx3-ubyte"));
   IdxArray labels = read_idx(find_file(opt.data_dir, "t10k-labels-idx1-ubyte"));

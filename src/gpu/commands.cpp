@@ -18,9 +18,12 @@ constexpr size_t kMaxCachedBindGroups = 4096;  // cached bind groups keep their 
 
 std::string human_bytes(uint64_t b) {
   char buf[64];
-  if (b >= (1ull << 30)) std::snprintf(buf, sizeof buf, "%.2f GiB", double(b) / double(1ull << 30));
-  else if (b >= (1ull << 20)) std::snprintf(buf, sizeof buf, "%.2f MiB", double(b) / double(1ull << 20));
-  else std::snprintf(buf, sizeof buf, "%llu bytes", static_cast<unsigned long long>(b));
+  if (b >= (1ull << 30))
+    std::snprintf(buf, sizeof buf, "%.2f GiB", double(b) / double(1ull << 30));
+  else if (b >= (1ull << 20))
+    std::snprintf(buf, sizeof buf, "%.2f MiB", double(b) / double(1ull << 20));
+  else
+    std::snprintf(buf, sizeof buf, "%llu bytes", static_cast<unsigned long long>(b));
   return buf;
 }
 
@@ -82,8 +85,8 @@ BufferPtr Context::alloc(uint64_t bytes, const std::string& what) {
     throw Error(ErrorKind::LimitExceeded,
                 what + " needs " + human_bytes(bytes) + " but this adapter (" + impl_->info.name + ") binds at most " +
                     human_bytes(cap) + " per buffer (maxStorageBufferBindingSize " +
-                    human_bytes(L.max_storage_buffer_binding_size) + ", maxBufferSize " + human_bytes(L.max_buffer_size) +
-                    "); split the work into smaller tensors");
+                    human_bytes(L.max_storage_buffer_binding_size) + ", maxBufferSize " +
+                    human_bytes(L.max_buffer_size) + "); split the work into smaller tensors");
   }
   if (BufferPool::size_class(bytes) > cap) bytes = cap;  // the class may round past the limit
   bool big = bytes >= (1u << 20);
@@ -205,8 +208,9 @@ Kernel Context::kernel(const std::string& wgsl, const std::string& entry, bool v
   WGPUShaderModuleDescriptor sdesc = WGPU_SHADER_MODULE_DESCRIPTOR_INIT;
   sdesc.nextInChain = &source.chain;
   // Trusted: no bounds checks. Loop bounding stays (it cost nothing measurable on the H200).
-  WGPUShaderModule module = trusted ? wgpuDeviceCreateShaderModuleTrusted(impl_->device, &sdesc, WGPUShaderRuntimeChecks_ForceLoopBounding)
-                                    : wgpuDeviceCreateShaderModule(impl_->device, &sdesc);
+  WGPUShaderModule module =
+      trusted ? wgpuDeviceCreateShaderModuleTrusted(impl_->device, &sdesc, WGPUShaderRuntimeChecks_ForceLoopBounding)
+              : wgpuDeviceCreateShaderModule(impl_->device, &sdesc);
   // An explicit layout (not "auto"): the parameter block is a uniform with a dynamic offset,
   // so one bind group serves every dispatch on the same buffers.
   std::vector<KernelBinding> declared = declared_bindings(wgsl);
@@ -305,7 +309,8 @@ void Context::Impl::open_pass() {
   WGPUPassTimestampWrites writes = WGPU_PASS_TIMESTAMP_WRITES_INIT;
   if (timing && query_set) {
     if (queries_used + 2 > query_capacity)
-      throw Error(ErrorKind::LimitExceeded, "more than " + std::to_string(kMaxTimedPasses) + " timed passes; time less work at once");
+      throw Error(ErrorKind::LimitExceeded,
+                  "more than " + std::to_string(kMaxTimedPasses) + " timed passes; time less work at once");
     writes.querySet = query_set;
     writes.beginningOfPassWriteIndex = queries_used;
     writes.endOfPassWriteIndex = queries_used + 1;
@@ -322,8 +327,8 @@ void Context::Impl::close_pass() {
   pass = nullptr;
 }
 
-void Context::dispatch(const Kernel& kernel, std::span<const Buffer* const> bindings,
-                       std::span<const uint32_t> meta, Workgroups groups) {
+void Context::dispatch(const Kernel& kernel, std::span<const Buffer* const> bindings, std::span<const uint32_t> meta,
+                       Workgroups groups) {
   Impl& I = *impl_;
   I.check();
   if (groups.x == 0 || groups.y == 0 || groups.z == 0) return;
@@ -342,8 +347,9 @@ void Context::dispatch_indirect(const Kernel& kernel, std::span<const Buffer* co
   Impl& I = *impl_;
   I.check();
   if (offset % 4 || offset + 12 > args.size())
-    throw Error(ErrorKind::Value, "dispatch_indirect of kernel '" + kernel.state->entry + "': the three counts at byte " +
-                                      std::to_string(offset) + " must be 4-byte aligned and inside the argument buffer");
+    throw Error(ErrorKind::Value, "dispatch_indirect of kernel '" + kernel.state->entry +
+                                      "': the three counts at byte " + std::to_string(offset) +
+                                      " must be 4-byte aligned and inside the argument buffer");
   for (const Buffer* b : bindings)
     if (b == &args)
       throw Error(ErrorKind::Value, "dispatch_indirect of kernel '" + kernel.state->entry +
@@ -379,16 +385,17 @@ void Context::bind(const Kernel& kernel, std::span<const Buffer* const> bindings
         auto& w = kernel.state->writable;
         bool wa = a < w.size() && w[a], wb = b < w.size() && w[b];
         if (wa || wb)
-          throw Error(ErrorKind::Value, "dispatch of kernel '" + kernel.state->entry + "' binds one buffer at bindings " +
-                                            std::to_string(a) + " and " + std::to_string(b) +
+          throw Error(ErrorKind::Value, "dispatch of kernel '" + kernel.state->entry +
+                                            "' binds one buffer at bindings " + std::to_string(a) + " and " +
+                                            std::to_string(b) +
                                             " with one of them writable; WebGPU forbids that aliasing");
       }
   uint32_t dynamic_offset = 0;
   bool has_meta = false;
   if (!meta.empty()) {
     if (kernel.state->meta_binding != n)
-      throw Error(ErrorKind::Value, "kernel '" + kernel.state->entry + "' declares no parameter block at binding " +
-                                        std::to_string(n));
+      throw Error(ErrorKind::Value,
+                  "kernel '" + kernel.state->entry + "' declares no parameter block at binding " + std::to_string(n));
     // Every kernel declares `var<uniform> meta_u: array<vec4<u32>, 64>` (kMetaWords words):
     // uniform values keep barriers in uniform control flow and are read through the constant
     // cache. Blocks are padded to that size.

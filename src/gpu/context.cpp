@@ -83,8 +83,7 @@ void Context::Impl::check() {
   }
 }
 
-static void on_uncaptured_error(WGPUDevice const*, WGPUErrorType type, WGPUStringView message,
-                                void* userdata, void*) {
+static void on_uncaptured_error(WGPUDevice const*, WGPUErrorType type, WGPUStringView message, void* userdata, void*) {
   auto* impl = static_cast<Context::Impl*>(userdata);
   std::lock_guard lock(impl->error_mutex);
   if (impl->sticky_error.empty()) {
@@ -92,8 +91,8 @@ static void on_uncaptured_error(WGPUDevice const*, WGPUErrorType type, WGPUStrin
   }
 }
 
-static void on_device_lost(WGPUDevice const*, WGPUDeviceLostReason reason, WGPUStringView message,
-                           void* userdata, void*) {
+static void on_device_lost(WGPUDevice const*, WGPUDeviceLostReason reason, WGPUStringView message, void* userdata,
+                           void*) {
   if (reason == WGPUDeviceLostReason_CallbackCancelled) return;  // our own shutdown
   auto* impl = static_cast<Context::Impl*>(userdata);
   std::lock_guard lock(impl->error_mutex);
@@ -118,7 +117,8 @@ static Backend parse_backend(const std::string& s) {
   if (s == "metal") return Backend::Metal;
   if (s == "d3d12" || s == "dx12") return Backend::D3D12;
   if (s.empty() || s == "auto") return Backend::Auto;
-  throw Error(ErrorKind::Value, "SURFGRAD_BACKEND='" + s + "' is not a backend; use vulkan, gles, metal, d3d12 or auto");
+  throw Error(ErrorKind::Value,
+              "SURFGRAD_BACKEND='" + s + "' is not a backend; use vulkan, gles, metal, d3d12 or auto");
 }
 
 // Higher is better: real GPUs over CPU emulation, native APIs over OpenGL.
@@ -147,7 +147,9 @@ std::shared_ptr<Context> Context::create(const ContextOptions& options_in) {
   WGPUInstanceDescriptor idesc = WGPU_INSTANCE_DESCRIPTOR_INIT;
   idesc.nextInChain = &extras.chain;
   impl->instance = wgpuCreateInstance(&idesc);
-  if (!impl->instance) throw Error(ErrorKind::Device, "wgpuCreateInstance failed; is libwgpu_native.so the one surfgrad was built against?");
+  if (!impl->instance)
+    throw Error(ErrorKind::Device,
+                "wgpuCreateInstance failed; is libwgpu_native.so the one surfgrad was built against?");
 
   WGPUInstanceEnumerateAdapterOptions eopts = {nullptr, extras.backends};
   size_t count = wgpuInstanceEnumerateAdapters(impl->instance, &eopts, nullptr);
@@ -173,7 +175,8 @@ std::shared_ptr<Context> Context::create(const ContextOptions& options_in) {
   }
   if (!impl->adapter) {
     if (!options.adapter.empty())
-      throw Error(ErrorKind::Device, "no adapter matches '" + options.adapter + "'; available: " + (seen.empty() ? "none" : seen));
+      throw Error(ErrorKind::Device,
+                  "no adapter matches '" + options.adapter + "'; available: " + (seen.empty() ? "none" : seen));
     throw Error(ErrorKind::Device,
                 "no WebGPU adapter found. Install a Vulkan driver (on Debian: mesa-vulkan-drivers >= 25 "
                 "from bookworm-backports, which gives the lavapipe CPU driver), or set SURFGRAD_BACKEND=gles");
@@ -247,7 +250,8 @@ std::shared_ptr<Context> Context::create(const ContextOptions& options_in) {
   cb.userdata1 = &result;
   wgpuAdapterRequestDevice(impl->adapter, &ddesc, cb);
   for (int i = 0; i < 100000 && !result.done; ++i) wgpuInstanceProcessEvents(impl->instance);
-  if (!result.device) throw Error(ErrorKind::Device, "requesting a device from '" + info.name + "' failed: " + result.message);
+  if (!result.device)
+    throw Error(ErrorKind::Device, "requesting a device from '" + info.name + "' failed: " + result.message);
   impl->device = result.device;
   impl->queue = wgpuDeviceGetQueue(impl->device);
 
@@ -354,17 +358,25 @@ std::vector<std::string> Context::verify_header_matches_library() const {
     GuardedLimits g;
     std::memset(&g, kCanary, sizeof g);
     g.limits = WGPU_LIMITS_INIT;
-    WGPUStatus status = device ? wgpuDeviceGetLimits(impl_->device, &g.limits) : wgpuAdapterGetLimits(impl_->adapter, &g.limits);
+    WGPUStatus status =
+        device ? wgpuDeviceGetLimits(impl_->device, &g.limits) : wgpuAdapterGetLimits(impl_->adapter, &g.limits);
     if (status != WGPUStatus_Success) problems.push_back(std::string(who) + " limits: call failed");
     for (uint8_t b : g.before)
-      if (b != kCanary) { problems.push_back(std::string(who) + " limits: bytes before the struct were overwritten"); break; }
+      if (b != kCanary) {
+        problems.push_back(std::string(who) + " limits: bytes before the struct were overwritten");
+        break;
+      }
     for (uint8_t b : g.after)
-      if (b != kCanary) { problems.push_back(std::string(who) + " limits: the library wrote past the end of WGPULimits"); break; }
+      if (b != kCanary) {
+        problems.push_back(std::string(who) + " limits: the library wrote past the end of WGPULimits");
+        break;
+      }
     const WGPULimits& l = g.limits;
     auto pow2 = [](uint64_t x) { return x && !(x & (x - 1)); };
-    if (l.maxComputeWorkgroupSizeX < 64 || l.maxComputeWorkgroupSizeX > 65536 || l.maxComputeInvocationsPerWorkgroup < 64 ||
-        l.maxComputeInvocationsPerWorkgroup > 65536 || !pow2(l.minStorageBufferOffsetAlignment) ||
-        l.minStorageBufferOffsetAlignment > 4096 || l.maxBindGroups < 4 || l.maxBindGroups > 64)
+    if (l.maxComputeWorkgroupSizeX < 64 || l.maxComputeWorkgroupSizeX > 65536 ||
+        l.maxComputeInvocationsPerWorkgroup < 64 || l.maxComputeInvocationsPerWorkgroup > 65536 ||
+        !pow2(l.minStorageBufferOffsetAlignment) || l.minStorageBufferOffsetAlignment > 4096 || l.maxBindGroups < 4 ||
+        l.maxBindGroups > 64)
       problems.push_back(std::string(who) + " limits: implausible values (fields shifted?)");
     return l;
   };
@@ -380,7 +392,10 @@ std::vector<std::string> Context::verify_header_matches_library() const {
   gi.info = WGPU_ADAPTER_INFO_INIT;
   wgpuAdapterGetInfo(impl_->adapter, &gi.info);
   for (uint8_t b : gi.after)
-    if (b != kCanary) { problems.push_back("adapter info: the library wrote past the end of WGPUAdapterInfo"); break; }
+    if (b != kCanary) {
+      problems.push_back("adapter info: the library wrote past the end of WGPUAdapterInfo");
+      break;
+    }
   if (gi.info.backendType == WGPUBackendType_Undefined || gi.info.backendType > WGPUBackendType_OpenGLES)
     problems.push_back("adapter info: backend type out of range");
   wgpuAdapterInfoFreeMembers(gi.info);

@@ -43,7 +43,7 @@ class BufferPool {
 
 struct BufferState {
   WGPUBuffer buffer = nullptr;
-  uint64_t id = 0;          // unique per WGPUBuffer ever created: keys the bind-group cache
+  uint64_t id = 0;  // unique per WGPUBuffer ever created: keys the bind-group cache
   uint64_t capacity = 0;
   uint64_t last_batch = 0;  // the batch that last bound it (uploads must not overtake it)
   std::weak_ptr<BufferPool> pool;
@@ -91,10 +91,10 @@ struct Context::Impl {
   uint32_t max_groups_per_dim = 65535;
   uint32_t min_uniform_offset_alignment = 256;
   bool trust_validated = true;  // ContextOptions::trust_validated_kernels
-  BufferPtr fault;          // one u32 that kernels set when they meet a bad index
-  bool fault_pending = false;  // a kernel that may set it ran since the last check
+  BufferPtr fault;              // one u32 that kernels set when they meet a bad index
+  bool fault_pending = false;   // a kernel that may set it ran since the last check
   std::shared_ptr<BufferPool> pool;
-  std::unordered_map<std::string, Kernel> kernels;       // by full source
+  std::unordered_map<std::string, Kernel> kernels;        // by full source
   std::unordered_map<std::string, Kernel> keyed_kernels;  // by caller's key
   std::unordered_map<BindGroupKey, WGPUBindGroup, BindGroupKeyHash> bind_groups;
   void clear_bind_groups();

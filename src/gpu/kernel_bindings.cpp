@@ -14,8 +14,10 @@ bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; 
 std::string_view bracketed(std::string_view s, size_t open) {
   int depth = 0;
   for (size_t i = open; i < s.size(); ++i) {
-    if (s[i] == '<') ++depth;
-    else if (s[i] == '>' && --depth == 0) return s.substr(open + 1, i - open - 1);
+    if (s[i] == '<')
+      ++depth;
+    else if (s[i] == '>' && --depth == 0)
+      return s.substr(open + 1, i - open - 1);
   }
   return {};
 }
@@ -52,9 +54,14 @@ std::vector<KernelBinding> declared_bindings(std::string_view wgsl) {
       int depth = 0;
       size_t end = inner.size();
       for (size_t i = 0; i < inner.size(); ++i) {
-        if (inner[i] == '<') ++depth;
-        else if (inner[i] == '>') --depth;
-        else if (inner[i] == ',' && depth == 0) { end = i; break; }
+        if (inner[i] == '<')
+          ++depth;
+        else if (inner[i] == '>')
+          --depth;
+        else if (inner[i] == ',' && depth == 0) {
+          end = i;
+          break;
+        }
       }
       b.element = std::string(inner.substr(0, end));
     } else {

@@ -105,8 +105,8 @@ Params::Params(std::initializer_list<Param> words) {
 
 Params& Params::add(Param p) {
   if (viewed_ || count_ == kInlineWords)
-    throw Error(ErrorKind::Value, "kernel parameters: more than " + std::to_string(kInlineWords) +
-                                      " words inline (pass a vector)");
+    throw Error(ErrorKind::Value,
+                "kernel parameters: more than " + std::to_string(kInlineWords) + " words inline (pass a vector)");
   inline_[count_++] = p.word;
   return *this;
 }
@@ -117,17 +117,17 @@ gpu::Workgroups groups_for(const gpu::Context& ctx, uint64_t items, uint64_t per
 
 Program Program::file(const gpu::ContextPtr& ctx, std::string_view file, const Values& values,
                       const CompileOptions& options) {
-  std::string key = "file|" + std::string(file) + (options.f16 ? "|f16" : "") + (options.subgroups ? "|sg" : "") +
-                    "|" + options.entry;
+  std::string key = "file|" + std::string(file) + (options.f16 ? "|f16" : "") + (options.subgroups ? "|sg" : "") + "|" +
+                    options.entry;
   for (const auto& [k, v] : values) key += "|" + k + "=" + v;
-  return Program(ctx, ctx->kernel(key, [&] { return assemble(*ctx, file, values, options); }, options.entry,
-                                  options.validated));
+  return Program(
+      ctx, ctx->kernel(key, [&] { return assemble(*ctx, file, values, options); }, options.entry, options.validated));
 }
 
-Program Program::generated(const gpu::ContextPtr& ctx, const std::string& key,
-                           const std::function<std::string()>& make, const CompileOptions& options) {
-  return Program(ctx, ctx->kernel(key, [&] { return with_common(*ctx, make(), {}, options); }, options.entry,
-                                  options.validated));
+Program Program::generated(const gpu::ContextPtr& ctx, const std::string& key, const std::function<std::string()>& make,
+                           const CompileOptions& options) {
+  return Program(
+      ctx, ctx->kernel(key, [&] { return with_common(*ctx, make(), {}, options); }, options.entry, options.validated));
 }
 
 void Program::resolve(std::span<const Arg> args, std::array<const gpu::Buffer*, kMaxBindings>& buffers) const {
@@ -179,8 +179,9 @@ void Program::launch(std::span<const Arg> args, const Params& params, gpu::Workg
 void Program::launch_indirect(std::initializer_list<Arg> args, const Params& params, const Tensor& counts,
                               uint64_t word) const {
   if (counts.dtype() != DType::u32 || counts.offset() != 0 || uint64_t(counts.numel()) < word + 3)
-    throw Error(ErrorKind::Value, "indirect launch of kernel '" + kernel_.entry() + "': the counts must be three u32 at word " +
-                                      std::to_string(word) + " of a dense u32 tensor, got " + counts.describe());
+    throw Error(ErrorKind::Value, "indirect launch of kernel '" + kernel_.entry() +
+                                      "': the counts must be three u32 at word " + std::to_string(word) +
+                                      " of a dense u32 tensor, got " + counts.describe());
   std::array<const gpu::Buffer*, kMaxBindings> buffers;
   resolve(std::span<const Arg>(args.begin(), args.size()), buffers);
   ctx_->dispatch_indirect(kernel_, std::span<const gpu::Buffer* const>(buffers.data(), args.size()), params.words(),

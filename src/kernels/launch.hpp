@@ -92,7 +92,9 @@ class Params {
   Params(std::initializer_list<Param> words);
   Params(const std::vector<uint32_t>& words) : view_(words), viewed_(true) {}
   Params& add(Param p);
-  std::span<const uint32_t> words() const { return viewed_ ? view_ : std::span<const uint32_t>(inline_.data(), count_); }
+  std::span<const uint32_t> words() const {
+    return viewed_ ? view_ : std::span<const uint32_t>(inline_.data(), count_);
+  }
 
  private:
   std::array<uint32_t, kInlineWords> inline_;
@@ -144,7 +146,8 @@ class Program {
 void copy_buffer(const Tensor& src, const Tensor& dst);
 
 // The WGSL source Program::file would compile (for tests and tools).
-std::string assemble(const gpu::Context& ctx, std::string_view file, const Values& values, const CompileOptions& options);
+std::string assemble(const gpu::Context& ctx, std::string_view file, const Values& values,
+                     const CompileOptions& options);
 // A kernel file's text as embedded at build time.
 std::string_view wgsl_source(std::string_view name);
 // Replaces every {{KEY}} in `text`; a key without a value is an error naming it.

@@ -114,7 +114,8 @@ std::string passes_code(uint32_t m, uint32_t wg) {
       e.code += "    " + guard + "{\n";
       for (uint32_t j = 0; j < r; ++j) {
         std::string at = "j" + S(b) + " + " + S(uint64_t(j) * p) + "u";
-        e.code += last ? "      data[base + (" + at + ") * stride] = " + y[j] + ";\n" : "      buf[" + at + "] = " + y[j] + ";\n";
+        e.code += last ? "      data[base + (" + at + ") * stride] = " + y[j] + ";\n"
+                       : "      buf[" + at + "] = " + y[j] + ";\n";
       }
       e.code += "    }\n";
     }
@@ -137,7 +138,8 @@ bool FftLines::supported_length(uint32_t m) {
 
 std::vector<uint32_t> FftLines::plan(uint32_t m) {
   if (!supported_length(m))
-    throw Error(ErrorKind::Value, "fft: a line of " + std::to_string(m) + " values; lengths are 2^a or 3·2^a, at least 4");
+    throw Error(ErrorKind::Value,
+                "fft: a line of " + std::to_string(m) + " values; lengths are 2^a or 3·2^a, at least 4");
   std::vector<uint32_t> radices;
   if (m % 3 == 0) radices.push_back(3), m /= 3;
   while (m >= 16) radices.push_back(16), m /= 16;
@@ -163,7 +165,8 @@ FftLines::FftLines(gpu::ContextPtr ctx, uint32_t length) : ctx_(std::move(ctx)),
   }
   twiddle_ = Tensor::from_vector(ctx_, tw, {int64_t(m_), 2});
   uint32_t wg = threads_for(m_);
-  kernel_ = kernels::Program::file(ctx_, "fft_lines.wgsl", {{"M", S(m_)}, {"WG", S(wg)}, {"PASSES", passes_code(m_, wg)}});
+  kernel_ =
+      kernels::Program::file(ctx_, "fft_lines.wgsl", {{"M", S(m_)}, {"WG", S(wg)}, {"PASSES", passes_code(m_, wg)}});
 }
 
 kernels::Params FftLines::meta(const Layout& at, bool inverse) const {

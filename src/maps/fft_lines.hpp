@@ -4,12 +4,11 @@
 // registers with constant twiddles, so a 1024-point line takes three passes through workgroup
 // memory where radix-2 stages took ten.
 #pragma once
-#include <optional>
-
-#include "kernels/launch.hpp"
 #include <cstdint>
+#include <optional>
 #include <vector>
 
+#include "kernels/launch.hpp"
 #include "surfgrad/tensor.hpp"
 
 namespace surfgrad {

@@ -1,5 +1,5 @@
-// The kNN graph a map runs on, and its incoming edges, shared by t-SNE, UMAP and neighbour descent: kernels gather them per
-// point (in a fixed order, so results do not depend on thread timing).
+// The kNN graph a map runs on, and its incoming edges, shared by t-SNE, UMAP and neighbour descent: kernels gather them
+// per point (in a fixed order, so results do not depend on thread timing).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -35,8 +35,8 @@ inline KnnResult graph_for(const Tensor& x, int k, uint64_t seed, const KnnResul
   int64_t n = x.shape(0);
   for (const Tensor* t : {&given->indices, &given->distances})
     if (t->rank() != 2 || t->shape(0) != n || t->shape(1) != k)
-      throw Error(ErrorKind::Shape, op + ": given neighbours " + t->describe() + " are not [" + std::to_string(n) + ", " +
-                                        std::to_string(k) + "] (N points, " + what_k + ")");
+      throw Error(ErrorKind::Shape, op + ": given neighbours " + t->describe() + " are not [" + std::to_string(n) +
+                                        ", " + std::to_string(k) + "] (N points, " + what_k + ")");
   if (given->indices.dtype() != DType::i32 || given->distances.dtype() != DType::f32)
     throw Error(ErrorKind::DType, op + ": given neighbours must be i32 indices and f32 distances, got " +
                                       given->indices.describe() + " and " + given->distances.describe());

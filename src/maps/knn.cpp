@@ -1,17 +1,15 @@
 // Exact kNN: distance tiles through matmul, then per-row top-k (topk_rows.wgsl).
 #include <algorithm>
 
-#include "surfgrad/maps.hpp"
 #include "maps/graph.hpp"
+#include "surfgrad/maps.hpp"
 #include "tensor/internal.hpp"
 
 namespace surfgrad {
 
 // The selection kernel writes row `row` at row·stride; results of block r0 go r0 rows further,
 // which the host folds into the output offset: a 10th parameter is not needed.
-static kernels::Params offset_rows(kernels::Params meta, int64_t r0, int k) {
-  return meta.add(r0 * k);
-}
+static kernels::Params offset_rows(kernels::Params meta, int64_t r0, int k) { return meta.add(r0 * k); }
 
 KnnResult knn_exact(const Tensor& x, int k, int64_t block_rows, int64_t segment) {
   if (x.rank() != 2) throw Error(ErrorKind::Shape, "knn: points must be [N, D], got " + x.describe());
@@ -59,14 +57,16 @@ KnnResult knn_exact_rows(const Tensor& x_in, int k, int64_t row_begin, int64_t r
     if (S == 1) {
       // One segment per row: select straight into the result rows.
       topk.launch({out.indices, out.distances, kernels::view(d), no_ids},
-                  offset_rows({B, 1, n, n, n, r0, d.offset(), 0, k}, r0 - row_begin, k), kernels::groups_for(*ctx, B, 64));
+                  offset_rows({B, 1, n, n, n, r0, d.offset(), 0, k}, r0 - row_begin, k),
+                  kernels::groups_for(*ctx, B, 64));
       continue;
     }
     Tensor cand_i = Tensor::empty(ctx, {B, S * k}, DType::i32), cand_d = Tensor::empty(ctx, {B, S * k});
     topk.launch({cand_i, cand_d, kernels::view(d), no_ids}, {B * S, S, n, segment, n, r0, d.offset(), 0, S * k},
                 kernels::groups_for(*ctx, uint64_t(B * S), 64));
     topk.launch({out.indices, out.distances, cand_d, cand_i},
-                offset_rows({B, 1, S * k, S * k, S * k, r0, 0, 1, k}, r0 - row_begin, k), kernels::groups_for(*ctx, B, 64));
+                offset_rows({B, 1, S * k, S * k, S * k, r0, 0, 1, k}, r0 - row_begin, k),
+                kernels::groups_for(*ctx, B, 64));
   }
   return out;
 }
@@ -91,7 +91,8 @@ KnnResult knn_approx(const Tensor& x_in, int k, int iterations, uint64_t seed, i
   if (x_in.rank() != 2) throw Error(ErrorKind::Shape, "knn_approx: points must be [N, D], got " + x_in.describe());
   int64_t n = x_in.shape(0), d = x_in.shape(1);
   if (k < 1 || k > 128 || k >= n)
-    throw Error(ErrorKind::Value, "knn_approx: k = " + std::to_string(k) + " must be in [1, 128] and below N = " + std::to_string(n));
+    throw Error(ErrorKind::Value,
+                "knn_approx: k = " + std::to_string(k) + " must be in [1, 128] and below N = " + std::to_string(n));
   if (reverse < 0) reverse = std::min(k, 16);
   auto ctx = x_in.context();
   Tensor x = x_in.cast(DType::f32).contiguous();
@@ -99,7 +100,8 @@ KnnResult knn_approx(const Tensor& x_in, int k, int iterations, uint64_t seed, i
   int r = std::max(reverse, 1);  // a binding of at least one slot, all −1 when reverse = 0
   auto kernel = [&](bool init) {
     return kernels::Program::file(
-        ctx, "nndescent.wgsl", {{"K", std::to_string(k)}, {"R", std::to_string(reverse)}, {"INIT", init ? "true" : "false"}});
+        ctx, "nndescent.wgsl",
+        {{"K", std::to_string(k)}, {"R", std::to_string(reverse)}, {"INIT", init ? "true" : "false"}});
   };
   KnnResult cur{Tensor::empty(ctx, {n, k}, DType::i32), Tensor::empty(ctx, {n, k})};
   KnnResult next{Tensor::empty(ctx, {n, k}, DType::i32), Tensor::empty(ctx, {n, k})};

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <vector>
 
-#include "surfgrad/reference.hpp"
 #include "surfgrad/maps.hpp"
+#include "surfgrad/reference.hpp"
 
 namespace surfgrad {
 
@@ -88,11 +88,12 @@ PcaResult pca(const PointBlocks& x, int components, uint64_t seed, int power_ite
   if (x.blocks.empty()) throw Error(ErrorKind::Value, "pca: no points");
   for (const Tensor& b : x.blocks)
     if (b.rank() != 2 || b.shape(1) != x.dims() || b.dtype() != DType::f32)
-      throw Error(ErrorKind::Shape, "pca: row blocks must be f32 [n, " + std::to_string(x.dims()) + "], got " + b.describe());
+      throw Error(ErrorKind::Shape,
+                  "pca: row blocks must be f32 [n, " + std::to_string(x.dims()) + "], got " + b.describe());
   int64_t n = x.rows(), d = x.dims();
   if (components < 1 || components > std::min(n, d))
-    throw Error(ErrorKind::Value, "pca: " + std::to_string(components) + " components from " + std::to_string(n) + " × " +
-                                      std::to_string(d) + " points; at most min(N, D)");
+    throw Error(ErrorKind::Value, "pca: " + std::to_string(components) + " components from " + std::to_string(n) +
+                                      " × " + std::to_string(d) + " points; at most min(N, D)");
   auto ctx = x.blocks[0].context();
   Tensor mean;
   for (const Tensor& b : x.blocks) mean = mean.defined() ? add(mean, b.sum({0}, true)) : b.sum({0}, true);

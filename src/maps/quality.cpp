@@ -3,15 +3,16 @@
 #include <cmath>
 #include <map>
 
-#include "surfgrad/maps.hpp"
 #include "kernels/launch.hpp"
+#include "surfgrad/maps.hpp"
 
 namespace surfgrad {
 
 MapQuality evaluate_map(const Tensor& x, const Tensor& embedding, const Tensor& labels, int k) {
   int64_t n = x.shape(0);
   if (embedding.rank() != 2 || embedding.shape(0) != n)
-    throw Error(ErrorKind::Shape, "evaluate_map: embedding " + embedding.describe() + " does not match points " + x.describe());
+    throw Error(ErrorKind::Shape,
+                "evaluate_map: embedding " + embedding.describe() + " does not match points " + x.describe());
   if (labels.defined() && (labels.rank() != 1 || labels.shape(0) != n))
     throw Error(ErrorKind::Shape, "evaluate_map: labels " + labels.describe() + " must be [" + std::to_string(n) + "]");
   auto high = knn_exact(x.cast(DType::f32), k).indices.to_vector<int32_t>();
@@ -42,7 +43,9 @@ MapQuality evaluate_map(const Tensor& x, const Tensor& embedding, const Tensor& 
 
 double trustworthiness(const Tensor& x_in, const Tensor& embedding, int k, int64_t sample, int64_t block_rows) {
   int64_t n = x_in.shape(0);
-  if (3 * k + 1 >= 2 * n) throw Error(ErrorKind::Value, "trustworthiness: k = " + std::to_string(k) + " is too large for " + std::to_string(n) + " points");
+  if (3 * k + 1 >= 2 * n)
+    throw Error(ErrorKind::Value,
+                "trustworthiness: k = " + std::to_string(k) + " is too large for " + std::to_string(n) + " points");
   auto ctx = x_in.context();
   Tensor x = x_in.cast(DType::f32).contiguous();
   Tensor low = knn_exact(embedding.cast(DType::f32), k).indices;  // [N, k]
@@ -61,7 +64,8 @@ double trustworthiness(const Tensor& x_in, const Tensor& embedding, int k, int64
   Tensor counts = Tensor::empty(ctx, {s, k}, DType::u32);
   for (int64_t r0 = 0; r0 < s; r0 += block) {
     int64_t r1 = std::min(s, r0 + block);
-    Tensor d = add(sub(norms_s.slice(0, r0, r1).unsqueeze(1), xs.slice(0, r0, r1).matmul(x.t()) * 2.0), norms.unsqueeze(0));
+    Tensor d =
+        add(sub(norms_s.slice(0, r0, r1).unsqueeze(1), xs.slice(0, r0, r1).matmul(x.t()) * 2.0), norms.unsqueeze(0));
     rank_count.launch({counts, kernels::view(d), targets}, {r1 - r0, n, k, r0, d.offset()},
                       kernels::groups_for(*ctx, uint64_t((r1 - r0) * k), 64));
   }
@@ -80,8 +84,8 @@ double kl_divergence(const Tensor& x, const Tensor& embedding, double perplexity
   for (int64_t i = 0; i < n; i += step) rows.push_back(int32_t(i));
   int64_t s = int64_t(rows.size());
   if (perplexity <= 1 || 3 * perplexity > double(s - 1))
-    throw Error(ErrorKind::Value, "kl_divergence: perplexity " + std::to_string(perplexity) + " is too large for a sample of " +
-                                      std::to_string(s));
+    throw Error(ErrorKind::Value, "kl_divergence: perplexity " + std::to_string(perplexity) +
+                                      " is too large for a sample of " + std::to_string(s));
   Tensor ids = Tensor::from_vector(x.context(), rows, {s});
   std::vector<float> hx = index_select(x.cast(DType::f32), 0, ids).to_vector<float>();
   std::vector<float> hy = index_select(embedding.cast(DType::f32), 0, ids).to_vector<float>();
@@ -112,8 +116,10 @@ double kl_divergence(const Tensor& x, const Tensor& embedding, double perplexity
         }
       double h = std::log(sum) + beta * weighted / sum;
       if (std::abs(h - goal) < 1e-10) break;
-      if (h > goal) lo = beta, beta = hi < 1e300 ? (beta + hi) / 2 : beta * 2;
-      else hi = beta, beta = (beta + lo) / 2;
+      if (h > goal)
+        lo = beta, beta = hi < 1e300 ? (beta + hi) / 2 : beta * 2;
+      else
+        hi = beta, beta = (beta + lo) / 2;
     }
     double sum = 0;
     for (int64_t j = 0; j < s; ++j)

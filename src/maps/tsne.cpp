@@ -6,15 +6,13 @@
 #include <cmath>
 #include <map>
 
+#include "kernels/launch.hpp"
 #include "maps/graph.hpp"
 #include "maps/tsne_repulsion.hpp"
-#include "surfgrad/reference.hpp"
 #include "surfgrad/maps.hpp"
-#include "kernels/launch.hpp"
 #include "surfgrad/reference.hpp"
 
 namespace surfgrad {
-
 
 int tsne_neighbours(double perplexity, int64_t n) {
   TsneOptions checked;

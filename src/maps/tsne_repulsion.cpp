@@ -5,11 +5,11 @@
 //   with the force kernel and with q (fft_lines.hpp), and interpolated back: O(N + G² log G). Fourteen
 //   dispatches, three of them skipped on the GPU while the kernels' transforms still hold; no
 //   readback.
+#include "maps/tsne_repulsion.hpp"
+
 #include <cmath>
 
 #include "surfgrad/reference.hpp"
-#include "maps/tsne_repulsion.hpp"
-
 
 namespace surfgrad {
 
@@ -23,7 +23,8 @@ int TsneRepulsion::max_grid_nodes(const gpu::Context& ctx) {
   // A line of M = 2G complex f32 values must fit in workgroup memory, and five M×M arrays of
   // them in one binding.
   auto fits = [&](uint64_t g) {
-    return 2 * g <= FftLines::max_length(ctx) && 5 * (2 * g) * (2 * g) * 8 <= ctx.limits().max_storage_buffer_binding_size;
+    return 2 * g <= FftLines::max_length(ctx) &&
+           5 * (2 * g) * (2 * g) * 8 <= ctx.limits().max_storage_buffer_binding_size;
   };
   int best = 16;
   for (int g = 16; g <= 8192; g *= 2)
@@ -122,7 +123,9 @@ Tensor tsne_repulsion(const Tensor& y, Repulsion method, double grid_spacing) {
   if (method == Repulsion::Exact) {
     r.exact(pos, out);
   } else {
-    r.interpolated(pos, out, TsneRepulsion::grid_nodes_for(TsneRepulsion::extent(pos), grid_spacing, TsneRepulsion::max_grid_nodes(*y.context())));
+    r.interpolated(pos, out,
+                   TsneRepulsion::grid_nodes_for(TsneRepulsion::extent(pos), grid_spacing,
+                                                 TsneRepulsion::max_grid_nodes(*y.context())));
   }
   return out;
 }

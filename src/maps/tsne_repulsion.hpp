@@ -5,8 +5,8 @@
 #include <memory>
 #include <string>
 
-#include "maps/fft_lines.hpp"
 #include "kernels/launch.hpp"
+#include "maps/fft_lines.hpp"
 #include "surfgrad/maps.hpp"
 
 namespace surfgrad {

@@ -8,10 +8,10 @@
 #include <map>
 #include <unordered_map>
 
-#include "maps/graph.hpp"
-#include "surfgrad/reference.hpp"
-#include "surfgrad/maps.hpp"
 #include "kernels/launch.hpp"
+#include "maps/graph.hpp"
+#include "surfgrad/maps.hpp"
+#include "surfgrad/reference.hpp"
 
 namespace surfgrad {
 
@@ -63,7 +63,8 @@ Tensor umap(const Tensor& x, const UmapOptions& opt, const MapProgress& progress
   std::vector<float> hw = w.to_vector<float>();
   std::unordered_map<uint64_t, float> weight_of;
   weight_of.reserve(size_t(n * k) * 2);
-  for (int64_t e = 0; e < n * k; ++e) weight_of[uint64_t(e / k) * uint64_t(n) + uint64_t(idx[size_t(e)])] = hw[size_t(e)];
+  for (int64_t e = 0; e < n * k; ++e)
+    weight_of[uint64_t(e / k) * uint64_t(n) + uint64_t(idx[size_t(e)])] = hw[size_t(e)];
   std::vector<float> u(size_t(n * k));
   float umax = 0;
   for (int64_t e = 0; e < n * k; ++e) {
@@ -75,7 +76,8 @@ Tensor umap(const Tensor& x, const UmapOptions& opt, const MapProgress& progress
     umax = std::max(umax, u[size_t(e)]);
   }
   int epochs = opt.epochs > 0 ? opt.epochs : (n <= 10000 ? 500 : 200);
-  for (float& x_ : u) x_ = x_ / std::max(umax, 1e-30f) < 1.0f / float(epochs) ? 0.0f : x_ / umax;  // drop what would never be sampled
+  for (float& x_ : u)
+    x_ = x_ / std::max(umax, 1e-30f) < 1.0f / float(epochs) ? 0.0f : x_ / umax;  // drop what would never be sampled
   Tensor rev_t = Tensor::from_vector(ctx, incoming_edges(idx, n, k), {n + 1 + n * k});
   Tensor u_t = Tensor::from_vector(ctx, u, {n, k});
 

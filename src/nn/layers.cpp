@@ -17,7 +17,8 @@ void Module::zero_grad() const {
 
 Linear::Linear(const gpu::ContextPtr& ctx, int64_t in, int64_t out, uint64_t seed, bool with_bias) {
   if (in <= 0 || out <= 0)
-    throw Error(ErrorKind::Value, "Linear: sizes must be positive, got " + std::to_string(in) + " → " + std::to_string(out));
+    throw Error(ErrorKind::Value,
+                "Linear: sizes must be positive, got " + std::to_string(in) + " → " + std::to_string(out));
   double bound = 1.0 / std::sqrt(double(in));
   weight = Var::param(Tensor::uniform(ctx, {in, out}, seed * 2 + 1, -bound, bound));
   if (with_bias) bias = Var::param(Tensor::uniform(ctx, {out}, seed * 2 + 2, -bound, bound));
@@ -66,13 +67,16 @@ LayerNorm::LayerNorm(const gpu::ContextPtr& ctx, int64_t dim, double eps) : eps_
 
 Var LayerNorm::forward(const Var& x) {
   if (x.shape(-1) != weight.shape(0))
-    throw Error(ErrorKind::Shape, "LayerNorm: input " + x.value().describe() + " does not end in " + std::to_string(weight.shape(0)));
+    throw Error(ErrorKind::Shape,
+                "LayerNorm: input " + x.value().describe() + " does not end in " + std::to_string(weight.shape(0)));
   Var centered = x - x.mean({-1}, true);
   Var var = (centered * centered).mean({-1}, true);
   return centered * (var + eps_).rsqrt() * weight + bias;
 }
 
-std::vector<std::pair<std::string, Var>> LayerNorm::named_parameters() const { return {{"weight", weight}, {"bias", bias}}; }
+std::vector<std::pair<std::string, Var>> LayerNorm::named_parameters() const {
+  return {{"weight", weight}, {"bias", bias}};
+}
 
 Embedding::Embedding(const gpu::ContextPtr& ctx, int64_t num, int64_t dim, uint64_t seed) {
   weight = Var::param(Tensor::normal(ctx, {num, dim}, seed));

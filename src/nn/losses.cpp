@@ -17,8 +17,8 @@ Var cross_entropy(const Var& logits, const Tensor& labels) {
   if (labels.dtype() != DType::i32)
     throw Error(ErrorKind::DType, "cross_entropy: labels must be i32 class indices, got " + labels.describe());
   if (labels.rank() != 1 || labels.shape(0) != logits.shape(0))
-    throw Error(ErrorKind::Shape, "cross_entropy: labels " + labels.describe() + " must be [N] for logits " +
-                                      logits.value().describe());
+    throw Error(ErrorKind::Shape,
+                "cross_entropy: labels " + labels.describe() + " must be [N] for logits " + logits.value().describe());
   Var picked = gather(logits.log_softmax(1), 1, labels.reshape({labels.shape(0), 1}));
   return -picked.mean();
 }

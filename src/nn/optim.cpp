@@ -16,11 +16,12 @@ void check_param(const Var& p, size_t i) {
                                       ") does not require a gradient; create it with Var::param");
   const Tensor& t = p.value();
   if (t.dtype() != DType::f32)
-    throw Error(ErrorKind::DType, "optimizer: parameter " + std::to_string(i) + " is " + t.describe() + "; optimizers update f32 parameters");
+    throw Error(ErrorKind::DType, "optimizer: parameter " + std::to_string(i) + " is " + t.describe() +
+                                      "; optimizers update f32 parameters");
   if (!t.is_contiguous() || t.offset() != 0)
-    throw Error(ErrorKind::Value, "optimizer: parameter " + std::to_string(i) + " is a view; parameters must own contiguous storage");
+    throw Error(ErrorKind::Value,
+                "optimizer: parameter " + std::to_string(i) + " is a view; parameters must own contiguous storage");
 }
-
 
 }  // namespace
 
@@ -44,8 +45,7 @@ SGD::SGD(std::vector<Var> params, double lr, double momentum, double weight_deca
     : Optimizer(std::move(params), lr), momentum_(momentum), weight_decay_(weight_decay), nesterov_(nesterov) {
   // Without momentum the kernel never reads its momentum buffer, but WebGPU binds every binding
   // (and refuses the parameter bound twice writable): one unused element stands in.
-  for (auto& p : params_)
-    buffers_.push_back(Tensor::zeros(p.context(), momentum_ != 0 ? p.shape() : Shape{1}));
+  for (auto& p : params_) buffers_.push_back(Tensor::zeros(p.context(), momentum_ != 0 ? p.shape() : Shape{1}));
 }
 
 void SGD::step() {
@@ -57,8 +57,14 @@ void SGD::step() {
   });
 }
 
-Adam::Adam(std::vector<Var> params, double lr, double beta1, double beta2, double eps, double weight_decay, bool decoupled)
-    : Optimizer(std::move(params), lr), beta1_(beta1), beta2_(beta2), eps_(eps), weight_decay_(weight_decay), decoupled_(decoupled) {
+Adam::Adam(std::vector<Var> params, double lr, double beta1, double beta2, double eps, double weight_decay,
+           bool decoupled)
+    : Optimizer(std::move(params), lr),
+      beta1_(beta1),
+      beta2_(beta2),
+      eps_(eps),
+      weight_decay_(weight_decay),
+      decoupled_(decoupled) {
   if (!(beta1 >= 0 && beta1 < 1 && beta2 >= 0 && beta2 < 1))
     throw Error(ErrorKind::Value, "Adam: betas must be in [0, 1)");
   for (auto& p : params_) {

@@ -1,11 +1,10 @@
 // The float64 host reference: plain loops over C-order arrays, numpy semantics.
-#include "surfgrad/reference.hpp"
-
 #include <algorithm>
 #include <cmath>
 #include <functional>
 #include <numeric>
 
+#include "surfgrad/reference.hpp"
 #include "surfgrad/tensor.hpp"
 #include "tensor/unary_ops.hpp"
 
@@ -29,8 +28,8 @@ int64_t numel_of(const Shape& s) {
 int axis_of(int axis, int rank, const char* op) {
   int r = std::max(rank, 1);
   if (axis < -r || axis >= r)
-    throw Error(ErrorKind::Shape, std::string(op) + ": axis " + std::to_string(axis) + " out of range for rank " +
-                                      std::to_string(rank));
+    throw Error(ErrorKind::Shape,
+                std::string(op) + ": axis " + std::to_string(axis) + " out of range for rank " + std::to_string(rank));
   return axis < 0 ? axis + r : axis;
 }
 
@@ -80,7 +79,8 @@ HostArray map2(const HostArray& a, const HostArray& b, const std::function<doubl
   Shape shape = broadcast(a.shape(), b.shape(), op);
   std::vector<double> v(size_t(numel_of(shape)));
   for_each(shape, [&](int64_t i, const Shape& c) {
-    v[size_t(i)] = f(a.values()[size_t(broadcast_offset(a.shape(), c))], b.values()[size_t(broadcast_offset(b.shape(), c))]);
+    v[size_t(i)] =
+        f(a.values()[size_t(broadcast_offset(a.shape(), c))], b.values()[size_t(broadcast_offset(b.shape(), c))]);
   });
   return HostArray(shape, std::move(v));
 }
@@ -99,7 +99,8 @@ HostArray reduce(const HostArray& x, std::vector<int> axes, bool keepdim, Red op
   Shape out_shape, kept;
   int64_t count = 1;
   for (int d = 0; d < r; ++d) {
-    if (!red[size_t(d)]) out_shape.push_back(x.shape()[size_t(d)]), kept.push_back(x.shape()[size_t(d)]);
+    if (!red[size_t(d)])
+      out_shape.push_back(x.shape()[size_t(d)]), kept.push_back(x.shape()[size_t(d)]);
     else {
       count *= x.shape()[size_t(d)];
       if (keepdim) out_shape.push_back(1);
@@ -153,8 +154,10 @@ HostArray HostArray::reshape(const Shape& s_in) const {
   int64_t known = 1;
   int infer = -1;
   for (size_t i = 0; i < s.size(); ++i)
-    if (s[i] == -1) infer = int(i);
-    else known *= s[i];
+    if (s[i] == -1)
+      infer = int(i);
+    else
+      known *= s[i];
   if (infer >= 0) s[size_t(infer)] = known ? numel() / known : 0;
   return HostArray(s, v_);
 }
@@ -229,10 +232,18 @@ HostArray HostArray::pow(double p) const {
   return out;
 }
 
-HostArray HostArray::sum(const std::vector<int>& axes, bool keepdim) const { return reduce(*this, axes, keepdim, Red::Sum, false); }
-HostArray HostArray::mean(const std::vector<int>& axes, bool keepdim) const { return reduce(*this, axes, keepdim, Red::Sum, true); }
-HostArray HostArray::max(const std::vector<int>& axes, bool keepdim) const { return reduce(*this, axes, keepdim, Red::Max, false); }
-HostArray HostArray::min(const std::vector<int>& axes, bool keepdim) const { return reduce(*this, axes, keepdim, Red::Min, false); }
+HostArray HostArray::sum(const std::vector<int>& axes, bool keepdim) const {
+  return reduce(*this, axes, keepdim, Red::Sum, false);
+}
+HostArray HostArray::mean(const std::vector<int>& axes, bool keepdim) const {
+  return reduce(*this, axes, keepdim, Red::Sum, true);
+}
+HostArray HostArray::max(const std::vector<int>& axes, bool keepdim) const {
+  return reduce(*this, axes, keepdim, Red::Max, false);
+}
+HostArray HostArray::min(const std::vector<int>& axes, bool keepdim) const {
+  return reduce(*this, axes, keepdim, Red::Min, false);
+}
 HostArray HostArray::logsumexp(const std::vector<int>& axes, bool keepdim) const {
   HostArray m = max(axes, true);
   HostArray s = add((*this - m).exp().sum(axes, true).log(), m);
@@ -290,7 +301,8 @@ HostArray where(const HostArray& mask, const HostArray& a, const HostArray& b) {
   std::vector<double> v(size_t(numel_of(shape)));
   for_each(shape, [&](int64_t i, const Shape& c) {
     bool m = mask.values()[size_t(broadcast_offset(mask.shape(), c))] != 0;
-    v[size_t(i)] = m ? a.values()[size_t(broadcast_offset(a.shape(), c))] : b.values()[size_t(broadcast_offset(b.shape(), c))];
+    v[size_t(i)] =
+        m ? a.values()[size_t(broadcast_offset(a.shape(), c))] : b.values()[size_t(broadcast_offset(b.shape(), c))];
   });
   return HostArray(shape, std::move(v));
 }
@@ -301,8 +313,7 @@ HostArray gather(const HostArray& x, int axis, const HostArray& index) {
   std::vector<double> v(size_t(index.numel()));
   for_each(index.shape(), [&](int64_t i, const Shape& c) {
     int64_t off = 0;
-    for (size_t d = 0; d < c.size(); ++d)
-      off += (int(d) == a ? int64_t(index.values()[size_t(i)]) : c[d]) * st[d];
+    for (size_t d = 0; d < c.size(); ++d) off += (int(d) == a ? int64_t(index.values()[size_t(i)]) : c[d]) * st[d];
     v[size_t(i)] = x.values()[size_t(off)];
   });
   return HostArray(index.shape(), std::move(v));
@@ -322,8 +333,7 @@ HostArray scatter_add(const HostArray& x, int axis, const HostArray& index, cons
   HostArray out = x;
   for_each(index.shape(), [&](int64_t i, const Shape& c) {
     int64_t off = 0;
-    for (size_t d = 0; d < c.size(); ++d)
-      off += (int(d) == a ? int64_t(index.values()[size_t(i)]) : c[d]) * st[d];
+    for (size_t d = 0; d < c.size(); ++d) off += (int(d) == a ? int64_t(index.values()[size_t(i)]) : c[d]) * st[d];
     out.values()[size_t(off)] += src.values()[size_t(i)];
   });
   return out;

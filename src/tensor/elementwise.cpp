@@ -7,9 +7,9 @@
 namespace surfgrad {
 
 void copy_into(const Tensor& src, const Tensor& dst) {
-  if (src.shape() != dst.shape())
-    throw Error(ErrorKind::Shape, "copy: " + src.describe() + " into " + dst.describe());
-  launch_values(dst.context(), "copy", dst.shape(), {map_operand(dst, dst.shape()), map_operand(src, dst.shape())}, {"x"}, "x");
+  if (src.shape() != dst.shape()) throw Error(ErrorKind::Shape, "copy: " + src.describe() + " into " + dst.describe());
+  launch_values(dst.context(), "copy", dst.shape(), {map_operand(dst, dst.shape()), map_operand(src, dst.shape())},
+                {"x"}, "x");
 }
 
 void Tensor::assign(const Tensor& src) const {
@@ -89,8 +89,8 @@ Tensor binary(const Tensor& a, const Tensor& b, const BinaryOp& op) {
   Shape shape = broadcast_shapes(a.shape(), b.shape(), op.name);
   DType out_dtype = op.mask ? DType::u32 : a.dtype();
   Tensor out = Tensor::empty(a.context(), shape, out_dtype);
-  launch_values(a.context(), op.name, shape, {map_operand(out, shape), map_operand(a, shape), map_operand(b, shape)}, {"a", "b"},
-                op.expr, op.name == std::string("pow") ? kPowHelper : "");
+  launch_values(a.context(), op.name, shape, {map_operand(out, shape), map_operand(a, shape), map_operand(b, shape)},
+                {"a", "b"}, op.expr, op.name == std::string("pow") ? kPowHelper : "");
   return out;
 }
 
@@ -121,8 +121,8 @@ Tensor where(const Tensor& mask, const Tensor& a, const Tensor& b) {
   Tensor out = Tensor::empty(a.context(), shape, a.dtype());
   std::string zero = std::string(wgsl_type(mask.dtype())) + "(0)";
   launch_values(a.context(), "where", shape,
-                {map_operand(out, shape), map_operand(mask, shape), map_operand(a, shape), map_operand(b, shape)}, {"m", "a", "b"},
-                "select(b, a, m != " + zero + ")");
+                {map_operand(out, shape), map_operand(mask, shape), map_operand(a, shape), map_operand(b, shape)},
+                {"m", "a", "b"}, "select(b, a, m != " + zero + ")");
   return out;
 }
 

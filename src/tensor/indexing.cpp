@@ -11,8 +11,8 @@ constexpr uint32_t kGatherFault = 1, kScatterFault = 2;
 
 void check_index(const Tensor& index, const char* op) {
   if (index.dtype() != DType::i32)
-    throw Error(ErrorKind::DType, std::string(op) + ": indices must be i32, got " + index.describe() +
-                                      "; cast with .cast(DType::i32)");
+    throw Error(ErrorKind::DType,
+                std::string(op) + ": indices must be i32, got " + index.describe() + "; cast with .cast(DType::i32)");
 }
 
 }  // namespace
@@ -36,11 +36,15 @@ Tensor gather(const Tensor& x, int axis, const Tensor& index) {
   launch_map(ctx, "gather", shape, {map_operand(out, shape), xs, map_operand(index, shape)},
              "let j = in1[idx[2]];\n"
              "  if (j < 0 || u32(j) >= param_u32(0u)) {\n"
-             "    atomicOr(&fault, " + std::to_string(kGatherFault) + "u);\n"
-             "    out[idx[0]] = " + zero + ";\n"
-             "  } else {\n"
-             "    out[idx[0]] = in0[idx[1] + u32(j) * param_u32(1u)];\n"
-             "  }",
+             "    atomicOr(&fault, " +
+                 std::to_string(kGatherFault) +
+                 "u);\n"
+                 "    out[idx[0]] = " +
+                 zero +
+                 ";\n"
+                 "  } else {\n"
+                 "    out[idx[0]] = in0[idx[1] + u32(j) * param_u32(1u)];\n"
+                 "  }",
              "", {uint32_t(x.shape()[a]), uint32_t(x.strides()[a])}, {&ctx->fault_flag()},
              {"var<storage, read_write> fault: atomic<u32>;"});
   return out;
@@ -80,12 +84,13 @@ Tensor scatter_add(const Tensor& x, int axis, const Tensor& index, const Tensor&
   dst.strides[a] = 0;
   std::string add;
   if (x.dtype() == DType::f32) {
-    add = "var old = atomicLoad(&out[at]);\n"
-          "  loop {\n"
-          "    let r = atomicCompareExchangeWeak(&out[at], old, bitcast<u32>(bitcast<f32>(old) + in0[idx[1]]));\n"
-          "    if (r.exchanged) { break; }\n"
-          "    old = r.old_value;\n"
-          "  }";
+    add =
+        "var old = atomicLoad(&out[at]);\n"
+        "  loop {\n"
+        "    let r = atomicCompareExchangeWeak(&out[at], old, bitcast<u32>(bitcast<f32>(old) + in0[idx[1]]));\n"
+        "    if (r.exchanged) { break; }\n"
+        "    old = r.old_value;\n"
+        "  }";
   } else {
     add = "atomicAdd(&out[at], in0[idx[1]]);";
   }
@@ -94,9 +99,12 @@ Tensor scatter_add(const Tensor& x, int axis, const Tensor& index, const Tensor&
   launch_map(ctx, "scatter_add", shape, {dst, map_operand(src, shape), map_operand(index, shape)},
              "let j = in1[idx[2]];\n"
              "  if (j < 0 || u32(j) >= param_u32(0u)) {\n"
-             "    atomicOr(&fault, " + std::to_string(kScatterFault) + "u);\n"
-             "  } else {\n"
-             "    let at = idx[0] + u32(j) * param_u32(1u);\n    " + add + "\n  }",
+             "    atomicOr(&fault, " +
+                 std::to_string(kScatterFault) +
+                 "u);\n"
+                 "  } else {\n"
+                 "    let at = idx[0] + u32(j) * param_u32(1u);\n    " +
+                 add + "\n  }",
              "", {uint32_t(x.shape()[a]), uint32_t(out.strides()[a])}, {&ctx->fault_flag()},
              {"var<storage, read_write> fault: atomic<u32>;"});
   return out;
@@ -110,7 +118,8 @@ Tensor index_add(const Tensor& x, int axis, const Tensor& index, const Tensor& s
   expect[a] = index.shape()[0];
   if (src.shape() != expect)
     throw Error(ErrorKind::Shape, "index_add: src " + src.describe() + " must have shape " + shape_str(expect) +
-                                      " (x " + x.describe() + " with axis " + std::to_string(a) + " of index's length)");
+                                      " (x " + x.describe() + " with axis " + std::to_string(a) +
+                                      " of index's length)");
   Shape view(x.rank(), 1);
   view[a] = index.shape()[0];
   return scatter_add(x, a, index.reshape(view).expand(expect).contiguous(), src);

@@ -5,13 +5,11 @@
 #include <string_view>
 #include <vector>
 
-#include "surfgrad/tensor.hpp"
 #include "kernels/launch.hpp"
+#include "surfgrad/tensor.hpp"
 #include "tensor/tensor_access.hpp"
 
 namespace surfgrad {
-
-
 
 Shape contiguous_strides(const Shape& shape);
 void check_rank(const Shape& shape, const char* op);

@@ -58,10 +58,12 @@ std::vector<uint32_t> map_meta(int64_t n, const Shape& shape, const std::vector<
 }
 
 void dispatch_map(const kernels::Program& kernel, const std::vector<MapOperand>& ops,
-                  const std::vector<const gpu::Buffer*>& extra, const std::vector<uint32_t>& meta, uint64_t workgroups) {
+                  const std::vector<const gpu::Buffer*>& extra, const std::vector<uint32_t>& meta,
+                  uint64_t workgroups) {
   if (ops.size() + extra.size() > 8) throw Error(ErrorKind::Value, "launch_map: too many bindings");
-  std::array<kernels::Arg, 8> args = {kernels::Arg(*ops[0].tensor), kernels::Arg(*ops[0].tensor), kernels::Arg(*ops[0].tensor),
-                                      kernels::Arg(*ops[0].tensor), kernels::Arg(*ops[0].tensor), kernels::Arg(*ops[0].tensor),
+  std::array<kernels::Arg, 8> args = {kernels::Arg(*ops[0].tensor), kernels::Arg(*ops[0].tensor),
+                                      kernels::Arg(*ops[0].tensor), kernels::Arg(*ops[0].tensor),
+                                      kernels::Arg(*ops[0].tensor), kernels::Arg(*ops[0].tensor),
                                       kernels::Arg(*ops[0].tensor), kernels::Arg(*ops[0].tensor)};
   size_t n = 0;
   for (const auto& op : ops) {
@@ -77,10 +79,9 @@ void dispatch_map(const kernels::Program& kernel, const std::vector<MapOperand>&
 
 MapOperand map_operand(const Tensor& t, const Shape& shape) { return {&t, broadcast_strides(t, shape), t.dtype()}; }
 
-void launch_map(const gpu::ContextPtr& ctx, const std::string& name, const Shape& shape_in,
-                std::vector<MapOperand> ops, const std::string& body, const std::string& helpers,
-                const std::vector<uint32_t>& params, const std::vector<const gpu::Buffer*>& extra,
-                const std::vector<std::string>& extra_decls) {
+void launch_map(const gpu::ContextPtr& ctx, const std::string& name, const Shape& shape_in, std::vector<MapOperand> ops,
+                const std::string& body, const std::string& helpers, const std::vector<uint32_t>& params,
+                const std::vector<const gpu::Buffer*>& extra, const std::vector<std::string>& extra_decls) {
   int64_t n = shape_numel(shape_in);
   if (n == 0) return;
   Shape shape = shape_in;
@@ -98,16 +99,15 @@ void launch_map(const gpu::ContextPtr& ctx, const std::string& name, const Shape
   auto kernel = kernels::Program::generated(
       ctx, "map|" + name + "|" + (flat ? "flat|" : "strided|") + bindings + body + helpers,
       [&] {
-        return kernels::fill_template(kernels::wgsl_source(file),
-                                      {{"BINDINGS", bindings}, {"HELPERS", helpers}, {"BODY", "// op: " + name + "\n  " + body}});
+        return kernels::fill_template(
+            kernels::wgsl_source(file),
+            {{"BINDINGS", bindings}, {"HELPERS", helpers}, {"BODY", "// op: " + name + "\n  " + body}});
       },
       {.f16 = f16});
   std::vector<uint32_t> meta = map_meta(n, shape, ops, params);
   uint64_t per_group = flat ? 256 * 4 : 256;  // map_flat.wgsl: 4 elements per thread
   dispatch_map(kernel, ops, extra, meta, (uint64_t(n) + per_group - 1) / per_group);
 }
-
-
 
 std::string values_source(const std::vector<MapOperand>& ops, const std::vector<std::string>& names,
                           const std::string& expr, const std::string& helpers);
@@ -133,7 +133,8 @@ void launch_values(const gpu::ContextPtr& ctx, const std::string& name, const Sh
   for (const auto& op : ops) key += dtype_name(op.dtype);
   bool f16 = false;
   for (const auto& op : ops) f16 |= op.dtype == DType::f16;
-  auto kernel = kernels::Program::generated(ctx, key, [&] { return values_source(ops, names, expr, helpers); }, {.f16 = f16});
+  auto kernel =
+      kernels::Program::generated(ctx, key, [&] { return values_source(ops, names, expr, helpers); }, {.f16 = f16});
   uint64_t per_group = 256 * kValuesPerThread;
   dispatch_map(kernel, ops, {}, map_meta(n, shape, ops, params), (uint64_t(n) + per_group - 1) / per_group);
 }
@@ -163,12 +164,12 @@ std::string values_source(const std::vector<MapOperand>& ops, const std::vector<
               "u)] = value_of(" + call + "); }\n";
   }
   return kernels::fill_template(kernels::wgsl_source("map_values.wgsl"), {{"BINDINGS", bindings},
-                                                                         {"HELPERS", helpers},
-                                                                         {"ARGS", args},
-                                                                         {"OUT_T", out_t},
-                                                                         {"EXPR", expr},
-                                                                         {"LOADS", loads},
-                                                                         {"STORES", stores}});
+                                                                          {"HELPERS", helpers},
+                                                                          {"ARGS", args},
+                                                                          {"OUT_T", out_t},
+                                                                          {"EXPR", expr},
+                                                                          {"LOADS", loads},
+                                                                          {"STORES", stores}});
 }
 
 }  // namespace surfgrad

@@ -1,8 +1,8 @@
 // matmul: numpy semantics (1-D promotion, broadcast batch axes), transposed operands read in
 // place through their strides, run by the tuned register-tiled kernel (matmul_reg_tiled.wgsl).
 #include <algorithm>
-#include <functional>
 #include <cstdlib>
+#include <functional>
 
 #include "matmul_problem.hpp"
 
@@ -50,7 +50,8 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
   if (!is_float(a_in.dtype()))
     throw Error(ErrorKind::DType, "matmul needs f32 or f16 operands, got " + a_in.describe() + "; cast first");
   if (a_in.rank() == 0 || b_in.rank() == 0)
-    throw Error(ErrorKind::Shape, "matmul: operands must have rank ≥ 1, got " + a_in.describe() + " @ " + b_in.describe());
+    throw Error(ErrorKind::Shape,
+                "matmul: operands must have rank ≥ 1, got " + a_in.describe() + " @ " + b_in.describe());
   Tensor a = a_in.rank() == 1 ? a_in.unsqueeze(0) : a_in;  // [K] → [1, K]
   Tensor b = b_in.rank() == 1 ? b_in.unsqueeze(1) : b_in;  // [K] → [K, 1]
   MatmulProblem p = make_problem(a, b);
@@ -71,7 +72,9 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
 Tensor Tensor::matmul(const Tensor& other) const { return surfgrad::matmul(*this, other); }
 
 std::string TiledParams::str() const {
-  if (direct()) return "direct " + std::to_string(bm) + "x" + std::to_string(bn) + " reg " + std::to_string(tm) + "x" + std::to_string(tn);
+  if (direct())
+    return "direct " + std::to_string(bm) + "x" + std::to_string(bn) + " reg " + std::to_string(tm) + "x" +
+           std::to_string(tn);
 
   return "tiled " + std::to_string(bm) + "x" + std::to_string(bn) + "x" + std::to_string(bk) + " reg " +
          std::to_string(tm) + "x" + std::to_string(tn) + (double_buffer ? " db" : "") +
@@ -82,8 +85,10 @@ std::string TiledParams::str() const {
 std::string tiled_unsupported(const gpu::Context& ctx, const TiledParams& p, DType dtype) {
   if (p.bm % p.tm || p.bn % p.tn) return "tile not divisible by the register tile";
   if (p.direct()) {
-    if (p.bm != p.tm || p.bn % p.tn || p.bn / p.tn > 256) return "a direct tile is TM rows by up to 256 threads' TN columns";
-    if (uint32_t(p.bn / p.tn) > ctx.limits().max_compute_invocations_per_workgroup) return "too many threads per workgroup";
+    if (p.bm != p.tm || p.bn % p.tn || p.bn / p.tn > 256)
+      return "a direct tile is TM rows by up to 256 threads' TN columns";
+    if (uint32_t(p.bn / p.tn) > ctx.limits().max_compute_invocations_per_workgroup)
+      return "too many threads per workgroup";
     if (dtype == DType::f16 && !ctx.features().shader_f16) return "no shader-f16";
     return "";
   }
@@ -124,32 +129,44 @@ static std::map<std::string, std::string> tiled_code(const TiledParams& p, int t
   // coalesce) and consecutive n of B. k1 is the step being loaded.
   for (int l = 0; l < a_loads; ++l) {
     std::string i = "(lid + " + S(l * threads) + "u)";
-    load += "    { let i = " + i + "; let r = row0 + i / BK; let k = k1 + i % BK;\n"
-            "      a_next_" + S(l) + " = 0.0;\n"
-            "      if (valid && i < BM * BK && r < M && k < K) { a_next_" + S(l) + " = " + acc +
-            "(a[bases.x + r * a_rs + k * a_cs]); } }\n";
+    load += "    { let i = " + i +
+            "; let r = row0 + i / BK; let k = k1 + i % BK;\n"
+            "      a_next_" +
+            S(l) +
+            " = 0.0;\n"
+            "      if (valid && i < BM * BK && r < M && k < K) { a_next_" +
+            S(l) + " = " + acc + "(a[bases.x + r * a_rs + k * a_cs]); } }\n";
     stage += "    { let i = " + i + "; if (i < BM * BK) { a_tile[(i % BK) * BM + i / BK] = a_next_" + S(l) + "; } }\n";
   }
   for (int l = 0; l < b_loads; ++l) {
     std::string i = "(lid + " + S(l * threads) + "u)";
-    load += "    { let i = " + i + "; let col = col0 + i % BN; let k = k1 + i / BN;\n"
-            "      b_next_" + S(l) + " = 0.0;\n"
-            "      if (valid && i < BK * BN && col < N && k < K) { b_next_" + S(l) + " = " + acc +
-            "(b[bases.y + k * b_rs + col * b_cs]); } }\n";
+    load += "    { let i = " + i +
+            "; let col = col0 + i % BN; let k = k1 + i / BN;\n"
+            "      b_next_" +
+            S(l) +
+            " = 0.0;\n"
+            "      if (valid && i < BK * BN && col < N && k < K) { b_next_" +
+            S(l) + " = " + acc + "(b[bases.y + k * b_rs + col * b_cs]); } }\n";
     stage += "    { let i = " + i + "; if (i < BK * BN) { b_tile[i] = b_next_" + S(l) + "; } }\n";
   }
-  std::string shared = "var<workgroup> a_tile: array<" + acc + ", BK * BM>;  // [k][m]\n"
-                       "var<workgroup> b_tile: array<" + acc + ", BK * BN>;  // [k][n]\n";
+  std::string shared = "var<workgroup> a_tile: array<" + acc +
+                       ", BK * BM>;  // [k][m]\n"
+                       "var<workgroup> b_tile: array<" +
+                       acc + ", BK * BN>;  // [k][n]\n";
   if (vec4_layout(p)) {
     // Contiguous per-thread rows/columns; tiles read as vec4, accumulators are vec4 rows.
     // A's rows in the tile are padded by 4: staging writes a column of A (consecutive threads,
     // consecutive k), which with a stride of BM (a multiple of 32 words) hit one bank 8 times.
-    shared = "var<workgroup> a_tile4: array<vec4<" + acc + ">, BK * (BM + 4u) / 4u>;  // [k][m/4], padded\n"
-             "var<workgroup> b_tile4: array<vec4<" + acc + ">, BK * BN / 4u>;  // [k][n/4]\n";
+    shared = "var<workgroup> a_tile4: array<vec4<" + acc +
+             ">, BK * (BM + 4u) / 4u>;  // [k][m/4], padded\n"
+             "var<workgroup> b_tile4: array<vec4<" +
+             acc + ">, BK * BN / 4u>;  // [k][n/4]\n";
     stage.clear();
     for (int l = 0; l < a_loads; ++l) {
       std::string i = "(lid + " + S(l * threads) + "u)";
-      stage += "    { let i = " + i + "; if (i < BM * BK) { let x = (i % BK) * (BM + 4u) + i / BK; a_tile4[x / 4u][x % 4u] = a_next_" + S(l) + "; } }\n";
+      stage += "    { let i = " + i +
+               "; if (i < BM * BK) { let x = (i % BK) * (BM + 4u) + i / BK; a_tile4[x / 4u][x % 4u] = a_next_" + S(l) +
+               "; } }\n";
     }
     for (int l = 0; l < b_loads; ++l) {
       std::string i = "(lid + " + S(l * threads) + "u)";
@@ -169,18 +186,27 @@ static std::map<std::string, std::string> tiled_code(const TiledParams& p, int t
       for (int l = 0; l < a_loads; ++l) {
         std::string i = "(lid + " + S(l * threads) + "u)";
         declare += "  var a_next_" + S(l) + ": " + acc + " = 0.0;\n";
-        load += "    { let i = " + i + "; let r = row0 + i / BK; let k = k1 + i % BK; let e = bases.x + r * a_rs + k;\n"
-                "      a_next_" + S(l) + " = 0.0;\n"
-                "      if (valid && i < BM * BK && r < M && k < K) { a_next_" + S(l) + " = " + acc + "(a[e]); } }\n";
-        stage += "    { let i = " + i + "; if (i < BM * BK) { let x = (i % BK) * (BM + 4u) + i / BK; a_tile4[x / 4u][x % 4u] = a_next_" + S(l) + "; } }\n";
+        load += "    { let i = " + i +
+                "; let r = row0 + i / BK; let k = k1 + i % BK; let e = bases.x + r * a_rs + k;\n"
+                "      a_next_" +
+                S(l) +
+                " = 0.0;\n"
+                "      if (valid && i < BM * BK && r < M && k < K) { a_next_" +
+                S(l) + " = " + acc + "(a[e]); } }\n";
+        stage += "    { let i = " + i +
+                 "; if (i < BM * BK) { let x = (i % BK) * (BM + 4u) + i / BK; a_tile4[x / 4u][x % 4u] = a_next_" +
+                 S(l) + "; } }\n";
       }
       for (int l = 0; l < b4; ++l) {
         std::string i = "(lid + " + S(l * threads) + "u)";
         declare += "  var b_next_" + S(l) + " = vec4<" + acc + ">(0.0);\n";
-        load += "    { let i = " + i + "; let col = col0 + (i % (BN / 4u)) * 4u; let k = k1 + i / (BN / 4u);\n"
-                "      b_next_" + S(l) + " = vec4<" + acc + ">(0.0);\n"
-                "      if (valid && i < BK * BN / 4u && col < N && k < K) { b_next_" + S(l) + " = vec4<" + acc +
-                ">(b[(bases.y + k * b_rs + col) / 4u]); } }\n";
+        load += "    { let i = " + i +
+                "; let col = col0 + (i % (BN / 4u)) * 4u; let k = k1 + i / (BN / 4u);\n"
+                "      b_next_" +
+                S(l) + " = vec4<" + acc +
+                ">(0.0);\n"
+                "      if (valid && i < BK * BN / 4u && col < N && k < K) { b_next_" +
+                S(l) + " = vec4<" + acc + ">(b[(bases.y + k * b_rs + col) / 4u]); } }\n";
         stage += "    { let i = " + i + "; if (i < BK * BN / 4u) { b_tile4[i] = b_next_" + S(l) + "; } }\n";
       }
     } else {
@@ -202,7 +228,8 @@ static std::map<std::string, std::string> tiled_code(const TiledParams& p, int t
       for (int i = 0; i < p.tm; ++i)
         for (int j = 0; j < p.tn / 4; ++j) {
           std::string c = "c_" + S(i) + "_" + S(j);
-          compute += "      " + c + " = fma(vec4<" + acc + ">(a_" + S(i / 4) + "." + lane[i % 4] + "), b_" + S(j) + ", " + c + ");\n";
+          compute += "      " + c + " = fma(vec4<" + acc + ">(a_" + S(i / 4) + "." + lane[i % 4] + "), b_" + S(j) +
+                     ", " + c + ");\n";
         }
       compute += "    }\n";
     }
@@ -210,35 +237,39 @@ static std::map<std::string, std::string> tiled_code(const TiledParams& p, int t
       store += "  { let r = row0 + ty * TM + " + S(i) + "u;\n    if (r < M) {\n";
       for (int j = 0; j < p.tn; ++j)
         store += "      { let col = col0 + (" + S(j / 4 * tx_count) + "u + tx) * 4u + " + S(j % 4) +
-                 "u; if (col < N) { c[c_base + r * N + col] = " + t + "(c_" + S(i) + "_" + S(j / 4) + "." + lane[j % 4] +
-                 "); } }\n";
+                 "u; if (col < N) { c[c_base + r * N + col] = " + t + "(c_" + S(i) + "_" + S(j / 4) + "." +
+                 lane[j % 4] + "); } }\n";
       store += "    }\n  }\n";
     }
   } else {
-  for (int kk = 0; kk < p.bk; ++kk) {
-    compute += "    {\n";
-    for (int i = 0; i < p.tm; ++i) compute += "      let a_" + S(i) + " = a_tile[" + S(kk * p.bm) + "u + ty + " + S(i) + "u * TY];\n";
-    for (int j = 0; j < p.tn; ++j) compute += "      let b_" + S(j) + " = b_tile[" + S(kk * p.bn) + "u + tx + " + S(j) + "u * TX];\n";
-    for (int i = 0; i < p.tm; ++i)
-      for (int j = 0; j < p.tn; ++j) {
-        std::string c = "c_" + S(i) + "_" + S(j);
-        compute += "      " + c + " = fma(a_" + S(i) + ", b_" + S(j) + ", " + c + ");\n";
-      }
-    compute += "    }\n";
+    for (int kk = 0; kk < p.bk; ++kk) {
+      compute += "    {\n";
+      for (int i = 0; i < p.tm; ++i)
+        compute += "      let a_" + S(i) + " = a_tile[" + S(kk * p.bm) + "u + ty + " + S(i) + "u * TY];\n";
+      for (int j = 0; j < p.tn; ++j)
+        compute += "      let b_" + S(j) + " = b_tile[" + S(kk * p.bn) + "u + tx + " + S(j) + "u * TX];\n";
+      for (int i = 0; i < p.tm; ++i)
+        for (int j = 0; j < p.tn; ++j) {
+          std::string c = "c_" + S(i) + "_" + S(j);
+          compute += "      " + c + " = fma(a_" + S(i) + ", b_" + S(j) + ", " + c + ");\n";
+        }
+      compute += "    }\n";
+    }
+    for (int i = 0; i < p.tm; ++i) {
+      store += "  { let r = row0 + ty + " + S(i) + "u * TY;\n    if (r < M) {\n";
+      for (int j = 0; j < p.tn; ++j)
+        store += "      { let col = col0 + tx + " + S(j) + "u * TX; if (col < N) { c[c_base + r * N + col] = " + t +
+                 "(c_" + S(i) + "_" + S(j) + "); } }\n";
+      store += "    }\n  }\n";
+    }
   }
-  for (int i = 0; i < p.tm; ++i) {
-    store += "  { let r = row0 + ty + " + S(i) + "u * TY;\n    if (r < M) {\n";
-    for (int j = 0; j < p.tn; ++j)
-      store += "      { let col = col0 + tx + " + S(j) + "u * TX; if (col < N) { c[c_base + r * N + col] = " + t + "(c_" + S(i) +
-               "_" + S(j) + "); } }\n";
-    store += "    }\n  }\n";
-  }
-  }
-  return {{"BM", S(p.bm)},           {"BN", S(p.bn)},         {"BK", S(p.bk)},
-          {"TM", S(p.tm)},           {"TN", S(p.tn)},         {"THREADS", S(threads)},
+  return {{"BM", S(p.bm)},           {"BN", S(p.bn)},
+          {"BK", S(p.bk)},           {"TM", S(p.tm)},
+          {"TN", S(p.tn)},           {"THREADS", S(threads)},
           {"SWIZZLE", S(p.swizzle)}, {"DOUBLE", p.double_buffer ? "true" : "false"},
-          {"DECLARE", declare},      {"LOAD", load},          {"STAGE", stage},
-          {"COMPUTE", compute},      {"STORE", store},        {"SHARED", shared}};
+          {"DECLARE", declare},      {"LOAD", load},
+          {"STAGE", stage},          {"COMPUTE", compute},
+          {"STORE", store},          {"SHARED", shared}};
 }
 
 // matmul_direct.wgsl's unrolled blocks: operand offsets hoisted out of the k loop, then per k
@@ -247,7 +278,8 @@ static std::map<std::string, std::string> direct_code(int tm, int tn, int wg, co
   auto S = [](long v) { return std::to_string(v); };
   std::string declare, inner, store;
   for (int i = 0; i < tm; ++i) declare += "  let ar_" + S(i) + " = bases.x + min(r0 + " + S(i) + "u, M - 1u) * a_rs;\n";
-  for (int j = 0; j < tn; ++j) declare += "  let bc_" + S(j) + " = bases.y + min(c0 + " + S(j * wg) + "u, N - 1u) * b_cs;\n";
+  for (int j = 0; j < tn; ++j)
+    declare += "  let bc_" + S(j) + " = bases.y + min(c0 + " + S(j * wg) + "u, N - 1u) * b_cs;\n";
   for (int i = 0; i < tm; ++i)
     for (int j = 0; j < tn; ++j) declare += "  var c_" + S(i) + "_" + S(j) + " = 0.0;\n";
   for (int i = 0; i < tm; ++i) inner += "    let a_" + S(i) + " = f32(a[ar_" + S(i) + " + k * a_cs]);\n";
@@ -259,23 +291,22 @@ static std::map<std::string, std::string> direct_code(int tm, int tn, int wg, co
     }
   for (int i = 0; i < tm; ++i)
     for (int j = 0; j < tn; ++j)
-      store += "  { let r = r0 + " + S(i) + "u; let col = c0 + " + S(j * wg) + "u; if (r < M && col < N) { c[c_base + r * N + col] = " +
-               t + "(c_" + S(i) + "_" + S(j) + "); } }\n";
+      store += "  { let r = r0 + " + S(i) + "u; let col = c0 + " + S(j * wg) +
+               "u; if (r < M && col < N) { c[c_base + r * N + col] = " + t + "(c_" + S(i) + "_" + S(j) + "); } }\n";
   return {{"TM", S(tm)}, {"TN", S(tn)}, {"WG", S(wg)}, {"DECLARE", declare}, {"INNER", inner}, {"STORE", store}};
 }
 
 kernels::Program matmul_program(const MatmulProblem& prob, const std::string& key, const char* file,
                                 const std::function<kernels::Values()>& values, bool validated) {
   DType d = prob.dtype();
-  return kernels::Program::generated(
-      prob.ctx, key + "|" + dtype_name(d),
-      [&] {
-        kernels::Values v = values();
-        v["T"] = wgsl_type(d);
-        return kernels::fill_template(kernels::wgsl_source("matmul_common.wgsl"), v) +
-               kernels::fill_template(kernels::wgsl_source(file), v);
-      },
-      {.f16 = d == DType::f16, .validated = validated});
+  return kernels::Program::generated(prob.ctx, key + "|" + dtype_name(d),
+                                     [&] {
+                                       kernels::Values v = values();
+                                       v["T"] = wgsl_type(d);
+                                       return kernels::fill_template(kernels::wgsl_source("matmul_common.wgsl"), v) +
+                                              kernels::fill_template(kernels::wgsl_source(file), v);
+                                     },
+                                     {.f16 = d == DType::f16, .validated = validated});
 }
 
 void launch_matmul(const MatmulProblem& prob, const kernels::Program& kernel, std::vector<uint32_t> meta,
@@ -289,7 +320,8 @@ void launch_matmul(const MatmulProblem& prob, const kernels::Program& kernel, st
 // One workgroup per bm × bn tile of C, in every batch.
 static void dispatch_tiles(const MatmulProblem& prob, const kernels::Program& kernel, int64_t bm, int64_t bn) {
   int64_t tiles_m = (prob.M + bm - 1) / bm, tiles_n = (prob.N + bn - 1) / bn;
-  launch_matmul(prob, kernel, prob.meta, tiles_m, tiles_n, uint64_t(prob.batches) * uint64_t(tiles_m) * uint64_t(tiles_n));
+  launch_matmul(prob, kernel, prob.meta, tiles_m, tiles_n,
+                uint64_t(prob.batches) * uint64_t(tiles_m) * uint64_t(tiles_n));
 }
 
 void run_tiled(const MatmulProblem& prob, const TiledParams& p) {
@@ -297,20 +329,22 @@ void run_tiled(const MatmulProblem& prob, const TiledParams& p) {
     throw Error(ErrorKind::Unsupported, "matmul " + p.str() + ": " + why);
   const std::string t = wgsl_type(prob.dtype());
   if (p.direct()) {
-    dispatch_tiles(prob, matmul_program(prob, "matmul|" + p.str(), "matmul_direct.wgsl",
-                                        [&] { return direct_code(p.tm, p.tn, p.bn / p.tn, t); }),
+    dispatch_tiles(prob,
+                   matmul_program(prob, "matmul|" + p.str(), "matmul_direct.wgsl",
+                                  [&] { return direct_code(p.tm, p.tn, p.bn / p.tn, t); }),
                    p.bm, p.bn);
     return;
   }
   std::string acc = (prob.dtype() == DType::f16 && !p.f32_accumulate) ? "f16" : "f32";
   int threads = (p.bm / p.tm) * (p.bn / p.tn);
   const bool vec4_loads = vec4_layout(p) && matmul_vec4_staging(prob);
-  auto kernel = matmul_program(prob, "matmul|" + p.str() + (vec4_loads ? "|v4loads" : ""), "matmul_reg_tiled.wgsl", [&] {
-    kernels::Values v = tiled_code(p, threads, acc, t, vec4_loads);
-    v["BV"] = vec4_loads ? "vec4<" + t + ">" : t;
-    v["ACC"] = acc;
-    return v;
-  });
+  auto kernel =
+      matmul_program(prob, "matmul|" + p.str() + (vec4_loads ? "|v4loads" : ""), "matmul_reg_tiled.wgsl", [&] {
+        kernels::Values v = tiled_code(p, threads, acc, t, vec4_loads);
+        v["BV"] = vec4_loads ? "vec4<" + t + ">" : t;
+        v["ACC"] = acc;
+        return v;
+      });
   dispatch_tiles(prob, kernel, p.bm, p.bn);
 }
 

@@ -23,8 +23,8 @@ double matmul_error(const MatmulProblem& prob, int samples, uint64_t seed) {
   for (auto& x : rows) x = int32_t(gen() % uint64_t(prob.M));
   for (auto& x : cols) x = int32_t(gen() % uint64_t(prob.N));
   Tensor ri = Tensor::from_vector(prob.ctx, rows, {r}), ci = Tensor::from_vector(prob.ctx, cols, {r});
-  HostArray a = HostArray::from(index_select(a0, 0, ri));                      // [r, K]
-  HostArray b = HostArray::from(index_select(b0, 1, ci));                      // [K, r]
+  HostArray a = HostArray::from(index_select(a0, 0, ri));                       // [r, K]
+  HostArray b = HostArray::from(index_select(b0, 1, ci));                       // [K, r]
   HostArray c = HostArray::from(index_select(index_select(c0, 0, ri), 1, ci));  // [r, r]
   double worst = 0;
   for (int i = 0; i < r; ++i)

@@ -28,9 +28,12 @@ std::string matmul_shape_class(int64_t M, int64_t N, int64_t K) {
 std::string tuning_cache_path() {
   if (const char* p = std::getenv("SURFGRAD_TUNE_CACHE")) return p;
   std::string base;
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) base = x;
-  else if (const char* h = std::getenv("HOME")) base = std::string(h) + "/.cache";
-  else base = ".";
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x)
+    base = x;
+  else if (const char* h = std::getenv("HOME"))
+    base = std::string(h) + "/.cache";
+  else
+    base = ".";
   return base + "/surfgrad/matmul-tuning.json";
 }
 
@@ -63,7 +66,8 @@ TuningCache TuningCache::load(const std::string& path, const std::string& key, s
   std::ifstream in(path);
   if (!in) return c;  // no file: nothing tuned yet
   auto fail = [&](const std::string& why) {
-    if (warning) *warning = "ignoring the matmul tuning cache '" + path + "': " + why + "; run `surfgrad tune` to rebuild it";
+    if (warning)
+      *warning = "ignoring the matmul tuning cache '" + path + "': " + why + "; run `surfgrad tune` to rebuild it";
     return TuningCache{key, {}};
   };
   nlohmann::json doc = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
@@ -134,7 +138,8 @@ TiledParams matmul_params(const gpu::ContextPtr& ctx, DType dtype, int64_t M, in
   // (threads, workgroup memory) wins.
   TiledParams p;
   if (ctx->info().is_cpu) {
-    p = (M >= 64 && N >= 64) ? TiledParams{8, 128, 0, 8, 8, false, 1, true} : TiledParams{4, 64, 0, 4, 4, false, 1, true};
+    p = (M >= 64 && N >= 64) ? TiledParams{8, 128, 0, 8, 8, false, 1, true}
+                             : TiledParams{4, 64, 0, 4, 4, false, 1, true};
     if (tiled_unsupported(*ctx, p, dtype).empty()) return p;
   }
   // 128×128 tiles need enough of them to fill a large GPU, and K enough to amortise them: at
@@ -161,7 +166,7 @@ TiledParams matmul_params(const gpu::ContextPtr& ctx, DType dtype, int64_t M, in
 std::vector<TiledParams> tuning_candidates() {
   std::vector<TiledParams> out;
   const int tiles[][4] = {{128, 256, 8, 8}, {128, 128, 8, 8}, {128, 64, 8, 4}, {64, 128, 4, 8}, {64, 64, 4, 4},
-                          {128, 128, 8, 4}, {64, 64, 8, 8},  {32, 32, 2, 2},  {32, 64, 2, 4}};
+                          {128, 128, 8, 4}, {64, 64, 8, 8},   {32, 32, 2, 2},  {32, 64, 2, 4}};
   for (auto& t : tiles)
     for (int bk : {8, 16})
       for (bool db : {false, true})

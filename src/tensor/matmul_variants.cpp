@@ -20,13 +20,13 @@ std::string int8_body() {
   for (int i = 0; i < 4; ++i) s += "    let a_" + S(i) + " = a[min(r0 + " + S(i) + "u, M - 1u) * K4 + k];\n";
   for (int j = 0; j < 4; ++j) s += "    let b_" + S(j) + " = bt[min(c0 + " + S(j * 16) + "u, N - 1u) * K4 + k];\n";
   for (int i = 0; i < 4; ++i)
-    for (int j = 0; j < 4; ++j)
-      s += "    acc_" + S(i * 4 + j) + " += dot4I8Packed(a_" + S(i) + ", b_" + S(j) + ");\n";
+    for (int j = 0; j < 4; ++j) s += "    acc_" + S(i * 4 + j) + " += dot4I8Packed(a_" + S(i) + ", b_" + S(j) + ");\n";
   s += "  }\n";
   for (int i = 0; i < 4; ++i)
     for (int j = 0; j < 4; ++j)
-      s += "  { let r = r0 + " + S(i) + "u; let col = c0 + " + S(j * 16) + "u; if (r < M && col < N) { c[r * N + col] = f32(acc_" +
-           S(i * 4 + j) + ") * a_scale[r] * b_scale[col]; } }\n";
+      s += "  { let r = r0 + " + S(i) + "u; let col = c0 + " + S(j * 16) +
+           "u; if (r < M && col < N) { c[r * N + col] = f32(acc_" + S(i * 4 + j) +
+           ") * a_scale[r] * b_scale[col]; } }\n";
   return s;
 }
 
@@ -36,8 +36,8 @@ std::string subgroup_body() {
   for (int i = 0; i < 16; ++i) s += "  var acc_" + S(i) + " = 0.0;\n";
   s += "  for (var k0 = 0u; k0 < K; k0 += sg) {\n    let k = k0 + lane;\n";
   for (int i = 0; i < 4; ++i)
-    s += "    var mine_" + S(i) + " = 0.0;\n    if (r0 + " + S(i) + "u < M && k < K) { mine_" + S(i) + " = f32(a[bases.x + (r0 + " +
-         S(i) + "u) * a_rs + k * a_cs]); }\n";
+    s += "    var mine_" + S(i) + " = 0.0;\n    if (r0 + " + S(i) + "u < M && k < K) { mine_" + S(i) +
+         " = f32(a[bases.x + (r0 + " + S(i) + "u) * a_rs + k * a_cs]); }\n";
   s += "    let steps = min(sg, K - k0);\n    for (var kk = 0u; kk < steps; kk++) {\n";
   for (int j = 0; j < 4; ++j)
     s += "      let b_" + S(j) + " = f32(b[bases.y + (k0 + kk) * b_rs + min(c0 + " + S(j) + "u, N - 1u) * b_cs]);\n";
@@ -49,8 +49,8 @@ std::string subgroup_body() {
   s += "    }\n  }\n  if (!valid) { return; }\n  let c_base = arg(12u) + batch * M * N;\n";
   for (int i = 0; i < 4; ++i)
     for (int j = 0; j < 4; ++j)
-      s += "  if (r0 + " + S(i) + "u < M && c0 + " + S(j) + "u < N) { c[c_base + (r0 + " + S(i) + "u) * N + c0 + " + S(j) +
-           "u] = {{T}}(acc_" + S(i * 4 + j) + "); }\n";
+      s += "  if (r0 + " + S(i) + "u < M && c0 + " + S(j) + "u < N) { c[c_base + (r0 + " + S(i) + "u) * N + c0 + " +
+           S(j) + "u] = {{T}}(acc_" + S(i * 4 + j) + "); }\n";
   return s;
 }
 
@@ -69,7 +69,8 @@ std::string none(const MatmulProblem&) { return ""; }
 
 std::function<void()> naive(const MatmulProblem& p, int wg) {
   std::string w = std::to_string(wg);
-  auto kernel = matmul_program(p, "ladder|naive" + w, "matmul_naive.wgsl", [&] { return kernels::Values{{"WG", w}}; }, false);
+  auto kernel =
+      matmul_program(p, "ladder|naive" + w, "matmul_naive.wgsl", [&] { return kernels::Values{{"WG", w}}; }, false);
   uint64_t outputs = uint64_t(p.batches) * uint64_t(p.M) * uint64_t(p.N);
   return [=] { launch_matmul(p, kernel, p.meta, 0, 0, (outputs + uint64_t(wg) - 1) / uint64_t(wg)); };
 }
@@ -77,37 +78,48 @@ std::function<void()> naive(const MatmulProblem& p, int wg) {
 std::string reg_inner(int tm, int tn, bool unrolled) {
   if (!unrolled)
     return "    for (var i = 0u; i < TM; i++) { av[i] = f32(a[bases.x + min(r0 + i, M - 1u) * a_rs + k * a_cs]); }\n"
-           "    for (var j = 0u; j < TN; j++) { bv[j] = f32(b[bases.y + k * b_rs + min(c0 + j * 16u, N - 1u) * b_cs]); }\n"
-           "    for (var i = 0u; i < TM; i++) {\n      for (var j = 0u; j < TN; j++) { acc[i * TN + j] = fma(av[i], bv[j], "
+           "    for (var j = 0u; j < TN; j++) { bv[j] = f32(b[bases.y + k * b_rs + min(c0 + j * 16u, N - 1u) * b_cs]); "
+           "}\n"
+           "    for (var i = 0u; i < TM; i++) {\n      for (var j = 0u; j < TN; j++) { acc[i * TN + j] = fma(av[i], "
+           "bv[j], "
            "acc[i * TN + j]); }\n    }";
   std::string s;
   for (int i = 0; i < tm; ++i)
-    s += "    av[" + std::to_string(i) + "] = f32(a[bases.x + min(r0 + " + std::to_string(i) + "u, M - 1u) * a_rs + k * a_cs]);\n";
+    s += "    av[" + std::to_string(i) + "] = f32(a[bases.x + min(r0 + " + std::to_string(i) +
+         "u, M - 1u) * a_rs + k * a_cs]);\n";
   for (int j = 0; j < tn; ++j)
     s += "    bv[" + std::to_string(j) + "] = f32(b[bases.y + k * b_rs + min(c0 + " + std::to_string(j * 16) +
          "u, N - 1u) * b_cs]);\n";
   for (int i = 0; i < tm; ++i)
     for (int j = 0; j < tn; ++j) {
       std::string at = std::to_string(i * tn + j);
-      s += "    acc[" + at + "] = fma(av[" + std::to_string(i) + "], bv[" + std::to_string(j) + "], acc[" + at + "]);\n";
+      s +=
+          "    acc[" + at + "] = fma(av[" + std::to_string(i) + "], bv[" + std::to_string(j) + "], acc[" + at + "]);\n";
     }
   return s;
 }
 
 MatmulVariant reg(int rung, int tm, int tn, bool unrolled) {
   std::string name = "reg-" + std::to_string(tm) + "x" + std::to_string(tn) + (unrolled ? "-unrolled" : "-loops");
-  return {rung, name,
+  return {rung,
+          name,
           "register tiling, " + std::to_string(tm) + "×" + std::to_string(tn) + " outputs per thread" +
               (unrolled ? ", fully unrolled" : ", loops"),
-          1e-5, none, [=](const MatmulProblem& p) {
-            return simple(p, name, "matmul_reg.wgsl",
-                          {{"TM", std::to_string(tm)}, {"TN", std::to_string(tn)}, {"INNER", reg_inner(tm, tn, unrolled)}},
-                          16 * tm, 16 * tn);
+          1e-5,
+          none,
+          [=](const MatmulProblem& p) {
+            return simple(
+                p, name, "matmul_reg.wgsl",
+                {{"TM", std::to_string(tm)}, {"TN", std::to_string(tn)}, {"INNER", reg_inner(tm, tn, unrolled)}},
+                16 * tm, 16 * tn);
           }};
 }
 
 MatmulVariant tiled(int rung, const std::string& name, const std::string& what, TiledParams params, double tol = 1e-5) {
-  return {rung, name, what + " (" + params.str() + ")", tol,
+  return {rung,
+          name,
+          what + " (" + params.str() + ")",
+          tol,
           [=](const MatmulProblem& p) {
             if (params.f32_accumulate == false && p.dtype() != DType::f16) return std::string("needs f16 operands");
             return tiled_unsupported(*p.ctx, params, p.dtype());
@@ -142,8 +154,9 @@ std::function<void()> int8_prepare(const MatmulProblem& p) {
   }
   Tensor ta = Tensor::from_vector(ctx, qa, {p.M, k4}), tb = Tensor::from_vector(ctx, qb, {p.N, k4});
   Tensor tsa = Tensor::from_vector(ctx, sa, {p.M}), tsb = Tensor::from_vector(ctx, sb, {p.N});
-  auto kernel = kernels::Program::generated(
-      ctx, "ladder|int8", [&] { return kernels::fill_template(kernels::wgsl_source("matmul_int8.wgsl"), {{"BODY", int8_body()}}); });
+  auto kernel = kernels::Program::generated(ctx, "ladder|int8", [&] {
+    return kernels::fill_template(kernels::wgsl_source("matmul_int8.wgsl"), {{"BODY", int8_body()}});
+  });
   int64_t tm = (p.M + 63) / 64, tn = (p.N + 63) / 64;
   kernels::Params meta = {p.M, p.N, k4, tm, tn};
   Tensor c = p.c;
@@ -173,7 +186,8 @@ const std::vector<MatmulVariant>& matmul_variants() {
       {6, "vec4-4x4", "vec4 loads of B and stores of C, 4×4 outputs per thread", 1e-5,
        [](const MatmulProblem& p) -> std::string {
          if (p.dtype() != DType::f32) return "f32 only";
-         if (p.N % 4 || p.meta[9] != 1 || p.meta[8] % 4 || p.meta[11] % 4 || p.meta[12] % 4) return "needs contiguous B and N % 4 == 0";
+         if (p.N % 4 || p.meta[9] != 1 || p.meta[8] % 4 || p.meta[11] % 4 || p.meta[12] % 4)
+           return "needs contiguous B and N % 4 == 0";
          for (uint32_t d = 0; d < p.meta[13]; ++d)
            if (p.meta[30 + d] % 4) return "needs batch strides of B that are multiples of 4";
          return "";
@@ -188,7 +202,8 @@ const std::vector<MatmulVariant>& matmul_variants() {
             {8, 128, 0, 8, 8, false, 1, true}),
       tiled(7, "tiled-64", "workgroup-memory 2-D block tiling", {64, 64, 16, 4, 4, false, 1, true}),
       tiled(7, "tiled-128", "workgroup-memory 2-D block tiling, larger tiles", {128, 128, 8, 8, 8, false, 1, true}),
-      tiled(7, "tiled-128-db", "block tiling, double-buffered (next step loaded during compute)", {128, 128, 8, 8, 8, true, 1, true}),
+      tiled(7, "tiled-128-db", "block tiling, double-buffered (next step loaded during compute)",
+            {128, 128, 8, 8, 8, true, 1, true}),
       {8, "subgroup-shuffle", "subgroupShuffle shares A across the lanes of a subgroup", 1e-5,
        [](const MatmulProblem& p) -> std::string {
          const auto& f = p.ctx->features();
@@ -218,7 +233,8 @@ const std::vector<MatmulVariant>& matmul_variants() {
          return "";
        },
        int8_prepare},
-      tiled(12, "tiled-128-swizzle", "block tiling with tiles visited in groups of 8 tile rows", {128, 128, 8, 8, 8, false, 8, true}),
+      tiled(12, "tiled-128-swizzle", "block tiling with tiles visited in groups of 8 tile rows",
+            {128, 128, 8, 8, 8, false, 8, true}),
   };
   return variants;
 }

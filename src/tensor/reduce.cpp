@@ -46,8 +46,10 @@ Plan plan(const Tensor& x, std::vector<int> axes, bool keepdim, const char* op) 
       R *= x.shape()[d];
     }
   for (int d = 0; d < r; ++d) {
-    if (!reduced[d]) out_shape.push_back(x.shape()[d]);
-    else if (keepdim) out_shape.push_back(1);
+    if (!reduced[d])
+      out_shape.push_back(x.shape()[d]);
+    else if (keepdim)
+      out_shape.push_back(1);
   }
   Tensor rows = x.permute(order).contiguous();
   return {rows, out_shape, R};
@@ -120,7 +122,8 @@ Tensor argreduce(const Tensor& x, int axis, bool keepdim, bool max, const char* 
   auto ctx = x.context();
   int64_t rows = shape_numel(p.out_shape);
   if (p.R == 0 && rows > 0)
-    throw Error(ErrorKind::Shape, std::string(name) + ": " + x.describe() + " is empty along axis " + std::to_string(axis));
+    throw Error(ErrorKind::Shape,
+                std::string(name) + ": " + x.describe() + " is empty along axis " + std::to_string(axis));
   Tensor out = Tensor::empty(ctx, p.out_shape, DType::i32);
   if (rows == 0) return out;
   auto kernel = kernels::Program::file(ctx, "argreduce.wgsl",

@@ -34,8 +34,7 @@ std::string shape_str(const Shape& shape) {
 static int64_t checked_extent(const Shape& shape) {
   int64_t extent = 1;
   for (int64_t d : shape) {
-    if (d < 0)
-      throw Error(ErrorKind::Shape, "shape " + shape_str(shape) + " has a negative size " + std::to_string(d));
+    if (d < 0) throw Error(ErrorKind::Shape, "shape " + shape_str(shape) + " has a negative size " + std::to_string(d));
     if (__builtin_mul_overflow(extent, std::max<int64_t>(d, 1), &extent))
       throw Error(ErrorKind::LimitExceeded, "shape " + shape_str(shape) +
                                                 " has more elements than a 64-bit count holds; no device can hold it "
@@ -102,7 +101,8 @@ Shape broadcast_strides(const Tensor& t, const Shape& shape) {
 }
 
 void check_same_context(const Tensor& a, const Tensor& b, const char* op) {
-  if (!a.defined() || !b.defined()) throw Error(ErrorKind::Value, std::string(op) + ": an operand is an empty Tensor()");
+  if (!a.defined() || !b.defined())
+    throw Error(ErrorKind::Value, std::string(op) + ": an operand is an empty Tensor()");
   if (a.context() != b.context())
     throw Error(ErrorKind::Value, std::string(op) + ": operands live on different contexts; move one with from_host");
 }
@@ -144,7 +144,8 @@ Tensor Tensor::empty(const gpu::ContextPtr& ctx, const Shape& shape, DType dtype
   uint64_t bytes = uint64_t(std::max<int64_t>(n, 1)) * dtype_size(dtype);
   if (n > int64_t(UINT32_MAX))
     throw Error(ErrorKind::LimitExceeded, "tensor " + std::string(dtype_name(dtype)) + shape_str(shape) + " has " +
-                                              std::to_string(n) + " elements; kernels index with 32 bits (≤ 4294967295)");
+                                              std::to_string(n) +
+                                              " elements; kernels index with 32 bits (≤ 4294967295)");
   try {
     storage->buffer = ctx->alloc(bytes, "this tensor");
   } catch (const Error& e) {  // name the tensor only when it is needed: this is the hot path
@@ -164,10 +165,14 @@ static void fill(const Tensor& out, double start, double step) {
   auto ctx = out.context();
   DType d = out.dtype();
   std::string value;
-  if (d == DType::i32) value = "arg_i32(2u) + i32(i) * arg_i32(3u)";
-  else if (d == DType::u32) value = "arg(2u) + i * arg(3u)";
-  else value = std::string(wgsl_type(d)) + "(arg_f32(2u) + f32(i) * arg_f32(3u))";
-  auto fill = kernels::Program::file(ctx, "fill.wgsl", {{"T", wgsl_type(d)}, {"VALUE", value}}, {.f16 = d == DType::f16});
+  if (d == DType::i32)
+    value = "arg_i32(2u) + i32(i) * arg_i32(3u)";
+  else if (d == DType::u32)
+    value = "arg(2u) + i * arg(3u)";
+  else
+    value = std::string(wgsl_type(d)) + "(arg_f32(2u) + f32(i) * arg_f32(3u))";
+  auto fill =
+      kernels::Program::file(ctx, "fill.wgsl", {{"T", wgsl_type(d)}, {"VALUE", value}}, {.f16 = d == DType::f16});
   int64_t n = out.numel();
   fill.launch({kernels::view(out)}, {n, out.offset(), scalar_bits(d, start)[0], scalar_bits(d, step)[0]},
               kernels::groups_for(*ctx, uint64_t(n), 256));
@@ -221,8 +226,10 @@ void Tensor::to_host(void* data) const {
   Tensor c = contiguous();
   uint64_t bytes = uint64_t(numel()) * dtype_size(dtype_);
   auto& ctx = context();
-  if (bytes) ctx->download(*TensorAccess::buffer(c), data, bytes, uint64_t(c.offset()) * dtype_size(dtype_));
-  else ctx->sync();
+  if (bytes)
+    ctx->download(*TensorAccess::buffer(c), data, bytes, uint64_t(c.offset()) * dtype_size(dtype_));
+  else
+    ctx->sync();
   if (uint32_t faults = ctx->take_faults())
     throw Error(ErrorKind::Index, std::string("an index was out of range in ") +
                                       ((faults & 1) ? "gather/index_select" : "scatter_add/index_add") +
@@ -261,9 +268,13 @@ static std::vector<T> to_int_vector(const Tensor& t, DType want) {
   return out;
 }
 template <>
-std::vector<int32_t> Tensor::to_vector<int32_t>() const { return to_int_vector<int32_t>(*this, DType::i32); }
+std::vector<int32_t> Tensor::to_vector<int32_t>() const {
+  return to_int_vector<int32_t>(*this, DType::i32);
+}
 template <>
-std::vector<uint32_t> Tensor::to_vector<uint32_t>() const { return to_int_vector<uint32_t>(*this, DType::u32); }
+std::vector<uint32_t> Tensor::to_vector<uint32_t>() const {
+  return to_int_vector<uint32_t>(*this, DType::u32);
+}
 
 // ---------------------------------------------------------------- views
 
@@ -336,7 +347,8 @@ Tensor Tensor::expand(const Shape& shape) const {
   Shape st(shape.size(), 0);
   size_t lead = shape.size() - shape_.size();
   for (size_t i = 0; i < shape_.size(); ++i) {
-    if (shape_[i] == shape[lead + i]) st[lead + i] = strides_[i];
+    if (shape_[i] == shape[lead + i])
+      st[lead + i] = strides_[i];
     else if (shape_[i] != 1)
       throw Error(ErrorKind::Shape, "expand: " + describe() + " cannot expand to " + shape_str(shape) + " (axis " +
                                         std::to_string(i) + " has size " + std::to_string(shape_[i]) + ", not 1)");
@@ -346,7 +358,8 @@ Tensor Tensor::expand(const Shape& shape) const {
 
 Tensor Tensor::unsqueeze(int axis) const {
   int a = axis < 0 ? axis + rank() + 1 : axis;
-  if (a < 0 || a > rank()) throw Error(ErrorKind::Shape, "unsqueeze: axis " + std::to_string(axis) + " out of range for " + describe());
+  if (a < 0 || a > rank())
+    throw Error(ErrorKind::Shape, "unsqueeze: axis " + std::to_string(axis) + " out of range for " + describe());
   Shape s = shape_, st = strides_;
   s.insert(s.begin() + a, 1);
   st.insert(st.begin() + a, a < rank() ? strides_[a] * shape_[a] : 1);
@@ -356,7 +369,8 @@ Tensor Tensor::unsqueeze(int axis) const {
 
 Tensor Tensor::squeeze(int axis) const {
   int a = normalize_axis(axis, rank(), "squeeze");
-  if (shape_[a] != 1) throw Error(ErrorKind::Shape, "squeeze: axis " + std::to_string(axis) + " of " + describe() + " is not 1");
+  if (shape_[a] != 1)
+    throw Error(ErrorKind::Shape, "squeeze: axis " + std::to_string(axis) + " of " + describe() + " is not 1");
   Shape s = shape_, st = strides_;
   s.erase(s.begin() + a);
   st.erase(st.begin() + a);

@@ -53,7 +53,9 @@ const std::vector<UnarySpec> kUnaryOps = {
      [](double x) { return 1 / (1 + std::exp(-x)); },
      [](const Tensor&, const Tensor& y, const Tensor& g) { return mul(g, mul(y, 1.0 - y)); }, -20, 20, -4, 4, false},
     {UnaryOp::relu, "relu", S::Signed, true, "max(x, {{T}}(0))", [](double x) { return x > 0 ? x : 0.0; },
-     [](const Tensor& x, const Tensor&, const Tensor& g) { return mul(g, mask_of(gt(x, scalar_like(x, 0)), g.dtype())); },
+     [](const Tensor& x, const Tensor&, const Tensor& g) {
+       return mul(g, mask_of(gt(x, scalar_like(x, 0)), g.dtype()));
+     },
      -3, 3, -2, 2, true},
     {UnaryOp::gelu, "gelu", S::Float, false,
      "0.5 * f32(x) * (1.0 + tanh(clamp(0.7978845608028654 * (f32(x) + 0.044715 * f32(x) * f32(x) * f32(x)), -15.0, "
