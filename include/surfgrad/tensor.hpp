@@ -29,6 +29,8 @@ bool is_float(DType dtype);
 using Shape = std::vector<int64_t>;
 constexpr int kMaxRank = 8;
 std::string shape_str(const Shape& shape);
+// numpy's broadcasting of two shapes; a Shape error naming `op` and the axis where they differ.
+Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op = "broadcast");
 int64_t shape_numel(const Shape& shape);
 
 struct Storage;  // the device buffer a tensor views (private to the tensor layer)

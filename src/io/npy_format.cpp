@@ -67,11 +67,7 @@ class HeaderParser {
       } else {
         fail("unexpected or repeated key '" + key + "'");
       }
-      skip_space();
-      if (peek() == ',')
-        ++at_;
-      else if (peek() != '}')
-        fail("expected ',' or '}'");
+      end_of_item('}');
     }
     ++at_;
     skip_space();
@@ -88,6 +84,14 @@ class HeaderParser {
   size_t at_ = 0;
 
   char peek() const { return at_ < s_.size() ? s_[at_] : '\0'; }
+  // After an item of a dict or tuple: a ',' (consumed) or the closing bracket (left for the caller).
+  void end_of_item(char close) {
+    skip_space();
+    if (peek() == ',')
+      ++at_;
+    else if (peek() != close)
+      fail(std::string("expected ',' or '") + close + "'");
+  }
   void skip_space() {
     while (at_ < s_.size() && (s_[at_] == ' ' || s_[at_] == '\n' || s_[at_] == '\t' || s_[at_] == '\r')) ++at_;
   }
@@ -153,11 +157,7 @@ class HeaderParser {
       if (dims.size() > size_t(kMaxRank))
         throw file_error(file_, "the .npy array has rank over " + std::to_string(kMaxRank) + " (shape " + text +
                                     "...); surfgrad supports rank ≤ 8: reshape it before saving");
-      skip_space();
-      if (peek() == ',')
-        ++at_;
-      else if (peek() != ')')
-        fail("expected ',' or ')' in the shape");
+      end_of_item(')');
     }
     ++at_;
     return dims;

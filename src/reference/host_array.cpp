@@ -46,17 +46,6 @@ void for_each(const Shape& shape, const std::function<void(int64_t, const Shape&
   }
 }
 
-Shape broadcast(const Shape& a, const Shape& b, const char* op) {
-  size_t r = std::max(a.size(), b.size());
-  Shape out(r);
-  for (size_t i = 0; i < r; ++i) {
-    int64_t x = i < r - a.size() ? 1 : a[i - (r - a.size())];
-    int64_t y = i < r - b.size() ? 1 : b[i - (r - b.size())];
-    if (x != y && x != 1 && y != 1) throw Error(ErrorKind::Shape, std::string(op) + ": shapes do not broadcast");
-    out[i] = x == 1 ? y : x;
-  }
-  return out;
-}
 
 // Offset into an array of shape `own` for output coordinate `c` under broadcasting.
 int64_t broadcast_offset(const Shape& own, const Shape& c) {
@@ -76,7 +65,7 @@ HostArray map1(const HostArray& x, double (*f)(double)) {
 }
 
 HostArray map2(const HostArray& a, const HostArray& b, const std::function<double(double, double)>& f, const char* op) {
-  Shape shape = broadcast(a.shape(), b.shape(), op);
+  Shape shape = broadcast_shapes(a.shape(), b.shape(), op);
   std::vector<double> v(size_t(numel_of(shape)));
   for_each(shape, [&](int64_t i, const Shape& c) {
     v[size_t(i)] =
@@ -263,7 +252,7 @@ HostArray matmul(const HostArray& a_in, const HostArray& b_in) {
   int64_t M = a.shape()[size_t(a.rank() - 2)], K = a.shape().back(), N = b.shape().back();
   if (b.shape()[size_t(b.rank() - 2)] != K) throw Error(ErrorKind::Shape, "matmul: inner sizes differ");
   Shape ab(a.shape().begin(), a.shape().end() - 2), bb(b.shape().begin(), b.shape().end() - 2);
-  Shape batch = broadcast(ab, bb, "matmul");
+  Shape batch = broadcast_shapes(ab, bb, "matmul");
   Shape out_shape = batch;
   out_shape.push_back(M);
   out_shape.push_back(N);
@@ -297,7 +286,7 @@ HostArray minimum(const HostArray& a, const HostArray& b) {
   return map2(a, b, [](double x, double y) { return std::min(x, y); }, "minimum");
 }
 HostArray where(const HostArray& mask, const HostArray& a, const HostArray& b) {
-  Shape shape = broadcast(broadcast(mask.shape(), a.shape(), "where"), b.shape(), "where");
+  Shape shape = broadcast_shapes(broadcast_shapes(mask.shape(), a.shape(), "where"), b.shape(), "where");
   std::vector<double> v(size_t(numel_of(shape)));
   for_each(shape, [&](int64_t i, const Shape& c) {
     bool m = mask.values()[size_t(broadcast_offset(mask.shape(), c))] != 0;

@@ -14,7 +14,6 @@ namespace surfgrad {
 Shape contiguous_strides(const Shape& shape);
 void check_rank(const Shape& shape, const char* op);
 int normalize_axis(int axis, int rank, const char* op);
-Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op);
 // Strides of `t` viewed as `shape` under broadcasting (0 on broadcast axes).
 Shape broadcast_strides(const Tensor& t, const Shape& shape);
 void check_same_context(const Tensor& a, const Tensor& b, const char* op);

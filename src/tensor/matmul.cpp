@@ -127,28 +127,22 @@ static std::map<std::string, std::string> tiled_code(const TiledParams& p, int t
   for (int l = 0; l < b_loads; ++l) declare += "  var b_next_" + S(l) + ": " + acc + " = 0.0;\n";
   // Global → registers: consecutive threads take consecutive k of A (row-major A reads
   // coalesce) and consecutive n of B. k1 is the step being loaded.
-  for (int l = 0; l < a_loads; ++l) {
-    std::string i = "(lid + " + S(l * threads) + "u)";
-    load += "    { let i = " + i +
-            "; let r = row0 + i / BK; let k = k1 + i % BK;\n"
-            "      a_next_" +
-            S(l) +
-            " = 0.0;\n"
-            "      if (valid && i < BM * BK && r < M && k < K) { a_next_" +
-            S(l) + " = " + acc + "(a[bases.x + r * a_rs + k * a_cs]); } }\n";
-    stage += "    { let i = " + i + "; if (i < BM * BK) { a_tile[(i % BK) * BM + i / BK] = a_next_" + S(l) + "; } }\n";
-  }
-  for (int l = 0; l < b_loads; ++l) {
-    std::string i = "(lid + " + S(l * threads) + "u)";
-    load += "    { let i = " + i +
-            "; let col = col0 + i % BN; let k = k1 + i / BN;\n"
-            "      b_next_" +
-            S(l) +
-            " = 0.0;\n"
-            "      if (valid && i < BK * BN && col < N && k < K) { b_next_" +
-            S(l) + " = " + acc + "(b[bases.y + k * b_rs + col * b_cs]); } }\n";
-    stage += "    { let i = " + i + "; if (i < BK * BN) { b_tile[i] = b_next_" + S(l) + "; } }\n";
-  }
+  // Each operand's loads and stores: `pos` and `guard` in terms of i (the thread's element of the
+  // tile) and of the operand's tile extents; `read` the global element; `slot` its tile index.
+  auto stage_operand = [&](const char* name, int loads, const std::string& extent, const std::string& pos,
+                           const std::string& guard, const std::string& read, const std::string& slot) {
+    for (int l = 0; l < loads; ++l) {
+      std::string i = "(lid + " + S(l * threads) + "u)", next = std::string(name) + "_next_" + S(l);
+      load += "    { let i = " + i + "; " + pos + "\n      " + next + " = 0.0;\n      if (valid && i < " + extent +
+              " && " + guard + ") { " + next + " = " + acc + "(" + read + "); } }\n";
+      stage +=
+          "    { let i = " + i + "; if (i < " + extent + ") { " + name + "_tile[" + slot + "] = " + next + "; } }\n";
+    }
+  };
+  stage_operand("a", a_loads, "BM * BK", "let r = row0 + i / BK; let k = k1 + i % BK;", "r < M && k < K",
+                "a[bases.x + r * a_rs + k * a_cs]", "(i % BK) * BM + i / BK");
+  stage_operand("b", b_loads, "BK * BN", "let col = col0 + i % BN; let k = k1 + i / BN;", "col < N && k < K",
+                "b[bases.y + k * b_rs + col * b_cs]", "i");
   std::string shared = "var<workgroup> a_tile: array<" + acc +
                        ", BK * BM>;  // [k][m]\n"
                        "var<workgroup> b_tile: array<" +
