@@ -46,7 +46,6 @@ void for_each(const Shape& shape, const std::function<void(int64_t, const Shape&
   }
 }
 
-
 // Offset into an array of shape `own` for output coordinate `c` under broadcasting.
 int64_t broadcast_offset(const Shape& own, const Shape& c) {
   int64_t off = 0, k = 1;
