@@ -21,6 +21,12 @@ gpu::ContextPtr context_for(const std::string& adapter) {
   static auto* contexts = new std::map<std::string, gpu::ContextPtr>;
   static std::mutex mutex;
   std::lock_guard<std::mutex> lock(mutex);
+  // One context per adapter: a substring that names an adapter already in use (t.device gives
+  // its full name) gets that adapter's context, so tensors made from it can meet in one op.
+  if (!adapter.empty())
+    for (auto& [key, existing] : *contexts)
+      if (existing && !existing->device_lost() && existing->info().name.find(adapter) != std::string::npos)
+        return existing;
   auto& ctx = (*contexts)[adapter];
   if (!ctx || ctx->device_lost()) {
     gpu::ContextOptions options;

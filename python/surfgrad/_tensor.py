@@ -61,7 +61,8 @@ def _host_array(data: Any, dtype: Any = None) -> np.ndarray:
     if array.ndim > _MAX_RANK:
         raise ShapeError(f"tensor: rank {array.ndim} exceeds the maximum of {_MAX_RANK}")
     # Strided, Fortran-ordered or negative-stride views are copied into C order here.
-    return np.ascontiguousarray(array)
+    # (np.ascontiguousarray would turn a 0-d array into 1-d.)
+    return array if array.flags.c_contiguous else array.copy(order="C")
 
 
 def tensor(data: Any, dtype: Any = None, requires_grad: bool = False, device: Optional[str] = None) -> Tensor:
