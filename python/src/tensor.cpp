@@ -61,16 +61,29 @@ Var operand(nb::handle h, const Var& like) {
 bool is_number(nb::handle h) { return PyFloat_Check(h.ptr()) || (PyLong_Check(h.ptr()) && !PyBool_Check(h.ptr())); }
 
 // dim=None (all axes), an int, or a sequence of ints.
+// nb::cast failures become TypeError with the argument's name (by default nanobind would
+// raise RuntimeError: std::bad_cast).
+template <typename T>
+T cast_arg(nb::handle h, const char* what) {
+  try {
+    return nb::cast<T>(h);
+  } catch (const nb::cast_error&) {
+    throw nb::type_error((std::string(what) + ": expected ints, got " +
+                          nb::cast<std::string>(nb::str(nb::handle((PyObject*)Py_TYPE(h.ptr())).attr("__name__"))))
+                             .c_str());
+  }
+}
+
 std::vector<int> axes_of(nb::handle dim) {
   if (dim.is_none()) return {};
-  if (PyLong_Check(dim.ptr())) return {nb::cast<int>(dim)};
-  return nb::cast<std::vector<int>>(dim);
+  if (PyLong_Check(dim.ptr())) return {cast_arg<int>(dim, "dim")};
+  return cast_arg<std::vector<int>>(dim, "dim");
 }
 
 // shape as f(2, 3) or f((2, 3)) or f([2, 3]).
 Shape shape_from_args(const nb::args& args) {
-  if (args.size() == 1 && !PyLong_Check(args[0].ptr())) return nb::cast<Shape>(args[0]);
-  return nb::cast<Shape>(args);
+  if (args.size() == 1 && !PyLong_Check(args[0].ptr())) return cast_arg<Shape>(args[0], "shape");
+  return cast_arg<Shape>(args, "shape");
 }
 
 DType dtype_from_name(const std::string& name) {

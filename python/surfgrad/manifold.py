@@ -39,7 +39,8 @@ def _points(X: Any, metric: str) -> np.ndarray:
         raise ShapeError(f"fit: expected points of shape [n_samples, n_features], got {list(X.shape)}")
     if X.shape[0] < 2 or X.shape[1] < 1:
         raise ShapeError(f"fit: need at least 2 samples with at least 1 feature, got {list(X.shape)}")
-    X = np.ascontiguousarray(X, dtype=np.float32)
+    with np.errstate(over="ignore"):  # values beyond float32 become inf, reported just below
+        X = np.ascontiguousarray(X, dtype=np.float32)
     if not np.isfinite(X).all():
         bad = int(np.argwhere(~np.isfinite(X))[0, 0])
         raise ArgumentError(f"fit: sample {bad} has a NaN or infinite value (float32)")
