@@ -7,6 +7,8 @@
 #include <nanobind/stl/string.h>
 
 #include <chrono>
+#include <map>
+#include <mutex>
 #include <optional>
 
 #include "bindings.hpp"
@@ -20,6 +22,21 @@ namespace {
 // Raised inside the progress callback to unwind the C++ pipeline when Python asked to stop
 // (KeyboardInterrupt, an exception in the callback); the Python error is restored afterwards.
 struct Interrupted {};
+
+// The map pipeline's own context per adapter, and the lock that keeps it to one fit at a time.
+std::pair<gpu::ContextPtr, std::unique_lock<std::mutex>> map_context_for(const std::string& adapter) {
+  static auto* contexts = new std::map<std::string, gpu::ContextPtr>;  // never destroyed: see context_for
+  static auto* mutex = new std::mutex;
+  std::unique_lock<std::mutex> lock(*mutex);
+  auto& ctx = (*contexts)[adapter];
+  if (!ctx || ctx->device_lost()) {
+    gpu::ContextOptions options;
+    options.adapter = adapter;
+    options.quiet = true;  // the tensors' context already said it runs on the CPU
+    ctx = gpu::Context::create(options);
+  }
+  return {ctx, std::move(lock)};
+}
 
 template <typename T>
 T option(const nb::dict& options, const char* key, T fallback) {
@@ -75,7 +92,10 @@ void bind_maps(nb::module_& m) {
             nb::gil_scoped_acquire gil;
             phases.append(nb::make_tuple(name, s));
           };
-          auto ctx = context_for(adapter);
+          // The pipeline has a context of its own (a second device on the same adapter), held
+          // under a lock: it runs without the GIL, and other Python threads may meanwhile use
+          // the tensors' context, which is not meant for use from two threads at once.
+          auto [ctx, lock] = map_context_for(adapter);
           // Row blocks: one tensor may not exceed a binding (128 MiB on lavapipe).
           PointBlocks x;
           uint64_t block_bytes = ctx->limits().max_storage_buffer_binding_size / 4;
@@ -121,6 +141,10 @@ void bind_maps(nb::module_& m) {
                                         : umap(features, umap_options, report, &nn);
             y.to_host(result);
             phase("optimisation");
+            nn = {};
+            features = Tensor();
+            y = Tensor();
+            ctx->trim_pool();  // hand the map's buffers back to the device between fits
           } catch (const Interrupted&) {
             interrupted = true;
           }
