@@ -84,3 +84,20 @@ def test_exception_in_progress_propagates(data, monkeypatch):
     monkeypatch.setattr(core, "map_points", failing)
     with pytest.raises(KeyError, match="stop here"):
         sg.TSNE(perplexity=10, max_iter=100, random_state=0).fit(X)
+
+
+def test_fit_in_a_thread_while_tensors_are_used(data):
+    # The fit runs without the GIL on its own context; tensor work in the main thread meanwhile
+    # must neither crash nor disturb it.
+    import threading
+
+    X, labels = data
+    result = {}
+    thread = threading.Thread(target=lambda: result.setdefault(
+        "Y", sg.TSNE(perplexity=10, max_iter=200, random_state=4).fit_transform(X)))
+    thread.start()
+    a = sg.tensor(np.arange(12, dtype=np.float32).reshape(3, 4))
+    for _ in range(50):
+        np.testing.assert_array_equal((a * 2).sum(dim=0).numpy(), np.arange(12).reshape(3, 4).sum(0) * 2)
+    thread.join()
+    np.testing.assert_array_equal(result["Y"], sg.TSNE(perplexity=10, max_iter=200, random_state=4).fit_transform(X))
