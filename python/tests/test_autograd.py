@@ -1,5 +1,7 @@
 """Gradients from Python against float64 central finite differences of the same function."""
 
+import zlib
+
 import numpy as np
 import pytest
 
@@ -46,7 +48,9 @@ CASES = {
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_gradients_match_finite_differences(name):
     sg_fn, np_fn, shapes = CASES[name]
-    rng = np.random.default_rng(abs(hash(name)) % 2**32)
+    # A fixed seed per case (str hashes change per process); max's finite differences need its
+    # row maxima apart by more than the step, which these seeds give.
+    rng = np.random.default_rng(zlib.crc32(name.encode()))
     # Away from relu's kink at 0 so the finite differences are smooth there.
     arrays = [(rng.uniform(0.2, 1.5, s) * rng.choice([-1, 1], s)).astype(np.float32) for s in shapes]
     check(sg_fn, np_fn, *arrays)
