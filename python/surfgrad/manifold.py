@@ -5,7 +5,8 @@
 
 Both run the pipeline of ``surfgrad map``: PCA to 50 components past 20,000 points (where the
 neighbours become approximate), the neighbours, then the layout. ``timings_`` holds the
-seconds of each phase.
+seconds of each phase (upload, pca, knn, recall, affinities or memberships, optimise, total),
+``knn_recall_`` the sampled recall of approximate neighbours (None where they are exact).
 """
 
 from __future__ import annotations
@@ -98,12 +99,15 @@ class _MapEstimator(BaseEstimator):
                     bar.update(iteration - bar.n)
 
         try:
-            phases = _core.map_points(points, out, self._method, options, _adapter(self.device), progress)
+            report = _core.map_points(points, out, self._method, options, _adapter(self.device), progress)
         finally:
             if bar is not None:
                 bar.close()
-        self.timings_ = {name: seconds for name, seconds in phases}
-        self.timings_["total"] = sum(seconds for _, seconds in phases)
+        self.timings_ = {name: seconds for name, seconds in report["phases"]}
+        self.timings_["total"] = sum(seconds for _, seconds in report["phases"])
+        # Sampled recall@k of the approximate neighbours (past 20,000 samples); None where exact.
+        self.knn_recall_ = report["knn_recall"] if report["knn_recall"] >= 0 else None
+        self.n_neighbors_ = report["k"]
         if self.verbose:
             print(", ".join(f"{k} {v:.2f} s" for k, v in self.timings_.items()))
         self.embedding_ = out
