@@ -102,3 +102,20 @@ def test_fit_in_a_thread_while_tensors_are_used(data):
         np.testing.assert_array_equal((a * 2).sum(dim=0).numpy(), np.arange(12).reshape(3, 4).sum(0) * 2)
     thread.join()
     np.testing.assert_array_equal(result["Y"], sg.TSNE(perplexity=10, max_iter=200, random_state=4).fit_transform(X))
+
+
+def test_ctrl_c_stops_a_fit(data):
+    # KeyboardInterrupt (Ctrl-C in a terminal or a notebook's interrupt) reaches the running fit
+    # at its next progress step, and the fit ends with it.
+    import _thread
+    import threading
+    import time
+
+    X, _ = data
+    threading.Timer(0.3, _thread.interrupt_main).start()
+    start = time.perf_counter()
+    with pytest.raises(KeyboardInterrupt):
+        sg.TSNE(perplexity=10, max_iter=20000, random_state=0).fit(X)
+    assert time.perf_counter() - start < 10
+    # The pipeline's context is usable afterwards.
+    assert sg.TSNE(perplexity=10, max_iter=60, random_state=0).fit_transform(X).shape == (X.shape[0], 2)
