@@ -4,6 +4,8 @@
 // blocks, PCA to 50 components past kExactKnnLimit points, the neighbours, then t-SNE or UMAP.
 // Both report the same phase keys to Python, so nothing in Python changes between them; once
 // the pipeline call is on every branch, the second `run` below is deleted.
+#include "surfgrad/maps.hpp"
+
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
@@ -17,7 +19,6 @@
 #include <vector>
 
 #include "bindings.hpp"
-#include "surfgrad/maps.hpp"
 #if __has_include("surfgrad/map_pipeline.hpp")
 #include "surfgrad/map_pipeline.hpp"
 #define SURFGRAD_HAS_MAP_PIPELINE 1
@@ -149,8 +150,8 @@ std::string phase_key(const std::string& name) {
   return name;
 }
 
-Outcome run(const gpu::ContextPtr& ctx, const float* host, int64_t n, int64_t d, const Job& job,
-            ProgressBridge& bridge, float* out) {
+Outcome run(const gpu::ContextPtr& ctx, const float* host, int64_t n, int64_t d, const Job& job, ProgressBridge& bridge,
+            float* out) {
   Outcome o;
   Clock clock;
   PointBlocks x = upload(ctx, host, n, d);
@@ -178,8 +179,8 @@ Outcome run(const gpu::ContextPtr& ctx, const float* host, int64_t n, int64_t d,
 }
 #else
 // What src/cli/map.cpp ran, until the pipeline call is merged.
-Outcome run(const gpu::ContextPtr& ctx, const float* host, int64_t n, int64_t d, const Job& job,
-            ProgressBridge& bridge, float* out) {
+Outcome run(const gpu::ContextPtr& ctx, const float* host, int64_t n, int64_t d, const Job& job, ProgressBridge& bridge,
+            float* out) {
   Outcome o;
   Clock clock;
   PointBlocks x = upload(ctx, host, n, d);

@@ -144,6 +144,5 @@ NB_MODULE(_core, m) {
         return d;
       },
       nb::arg("adapter") = "");
-  m.def(
-      "sync", [](const std::string& adapter) { context_for(adapter)->sync(); }, nb::arg("adapter") = "");
+  m.def("sync", [](const std::string& adapter) { context_for(adapter)->sync(); }, nb::arg("adapter") = "");
 }

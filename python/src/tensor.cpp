@@ -39,8 +39,8 @@ Shape shape_of(const HostArray& a) {
 Var from_array(const gpu::ContextPtr& ctx, const HostArray& a, bool requires_grad) {
   Shape shape = shape_of(a);
   if (int(shape.size()) > kMaxRank)
-    throw Error(ErrorKind::Shape, "tensor: rank " + std::to_string(shape.size()) + " exceeds the maximum of " +
-                                      std::to_string(kMaxRank));
+    throw Error(ErrorKind::Shape,
+                "tensor: rank " + std::to_string(shape.size()) + " exceeds the maximum of " + std::to_string(kMaxRank));
   return Var(Tensor::from_host(ctx, a.data(), shape, dtype_of(a)), requires_grad);
 }
 
@@ -166,8 +166,10 @@ void bind_tensor(nb::module_& m) {
       .def(
           "backward",
           [](const Var& v, std::optional<Var> gradient, bool retain_graph) {
-            if (gradient) v.backward(gradient->value(), retain_graph);
-            else v.backward(retain_graph);
+            if (gradient)
+              v.backward(gradient->value(), retain_graph);
+            else
+              v.backward(retain_graph);
           },
           nb::arg("gradient").none() = nb::none(), nb::arg("retain_graph") = false)
       .def("detach", &Var::detach)
@@ -204,19 +206,18 @@ void bind_tensor(nb::module_& m) {
 #define SURFGRAD_UNARY(name) cls.def(#name, &Var::name);
 #include "surfgrad/unary_ops.inc"
 #undef SURFGRAD_UNARY
-  cls.def("__neg__", [](const Var& v) { return -v; })
-      .def("__abs__", [](const Var& v) { return v.abs(); });
+  cls.def("__neg__", [](const Var& v) { return -v; }).def("__abs__", [](const Var& v) { return v.abs(); });
 
   // Binary operators: numbers stay scalars (no tensor is made for them), anything else becomes
   // a tensor on this one's device.
-#define BINARY(py, py_r, fn)                                                                     \
-  cls.def(py, [](const Var& a, nb::handle b) {                                                   \
-    if (is_number(b)) return fn(a, Var(scalar_like(a.value(), nb::cast<double>(b))));             \
-    return fn(a, operand(b, a));                                                                 \
-  });                                                                                            \
-  cls.def(py_r, [](const Var& a, nb::handle b) {                                                 \
-    if (is_number(b)) return fn(Var(scalar_like(a.value(), nb::cast<double>(b))), a);             \
-    return fn(operand(b, a), a);                                                                 \
+#define BINARY(py, py_r, fn)                                                          \
+  cls.def(py, [](const Var& a, nb::handle b) {                                        \
+    if (is_number(b)) return fn(a, Var(scalar_like(a.value(), nb::cast<double>(b)))); \
+    return fn(a, operand(b, a));                                                      \
+  });                                                                                 \
+  cls.def(py_r, [](const Var& a, nb::handle b) {                                      \
+    if (is_number(b)) return fn(Var(scalar_like(a.value(), nb::cast<double>(b))), a); \
+    return fn(operand(b, a), a);                                                      \
   });
   BINARY("__add__", "__radd__", add)
   BINARY("__sub__", "__rsub__", sub)
@@ -245,10 +246,10 @@ void bind_tensor(nb::module_& m) {
   cls.def("div", [](const Var& a, const Var& b) { return a / b; });
 
   // Comparisons give uint32 masks (1 where true) and are not differentiable.
-#define COMPARE(py, fn)                                                                          \
-  cls.def(py, [](const Var& a, nb::handle b) {                                                   \
+#define COMPARE(py, fn)                                                                                \
+  cls.def(py, [](const Var& a, nb::handle b) {                                                         \
     Tensor other = is_number(b) ? scalar_like(a.value(), nb::cast<double>(b)) : operand(b, a).value(); \
-    return Var(fn(a.value(), other));                                                            \
+    return Var(fn(a.value(), other));                                                                  \
   });
   COMPARE("eq", eq)
   COMPARE("ne", ne)
@@ -265,12 +266,18 @@ void bind_tensor(nb::module_& m) {
   // ---- reductions ----
   auto dim_arg = nb::arg("dim").none() = nb::none();
   auto keep_arg = nb::arg("keepdim") = false;
-  cls.def("sum", [](const Var& v, nb::handle dim, bool keep) { return v.sum(axes_of(dim), keep); }, dim_arg, keep_arg)
-      .def("mean", [](const Var& v, nb::handle dim, bool keep) { return v.mean(axes_of(dim), keep); }, dim_arg, keep_arg)
-      .def("max", [](const Var& v, nb::handle dim, bool keep) { return v.max(axes_of(dim), keep); }, dim_arg, keep_arg)
-      .def("min", [](const Var& v, nb::handle dim, bool keep) { return v.min(axes_of(dim), keep); }, dim_arg, keep_arg)
-      .def("amax", [](const Var& v, nb::handle dim, bool keep) { return v.max(axes_of(dim), keep); }, dim_arg, keep_arg)
-      .def("amin", [](const Var& v, nb::handle dim, bool keep) { return v.min(axes_of(dim), keep); }, dim_arg, keep_arg)
+  cls.def(
+         "sum", [](const Var& v, nb::handle dim, bool keep) { return v.sum(axes_of(dim), keep); }, dim_arg, keep_arg)
+      .def(
+          "mean", [](const Var& v, nb::handle dim, bool keep) { return v.mean(axes_of(dim), keep); }, dim_arg, keep_arg)
+      .def(
+          "max", [](const Var& v, nb::handle dim, bool keep) { return v.max(axes_of(dim), keep); }, dim_arg, keep_arg)
+      .def(
+          "min", [](const Var& v, nb::handle dim, bool keep) { return v.min(axes_of(dim), keep); }, dim_arg, keep_arg)
+      .def(
+          "amax", [](const Var& v, nb::handle dim, bool keep) { return v.max(axes_of(dim), keep); }, dim_arg, keep_arg)
+      .def(
+          "amin", [](const Var& v, nb::handle dim, bool keep) { return v.min(axes_of(dim), keep); }, dim_arg, keep_arg)
       .def(
           "logsumexp", [](const Var& v, nb::handle dim, bool keep) { return v.logsumexp(axes_of(dim), keep); },
           nb::arg("dim"), keep_arg)
@@ -285,8 +292,9 @@ void bind_tensor(nb::module_& m) {
 
   // ---- functions over several tensors ----
   m.def("where", [](const Var& mask, const Var& a, const Var& b) { return where(mask.value(), a, b); });
-  m.def("cat", [](const std::vector<Var>& vars, int dim) { return concat(vars, dim); }, nb::arg("tensors"),
-        nb::arg("dim") = 0);
+  m.def(
+      "cat", [](const std::vector<Var>& vars, int dim) { return concat(vars, dim); }, nb::arg("tensors"),
+      nb::arg("dim") = 0);
   m.def("gather", [](const Var& x, int dim, const Var& index) { return gather(x, dim, index.value()); });
   m.def("index_select", [](const Var& x, int dim, const Var& index) { return index_select(x, dim, index.value()); });
 

@@ -28,9 +28,9 @@ void bind_training(nb::module_& m) {
       .def("step", &optim::Optimizer::step)
       .def("zero_grad", &optim::Optimizer::zero_grad)
       .def_prop_rw("lr", &optim::Optimizer::lr, &optim::Optimizer::set_lr);
-  nb::class_<optim::SGD, optim::Optimizer>(m, "SGD")
-      .def(nb::init<std::vector<Var>, double, double, double, bool>(), nb::arg("params"), nb::arg("lr"),
-           nb::arg("momentum") = 0.0, nb::arg("weight_decay") = 0.0, nb::arg("nesterov") = false);
+  nb::class_<optim::SGD, optim::Optimizer>(m, "SGD").def(nb::init<std::vector<Var>, double, double, double, bool>(),
+                                                         nb::arg("params"), nb::arg("lr"), nb::arg("momentum") = 0.0,
+                                                         nb::arg("weight_decay") = 0.0, nb::arg("nesterov") = false);
   nb::class_<optim::Adam, optim::Optimizer>(m, "Adam")
       .def(nb::init<std::vector<Var>, double, double, double, double, double, bool>(), nb::arg("params"),
            nb::arg("lr") = 1e-3, nb::arg("beta1") = 0.9, nb::arg("beta2") = 0.999, nb::arg("eps") = 1e-8,
