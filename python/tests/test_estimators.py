@@ -104,18 +104,26 @@ def test_fit_in_a_thread_while_tensors_are_used(data):
     np.testing.assert_array_equal(result["Y"], sg.TSNE(perplexity=10, max_iter=200, random_state=4).fit_transform(X))
 
 
-def test_ctrl_c_stops_a_fit(data):
+def test_ctrl_c_stops_a_fit(data, monkeypatch):
     # KeyboardInterrupt (Ctrl-C in a terminal or a notebook's interrupt) reaches the running fit
-    # at its next progress step, and the fit ends with it.
+    # at its next progress step, and the fit ends with it. The interrupt is raised from the
+    # first progress step (deterministic; a timer thread races with the fit's start).
     import _thread
-    import threading
     import time
 
+    import surfgrad._core as core
+
     X, _ = data
-    threading.Timer(0.3, _thread.interrupt_main).start()
+    real = core.map_points
+
+    def interrupted(points, out, method, options, adapter, progress):
+        return real(points, out, method, options, adapter, lambda i, total: _thread.interrupt_main())
+
+    monkeypatch.setattr(core, "map_points", interrupted)
     start = time.perf_counter()
     with pytest.raises(KeyboardInterrupt):
         sg.TSNE(perplexity=10, max_iter=20000, random_state=0).fit(X)
     assert time.perf_counter() - start < 10
+    monkeypatch.undo()
     # The pipeline's context is usable afterwards.
     assert sg.TSNE(perplexity=10, max_iter=60, random_state=0).fit_transform(X).shape == (X.shape[0], 2)
