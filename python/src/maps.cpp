@@ -1,0 +1,259 @@
+// The map pipeline for sg.TSNE / sg.UMAP: one binding function, map_points. Where the library
+// has its pipeline call (surfgrad/map_pipeline.hpp: map_points) the binding is a thin shell over
+// it; before that call lands it runs what `surfgrad map` ran (src/cli/map.cpp): points up in row
+// blocks, PCA to 50 components past kExactKnnLimit points, the neighbours, then t-SNE or UMAP.
+// Both report the same phase keys to Python, so nothing in Python changes between them; once
+// the pipeline call is on every branch, the second `run` below is deleted.
+#include "surfgrad/maps.hpp"
+
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/string.h>
+
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "bindings.hpp"
+#if __has_include("surfgrad/map_pipeline.hpp")
+#include "surfgrad/map_pipeline.hpp"
+#define SURFGRAD_HAS_MAP_PIPELINE 1
+#endif
+
+namespace nb = nanobind;
+
+namespace surfgrad::python {
+namespace {
+
+// Unwinds the C++ pipeline when Python asked to stop (KeyboardInterrupt, an exception in the
+// progress callback); the Python error is raised again once the GIL is back.
+struct Interrupted {};
+
+// The pipeline has a context of its own per adapter (a second device on the same adapter),
+// held under a lock: it runs without the GIL while other Python threads may use the tensors'
+// context, which is not meant for use from two threads at once.
+std::pair<gpu::ContextPtr, std::unique_lock<std::mutex>> map_context_for(const std::string& adapter) {
+  static auto* contexts = new std::map<std::string, gpu::ContextPtr>;  // never destroyed: see context_for
+  static auto* mutex = new std::mutex;
+  std::unique_lock<std::mutex> lock(*mutex);
+  auto& ctx = (*contexts)[adapter];
+  if (!ctx || ctx->device_lost()) {
+    gpu::ContextOptions options;
+    options.adapter = adapter;
+    options.quiet = true;  // the notice about running on the CPU is the tensors' context's to give
+    ctx = gpu::Context::create(options);
+  }
+  return {ctx, std::move(lock)};
+}
+
+struct Job {
+  bool tsne = true;
+  TsneOptions tsne_options;
+  UmapOptions umap_options;
+  int pca_components = -1;  // -1: 50 past kExactKnnLimit points, 0: none
+  uint64_t seed = 1;
+};
+
+template <typename T>
+T option(const nb::dict& options, const char* key, T fallback) {
+  return options.contains(key) ? nb::cast<T>(options[key]) : fallback;
+}
+
+Job parse(const std::string& method, const nb::dict& options) {
+  if (method != "tsne" && method != "umap")
+    throw Error(ErrorKind::Value, "map_points: method is 'tsne' or 'umap', not '" + method + "'");
+  Job job;
+  job.tsne = method == "tsne";
+  TsneOptions& t = job.tsne_options;
+  t.perplexity = option(options, "perplexity", t.perplexity);
+  t.iterations = option(options, "iterations", t.iterations);
+  t.exaggeration = option(options, "exaggeration", t.exaggeration);
+  t.exaggeration_iterations = option(options, "exaggeration_iterations", t.exaggeration_iterations);
+  t.learning_rate = option(options, "learning_rate", t.learning_rate);
+  t.pca_init = option(options, "pca_init", t.pca_init);
+  UmapOptions& u = job.umap_options;
+  u.n_neighbors = option(options, "n_neighbors", u.n_neighbors);
+  u.min_dist = option(options, "min_dist", u.min_dist);
+  u.epochs = option(options, "epochs", u.epochs);
+  u.learning_rate = option(options, "umap_learning_rate", u.learning_rate);
+  u.negative_sample_rate = option(options, "negative_sample_rate", u.negative_sample_rate);
+  job.seed = t.seed = u.seed = option<uint64_t>(options, "seed", 1);
+  job.pca_components = option(options, "pca", -1);
+  return job;
+}
+
+// Progress from the pipeline's thread (GIL released) to Python.
+struct ProgressBridge {
+  nb::object progress;  // callable(done, total) or None
+  std::optional<nb::python_error> error;
+
+  // false: stop (Ctrl-C, or the callback raised; the error is kept).
+  bool call(int64_t done, int64_t total, bool forward) {
+    nb::gil_scoped_acquire gil;
+    if (PyErr_CheckSignals() != 0) {
+      error.emplace();
+      return false;
+    }
+    if (!forward || progress.is_none()) return true;
+    try {
+      progress(done, total);
+    } catch (nb::python_error& e) {
+      error.emplace(std::move(e));
+      return false;
+    }
+    return true;
+  }
+};
+
+struct Outcome {
+  std::vector<std::pair<std::string, double>> phases;  // keys: upload pca knn recall affinities|memberships optimise
+  double knn_recall = -1;
+  int k = 0, pca_components = 0;
+};
+
+class Clock {
+ public:
+  double lap() {
+    auto now = std::chrono::steady_clock::now();
+    double s = std::chrono::duration<double>(now - t_).count();
+    t_ = now;
+    return s;
+  }
+
+ private:
+  std::chrono::steady_clock::time_point t_ = std::chrono::steady_clock::now();
+};
+
+PointBlocks upload(const gpu::ContextPtr& ctx, const float* host, int64_t n, int64_t d) {
+  // Row blocks: one tensor may not exceed a binding (128 MiB on lavapipe).
+  PointBlocks x;
+  uint64_t block_bytes = ctx->limits().max_storage_buffer_binding_size / 4;
+  int64_t rows = std::max<int64_t>(1, int64_t(block_bytes / (uint64_t(d) * 4)));
+  for (int64_t r0 = 0; r0 < n; r0 += rows)
+    x.blocks.push_back(Tensor::from_host(ctx, host + r0 * d, {std::min(n, r0 + rows) - r0, d}, DType::f32));
+  ctx->sync();
+  return x;
+}
+
+#ifdef SURFGRAD_HAS_MAP_PIPELINE
+// The library's own pipeline call.
+std::string phase_key(const std::string& name) {
+  if (name.rfind("PCA", 0) == 0) return "pca";
+  if (name.rfind("kNN recall", 0) == 0) return "recall";
+  if (name.rfind("kNN", 0) == 0) return "knn";
+  if (name == "input checks") return "checks";
+  if (name == "optimisation") return "optimise";
+  return name;
+}
+
+Outcome run(const gpu::ContextPtr& ctx, const float* host, int64_t n, int64_t d, const Job& job, ProgressBridge& bridge,
+            float* out) {
+  Outcome o;
+  Clock clock;
+  PointBlocks x = upload(ctx, host, n, d);
+  o.phases.emplace_back("upload", clock.lap());
+  MapOptions options;
+  options.method = job.tsne ? MapMethod::Tsne : MapMethod::Umap;
+  options.tsne = job.tsne_options;
+  options.umap = job.umap_options;
+  options.pca_components = job.pca_components;
+  options.seed = job.seed;
+  try {
+    MapResult r = map_points(std::move(x), options, [&](const MapProgressEvent& e) {
+      return bridge.call(e.done, e.total, e.phase == "optimise");
+    });
+    r.embedding.to_host(out);
+    for (const auto& p : r.phases) o.phases.emplace_back(phase_key(p.name), p.seconds);
+    o.knn_recall = r.knn_recall;
+    o.k = r.k;
+    o.pca_components = r.pca_components;
+  } catch (const Error&) {
+    if (bridge.error) throw Interrupted{};  // the pipeline's Cancelled, because Python said stop
+    throw;
+  }
+  return o;
+}
+#else
+// What src/cli/map.cpp ran, until the pipeline call is merged.
+Outcome run(const gpu::ContextPtr& ctx, const float* host, int64_t n, int64_t d, const Job& job, ProgressBridge& bridge,
+            float* out) {
+  Outcome o;
+  Clock clock;
+  PointBlocks x = upload(ctx, host, n, d);
+  o.phases.emplace_back("upload", clock.lap());
+  int pca_dims = job.pca_components < 0 ? (n > kExactKnnLimit ? 50 : 0) : job.pca_components;
+  Tensor features;
+  if (pca_dims > 0 && d > pca_dims) {  // neighbours on the leading components, as is usual
+    features = pca(x, pca_dims, job.seed).scores;
+    ctx->sync();
+    o.phases.emplace_back("pca", clock.lap());
+    o.pca_components = pca_dims;
+  } else {
+    features = x.single();
+  }
+  x.blocks.clear();
+  o.k = job.tsne ? tsne_neighbours(job.tsne_options.perplexity, n) : job.umap_options.n_neighbors;
+  if (o.k < 1 || o.k >= n)
+    throw Error(ErrorKind::Value, "map_points: " + std::to_string(o.k) + " neighbours for " + std::to_string(n) +
+                                      " points (lower perplexity / n_neighbors)");
+  KnnResult nn = nearest_neighbours(features, o.k, job.seed);
+  ctx->sync();
+  o.phases.emplace_back("knn", clock.lap());
+  MapProgress report = [&](int iteration, int total) {
+    if (iteration == 0) o.phases.emplace_back(job.tsne ? "affinities" : "memberships", clock.lap());
+    if (!bridge.call(iteration, total, true)) throw Interrupted{};
+  };
+  Tensor y = job.tsne ? tsne(features, job.tsne_options, report, &nn) : umap(features, job.umap_options, report, &nn);
+  y.to_host(out);
+  o.phases.emplace_back("optimise", clock.lap());
+  return o;
+}
+#endif
+
+}  // namespace
+
+void bind_maps(nb::module_& m) {
+  m.def(
+      "map_points",
+      [](nb::ndarray<const float, nb::ndim<2>, nb::c_contig, nb::device::cpu> points,
+         nb::ndarray<float, nb::ndim<2>, nb::c_contig, nb::device::cpu> out, const std::string& method,
+         const nb::dict& options, const std::string& adapter, nb::object progress) {
+        const int64_t n = int64_t(points.shape(0)), d = int64_t(points.shape(1));
+        if (n < 2 || d < 1) throw Error(ErrorKind::Shape, "map_points: need at least 2 points of at least 1 dimension");
+        if (int64_t(out.shape(0)) != n || out.shape(1) != 2)
+          throw Error(ErrorKind::Shape, "map_points: the output must be [" + std::to_string(n) + ", 2]");
+        Job job = parse(method, options);
+        ProgressBridge bridge{std::move(progress), std::nullopt};
+        Outcome outcome;
+        bool interrupted = false;
+        {
+          // The whole pipeline runs without the GIL (notebooks stay responsive, other threads
+          // run); it takes the GIL back only to report progress.
+          nb::gil_scoped_release release;
+          auto [ctx, lock] = map_context_for(adapter);
+          try {
+            outcome = run(ctx, points.data(), n, d, job, bridge, out.data());
+          } catch (const Interrupted&) {
+            interrupted = true;
+          }
+          ctx->trim_pool();  // hand the map's buffers back to the device between fits
+        }
+        if (interrupted) throw *bridge.error;
+        nb::list phases;
+        for (const auto& [name, seconds] : outcome.phases) phases.append(nb::make_tuple(name, seconds));
+        nb::dict result;
+        result["phases"] = phases;
+        result["knn_recall"] = outcome.knn_recall;
+        result["k"] = outcome.k;
+        result["pca_components"] = outcome.pca_components;
+        return result;
+      },
+      nb::arg("points"), nb::arg("out"), nb::arg("method"), nb::arg("options"), nb::arg("adapter") = "",
+      nb::arg("progress").none() = nb::none());
+}
+
+}  // namespace surfgrad::python
