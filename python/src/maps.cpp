@@ -19,10 +19,7 @@
 #include <vector>
 
 #include "bindings.hpp"
-#if __has_include("surfgrad/map_pipeline.hpp")
 #include "surfgrad/map_pipeline.hpp"
-#define SURFGRAD_HAS_MAP_PIPELINE 1
-#endif
 
 namespace nb = nanobind;
 
@@ -139,8 +136,7 @@ PointBlocks upload(const gpu::ContextPtr& ctx, const float* host, int64_t n, int
   return x;
 }
 
-#ifdef SURFGRAD_HAS_MAP_PIPELINE
-// The library's own pipeline call.
+// The library's own pipeline call: the same steps as `surfgrad map`.
 std::string phase_key(const std::string& name) {
   if (name.rfind("PCA", 0) == 0) return "pca";
   if (name.rfind("kNN recall", 0) == 0) return "recall";
@@ -177,42 +173,6 @@ Outcome run(const gpu::ContextPtr& ctx, const float* host, int64_t n, int64_t d,
   }
   return o;
 }
-#else
-// What src/cli/map.cpp ran, until the pipeline call is merged.
-Outcome run(const gpu::ContextPtr& ctx, const float* host, int64_t n, int64_t d, const Job& job, ProgressBridge& bridge,
-            float* out) {
-  Outcome o;
-  Clock clock;
-  PointBlocks x = upload(ctx, host, n, d);
-  o.phases.emplace_back("upload", clock.lap());
-  int pca_dims = job.pca_components < 0 ? (n > kExactKnnLimit ? 50 : 0) : job.pca_components;
-  Tensor features;
-  if (pca_dims > 0 && d > pca_dims) {  // neighbours on the leading components, as is usual
-    features = pca(x, pca_dims, job.seed).scores;
-    ctx->sync();
-    o.phases.emplace_back("pca", clock.lap());
-    o.pca_components = pca_dims;
-  } else {
-    features = x.single();
-  }
-  x.blocks.clear();
-  o.k = job.tsne ? tsne_neighbours(job.tsne_options.perplexity, n) : job.umap_options.n_neighbors;
-  if (o.k < 1 || o.k >= n)
-    throw Error(ErrorKind::Value, "map_points: " + std::to_string(o.k) + " neighbours for " + std::to_string(n) +
-                                      " points (lower perplexity / n_neighbors)");
-  KnnResult nn = nearest_neighbours(features, o.k, job.seed);
-  ctx->sync();
-  o.phases.emplace_back("knn", clock.lap());
-  MapProgress report = [&](int iteration, int total) {
-    if (iteration == 0) o.phases.emplace_back(job.tsne ? "affinities" : "memberships", clock.lap());
-    if (!bridge.call(iteration, total, true)) throw Interrupted{};
-  };
-  Tensor y = job.tsne ? tsne(features, job.tsne_options, report, &nn) : umap(features, job.umap_options, report, &nn);
-  y.to_host(out);
-  o.phases.emplace_back("optimise", clock.lap());
-  return o;
-}
-#endif
 
 }  // namespace
 

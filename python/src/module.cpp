@@ -41,7 +41,7 @@ namespace {
 // Python exception types, one per family of ErrorKind. Each also derives from surfgrad.Error
 // so that `except sg.Error` catches everything the library raises.
 struct ExceptionTypes {
-  PyObject *base, *shape, *dtype, *value, *index, *memory, *io, *device_lost, *runtime;
+  PyObject *base, *shape, *dtype, *value, *index, *memory, *io, *device_lost, *cancelled, *runtime;
 };
 ExceptionTypes types;
 
@@ -64,6 +64,7 @@ PyObject* exception_for(ErrorKind kind) {
     case ErrorKind::OutOfMemory: return types.memory;
     case ErrorKind::IO: return types.io;
     case ErrorKind::DeviceLost: return types.device_lost;
+    case ErrorKind::Cancelled: return types.cancelled;
     default: return types.runtime;  // limits, unsupported features, shader compilation, device
   }
 }
@@ -80,6 +81,8 @@ void bind_errors(nb::module_& m) {
   types.io = new_exception(m, "FileError", PyExc_OSError, "Reading or writing a file, or its format.");
   types.device_lost =
       new_exception(m, "DeviceLost", PyExc_RuntimeError, "The GPU device is gone; create tensors anew.");
+  types.cancelled = new_exception(m, "Cancelled", PyExc_RuntimeError,
+                                  "A long computation stopped because its progress callback asked it to.");
   types.runtime = new_exception(m, "DeviceError", PyExc_RuntimeError,
                                 "Adapter limits, missing features, shader compilation, other device errors.");
   nb::register_exception_translator([](const std::exception_ptr& p, void*) {

@@ -8,7 +8,7 @@
 
 Every surfgrad error derives from :class:`surfgrad.Error` and from the matching builtin
 (ShapeError, DTypeError, ArgumentError, IndexOutOfRange: ValueError; OutOfMemoryError:
-MemoryError; FileError: OSError; DeviceLost, DeviceError: RuntimeError).
+MemoryError; FileError: OSError; DeviceLost, Cancelled, DeviceError: RuntimeError).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from typing import Any, Dict, Iterator, Optional
 from . import _core
 from ._core import (
     ArgumentError,
+    Cancelled,
     DeviceError,
     DeviceLost,
     DTypeError,
@@ -102,7 +103,7 @@ def plot(Y: Any, labels: Any = None, ax: Any = None, s: float = 2.0, **kwargs: A
 
 
 __all__ = [
-    "ArgumentError", "DTypeError", "DeviceError", "DeviceLost", "Error", "FileError", "IndexOutOfRange",
+    "ArgumentError", "Cancelled", "DTypeError", "DeviceError", "DeviceLost", "Error", "FileError", "IndexOutOfRange",
     "OutOfMemoryError", "ShapeError", "TSNE", "Tensor", "UMAP", "arange", "cat", "device", "from_dlpack",
     "from_numpy", "full", "gather", "index_select", "is_grad_enabled", "matmul", "maximum", "minimum", "nn",
     "no_grad", "ones", "optim", "plot", "rand", "randn", "set_device", "synchronize", "tensor", "where", "zeros",
