@@ -10,18 +10,6 @@ using namespace surfgrad;
 
 namespace {
 
-template <typename F>
-void expect_error(ErrorKind kind, F&& f, std::vector<std::string> needles, const std::string& what) {
-  try {
-    f();
-    ADD_FAILURE() << what << ": no error";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), kind) << what << ": " << e.what();
-    for (const auto& n : needles)
-      EXPECT_NE(std::string(e.what()).find(n), std::string::npos) << what << ": '" << n << "' not in: " << e.what();
-  }
-}
-
 // out[i] = a[i] + 2·b[i], i < n.
 const char* kAxpy = R"(
 @group(0) @binding(0) var<storage, read_write> out: array<f32>;

@@ -193,4 +193,18 @@ inline std::vector<DType> float_dtypes() {
 
 #define SG_SEEDED(seed) SCOPED_TRACE("seed " + std::to_string(seed))
 
+// `f` must throw surfgrad::Error of `kind` whose message contains every one of `needles`
+// (`what` names the case in failure messages).
+template <typename F>
+void expect_error(surfgrad::ErrorKind kind, F&& f, const std::vector<std::string>& needles, const std::string& what) {
+  try {
+    f();
+    ADD_FAILURE() << what << ": no error";
+  } catch (const surfgrad::Error& e) {
+    EXPECT_EQ(e.kind(), kind) << what << ": " << e.what();
+    for (const auto& n : needles)
+      EXPECT_NE(std::string(e.what()).find(n), std::string::npos) << what << ": '" << n << "' not in: " << e.what();
+  }
+}
+
 }  // namespace sgtest
