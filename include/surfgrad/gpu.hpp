@@ -30,6 +30,11 @@ struct ContextOptions {
   std::string adapter;              // substring of the adapter name; env SURFGRAD_ADAPTER
   bool quiet = false;               // suppress the one-line CPU fallback notice
   bool request_f16 = true;          // request shader-f16 where the adapter has it
+  // Request wgpu-native's experimental native feature CooperativeMatrix (tensor cores through
+  // naga's `enable wgpu_cooperative_matrix;`) where the adapter offers it. Opt-in (or env
+  // SURFGRAD_COOPERATIVE_MATRIX=1): wgpu.h marks it experimental, and wgpu-native 29 has no
+  // query for the shapes and types a device supports, so kernels must find out by trying.
+  bool request_cooperative_matrix = false;
   // Kernels marked validated (every access guarded by its own bounds, tested on fuzzed shapes:
   // the matmul family) are compiled without naga's runtime bounds checks, through
   // wgpu-native's CreateShaderModuleTrusted — 11% faster matmul on an H200. false (or env
@@ -52,6 +57,8 @@ struct Features {
   bool shader_f16 = false;
   bool subgroups = false;
   bool timestamp_query = false;
+  bool cooperative_matrix = false;            // the device was created with it (requested and offered)
+  bool cooperative_matrix_offered = false;    // the adapter offers it (whether requested or not)
   uint32_t subgroup_min_size = 0, subgroup_max_size = 0;  // measured by a kernel where not reported
   std::vector<std::string> adapter_features;              // everything the adapter reports, by name
   std::vector<std::string> device_features;               // what the device was created with
@@ -142,7 +149,9 @@ class Context : public std::enable_shared_from_this<Context> {
 
   // WGSL preamble for this implementation and the features a kernel needs. Kernels are written
   // in standard WGSL; the preamble holds the `enable` lines each implementation wants.
-  std::string wgsl_preamble(bool f16, bool subgroups = false) const;
+  // cooperative_matrix adds `enable wgpu_cooperative_matrix;` (throws Unsupported where the
+  // device was not created with the feature).
+  std::string wgsl_preamble(bool f16, bool subgroups = false, bool cooperative_matrix = false) const;
   // validated: the caller vouches that every memory access of the kernel is in bounds by its
   // own guards (see ContextOptions::trust_validated_kernels).
   Kernel kernel(const std::string& wgsl, const std::string& entry = "main", bool validated = false);

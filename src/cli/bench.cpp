@@ -264,6 +264,7 @@ void add_bench_commands(CLI::App& app, CommandFn& chosen) {
     chosen = [a](const gpu::ContextPtr& ctx) { return bench_train(ctx, a->steps, a->long_steps, a->json_path); };
   });
   add_bench_matmul_command(*bench, chosen);
+  add_bench_coop_command(*bench, chosen);
 }
 
 }  // namespace surfgrad::cli

@@ -19,6 +19,7 @@ void add_demo_commands(CLI::App& app, CommandFn& chosen);   // demo [moons|mnist
 void add_bench_commands(CLI::App& app, CommandFn& chosen);  // bench elementwise|dispatch|train|matmul
 void add_tune_command(CLI::App& app, CommandFn& chosen);    // tune
 void add_bench_matmul_command(CLI::App& bench, CommandFn& chosen);
+void add_bench_coop_command(CLI::App& bench, CommandFn& chosen);  // bench coop (probe)
 
 // The job of `surfgrad` without a command: the moons demo with its defaults.
 CommandFn default_job();

@@ -35,7 +35,9 @@ int cmd_info(const gpu::ContextPtr& ctx) {
   std::printf("subgroups        %s (sizes %u-%u)\n", f.subgroups ? "yes" : "no", f.subgroup_min_size,
               f.subgroup_max_size);
   std::printf("timestamp-query  %s\n", f.timestamp_query ? "yes" : "no");
-  std::printf("subgroup-matrix  no (not offered by wgpu-native's C API)\n");
+  std::printf("coop-matrix      %s\n", f.cooperative_matrix           ? "yes (native:cooperative-matrix requested)"
+                                      : f.cooperative_matrix_offered ? "offered, not requested (SURFGRAD_COOPERATIVE_MATRIX=1)"
+                                                                     : "no");
   std::printf("adapter features");
   for (auto& s : f.adapter_features) std::printf(" %s", s.c_str());
   std::printf(

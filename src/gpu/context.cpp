@@ -55,6 +55,7 @@ std::string feature_name(WGPUFeatureName f) {
     case WGPUNativeFeature_PipelineStatisticsQuery: return "native:pipeline-statistics-query";
     case WGPUNativeFeature_Immediates: return "native:immediates";
     case WGPUNativeFeature_ShaderI16: return "native:shader-i16";
+    case WGPUNativeFeature_CooperativeMatrix: return "native:cooperative-matrix";
     default: {
       char buf[32];
       std::snprintf(buf, sizeof buf, "0x%08x", static_cast<uint32_t>(f));
@@ -218,6 +219,11 @@ std::shared_ptr<Context> Context::create(const ContextOptions& options_in) {
                      uint32_t(WGPUFeatureName_TimestampQuery)})
     if (has(f)) required.push_back(static_cast<WGPUFeatureName>(f));
   if (options.request_f16 && has(WGPUFeatureName_ShaderF16)) required.push_back(WGPUFeatureName_ShaderF16);
+  if (const char* env = std::getenv("SURFGRAD_COOPERATIVE_MATRIX"); env && *env)
+    options.request_cooperative_matrix = std::string(env) != "0";
+  impl->features.cooperative_matrix_offered = has(WGPUNativeFeature_CooperativeMatrix);
+  if (options.request_cooperative_matrix && impl->features.cooperative_matrix_offered)
+    required.push_back(static_cast<WGPUFeatureName>(WGPUNativeFeature_CooperativeMatrix));
 
   // Request the adapter's full limits: WebGPU's defaults (128 MiB bindings) are far below what
   // GPUs allow.
@@ -266,6 +272,7 @@ std::shared_ptr<Context> Context::create(const ContextOptions& options_in) {
     if (f == WGPUFeatureName_Subgroups || uint32_t(f) == uint32_t(WGPUNativeFeature_Subgroup))
       impl->features.subgroups = true;
     if (f == WGPUFeatureName_TimestampQuery) impl->features.timestamp_query = true;
+    if (uint32_t(f) == uint32_t(WGPUNativeFeature_CooperativeMatrix)) impl->features.cooperative_matrix = true;
   }
   WGPULimits dl = WGPU_LIMITS_INIT;
   wgpuDeviceGetLimits(impl->device, &dl);
@@ -316,17 +323,25 @@ const Features& Context::features() const { return impl_->features; }
 const Limits& Context::limits() const { return impl_->limits; }
 uint32_t Context::max_workgroups_per_dimension() const { return impl_->max_groups_per_dim; }
 
-std::string Context::wgsl_preamble(bool f16, bool subgroups) const {
+std::string Context::wgsl_preamble(bool f16, bool subgroups, bool cooperative_matrix) const {
   if (f16 && !impl_->features.shader_f16)
     throw Error(ErrorKind::Unsupported, "this adapter (" + impl_->info.name +
                                             ") has no shader-f16; use f32 tensors (cast with .cast(DType::f32))");
   if (subgroups && !impl_->features.subgroups)
     throw Error(ErrorKind::Unsupported, "this adapter (" + impl_->info.name + ") has no subgroups");
+  if (cooperative_matrix && !impl_->features.cooperative_matrix)
+    throw Error(ErrorKind::Unsupported,
+                "this device (" + impl_->info.name + ") was created without cooperative matrices" +
+                    (impl_->features.cooperative_matrix_offered
+                         ? std::string(" (the adapter offers them: set ContextOptions::request_cooperative_matrix "
+                                       "or SURFGRAD_COOPERATIVE_MATRIX=1)")
+                         : std::string(" (the adapter does not offer wgpu-native's CooperativeMatrix feature)")));
   // WGSL dialects: standard WGSL (Dawn, browsers) needs `enable subgroups;`; naga, the WGSL
   // compiler of wgpu-native 29, rejects that directive and enables subgroup builtins through
   // the device feature alone.
   std::string s;
   if (f16) s += "enable f16;\n";
+  if (cooperative_matrix) s += "enable wgpu_cooperative_matrix;\n";
   (void)subgroups;
   return s;
 }
