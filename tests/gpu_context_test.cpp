@@ -53,6 +53,25 @@ TEST(GpuContext, F16RefusedWithoutFeature) {
   EXPECT_EQ(ok.to_vector<float>()[3], 1.0f);
 }
 
+// Asking for cooperative matrices never costs the context: where the adapter lacks the feature
+// (lavapipe) or wgpu-native refuses it (29.0.1.1 on an H100: "experimental features are not
+// enabled"), the device is created without it, and a kernel that wants it gets Unsupported.
+TEST(GpuContext, CooperativeMatrixRequestNeverBreaksTheContext) {
+  auto coop = gpu::Context::create({.quiet = true, .request_cooperative_matrix = true});
+  const auto& f = coop->features();
+  EXPECT_TRUE(f.cooperative_matrix_offered || !f.cooperative_matrix);
+  EXPECT_TRUE(f.cooperative_matrix || !f.cooperative_matrix_refusal.empty() || !f.cooperative_matrix_offered);
+  if (f.cooperative_matrix) {
+    EXPECT_NE(coop->wgsl_preamble(false, false, true).find("enable wgpu_cooperative_matrix;"), std::string::npos);
+  } else {
+    sgtest::expect_error(
+        ErrorKind::Unsupported, [&] { coop->wgsl_preamble(false, false, true); }, {"cooperative matrices"},
+        "preamble without the feature");
+  }
+  Tensor ok = Tensor::ones(coop, {4});
+  EXPECT_EQ(ok.to_vector<float>()[3], 1.0f);
+}
+
 TEST(GpuContext, KernelsAreCachedByContent) {
   Tensor a = Tensor::ones(ctx(), {10});
   (void)(a + a).to_vector<float>();

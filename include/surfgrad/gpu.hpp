@@ -34,6 +34,8 @@ struct ContextOptions {
   // naga's `enable wgpu_cooperative_matrix;`) where the adapter offers it. Opt-in (or env
   // SURFGRAD_COOPERATIVE_MATRIX=1): wgpu.h marks it experimental, and wgpu-native 29 has no
   // query for the shapes and types a device supports, so kernels must find out by trying.
+  // wgpu-native 29.0.1.1 refuses the request (experimental features cannot be enabled through
+  // its C API); the device is then created without it and Features says why.
   bool request_cooperative_matrix = false;
   // Kernels marked validated (every access guarded by its own bounds, tested on fuzzed shapes:
   // the matmul family) are compiled without naga's runtime bounds checks, through
@@ -57,8 +59,9 @@ struct Features {
   bool shader_f16 = false;
   bool subgroups = false;
   bool timestamp_query = false;
-  bool cooperative_matrix = false;            // the device was created with it (requested and offered)
-  bool cooperative_matrix_offered = false;    // the adapter offers it (whether requested or not)
+  bool cooperative_matrix = false;                        // the device was created with it (requested and offered)
+  bool cooperative_matrix_offered = false;                // the adapter offers it (whether requested or not)
+  std::string cooperative_matrix_refusal;                 // why a device with it was refused (then created without)
   uint32_t subgroup_min_size = 0, subgroup_max_size = 0;  // measured by a kernel where not reported
   std::vector<std::string> adapter_features;              // everything the adapter reports, by name
   std::vector<std::string> device_features;               // what the device was created with

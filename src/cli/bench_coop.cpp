@@ -50,9 +50,12 @@ uint16_t to_half(float f) {  // round to nearest even; inputs here are in [-1, 1
 float from_half(uint16_t h) {
   uint32_t sign = uint32_t(h & 0x8000u) << 16, exp = (h >> 10) & 0x1f, mant = h & 0x3ffu;
   float v;
-  if (exp == 0) v = std::ldexp(float(mant), -24);
-  else if (exp == 31) v = mant ? NAN : INFINITY;
-  else v = std::ldexp(float(mant | 0x400u), int(exp) - 25);
+  if (exp == 0)
+    v = std::ldexp(float(mant), -24);
+  else if (exp == 31)
+    v = mant ? NAN : INFINITY;
+  else
+    v = std::ldexp(float(mant | 0x400u), int(exp) - 25);
   return sign ? -v : v;
 }
 
@@ -60,7 +63,7 @@ float from_half(uint16_t h) {
 struct Case {
   std::string name, what;
   std::string wgsl;
-  bool matmul = false;  // runnable C = A·B (row-major A[M,K], B[K,N], C[M,N])
+  bool matmul = false;                // runnable C = A·B (row-major A[M,K], B[K,N], C[M,N])
   int tile = 16, rows = 1, cols = 1;  // tile edge; tiles per subgroup (rows × cols)
   bool ab16 = true, c16 = false;
 };
@@ -89,25 +92,29 @@ Case matmul_case(int t, bool ab16, bool c16, const std::string& style, int rows,
   std::string ab = ab16 ? "f16" : "f32", cr = c16 ? "f16" : "f32", T = std::to_string(t) + "u";
   k.name = "mm" + std::to_string(t) + "-" + ab + "-" + cr + "-" + style + "-" + std::to_string(rows) + "x" +
            std::to_string(cols) + (enable_coop ? "" : "-noenable");
-  k.what = "C[" + cr + "] += A[" + ab + "]·B[" + ab + "], " + std::to_string(t) + "×" + std::to_string(t) +
-           " tiles, " + std::to_string(rows) + "×" + std::to_string(cols) + " tiles per subgroup, " + style;
+  k.what = "C[" + cr + "] += A[" + ab + "]·B[" + ab + "], " + std::to_string(t) + "×" + std::to_string(t) + " tiles, " +
+           std::to_string(rows) + "×" + std::to_string(cols) + " tiles per subgroup, " + style;
   std::ostringstream w;
   w << header(ab16, c16, enable_coop);
   w << "@group(0) @binding(3) var<uniform> meta_u: array<vec4<u32>, 64>;\n";
   bool swap = style == "swap", smem = style == "smem";
   std::string load = swap ? "coopLoad" : "coopLoadT", store = swap ? "coopStore" : "coopStoreT";
-  if (smem) w << "var<workgroup> sa: array<" << ab << ", " << t * t << ">;\nvar<workgroup> sb: array<" << ab << ", "
-              << t * t << ">;\n";
+  if (smem)
+    w << "var<workgroup> sa: array<" << ab << ", " << t * t << ">;\nvar<workgroup> sb: array<" << ab << ", " << t * t
+      << ">;\n";
   w << "@compute @workgroup_size(32)\nfn main(@builtin(workgroup_id) wid: vec3<u32>"
     << (smem ? ", @builtin(local_invocation_index) lid: u32" : "") << ") {\n";
   w << "  let M = meta_u[0].x; let N = meta_u[0].y; let K = meta_u[0].z;\n";
   w << "  let row0 = wid.y * " << rows * t << "u; let col0 = wid.x * " << cols * t << "u;\n";
-  auto ctile = [&](int i, int j) {
-    return "&c[(row0 + " + std::to_string(i * t) + "u) * N + col0 + " + std::to_string(j * t) + "u]";
-  };
+  // Every pointer argument indexes with a `let`: naga 29's SPIR-V writer panics ("internal error:
+  // entered unreachable code: Expression [n] is not cached!", in write_bounds_check) when the
+  // pointer of a coopStore/coopStoreT statement indexes with inline arithmetic (its
+  // subexpressions are never emitted); loads tolerate it, but the same rule keeps them safe.
+  auto ctile = [&](int i, int j) { return "&c[ic" + std::to_string(i) + std::to_string(j) + "]"; };
   for (int i = 0; i < rows; ++i)
     for (int j = 0; j < cols; ++j)
-      w << "  var acc" << i << j << " = " << load << "<" << mat(t, cr, "C") << ">(" << ctile(i, j) << ", N);\n";
+      w << "  let ic" << i << j << " = (row0 + " << i * t << "u) * N + col0 + " << j * t << "u;\n"
+        << "  var acc" << i << j << " = " << load << "<" << mat(t, cr, "C") << ">(" << ctile(i, j) << ", N);\n";
   w << "  for (var k = 0u; k < K; k += " << T << ") {\n";
   if (smem) {
     w << "    for (var e = lid; e < " << t * t << "u; e += 32u) {\n";
@@ -119,11 +126,11 @@ Case matmul_case(int t, bool ab16, bool c16, const std::string& style, int rows,
     w << "    acc00 = coopMultiplyAdd(a0, b0, acc00);\n    workgroupBarrier();\n";
   } else {
     for (int i = 0; i < rows; ++i)
-      w << "    let a" << i << " = " << load << "<" << mat(t, ab, swap ? "B" : "A") << ">(&a[(row0 + " << i * t
-        << "u) * K + k], K);\n";
+      w << "    let ia" << i << " = (row0 + " << i * t << "u) * K + k;\n    let a" << i << " = " << load << "<"
+        << mat(t, ab, swap ? "B" : "A") << ">(&a[ia" << i << "], K);\n";
     for (int j = 0; j < cols; ++j)
-      w << "    let b" << j << " = " << load << "<" << mat(t, ab, swap ? "A" : "B") << ">(&b[k * N + col0 + " << j * t
-        << "u], N);\n";
+      w << "    let ib" << j << " = k * N + col0 + " << j * t << "u;\n    let b" << j << " = " << load << "<"
+        << mat(t, ab, swap ? "A" : "B") << ">(&b[ib" << j << "], N);\n";
     for (int i = 0; i < rows; ++i)
       for (int j = 0; j < cols; ++j)
         w << "    acc" << i << j << " = coopMultiplyAdd(" << (swap ? "b" + std::to_string(j) : "a" + std::to_string(i))
@@ -162,11 +169,21 @@ std::vector<Case> all_cases() {
   v.push_back(matmul_case(8, false, false, "T", 1, 1));
   v.push_back(matmul_case(16, false, false, "T", 1, 1));
   v.push_back(matmul_case(16, true, false, "T", 1, 1, false));
+  {  // the form naga 29's SPIR-V writer panics on: an inline index expression in a coop pointer
+    Case k = matmul_case(16, true, false, "T", 1, 1);
+    k.name = "inline-index-panic";
+    k.what = "coopStoreT(acc00, &c[(row0 + 0u) * N + col0 + 0u], N): inline index arithmetic in a store's pointer";
+    k.matmul = false;
+    size_t p = k.wgsl.rfind("&c[ic00], N);");
+    k.wgsl.replace(p, 8, "&c[(row0 + 0u) * N + col0 + 0u]");
+    v.push_back(k);
+  }
   // Syntax.
   const std::string A16 = "coop_mat16x16<f16, A>", B16 = "coop_mat16x16<f16, B>", C32 = "coop_mat16x16<f32, C>";
   v.push_back(syntax_case("zero-ctor", "zero-value constructor of an accumulator: " + C32 + "()",
                           "  var acc = " + C32 + "();\n  acc = coopMultiplyAdd(coopLoadT<" + A16 +
-                              ">(&a[0], 16u), coopLoadT<" + B16 + ">(&b[0], 16u), acc);\n  coopStoreT(acc, &c[0], 16u);\n"));
+                              ">(&a[0], 16u), coopLoadT<" + B16 +
+                              ">(&b[0], 16u), acc);\n  coopStoreT(acc, &c[0], 16u);\n"));
   v.push_back(syntax_case("load-no-stride", "coopLoad<T>(ptr) without the stride argument",
                           "  let x = coopLoad<" + C32 + ">(&c[0]);\n  coopStore(x, &c[0]);\n"));
   v.push_back(syntax_case("load-scalar-role", "coopLoadT<f16, A>(ptr, stride) (element type and role as templates)",
@@ -181,11 +198,34 @@ std::vector<Case> all_cases() {
     v.push_back(syntax_case(std::string("shape-") + shape, std::string("type coop_mat") + shape + "<f32, C>",
                             std::string("  let x = coopLoadT<coop_mat") + shape + "<f32, C>>(&c[0], 32u);\n" +
                                 "  coopStoreT(x, &c[0], 32u);\n"));
-  v.push_back(syntax_case("type-i32", "type coop_mat16x16<i32, C>",
-                          "  let x = coop_mat16x16<i32, C>();\n  _ = x;\n"));
+  v.push_back(syntax_case("type-i32", "type coop_mat16x16<i32, C>", "  let x = coop_mat16x16<i32, C>();\n  _ = x;\n"));
   v.push_back(syntax_case("mixed-8x8-16x16", "coopMultiplyAdd of 16×16 A·B into an 8×8 C (must be refused)",
                           "  var acc = coopLoadT<coop_mat8x8<f32, C>>(&c[0], 8u);\n  acc = coopMultiplyAdd(coopLoadT<" +
-                              A16 + ">(&a[0], 16u), coopLoadT<" + B16 + ">(&b[0], 16u), acc);\n  coopStoreT(acc, &c[0], 8u);\n"));
+                              A16 + ">(&a[0], 16u), coopLoadT<" + B16 +
+                              ">(&b[0], 16u), acc);\n  coopStoreT(acc, &c[0], 8u);\n"));
+  // Isolated names, for --no-enable on a device without the feature: naga then names the first
+  // construct it knows to need the extension ("enable extension is not enabled") and calls
+  // the ones it does not know unknown, which maps what naga 29 parses without the feature.
+  for (const char* shape : {"8x8", "16x16", "32x32", "16x8", "8x16", "4x4", "64x64"})
+    for (const char* type : {"f32", "f16", "i32", "u32", "i8", "bf16"})
+      v.push_back(syntax_case(std::string("type-") + shape + "-" + type,
+                              std::string("var<private> x: coop_mat") + shape + "<" + type + ", C>", "  _ = &x;\n",
+                              true, false));
+  for (auto& k : v)
+    if (k.name.rfind("type-", 0) == 0 && k.name != "type-i32") {
+      k.wgsl.insert(k.wgsl.find("@compute"), k.what + ";\n");
+      k.wgsl.replace(k.wgsl.find("  _ = &x;\n"), 10, "  let y = x;\n  _ = y;\n");
+    }
+  for (const char* role : {"A", "B", "C", "D", "Acc"})
+    v.push_back(syntax_case(std::string("role-") + role,
+                            std::string("var<private> x: coop_mat16x16<f32, ") + role + ">",
+                            "  let y = x;\n  _ = y;\n"));
+  for (auto& k : v)
+    if (k.name.rfind("role-", 0) == 0) k.wgsl.insert(k.wgsl.find("@compute"), k.what + ";\n");
+  for (const char* fn :
+       {"coopLoad", "coopLoadT", "coopStore", "coopStoreT", "coopMultiplyAdd", "coopMultiply", "coopLength", "coopFoo"})
+    v.push_back(syntax_case(std::string("fn-") + fn, std::string("a call of ") + fn + " (no templates)",
+                            std::string("  _ = ") + fn + "(&c[0], 16u);\n"));
   return v;
 }
 
@@ -219,8 +259,10 @@ int run_case(const gpu::ContextPtr& ctx, const Case& k, const std::vector<int64_
     auto fill = [&](std::vector<double>& x, std::vector<uint16_t>& h, std::vector<float>& f) {
       for (auto& v : x) {
         float r = u(rng);
-        if (k.ab16) h.push_back(to_half(r)), v = from_half(h.back());
-        else f.push_back(r), v = r;
+        if (k.ab16)
+          h.push_back(to_half(r)), v = from_half(h.back());
+        else
+          f.push_back(r), v = r;
       }
     };
     fill(A, a16, a32);
@@ -251,8 +293,10 @@ int run_case(const gpu::ContextPtr& ctx, const Case& k, const std::vector<int64_
       ctx->download(*c, out.data(), c->size());
     }
     std::vector<int64_t> rows;
-    if (M <= 512) for (int64_t r = 0; r < M; ++r) rows.push_back(r);
-    else for (int64_t i = 0; i < 16; ++i) rows.push_back((i * 977 + 5) % M);
+    if (M <= 512)
+      for (int64_t r = 0; r < M; ++r) rows.push_back(r);
+    else
+      for (int64_t i = 0; i < 16; ++i) rows.push_back((i * 977 + 5) % M);
     double num = 0, den = 0, num_t = 0, max_abs = 0;
     std::vector<double> ref(static_cast<size_t>(N));
     for (int64_t r : rows) {
@@ -300,9 +344,12 @@ int run_case(const gpu::ContextPtr& ctx, const Case& k, const std::vector<int64_
 }
 
 struct CoopArgs {
-  std::string only, sizes = "64,4096";
+  std::string only, sizes = "64,4096", dump_dir;
   int reps = 10;
   bool list = false, print_wgsl = false;
+  bool compile_anyway = false;
+  bool no_enable = false;  // drop `enable wgpu_cooperative_matrix;` from every case  // compile on a device without the
+                           // feature: naga's errors for that case
 };
 
 int bench_coop(const gpu::ContextPtr& ctx, const CoopArgs& args) {
@@ -318,6 +365,18 @@ int bench_coop(const gpu::ContextPtr& ctx, const CoopArgs& args) {
     }
   }
   auto cases = all_cases();
+  if (!args.dump_dir.empty()) {  // every case as DIR/NAME.wgsl, its matmul shape in a first-line comment
+    for (auto& k : cases) {
+      std::string path = args.dump_dir + "/" + k.name + ".wgsl";
+      FILE* f = std::fopen(path.c_str(), "wb");
+      if (!f) throw Error(ErrorKind::IO, "bench coop: cannot write " + path);
+      std::fprintf(f, "// case %s matmul=%d tile=%d rows=%d cols=%d ab16=%d c16=%d\n", k.name.c_str(), int(k.matmul),
+                   k.tile, k.rows, k.cols, int(k.ab16), int(k.c16));
+      std::fwrite(k.wgsl.data(), 1, k.wgsl.size(), f);
+      std::fclose(f);
+    }
+    return 0;
+  }
   if (args.list) {
     for (auto& k : cases) std::printf("%s\n", k.name.c_str());
     return 0;
@@ -326,20 +385,38 @@ int bench_coop(const gpu::ContextPtr& ctx, const CoopArgs& args) {
     for (auto& k : cases)
       if (k.name == args.only) {
         if (args.print_wgsl) std::printf("--- %s ---\n%s", k.name.c_str(), k.wgsl.c_str());
-        if (!ctx->features().cooperative_matrix) {
+        const auto& f = ctx->features();
+        if (!f.cooperative_matrix && !args.compile_anyway) {
           std::printf("case %s: not run: %s\n", k.name.c_str(),
-                      ctx->features().cooperative_matrix_offered ? "the device was created without the feature"
-                                                                 : "the adapter does not offer native:cooperative-matrix");
+                      !f.cooperative_matrix_refusal.empty()
+                          ? ("device request refused: " + f.cooperative_matrix_refusal).c_str()
+                      : f.cooperative_matrix_offered ? "the device was created without the feature"
+                                                     : "the adapter does not offer native:cooperative-matrix");
           return 3;
         }
-        return run_case(ctx, k, sizes, args.reps);
+        if (!f.cooperative_matrix) std::printf("case %s: compiling on a device WITHOUT the feature\n", k.name.c_str());
+        Case c = k;
+        if (args.no_enable)
+          if (size_t p = c.wgsl.find("enable wgpu_cooperative_matrix;\n"); p != std::string::npos) c.wgsl.erase(p, 32);
+        return run_case(ctx, c, sizes, args.reps);
       }
     throw UsageError("--case: no case '" + args.only + "' (see --list)");
   }
   std::printf("bench coop on %s (%s, %s, driver %s), %s\n", ctx->info().name.c_str(), ctx->info().backend.c_str(),
               ctx->info().implementation.c_str(), ctx->info().driver.c_str(), today().c_str());
-  std::printf("adapter offers native:cooperative-matrix: %s\n", ctx->features().cooperative_matrix_offered ? "yes" : "no");
-  if (!ctx->features().cooperative_matrix_offered) return 3;
+  std::printf("adapter offers native:cooperative-matrix: %s\n",
+              ctx->features().cooperative_matrix_offered ? "yes" : "no");
+  if (!ctx->features().cooperative_matrix_offered && !args.compile_anyway) return 3;
+  if (!args.compile_anyway) {  // offered is not granted: wgpu-native 29.0.1.1 refuses it (BENCHMARKS.md)
+    auto probe = gpu::Context::create({.quiet = true, .request_cooperative_matrix = true});
+    if (!probe->features().cooperative_matrix) {
+      std::printf(
+          "a device with it was refused: %s\n(--compile-anyway compiles the cases without it; "
+          "bench/coop_rs runs them through the wgpu crate)\n",
+          probe->features().cooperative_matrix_refusal.c_str());
+      return 3;
+    }
+  }
   std::fflush(stdout);
   // Each case in a child process with the feature requested.
   setenv("SURFGRAD_COOPERATIVE_MATRIX", "1", 1);
@@ -349,21 +426,23 @@ int bench_coop(const gpu::ContextPtr& ctx, const CoopArgs& args) {
   self[len] = 0;
   std::vector<std::pair<std::string, std::string>> summary;
   for (auto& k : cases) {
-    std::string cmd = "timeout 120 '" + std::string(self) + "' bench coop --case " + k.name + " --sizes " + args.sizes + " --reps " +
-                      std::to_string(args.reps) + (args.print_wgsl ? " --wgsl" : "") + " 2>&1";
+    std::string cmd = "timeout 120 '" + std::string(self) + "' bench coop --case " + k.name + " --sizes " + args.sizes +
+                      " --reps " + std::to_string(args.reps) + (args.print_wgsl ? " --wgsl" : "") +
+                      (args.compile_anyway ? " --compile-anyway" : "") + (args.no_enable ? " --no-enable" : "") +
+                      " 2>&1";
     FILE* p = popen(cmd.c_str(), "r");
     if (!p) throw Error(ErrorKind::IO, "bench coop: could not start a child process");
     char buf[4096];
     while (size_t n = fread(buf, 1, sizeof buf, p)) fwrite(buf, 1, n, stdout);
     int st = pclose(p);
-    std::string verdict = WIFSIGNALED(st)                  ? "crashed (signal " + std::to_string(WTERMSIG(st)) + ")"
-                          : !WIFEXITED(st)                 ? "?"
-                          : WEXITSTATUS(st) == 0           ? (k.matmul ? "compiled, correct" : "compiled")
-                          : WEXITSTATUS(st) == 10          ? "refused by naga/wgpu"
-                          : WEXITSTATUS(st) == 20          ? "compiled, WRONG result"
-                          : WEXITSTATUS(st) == 3           ? "not run"
-                          : WEXITSTATUS(st) == 124         ? "timed out (120 s)"
-                                                           : "failed (exit " + std::to_string(WEXITSTATUS(st)) + ")";
+    std::string verdict = WIFSIGNALED(st)          ? "crashed (signal " + std::to_string(WTERMSIG(st)) + ")"
+                          : !WIFEXITED(st)         ? "?"
+                          : WEXITSTATUS(st) == 0   ? (k.matmul ? "compiled, correct" : "compiled")
+                          : WEXITSTATUS(st) == 10  ? "refused by naga/wgpu"
+                          : WEXITSTATUS(st) == 20  ? "compiled, WRONG result"
+                          : WEXITSTATUS(st) == 3   ? "not run"
+                          : WEXITSTATUS(st) == 124 ? "timed out (120 s)"
+                                                   : "failed (exit " + std::to_string(WEXITSTATUS(st)) + ")";
     summary.push_back({k.name, verdict});
     std::fflush(stdout);
   }
@@ -382,7 +461,11 @@ void add_bench_coop_command(CLI::App& bench, CommandFn& chosen) {
   c->add_option("--reps", a->reps, "timed repetitions (median)")->check(CLI::Range(1, 10000))->capture_default_str();
   c->add_option("--case", a->only, "run only this case, in this process");
   c->add_flag("--list", a->list, "list the cases");
+  c->add_option("--dump", a->dump_dir, "write every case's WGSL to DIR/NAME.wgsl (for other WebGPU implementations)");
   c->add_flag("--wgsl", a->print_wgsl, "print each case's WGSL");
+  c->add_flag("--no-enable", a->no_enable, "drop `enable wgpu_cooperative_matrix;` from every case");
+  c->add_flag("--compile-anyway", a->compile_anyway,
+              "compile (and run) the cases even on a device without the feature: records naga's errors there");
   c->callback([a, &chosen] { chosen = [a](const gpu::ContextPtr& ctx) { return bench_coop(ctx, *a); }; });
 }
 

@@ -35,9 +35,16 @@ int cmd_info(const gpu::ContextPtr& ctx) {
   std::printf("subgroups        %s (sizes %u-%u)\n", f.subgroups ? "yes" : "no", f.subgroup_min_size,
               f.subgroup_max_size);
   std::printf("timestamp-query  %s\n", f.timestamp_query ? "yes" : "no");
-  std::printf("coop-matrix      %s\n", f.cooperative_matrix           ? "yes (native:cooperative-matrix requested)"
-                                      : f.cooperative_matrix_offered ? "offered, not requested (SURFGRAD_COOPERATIVE_MATRIX=1)"
-                                                                     : "no");
+  std::printf("coop-matrix      %s\n",
+              f.cooperative_matrix                    ? "yes (native:cooperative-matrix requested)"
+              : !f.cooperative_matrix_refusal.empty() ? "offered by the adapter, refused when requested (see below)"
+              : f.cooperative_matrix_offered          ? "offered, not requested (SURFGRAD_COOPERATIVE_MATRIX=1)"
+                                                      : "no");
+  if (!f.cooperative_matrix_refusal.empty()) {
+    std::string why = f.cooperative_matrix_refusal;
+    for (size_t p = 0; (p = why.find('\n', p)) != std::string::npos;) why.replace(p, 1, " "), ++p;
+    std::printf("                 %s\n", why.c_str());
+  }
   std::printf("adapter features");
   for (auto& s : f.adapter_features) std::printf(" %s", s.c_str());
   std::printf(

@@ -230,32 +230,48 @@ std::shared_ptr<Context> Context::create(const ContextOptions& options_in) {
   WGPULimits limits = WGPU_LIMITS_INIT;
   wgpuAdapterGetLimits(impl->adapter, &limits);
 
-  WGPUDeviceDescriptor ddesc = WGPU_DEVICE_DESCRIPTOR_INIT;
-  for (auto f : required) impl->requested_features.push_back(uint32_t(f));
-  ddesc.requiredFeatureCount = required.size();
-  ddesc.requiredFeatures = required.data();
-  ddesc.requiredLimits = &limits;
-  ddesc.deviceLostCallbackInfo.mode = WGPUCallbackMode_AllowSpontaneous;
-  ddesc.deviceLostCallbackInfo.callback = on_device_lost;
-  ddesc.deviceLostCallbackInfo.userdata1 = impl.get();
-  ddesc.uncapturedErrorCallbackInfo.callback = on_uncaptured_error;
-  ddesc.uncapturedErrorCallbackInfo.userdata1 = impl.get();
   struct DeviceResult {
     WGPUDevice device = nullptr;
     std::string message;
     bool done = false;
-  } result;
-  WGPURequestDeviceCallbackInfo cb = WGPU_REQUEST_DEVICE_CALLBACK_INFO_INIT;
-  cb.mode = WGPUCallbackMode_AllowProcessEvents;
-  cb.callback = [](WGPURequestDeviceStatus status, WGPUDevice device, WGPUStringView message, void* ud, void*) {
-    auto* r = static_cast<DeviceResult*>(ud);
-    r->done = true;
-    if (status == WGPURequestDeviceStatus_Success) r->device = device;
-    r->message = to_std(message);
   };
-  cb.userdata1 = &result;
-  wgpuAdapterRequestDevice(impl->adapter, &ddesc, cb);
-  for (int i = 0; i < 100000 && !result.done; ++i) wgpuInstanceProcessEvents(impl->instance);
+  auto request_device = [&](const std::vector<WGPUFeatureName>& features) {
+    WGPUDeviceDescriptor ddesc = WGPU_DEVICE_DESCRIPTOR_INIT;
+    ddesc.requiredFeatureCount = features.size();
+    ddesc.requiredFeatures = features.data();
+    ddesc.requiredLimits = &limits;
+    ddesc.deviceLostCallbackInfo.mode = WGPUCallbackMode_AllowSpontaneous;
+    ddesc.deviceLostCallbackInfo.callback = on_device_lost;
+    ddesc.deviceLostCallbackInfo.userdata1 = impl.get();
+    ddesc.uncapturedErrorCallbackInfo.callback = on_uncaptured_error;
+    ddesc.uncapturedErrorCallbackInfo.userdata1 = impl.get();
+    DeviceResult result;
+    WGPURequestDeviceCallbackInfo cb = WGPU_REQUEST_DEVICE_CALLBACK_INFO_INIT;
+    cb.mode = WGPUCallbackMode_AllowProcessEvents;
+    cb.callback = [](WGPURequestDeviceStatus status, WGPUDevice device, WGPUStringView message, void* ud, void*) {
+      auto* r = static_cast<DeviceResult*>(ud);
+      r->done = true;
+      if (status == WGPURequestDeviceStatus_Success) r->device = device;
+      r->message = to_std(message);
+    };
+    cb.userdata1 = &result;
+    wgpuAdapterRequestDevice(impl->adapter, &ddesc, cb);
+    for (int i = 0; i < 100000 && !result.done; ++i) wgpuInstanceProcessEvents(impl->instance);
+    return result;
+  };
+  DeviceResult result = request_device(required);
+  if (!result.device && options.request_cooperative_matrix && impl->features.cooperative_matrix_offered) {
+    // wgpu-native 29.0.1.1 offers the feature but refuses it: it is one of wgpu's "experimental"
+    // features, and its C API has no way to opt in to those ("Some experimental features,
+    // EXPERIMENTAL_COOPERATIVE_MATRIX, were requested, but experimental features are not
+    // enabled"). Keep the reason and carry on without it.
+    impl->features.cooperative_matrix_refusal = result.message;
+    required.erase(std::remove(required.begin(), required.end(),
+                               static_cast<WGPUFeatureName>(WGPUNativeFeature_CooperativeMatrix)),
+                   required.end());
+    result = request_device(required);
+  }
+  for (auto f : required) impl->requested_features.push_back(uint32_t(f));
   if (!result.device)
     throw Error(ErrorKind::Device, "requesting a device from '" + info.name + "' failed: " + result.message);
   impl->device = result.device;
