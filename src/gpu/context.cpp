@@ -95,6 +95,8 @@ static void on_uncaptured_error(WGPUDevice const*, WGPUErrorType type, WGPUStrin
 static void on_device_lost(WGPUDevice const*, WGPUDeviceLostReason reason, WGPUStringView message, void* userdata,
                            void*) {
   if (reason == WGPUDeviceLostReason_CallbackCancelled) return;  // our own shutdown
+  // A request that failed (the cooperative-matrix retry in Context::create) loses no device of ours.
+  if (reason == WGPUDeviceLostReason_FailedCreation) return;
   auto* impl = static_cast<Context::Impl*>(userdata);
   std::lock_guard lock(impl->error_mutex);
   impl->lost = true;
