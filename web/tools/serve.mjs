@@ -1,0 +1,54 @@
+// A static file server for the browser target: web/ at /, and the test data beside the checkout
+// (../shared/data) at /data/. `npm run serve` (or `node web/tools/serve.mjs [--port P]`) serves
+// the map page at http://localhost:P/page/. Also imported by the browser tests and benchmarks.
+import http from 'node:http';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const webRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const dataRoot = path.resolve(webRoot, '..', '..', 'shared', 'data');
+const types = {
+  '.html': 'text/html', '.js': 'text/javascript', '.mjs': 'text/javascript', '.css': 'text/css',
+  '.json': 'application/json', '.wasm': 'application/wasm', '.png': 'image/png', '.svg': 'image/svg+xml',
+  '.npy': 'application/octet-stream', '.gz': 'application/octet-stream', '.map': 'application/json',
+};
+
+// Resolves a URL path inside one of the roots; null for anything that escapes them.
+function resolve(urlPath) {
+  const clean = decodeURIComponent(urlPath.split('?')[0]);
+  const [root, rest] = clean.startsWith('/data/') ? [dataRoot, clean.slice(6)] : [webRoot, clean.slice(1)];
+  const file = path.resolve(root, rest);
+  if (file !== root && !file.startsWith(root + path.sep)) return null;
+  return file;
+}
+
+export function serve({ port = 8080, host = '127.0.0.1', quiet = false } = {}) {
+  const server = http.createServer((req, res) => {
+    let file = resolve(req.url);
+    if (file && fs.existsSync(file) && fs.statSync(file).isDirectory()) file = path.join(file, 'index.html');
+    if (!file || !fs.existsSync(file)) {
+      res.writeHead(404, { 'content-type': 'text/plain' });
+      res.end('not found: ' + req.url);
+      return;
+    }
+    res.writeHead(200, {
+      'content-type': types[path.extname(file)] || 'application/octet-stream',
+      'cache-control': 'no-store',
+    });
+    fs.createReadStream(file).pipe(res);
+  });
+  return new Promise((ok, fail) => {
+    server.once('error', fail);
+    server.listen(port, host, () => {
+      const url = `http://${host}:${server.address().port}`;
+      if (!quiet) console.log(`surfgrad web: serving ${webRoot} at ${url}/ (map page: ${url}/page/)`);
+      ok({ url, close: () => new Promise((done) => server.close(done)) });
+    });
+  });
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const at = process.argv.indexOf('--port');
+  await serve({ port: at > 0 ? Number(process.argv[at + 1]) : 8080 });
+}
