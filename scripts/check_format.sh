@@ -32,10 +32,10 @@ fi
 if [ ${#files[@]} -eq 0 ]; then
   # Tracked and new (not ignored) files, so build folders and generated sources never count.
   if git rev-parse --git-dir >/dev/null 2>&1; then
-    mapfile -t files < <(git ls-files --cached --others --exclude-standard -- src include tests bench python |
+    mapfile -t files < <(git ls-files --cached --others --exclude-standard -- src include tests bench python web/src |
                          grep -E '\.(cpp|hpp|h|cc)$')
   else  # a tree without git (an unpacked archive)
-    mapfile -t files < <(find src include tests bench python -type f \( -name '*.cpp' -o -name '*.hpp' -o -name '*.h' \
+    mapfile -t files < <(find src include tests bench python web/src -type f \( -name '*.cpp' -o -name '*.hpp' -o -name '*.h' \
                          -o -name '*.cc' \) 2>/dev/null | sort)
   fi
 fi

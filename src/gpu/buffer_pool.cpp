@@ -23,7 +23,7 @@ std::shared_ptr<BufferState> BufferPool::acquire(uint64_t bytes, bool& fresh) {
   auto state = std::make_shared<BufferState>();
   state->capacity = cls;
   {
-    std::lock_guard lock(mutex_);
+    platform::LockGuard lock(mutex_);
     auto it = free_.find(cls);
     if (it != free_.end()) {
       state->buffer = it->second.buffer;
@@ -43,10 +43,10 @@ std::shared_ptr<BufferState> BufferPool::acquire(uint64_t bytes, bool& fresh) {
     state->buffer = wgpuDeviceCreateBuffer(device_, &desc);
     state->id = next_buffer_id();
     fresh = true;
-    std::lock_guard lock(mutex_);
+    platform::LockGuard lock(mutex_);
     stats_.allocations++;
   }
-  std::lock_guard lock(mutex_);
+  platform::LockGuard lock(mutex_);
   stats_.live_buffers++;
   stats_.live_bytes += cls;
   stats_.peak_live_bytes = std::max(stats_.peak_live_bytes, stats_.live_bytes);
@@ -54,7 +54,7 @@ std::shared_ptr<BufferState> BufferPool::acquire(uint64_t bytes, bool& fresh) {
 }
 
 void BufferPool::release(BufferState* state) {
-  std::lock_guard lock(mutex_);
+  platform::LockGuard lock(mutex_);
   stats_.live_buffers--;
   stats_.live_bytes -= state->capacity;
   stats_.pooled_buffers++;
@@ -64,14 +64,14 @@ void BufferPool::release(BufferState* state) {
 }
 
 void BufferPool::trim() {
-  std::lock_guard lock(mutex_);
+  platform::LockGuard lock(mutex_);
   for (auto& [cls, entry] : free_) wgpuBufferRelease(entry.buffer);
   free_.clear();
   stats_.pooled_buffers = stats_.pooled_bytes = 0;
 }
 
 PoolStats BufferPool::stats() const {
-  std::lock_guard lock(mutex_);
+  platform::LockGuard lock(mutex_);
   return stats_;
 }
 

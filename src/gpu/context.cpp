@@ -71,7 +71,7 @@ static std::vector<WGPUFeatureName> supported(WGPUSupportedFeatures sf) {
 }
 
 void Context::Impl::check() {
-  std::lock_guard lock(error_mutex);
+  platform::LockGuard lock(error_mutex);
   if (lost) {
     throw Error(ErrorKind::DeviceLost,
                 "the WebGPU device was lost (" + lost_message +
@@ -86,7 +86,7 @@ void Context::Impl::check() {
 
 static void on_uncaptured_error(WGPUDevice const*, WGPUErrorType type, WGPUStringView message, void* userdata, void*) {
   auto* impl = static_cast<Context::Impl*>(userdata);
-  std::lock_guard lock(impl->error_mutex);
+  platform::LockGuard lock(impl->error_mutex);
   if (impl->sticky_error.empty()) {
     impl->sticky_error = (type == WGPUErrorType_OutOfMemory ? "out of memory: " : "") + to_std(message);
   }
@@ -98,7 +98,7 @@ static void on_device_lost(WGPUDevice const*, WGPUDeviceLostReason reason, WGPUS
   // A request that failed (the cooperative-matrix retry in Context::create) loses no device of ours.
   if (reason == WGPUDeviceLostReason_FailedCreation) return;
   auto* impl = static_cast<Context::Impl*>(userdata);
-  std::lock_guard lock(impl->error_mutex);
+  platform::LockGuard lock(impl->error_mutex);
   impl->lost = true;
   impl->lost_message = reason == WGPUDeviceLostReason_Destroyed ? "destroyed" : to_std(message);
   if (impl->lost_message.empty()) impl->lost_message = "reason " + std::to_string(reason);
@@ -453,7 +453,7 @@ void Context::destroy_device() {
   wgpuInstanceProcessEvents(impl_->instance);
   // WebGPU resolves device.lost with "destroyed" on destroy(); wgpu-native may deliver the
   // callback only at a later poll, so record the loss now.
-  std::lock_guard lock(impl_->error_mutex);
+  platform::LockGuard lock(impl_->error_mutex);
   if (!impl_->lost) {
     impl_->lost = true;
     impl_->lost_message = "destroyed";
@@ -461,7 +461,7 @@ void Context::destroy_device() {
 }
 
 bool Context::device_lost() const {
-  std::lock_guard lock(impl_->error_mutex);
+  platform::LockGuard lock(impl_->error_mutex);
   return impl_->lost;
 }
 

@@ -5,9 +5,9 @@
 
 #include <array>
 #include <map>
-#include <mutex>
 #include <unordered_map>
 
+#include "platform/host_resources.hpp"
 #include "surfgrad/gpu.hpp"
 
 namespace surfgrad::gpu {
@@ -32,7 +32,7 @@ class BufferPool {
 
  private:
   WGPUDevice device_;
-  mutable std::mutex mutex_;
+  mutable platform::Mutex mutex_;
   struct Pooled {
     WGPUBuffer buffer;
     uint64_t id, last_batch;
@@ -100,7 +100,7 @@ struct Context::Impl {
   void clear_bind_groups();
 
   // Sticky error state, written from WebGPU callbacks, thrown at the next call.
-  std::mutex error_mutex;
+  platform::Mutex error_mutex;
   std::string sticky_error;
   bool lost = false;
   std::string lost_message;

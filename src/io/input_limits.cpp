@@ -1,14 +1,15 @@
 // Checked size arithmetic and the host memory budget for the file readers.
 #include "io/input_limits.hpp"
 
-#include <sys/resource.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+
+#include "platform/host_resources.hpp"
+#if SURFGRAD_HOST_HAS_FILES
 #include <fstream>
+#endif
 #include <limits>
 
 namespace surfgrad::io {
@@ -44,13 +45,7 @@ int64_t checked_numel(const std::vector<int64_t>& dims, uint64_t element_bytes, 
   return int64_t(numel);
 }
 
-uint64_t host_memory_budget() {
-  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-  uint64_t ram = pages > 0 && page > 0 ? uint64_t(pages) * uint64_t(page) : kMax63;
-  rlimit as{};
-  if (getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY) ram = std::min<uint64_t>(ram, as.rlim_cur);
-  return ram;
-}
+uint64_t host_memory_budget() { return platform::host_memory_limit(); }
 
 std::string bytes_text(uint64_t bytes) {
   auto fixed = [](double v, const char* unit) {
@@ -109,6 +104,7 @@ uint64_t read_exactly(std::istream& in, uint64_t bytes, std::vector<char>& out) 
   return got;
 }
 
+#if SURFGRAD_HOST_HAS_FILES
 std::vector<char> read_whole_file(const std::string& path, const char* format) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw file_error(path, std::string("cannot open for reading (") + std::strerror(errno) + ")");
@@ -122,5 +118,7 @@ std::vector<char> read_whole_file(const std::string& path, const char* format) {
   if (!size && bytes.size() > budget) check_host_budget(path, std::string("a ") + format + " stream", bytes.size());
   return bytes;
 }
+
+#endif
 
 }  // namespace surfgrad::io

@@ -4,18 +4,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <limits>
 #include <sstream>
 #include <string>
 
+#include "platform/host_resources.hpp"
 #include "surfgrad/error.hpp"
 #include "surfgrad/gpu.hpp"
 #include "surfgrad/map_pipeline.hpp"
-
-#if __has_include(<unistd.h>)
-#include <unistd.h>
-#endif
 
 namespace surfgrad {
 
@@ -40,21 +36,6 @@ void check_closed(const std::string& field, const std::string& flag, double v, d
 }
 
 std::string mib(uint64_t bytes) { return num(std::round(double(bytes) / double(1 << 20))) + " MiB"; }
-
-// Memory the host can still give this process (MemAvailable), 0 where unknown.
-uint64_t host_available_bytes() {
-  std::ifstream meminfo("/proc/meminfo");
-  std::string key;
-  uint64_t kib = 0;
-  std::string unit;
-  while (meminfo >> key >> kib >> unit)
-    if (key == "MemAvailable:") return kib * 1024;
-#if defined(_SC_AVPHYS_PAGES) && defined(_SC_PAGESIZE)
-  long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-  if (pages > 0 && page > 0) return uint64_t(pages) * uint64_t(page);
-#endif
-  return 0;
-}
 
 constexpr int kMaxNeighbours = 128;  // the kNN kernels keep at most 128 per point
 constexpr double kMaxIterations = 1e6;
@@ -171,7 +152,7 @@ void check_map_fits(const gpu::ContextPtr& ctx, const MapOptions& o, int64_t n, 
   MapMemoryEstimate e = estimate_map_memory(o, n, d);
   // On a CPU adapter (lavapipe) the GPU's buffers are host memory as well.
   uint64_t need = e.host_bytes + (ctx->info().is_cpu ? e.gpu_bytes : 0);
-  uint64_t have = host_available_bytes();
+  uint64_t have = platform::host_available_bytes();
   if (have > 0 && need > have)
     throw Error(ErrorKind::OutOfMemory, "map: " + std::to_string(n) + " points × " + std::to_string(d) +
                                             " dimensions need about " + mib(need) + " of host memory" +

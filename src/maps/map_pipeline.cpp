@@ -8,26 +8,14 @@
 #include <cmath>
 #include <string>
 
+#include "platform/host_resources.hpp"
 #include "surfgrad/error.hpp"
 #include "surfgrad/gpu.hpp"
 #include "surfgrad/pca.hpp"
 
-#if __has_include(<sys/resource.h>)
-#include <sys/resource.h>
-#define SURFGRAD_HAS_RUSAGE 1
-#endif
-
 namespace surfgrad {
 
 namespace {
-
-uint64_t host_peak_rss_bytes() {
-#ifdef SURFGRAD_HAS_RUSAGE
-  rusage usage{};
-  if (getrusage(RUSAGE_SELF, &usage) == 0) return uint64_t(usage.ru_maxrss) * 1024;  // KiB on Linux
-#endif
-  return 0;
-}
 
 // Phase timings: each phase ends with a sync so that its GPU work is counted in it.
 class PhaseClock {
@@ -140,7 +128,7 @@ MapResult map_points(PointBlocks x, const MapOptions& options, const MapProgress
       tsne_method ? tsne(features, topt, on_step, &r.neighbours) : umap(features, uopt, on_step, &r.neighbours);
   r.phases.push_back({"optimisation", clock.lap()});
   r.gpu_peak_bytes = ctx->pool_stats().peak_live_bytes;
-  r.host_peak_bytes = host_peak_rss_bytes();
+  r.host_peak_bytes = platform::host_peak_resident_bytes();
   return r;
 }
 

@@ -6,11 +6,14 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <sstream>
+
+#include "platform/host_resources.hpp"
+#if SURFGRAD_HOST_HAS_FILES
+#include <filesystem>
+#include <fstream>
+#endif
 
 #include "matmul_problem.hpp"
 #include "surfgrad/matmul_tuning.hpp"
@@ -45,7 +48,7 @@ std::string adapter_key(const gpu::Context& ctx) {
 namespace {
 
 struct Memo {
-  std::mutex mutex;
+  platform::Mutex mutex;
   std::string path, key;
   TuningCache cache;
   bool loaded = false;
@@ -63,8 +66,15 @@ Memo& memo() {
 TuningCache TuningCache::load(const std::string& path, const std::string& key, std::string* warning) {
   TuningCache c;
   c.adapter = key;
+#if SURFGRAD_HOST_HAS_FILES
   std::ifstream in(path);
   if (!in) return c;  // no file: nothing tuned yet
+#else
+  // The browser build has no file system: nothing tuned is remembered across page loads.
+  std::string in;
+  (void)warning;
+  return c;
+#endif
   auto fail = [&](const std::string& why) {
     if (warning)
       *warning = "ignoring the matmul tuning cache '" + path + "': " + why + "; run `surfgrad tune` to rebuild it";
@@ -96,6 +106,9 @@ TuningCache TuningCache::load(const std::string& path, const std::string& key, s
 }
 
 void TuningCache::save(const std::string& path) const {
+#if !SURFGRAD_HOST_HAS_FILES
+  throw Error(ErrorKind::IO, "'" + path + "': the browser build has no file system to keep the tuning cache in");
+#else
   std::filesystem::create_directories(std::filesystem::path(path).parent_path());
   nlohmann::json entries_json = nlohmann::json::object();
   for (auto& [k, p] : entries)
@@ -109,17 +122,18 @@ void TuningCache::save(const std::string& path) const {
     if (!out.flush()) throw Error(ErrorKind::IO, "'" + tmp + "': cannot write the tuning cache");
   }
   std::filesystem::rename(tmp, path);  // atomic: readers never see half a file
+#endif
 }
 
 void forget_tuning_cache() {
-  std::lock_guard lock(memo().mutex);
+  platform::LockGuard lock(memo().mutex);
   memo().loaded = false;
 }
 
 TiledParams matmul_params(const gpu::ContextPtr& ctx, DType dtype, int64_t M, int64_t N, int64_t K, bool vec4_staging) {
   {
     Memo& m = memo();
-    std::lock_guard lock(m.mutex);
+    platform::LockGuard lock(m.mutex);
     std::string path = tuning_cache_path(), key = adapter_key(*ctx);
     if (!m.loaded || m.path != path || m.key != key) {
       std::string warning;

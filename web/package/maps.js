@@ -1,0 +1,117 @@
+// Maps: t-SNE and UMAP through the library's map_points(), and .npy decoding.
+import { SurfgradError, cString, fail, requireModule, resultJson, serialized, setMapProgress } from './runtime.js';
+
+/**
+ * A .npy file's bytes → { data: Float32Array (a copy of every value as float32), shape, dtype }.
+ * Any numeric dtype; a malformed or truncated file throws a SurfgradError (kind 'io').
+ */
+export function readNpy(bytes) {
+  const { exports } = requireModule('readNpy');
+  const input = bytes instanceof ArrayBuffer ? new Uint8Array(bytes)
+                : ArrayBuffer.isView(bytes) ? new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength) : null;
+  if (!input) throw new SurfgradError('value', 'readNpy: expected an ArrayBuffer or Uint8Array of a .npy file');
+  const p = exports.sg_alloc(input.length);
+  new Uint8Array(exports.memory.buffer, p, input.length).set(input);
+  const values = exports.sg_decode_npy(p, input.length);
+  exports.sg_free(p);
+  if (!values) throw fail(exports);
+  const { shape, dtype } = resultJson(exports);
+  const count = shape.reduce((a, b) => a * b, 1);
+  const data = new Float32Array(exports.memory.buffer, values, count).slice();
+  exports.sg_free(values);
+  return { data, shape, dtype };
+}
+
+const mapOptionNames = {
+  tsne: ['perplexity', 'iterations', 'earlyExaggeration', 'exaggerationIterations', 'learningRate', 'init', 'seed',
+         'pcaComponents'],
+  umap: ['nNeighbors', 'minDist', 'epochs', 'negativeSampleRate', 'seed', 'pcaComponents'],
+};
+const controlOptions = ['onProgress', 'signal', 'progressEvery'];
+
+async function map(method, name, points, d, options) {
+  // tsne({data, shape}, options) as well as tsne(points, d, options).
+  if (points && !ArrayBuffer.isView(points) && !Array.isArray(points) && points.data && points.shape) {
+    options = d;
+    if (points.shape.length !== 2)
+      throw new SurfgradError('shape', `${name}: points must be 2-D (n × d), not shape [${points.shape}]`);
+    d = points.shape[1];
+    points = points.data;
+  }
+  options = options || {};
+  const { exports } = requireModule(name);
+  if (!(points instanceof Float32Array)) {
+    if (!ArrayBuffer.isView(points) && !Array.isArray(points))
+      throw new SurfgradError('value', `${name}: points must be a Float32Array of n × d values`);
+    points = Float32Array.from(points);
+  }
+  if (!Number.isInteger(d) || d <= 0)
+    throw new SurfgradError('shape', `${name}: d (values per point) must be a positive integer, not ${d}`);
+  if (points.length % d !== 0)
+    throw new SurfgradError('shape', `${name}: ${points.length} values are not n points of d = ${d}`);
+  const n = points.length / d;
+  const known = new Set([...mapOptionNames[method], ...controlOptions]);
+  const libraryOptions = {};
+  for (const [key, value] of Object.entries(options)) {
+    if (!known.has(key))
+      throw new SurfgradError('value', `${name}: unknown option '${key}' (options: ${[...known].join(', ')})`);
+    if (value !== undefined && !controlOptions.includes(key)) libraryOptions[key] = value;
+  }
+  const { onProgress, signal } = options;
+  const progressEvery = options.progressEvery ?? (onProgress ? 10 : 0);
+  if (!Number.isInteger(progressEvery) || progressEvery < 0)
+    throw new SurfgradError('value', `${name}: progressEvery must be a whole number ≥ 0, not ${progressEvery}`);
+  if (signal?.aborted) throw new SurfgradError('cancelled', `${name}: cancelled before it started`);
+
+  return serialized(async () => {
+    const bytes = n * d * 4;
+    const pointsPtr = exports.sg_alloc(bytes);
+    const outPtr = exports.sg_alloc(n * 8);
+    const methodPtr = cString(exports, method);
+    const optionsPtr = cString(exports, JSON.stringify(libraryOptions));
+    if (!pointsPtr || !outPtr)
+      throw new SurfgradError('memory', `${name}: no WebAssembly memory for ${n} × ${d} points`);
+    new Float32Array(exports.memory.buffer, pointsPtr, n * d).set(points);
+    setMapProgress((phasePtr, phaseLength, done, total, embeddingPtr, count) => {
+      if (signal?.aborted) return 1;
+      if (!onProgress) return 0;
+      const phase = new TextDecoder().decode(new Uint8Array(exports.memory.buffer, phasePtr, phaseLength).slice());
+      const event = { phase, done, total };
+      if (embeddingPtr) event.embedding = new Float32Array(exports.memory.buffer, embeddingPtr, count * 2).slice();
+      return onProgress(event) === true ? 1 : 0;
+    });
+    try {
+      const rc = await exports.sg_map(methodPtr, optionsPtr, pointsPtr, n, d, outPtr, progressEvery);
+      if (rc !== 0) throw fail(exports);
+      const embedding = new Float32Array(exports.memory.buffer, outPtr, n * 2).slice();
+      const r = resultJson(exports);
+      const timings = {};
+      for (const p of r.phases) timings[p.name] = p.seconds;
+      return {
+        embedding, n, timings, phases: r.phases, k: r.k, pcaComponents: r.pcaComponents,
+        approximateKnn: r.approximateKnn, knnRecall: r.knnRecall >= 0 ? r.knnRecall : undefined,
+        gpuPeakBytes: r.gpuPeakBytes, wasmMemoryBytes: exports.memory.buffer.byteLength,
+      };
+    } finally {
+      setMapProgress(null);
+      for (const p of [pointsPtr, outPtr, methodPtr, optionsPtr]) exports.sg_free(p);
+    }
+  });
+}
+
+/**
+ * t-SNE of n points of d values (points: Float32Array of n·d, row-major) → { embedding
+ * (Float32Array n·2), timings, ... }. Options and defaults as the library's (perplexity 30,
+ * iterations 750, earlyExaggeration 12, learningRate 'auto', init 'pca', seed 1). onProgress
+ * receives { phase, done, total, embedding? } (embedding every progressEvery steps, default 10
+ * when onProgress is given) and may return true to cancel; an aborted `signal` cancels too. A
+ * cancelled map rejects with a SurfgradError of kind 'cancelled'.
+ */
+export function tsne(points, d, options) {
+  return map('tsne', 'tsne', points, d, options);
+}
+
+/** UMAP, as tsne() (nNeighbors 15, minDist 0.1, epochs 500 up to 10,000 points, else 200). */
+export function umap(points, d, options) {
+  return map('umap', 'umap', points, d, options);
+}

@@ -1,0 +1,138 @@
+// The WebAssembly module and what every part of the JavaScript API shares: loading, the call
+// queue, errors. surfgrad.js re-exports the public parts.
+import { WebGPUBridge } from './webgpu_bridge.js';
+import { wasiImports } from './wasi_shim.js';
+
+const suspending = ['sg_init', 'sg_map', 'sg_tensor', 'sg_tensor_read', 'sg_tensor_op', 'sg_tensor_grad', 'sg_backward',
+                    'sg_mlp', 'sg_module_forward', 'sg_module_parameters', 'sg_optimizer', 'sg_optimizer_step',
+                    'sg_optimizer_zero_grad'];
+
+// The running map's progress handler (maps.js sets it); the module imports it.
+let mapProgress = () => 0;
+export function setMapProgress(handler) {
+  mapProgress = handler || (() => 0);
+}
+
+// surfgrad::ErrorKind, in order, as JavaScript names.
+const errorKinds = ['shape', 'dtype', 'value', 'index', 'memory', 'limit', 'unsupported', 'shader', 'device-lost',
+                    'device', 'io', 'cancelled'];
+
+// Every error surfgrad raises: `kind` is one of the names above (or 'internal' for a bug); the
+// message is the library's, the same as the CLI's and Python's.
+export class SurfgradError extends Error {
+  constructor(kind, message) {
+    super(message);
+    this.name = 'SurfgradError';
+    this.kind = kind;
+  }
+}
+
+export let module = null;  // { exports, bridge, info } once init() has run
+let initializing = null;
+let queue = Promise.resolve();  // calls into the module run one at a time
+
+// Runs `job` after every earlier call has finished: a call suspended on the GPU (JSPI) must not
+// interleave with another one inside the C++.
+export function serialized(job) {
+  const run = queue.then(job, job);
+  queue = run.catch(() => {});
+  return run;
+}
+
+export function fail(exports) {
+  const kind = exports.sg_error_kind();
+  const message = readCString(exports, exports.sg_error_message());
+  return new SurfgradError(kind >= 0 && kind < errorKinds.length ? errorKinds[kind] : 'internal', message);
+}
+
+export function readCString(exports, p) {
+  const bytes = new Uint8Array(exports.memory.buffer);
+  let end = p;
+  while (bytes[end] !== 0) end++;
+  return new TextDecoder().decode(bytes.slice(p, end));
+}
+
+export function resultJson(exports) {
+  return JSON.parse(readCString(exports, exports.sg_result_json()));
+}
+
+// NUL-terminated copy of a string in wasm memory; free with sg_free.
+export function cString(exports, text) {
+  const encoded = new TextEncoder().encode(text);
+  const p = exports.sg_alloc(encoded.length + 1);
+  const bytes = new Uint8Array(exports.memory.buffer, p, encoded.length + 1);
+  bytes.set(encoded);
+  bytes[encoded.length] = 0;
+  return p;
+}
+
+export function requireModule(what) {
+  if (!module) throw new SurfgradError('value', `${what}: call await surfgrad.init() first`);
+  return module;
+}
+
+/**
+ * Loads surfgrad.wasm, requests a WebGPU adapter and creates the device with the limits the
+ * library needs (the adapter's own, not the browser's defaults). Returns the device's facts.
+ * Calling it again returns the same device.
+ */
+export function init(options = {}) {
+  if (module) return Promise.resolve(module.info);
+  if (!initializing) initializing = load(options).finally(() => { initializing = null; });
+  return initializing;
+}
+
+async function load({ wasmUrl, powerPreference = 'high-performance' } = {}) {
+  if (typeof WebAssembly.Suspending !== 'function' || typeof WebAssembly.promising !== 'function')
+    throw new SurfgradError('unsupported', 'this browser lacks WebAssembly JSPI (WebAssembly.Suspending), which '
+                            + 'surfgrad needs to wait on the GPU: use Chromium 137 or newer');
+  const gpu = globalThis.navigator && navigator.gpu;
+  if (!gpu) throw new SurfgradError('unsupported', 'this browser has no WebGPU (navigator.gpu): use a browser with '
+                                    + 'WebGPU enabled (Chromium on Linux: --enable-unsafe-webgpu)');
+  const adapter = await gpu.requestAdapter({ powerPreference });
+  if (!adapter) throw new SurfgradError('device', 'navigator.gpu.requestAdapter() found no WebGPU adapter');
+  const bridge = new WebGPUBridge(adapter);
+  const url = wasmUrl || new URL('./surfgrad.wasm', import.meta.url);
+  let instance;
+  const imports = {
+    env: bridge.imports(),
+    wasi_snapshot_preview1: wasiImports(() => instance.exports.memory),
+    surfgrad: { map_progress: (...args) => mapProgress(...args) },
+  };
+  try {
+    const response = await fetch(url);
+    if (!response.ok) throw new Error(`HTTP ${response.status}`);
+    ({ instance } = await WebAssembly.instantiateStreaming(response, imports).catch(async (e) => {
+      if (!/mime|content-type|Incorrect response/i.test(String(e))) throw e;
+      return WebAssembly.instantiate(await (await fetch(url)).arrayBuffer(), imports);
+    }));
+  } catch (e) {
+    throw new SurfgradError('io', `could not load ${url}: ${e.message || e}`);
+  }
+  const raw = instance.exports;
+  bridge.attach(raw);
+  raw._initialize();
+  const exports = {
+    ...raw,
+    memory: raw.memory,
+  };
+  // Exports that may wait on the GPU (directly, or by creating a kernel or a large buffer, whose
+  // errors are awaited) return promises (JSPI); the rest are plain calls.
+  for (const name of suspending) exports[name] = WebAssembly.promising(raw[name]);
+  if (await exports.sg_init() !== 0) throw fail(exports);
+  const device = resultJson(exports);
+  const info = {
+    ...device,
+    backend: 'webgpu',
+    implementation: `the browser's WebGPU (${navigator.userAgent.match(/(Chrome|Chromium|Firefox|Safari)\/[\d.]+/)?.[0]
+                     || 'unknown browser'}) through surfgrad's webgpu.h bridge`,
+  };
+  module = { exports, bridge, info };
+  return info;
+}
+
+/** The device init() created, or throws if init() has not run. */
+export function device() {
+  return requireModule('device()').info;
+}
+

@@ -1,0 +1,269 @@
+// Tensors with reverse-mode autodiff, nn and optim, over the library's own Var, nn and optim
+// (web/src/tensor_web.cpp). Names follow PyTorch. Every op is asynchronous: it may wait on the
+// GPU (a kernel compiled on first use, a large buffer's allocation checked), so each returns a
+// promise; the work itself stays on the GPU until toArray()/item() reads it back.
+//
+//   const x = await sg.tensor(points, [n, 2]);
+//   const model = await sg.nn.mlp([2, 16, 16, 2], { seed: 1 });
+//   const opt = await sg.optim.adam(model, { lr: 0.05 });
+//   const loss = await sg.nn.crossEntropy(await model.forward(x), labels);
+//   await opt.zeroGrad(); await loss.backward(); await opt.step();
+//
+// Tensors hold GPU memory until dispose() (or until garbage collection finds them).
+import { SurfgradError, cString, fail, requireModule, resultJson, serialized } from './runtime.js';
+
+const released = new FinalizationRegistry((handle) => {
+  const { exports } = requireModule('release');
+  serialized(() => exports.sg_release(handle));
+});
+
+// Runs an export that returns a handle (> 0), or throws its error.
+async function call(name, ...args) {
+  const { exports } = requireModule(name);
+  return serialized(async () => {
+    const r = await exports[name](...args);
+    if (r < 0) throw fail(exports);
+    return r;
+  });
+}
+
+async function op(name, a, b, args = {}) {
+  const { exports } = requireModule(name);
+  return serialized(async () => {
+    const namePtr = cString(exports, name);
+    const argsPtr = cString(exports, JSON.stringify(args));
+    try {
+      const h = await exports.sg_tensor_op(namePtr, a ? a.handle : 0, b ? b.handle : 0, argsPtr);
+      if (h < 0) throw fail(exports);
+      return new Tensor(h);
+    } finally {
+      exports.sg_free(namePtr);
+      exports.sg_free(argsPtr);
+    }
+  });
+}
+
+function handleOf(x, what) {
+  if (!(x instanceof Tensor)) throw new SurfgradError('value', `${what}: expected a Tensor, got ${typeof x}`);
+  if (!x.handle) throw new SurfgradError('value', `${what}: the tensor was disposed`);
+  return x;
+}
+
+export class Tensor {
+  constructor(handle) {
+    this.handle = handle;
+    this._info = null;
+    released.register(this, handle, this);
+  }
+
+  // {shape, dtype, requiresGrad}
+  info() {
+    if (!this._info) {
+      const { exports } = requireModule('tensor');
+      if (exports.sg_tensor_info(handleOf(this, 'info').handle) !== 0) throw fail(exports);
+      this._info = resultJson(exports);
+    }
+    return this._info;
+  }
+  get shape() { return this.info().shape; }
+  get dtype() { return this.info().dtype; }
+  get requiresGrad() { return this.info().requiresGrad; }
+
+  /** The values, read back from the GPU (Float32Array, or Int32Array for int32 tensors). */
+  async toArray() {
+    const { exports } = requireModule('toArray');
+    const numel = this.shape.reduce((a, b) => a * b, 1);
+    const Out = this.dtype === 'i32' ? Int32Array : this.dtype === 'u32' ? Uint32Array : Float32Array;
+    return serialized(async () => {
+      const p = exports.sg_alloc(4 * Math.max(numel, 1));
+      try {
+        if (await exports.sg_tensor_read(handleOf(this, 'toArray').handle, p) !== 0) throw fail(exports);
+        return new Out(exports.memory.buffer, p, numel).slice();
+      } finally {
+        exports.sg_free(p);
+      }
+    });
+  }
+  /** The single value of a one-element tensor. */
+  async item() {
+    const values = await this.toArray();
+    if (values.length !== 1)
+      throw new SurfgradError('shape', `item: the tensor has ${values.length} elements, not 1 (shape [${this.shape}])`);
+    return values[0];
+  }
+  /** The gradient accumulated by backward(), or null before one reached this tensor. */
+  async grad() {
+    const h = await call('sg_tensor_grad', handleOf(this, 'grad').handle);
+    return h ? new Tensor(h) : null;
+  }
+  async backward() {
+    const { exports } = requireModule('backward');
+    return serialized(async () => {
+      if (await exports.sg_backward(handleOf(this, 'backward').handle) !== 0) throw fail(exports);
+    });
+  }
+  dispose() {
+    if (!this.handle) return;
+    const { exports } = requireModule('dispose');
+    const h = this.handle;
+    this.handle = 0;
+    released.unregister(this);
+    serialized(() => exports.sg_release(h));
+  }
+
+  // Element-wise with broadcasting; a number operand is a scalar.
+  add(other) { return typeof other === 'number' ? op('add_scalar', this, null, { value: other }) : op('add', this, handleOf(other, 'add')); }
+  sub(other) { return typeof other === 'number' ? op('add_scalar', this, null, { value: -other }) : op('sub', this, handleOf(other, 'sub')); }
+  mul(other) { return typeof other === 'number' ? op('mul_scalar', this, null, { value: other }) : op('mul', this, handleOf(other, 'mul')); }
+  div(other) { return typeof other === 'number' ? op('mul_scalar', this, null, { value: 1 / other }) : op('div', this, handleOf(other, 'div')); }
+  pow(other) { return typeof other === 'number' ? op('pow_scalar', this, null, { exponent: other }) : op('pow', this, handleOf(other, 'pow')); }
+  maximum(other) { return op('maximum', this, handleOf(other, 'maximum')); }
+  minimum(other) { return op('minimum', this, handleOf(other, 'minimum')); }
+  matmul(other) { return op('matmul', this, handleOf(other, 'matmul')); }
+  eq(other) { return op('eq', this, handleOf(other, 'eq')); }
+
+  sum(dim, keepdim = false) { return op('sum', this, null, { dim: dim ?? null, keepdim }); }
+  mean(dim, keepdim = false) { return op('mean', this, null, { dim: dim ?? null, keepdim }); }
+  max(dim, keepdim = false) { return op('max', this, null, { dim: dim ?? null, keepdim }); }
+  min(dim, keepdim = false) { return op('min', this, null, { dim: dim ?? null, keepdim }); }
+  argmax(dim) { return op('argmax', this, null, { dim }); }
+  softmax(dim) { return op('softmax', this, null, { dim }); }
+  logSoftmax(dim) { return op('log_softmax', this, null, { dim }); }
+  reshape(...shape) { return op('reshape', this, null, { shape: shape.flat() }); }
+  transpose(dim0, dim1) { return op('transpose', this, null, { dim0, dim1 }); }
+  t() { return op('t', this); }
+  detach() { return op('detach', this); }
+}
+
+// The unary ops of the library's op table (include/surfgrad/unary_ops.inc).
+for (const name of ['neg', 'abs', 'exp', 'log', 'sqrt', 'rsqrt', 'sin', 'cos', 'tanh', 'sigmoid', 'relu', 'gelu'])
+  Tensor.prototype[name] = function unary() { return op(name, this); };
+
+/**
+ * A tensor from values: a Float32Array (float32), an Int32Array (int32), or an array of numbers
+ * (float32), with its shape (default: 1-D). { requiresGrad: true } makes it a leaf that
+ * backward() fills with a gradient.
+ */
+export async function tensor(values, shape, { requiresGrad = false } = {}) {
+  const { exports } = requireModule('tensor');
+  let data = values;
+  if (Array.isArray(values)) data = Float32Array.from(values.flat(Infinity));
+  if (!(data instanceof Float32Array) && !(data instanceof Int32Array))
+    throw new SurfgradError('dtype', 'tensor: values must be a Float32Array, an Int32Array or an array of numbers');
+  shape = shape ?? [data.length];
+  if (!Array.isArray(shape) || !shape.every((s) => Number.isInteger(s) && s >= 0))
+    throw new SurfgradError('shape', `tensor: shape must be a list of whole numbers ≥ 0, not ${JSON.stringify(shape)}`);
+  const numel = shape.reduce((a, b) => a * b, 1);
+  if (numel !== data.length)
+    throw new SurfgradError('shape', `tensor: ${data.length} values do not fill shape [${shape}] (${numel} elements)`);
+  return serialized(async () => {
+    const dataPtr = exports.sg_alloc(4 * Math.max(numel, 1));
+    const shapePtr = exports.sg_alloc(4 * Math.max(shape.length, 1));
+    try {
+      const Mem = data instanceof Int32Array ? Int32Array : Float32Array;
+      new Mem(exports.memory.buffer, dataPtr, numel).set(data);
+      new Int32Array(exports.memory.buffer, shapePtr, shape.length).set(shape);
+      const h = await exports.sg_tensor(dataPtr, data instanceof Int32Array ? 1 : 0, shapePtr, shape.length,
+                                        requiresGrad ? 1 : 0);
+      if (h < 0) throw fail(exports);
+      return new Tensor(h);
+    } finally {
+      exports.sg_free(dataPtr);
+      exports.sg_free(shapePtr);
+    }
+  });
+}
+
+/** Runs `body` (sync or async) with gradient recording off, as torch.no_grad(). */
+export async function noGrad(body) {
+  const { exports } = requireModule('noGrad');
+  await serialized(() => exports.sg_no_grad(1));
+  try {
+    return await body();
+  } finally {
+    await serialized(() => exports.sg_no_grad(0));
+  }
+}
+
+class Module {
+  constructor(handle) {
+    this.handle = handle;
+    released.register(this, handle);
+  }
+  async forward(x) {
+    return new Tensor(await call('sg_module_forward', this.handle, handleOf(x, 'forward').handle));
+  }
+  /** [{name, tensor}] of the trainable parameters. */
+  async namedParameters() {
+    const { exports } = requireModule('parameters');
+    const list = await serialized(async () => {
+      if (await exports.sg_module_parameters(this.handle) !== 0) throw fail(exports);
+      return resultJson(exports);
+    });
+    return list.map(({ name, handle }) => ({ name, tensor: new Tensor(handle) }));
+  }
+}
+
+const activations = { relu: 0, tanh: 1, gelu: 2, sigmoid: 3 };
+
+export const nn = {
+  /** A multilayer perceptron: Linear layers of the given widths with an activation between. */
+  async mlp(widths, { activation = 'relu', seed = 1 } = {}) {
+    if (!(activation in activations))
+      throw new SurfgradError('value', `nn.mlp: activation is one of ${Object.keys(activations).join(', ')}`);
+    const { exports } = requireModule('nn.mlp');
+    return serialized(async () => {
+      const p = exports.sg_alloc(4 * widths.length);
+      new Int32Array(exports.memory.buffer, p, widths.length).set(widths);
+      try {
+        const h = await exports.sg_mlp(p, widths.length, activations[activation], seed);
+        if (h < 0) throw fail(exports);
+        return new Module(h);
+      } finally {
+        exports.sg_free(p);
+      }
+    });
+  },
+  /** Mean cross-entropy of logits [N, C] against int32 class labels [N]. */
+  crossEntropy(logits, labels) { return op('cross_entropy', handleOf(logits, 'crossEntropy'), handleOf(labels, 'crossEntropy')); },
+  mseLoss(prediction, target) { return op('mse_loss', handleOf(prediction, 'mseLoss'), handleOf(target, 'mseLoss')); },
+};
+
+class Optimizer {
+  constructor(handle) {
+    this.handle = handle;
+    released.register(this, handle);
+  }
+  async step() { await call('sg_optimizer_step', this.handle).then(() => undefined); }
+  async zeroGrad() { await call('sg_optimizer_zero_grad', this.handle).then(() => undefined); }
+  setLr(lr) {
+    const { exports } = requireModule('setLr');
+    return serialized(() => {
+      if (exports.sg_optimizer_set_lr(this.handle, lr) !== 0) throw fail(exports);
+    });
+  }
+}
+
+async function optimizer(kind, model, options) {
+  if (!(model instanceof Module)) throw new SurfgradError('value', `optim.${kind}: expects a model from sg.nn`);
+  const { exports } = requireModule(`optim.${kind}`);
+  return serialized(async () => {
+    const kindPtr = cString(exports, kind);
+    const optionsPtr = cString(exports, JSON.stringify(options || {}));
+    try {
+      const h = await exports.sg_optimizer(kindPtr, model.handle, optionsPtr);
+      if (h < 0) throw fail(exports);
+      return new Optimizer(h);
+    } finally {
+      exports.sg_free(kindPtr);
+      exports.sg_free(optionsPtr);
+    }
+  });
+}
+
+export const optim = {
+  /** Adam over a model's parameters: { lr = 1e-3, beta1, beta2, eps, weightDecay }. */
+  adam: (model, options) => optimizer('adam', model, options),
+  /** SGD over a model's parameters: { lr = 1e-2, momentum, weightDecay }. */
+  sgd: (model, options) => optimizer('sgd', model, options),
+};

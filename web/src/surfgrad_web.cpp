@@ -1,0 +1,271 @@
+// The WebAssembly module's C interface: what web/package/surfgrad.js calls. Thin, like the
+// Python binding: the map pipeline is the library's map_points(); this file turns JavaScript's
+// arguments into its options and its results and errors back into plain memory and JSON.
+//
+// Errors: every export catches surfgrad::Error (and std::exception) and returns -1 (or 0 for a
+// pointer), keeping the kind and message for sg_error_kind()/sg_error_message(); surfgrad.js
+// throws them as a SurfgradError. Nothing aborts on bad input.
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "io/host_formats.hpp"
+#include "surfgrad/error.hpp"
+#include "surfgrad/gpu.hpp"
+#include "surfgrad/map_pipeline.hpp"
+#include "surfgrad/tensor.hpp"
+#include "web_session.hpp"
+
+#define SG_EXPORT(name) extern "C" __attribute__((export_name(#name)))
+
+// Implemented in JavaScript (surfgrad.js): one progress event of a running map. `embedding` is
+// 0 or the address of n×2 floats, valid during the call. Returns nonzero to cancel.
+extern "C" __attribute__((import_module("surfgrad"), import_name("map_progress"))) int sg_js_map_progress(
+    const char* phase, int32_t phase_length, double done, double total, const float* embedding, int32_t n);
+
+namespace surfgrad::web {
+
+Session& session() {
+  static Session s;
+  return s;
+}
+
+gpu::ContextPtr Session::context() {
+  if (!ctx || ctx->device_lost()) {
+    gpu::ContextOptions options;
+    options.quiet = true;
+    ctx = gpu::Context::create(options);
+  }
+  return ctx;
+}
+
+void Session::fail(int kind, const std::string& message) {
+  error_kind = kind;
+  error_message = message;
+}
+
+namespace {
+
+// A JSON field as a number of the expected kind, with the option named in the error.
+template <typename T>
+T number(const nlohmann::json& options, const char* key, T fallback) {
+  auto it = options.find(key);
+  if (it == options.end() || it->is_null()) return fallback;
+  if (!it->is_number())
+    throw Error(ErrorKind::Value, std::string("map option '") + key + "' must be a number, not " + it->dump());
+  double v = it->get<double>();
+  if constexpr (std::is_integral_v<T>) {
+    if (!std::isfinite(v) || v != std::floor(v) || v < double(std::numeric_limits<T>::lowest()) ||
+        v > double(std::numeric_limits<T>::max()))
+      throw Error(ErrorKind::Value,
+                  std::string("map option '") + key + "' must be a whole number in range, not " + it->dump());
+  }
+  return T(v);
+}
+
+// The options object surfgrad.js passes (its own names, camelCase, already defaulted there
+// where JavaScript has defaults) → MapOptions. Unknown keys are refused: a misspelt option
+// silently ignored would be a map drawn with the wrong parameters.
+MapOptions parse_options(const std::string& method, const std::string& text) {
+  nlohmann::json o = nlohmann::json::parse(text, nullptr, false);
+  if (o.is_discarded() || !o.is_object()) throw Error(ErrorKind::Value, "map options are not a JSON object");
+  static const char* known[] = {"perplexity",
+                                "iterations",
+                                "earlyExaggeration",
+                                "exaggerationIterations",
+                                "learningRate",
+                                "init",
+                                "nNeighbors",
+                                "minDist",
+                                "epochs",
+                                "negativeSampleRate",
+                                "seed",
+                                "pcaComponents"};
+  for (auto& [key, value] : o.items()) {
+    bool ok = false;
+    for (const char* k : known) ok = ok || key == k;
+    if (!ok) throw Error(ErrorKind::Value, "unknown map option '" + key + "'");
+  }
+  MapOptions m;
+  if (method == "tsne")
+    m.method = MapMethod::Tsne;
+  else if (method == "umap")
+    m.method = MapMethod::Umap;
+  else
+    throw Error(ErrorKind::Value, "map method is 'tsne' or 'umap', not '" + method + "'");
+  TsneOptions& t = m.tsne;
+  t.perplexity = number(o, "perplexity", t.perplexity);
+  t.iterations = number(o, "iterations", t.iterations);
+  t.exaggeration = number(o, "earlyExaggeration", t.exaggeration);
+  t.exaggeration_iterations = number(o, "exaggerationIterations", t.exaggeration_iterations);
+  if (auto it = o.find("learningRate"); it != o.end() && !(it->is_string() && *it == "auto"))
+    t.learning_rate = number(o, "learningRate", t.learning_rate);
+  if (auto it = o.find("init"); it != o.end()) {
+    if (*it == "pca")
+      t.pca_init = true;
+    else if (*it == "random")
+      t.pca_init = false;
+    else
+      throw Error(ErrorKind::Value, "map option 'init' is 'pca' or 'random', not " + it->dump());
+  }
+  UmapOptions& u = m.umap;
+  u.n_neighbors = number(o, "nNeighbors", u.n_neighbors);
+  u.min_dist = number(o, "minDist", u.min_dist);
+  u.epochs = number(o, "epochs", u.epochs);
+  u.negative_sample_rate = number(o, "negativeSampleRate", u.negative_sample_rate);
+  m.seed = t.seed = u.seed = number<uint64_t>(o, "seed", m.seed);
+  m.pca_components = number(o, "pcaComponents", m.pca_components);
+  return m;
+}
+
+// Row blocks no larger than a quarter of a binding, as the Python binding uploads them: one
+// tensor may not exceed what the adapter binds (128 MiB by default in browsers).
+PointBlocks upload(const gpu::ContextPtr& ctx, const float* host, int64_t n, int64_t d) {
+  PointBlocks x;
+  uint64_t block_bytes = ctx->limits().max_storage_buffer_binding_size / 4;
+  int64_t rows = std::max<int64_t>(1, int64_t(block_bytes / (uint64_t(d) * 4)));
+  for (int64_t r0 = 0; r0 < n; r0 += rows)
+    x.blocks.push_back(Tensor::from_host(ctx, host + r0 * d, {std::min(n, r0 + rows) - r0, d}, DType::f32));
+  return x;
+}
+
+}  // namespace
+}  // namespace surfgrad::web
+
+using namespace surfgrad;
+using surfgrad::web::guarded;
+using surfgrad::web::session;
+
+SG_EXPORT(sg_alloc) void* sg_alloc(size_t bytes) { return std::malloc(bytes ? bytes : 1); }
+SG_EXPORT(sg_free) void sg_free(void* p) { std::free(p); }
+
+SG_EXPORT(sg_error_kind) int sg_error_kind() { return session().error_kind; }
+SG_EXPORT(sg_error_message) const char* sg_error_message() { return session().error_message.c_str(); }
+SG_EXPORT(sg_result_json) const char* sg_result_json() { return session().result_json.c_str(); }
+
+// Creates the device (the adapter the page asked for; the bridge holds it) and returns 0, or -1.
+// sg_result_json() then holds the adapter, features and limits.
+SG_EXPORT(sg_init) int sg_init() {
+  return guarded([] {
+    gpu::ContextPtr ctx = session().context();
+    const gpu::AdapterInfo& i = ctx->info();
+    const gpu::Features& f = ctx->features();
+    const gpu::Limits& l = ctx->limits();
+    nlohmann::json j = {{"adapter", i.name},
+                        {"vendor", i.vendor},
+                        {"architecture", i.architecture},
+                        {"description", i.description},
+                        {"backend", i.backend},
+                        {"adapterType", i.adapter_type},
+                        {"features", f.device_features},
+                        {"shaderF16", f.shader_f16},
+                        {"subgroups", f.subgroups},
+                        {"subgroupMinSize", f.subgroup_min_size},
+                        {"subgroupMaxSize", f.subgroup_max_size},
+                        {"timestampQuery", f.timestamp_query},
+                        {"limits",
+                         {{"maxBufferSize", double(l.max_buffer_size)},
+                          {"maxStorageBufferBindingSize", double(l.max_storage_buffer_binding_size)},
+                          {"maxStorageBuffersPerShaderStage", l.max_storage_buffers_per_shader_stage},
+                          {"maxComputeWorkgroupsPerDimension", l.max_compute_workgroups_per_dimension},
+                          {"maxComputeInvocationsPerWorkgroup", l.max_compute_invocations_per_workgroup},
+                          {"maxComputeWorkgroupStorageSize", l.max_compute_workgroup_storage_size}}}};
+    session().result_json = j.dump();
+  });
+}
+
+// A t-SNE or UMAP map of n points of d floats at `points`, written to `out` (n×2 floats).
+// `method` and `options_json` are NUL-terminated. Progress events go to JavaScript every
+// `progress_every` optimisation steps with the current layout (0: without layouts).
+// sg_result_json() then holds the phases, k, PCA components and recall.
+SG_EXPORT(sg_map)
+int sg_map(const char* method, const char* options_json, const float* points, int32_t n, int32_t d, float* out,
+           int32_t progress_every) {
+  return guarded([&] {
+    if (n <= 0 || d <= 0)
+      throw Error(ErrorKind::Shape,
+                  "map: points must be n × d with n, d > 0, not " + std::to_string(n) + " × " + std::to_string(d));
+    MapOptions options = web::parse_options(method, options_json);
+    validate(options, n, d);  // before any upload: the same messages as the CLI and Python
+    gpu::ContextPtr ctx = session().context();
+    check_map_fits(ctx, options, n, d);
+    PointBlocks x = web::upload(ctx, points, n, d);
+    std::vector<float> layout;
+    int64_t last_drawn = -1;
+    MapResult r = map_points(std::move(x), options, [&](const MapProgressEvent& e) {
+      const float* drawn = nullptr;
+      bool last = e.done == e.total;
+      if (e.embedding && progress_every > 0 && (e.done - last_drawn >= progress_every || last)) {
+        layout.resize(size_t(e.embedding->numel()));
+        e.embedding->to_host(layout.data());
+        drawn = layout.data();
+        last_drawn = e.done;
+      }
+      int stop = sg_js_map_progress(e.phase.data(), int32_t(e.phase.size()), double(e.done), double(e.total), drawn,
+                                    drawn ? n : 0);
+      return stop == 0;
+    });
+    r.embedding.to_host(out);
+    nlohmann::json phases = nlohmann::json::array();
+    for (const auto& p : r.phases) phases.push_back({{"name", p.name}, {"seconds", p.seconds}});
+    nlohmann::json j = {{"phases", phases},
+                        {"k", r.k},
+                        {"pcaComponents", r.pca_components},
+                        {"approximateKnn", r.approximate_knn},
+                        {"knnRecall", r.knn_recall},
+                        {"gpuPeakBytes", double(r.gpu_peak_bytes)},
+                        {"hostPeakBytes", double(r.host_peak_bytes)}};
+    session().result_json = j.dump();
+  });
+}
+
+// A .npy file's bytes → a malloc'd float32 copy of its values (caller frees with sg_free) and
+// its shape and dtype in sg_result_json(). Any numeric dtype the library reads; the file is
+// checked by the library's hardened decoder (sizes, header, truncation).
+SG_EXPORT(sg_decode_npy) float* sg_decode_npy(const char* bytes, size_t length) {
+  float* values = nullptr;
+  int rc = guarded([&] {
+    std::istringstream in(std::string(bytes, length));
+    io::NpyArray a = io::decode_npy_host(in, "the .npy file");
+    int64_t count = 1;
+    for (int64_t s : a.shape) count *= s;
+    values = static_cast<float*>(std::malloc(size_t(std::max<int64_t>(count, 1)) * sizeof(float)));
+    if (!values) throw Error(ErrorKind::OutOfMemory, ".npy: no memory for " + std::to_string(count) + " values");
+    const char* data = a.data.data();
+    for (int64_t i = 0; i < count; ++i) {
+      switch (a.dtype) {
+        case DType::f32: {
+          float v;
+          std::memcpy(&v, data + 4 * i, 4);
+          values[i] = v;
+          break;
+        }
+        case DType::i32: {
+          int32_t v;
+          std::memcpy(&v, data + 4 * i, 4);
+          values[i] = float(v);
+          break;
+        }
+        case DType::u32: {
+          uint32_t v;
+          std::memcpy(&v, data + 4 * i, 4);
+          values[i] = float(v);
+          break;
+        }
+        default:
+          std::free(values);
+          values = nullptr;
+          throw Error(ErrorKind::DType,
+                      ".npy: dtype " + a.descr + " cannot be read in the browser; save it as float32");
+      }
+    }
+    session().result_json = nlohmann::json({{"shape", a.shape}, {"dtype", a.descr}}).dump();
+  });
+  return rc == 0 ? values : nullptr;
+}
