@@ -126,6 +126,8 @@ function describeData() {
   $('dataset').textContent = `${d.name} · ${d.n.toLocaleString('en-US')} × ${d.d} · ${labels}`;
 }
 
+const fmtShape = (s) => `(${s.join(', ')}${s.length === 1 ? ',' : ''})`;
+
 async function fetchBytes(url) {
   let res;
   try { res = await fetch(url); } catch (e) { throw { kind: 'io', name: 'FetchError', message: `${url}: ${e.message}` }; }
@@ -136,7 +138,7 @@ async function fetchBytes(url) {
 async function loadPoints(bytes, name) {
   const { data, shape } = await parseNpy(bytes, name);
   if (shape.length !== 2)
-    throw { kind: 'shape', name: 'DataError', message: `${name}: expected an n × d array of points, got shape (${shape.join(', ')})` };
+    throw { kind: 'shape', name: 'DataError', message: `${name}: expected an n × d array of points, got shape ${fmtShape(shape)}` };
   const n = limitN(shape[0]), d = shape[1];
   return { points: n < shape[0] ? data.slice(0, n * d) : data, n, d, labels: null, name: `${name}${n < shape[0] ? ` (first ${n})` : ''}` };
 }
@@ -146,7 +148,7 @@ async function loadLabels(bytes, name) {
   const { data, shape } = await parseNpy(bytes, name);
   const count = shape.reduce((a, b) => a * b, 1);
   if (!(shape.length === 1 || (shape.length === 2 && shape[1] === 1)) || count < page.data.n)
-    throw { kind: 'shape', name: 'DataError', message: `${name}: expected ${page.data.n} labels (shape (${page.data.n},)), got shape (${shape.join(', ')})` };
+    throw { kind: 'shape', name: 'DataError', message: `${name}: expected ${page.data.n} labels (shape (${page.data.n},)), got shape ${fmtShape(shape)}` };
   const labels = new Int32Array(page.data.n);
   for (let i = 0; i < page.data.n; i++) {
     if (!Number.isInteger(data[i])) throw { kind: 'dtype', name: 'DataError', message: `${name}: labels must be integers; entry ${i} is ${data[i]}` };
@@ -164,13 +166,15 @@ async function loading(what, fn) {
   clearError();
   setState('loading');
   setStatus('Loading', what);
+  const ready = () => (page.data ? setStatus('Ready', `${page.data.n.toLocaleString('en-US')} points loaded`) : setStatus('Idle', ''));
   try {
     await fn();
+    ready();
     setState('idle');
     return true;
   } catch (e) {
     showError(e, what);
-    setStatus('Idle', '');
+    ready();
     setState(page.data ? 'idle' : 'error');
     return false;
   }

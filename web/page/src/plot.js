@@ -118,6 +118,7 @@ export class MapView {
         const { x, y } = normalise(e, m);
         const pts = { x, y };
         if (this.cats && this.cats.codes.length === m) pts.z = this.cats.codes;
+        if (m !== this.n) this.plot.set({ pointSize: m <= 5000 ? 4 : m <= 50000 ? 3 : m <= 500000 ? 2 : 1 });
         this.n = m;
         await this.plot.draw(pts, { zDataType: 'categorical', preventFilterReset: true });
       }
