@@ -84,6 +84,7 @@ function onWorkerMessage(m, resolveReady) {
         parses.get(m.id).reject(m); parses.delete(m.id);
       } else {
         showError(m, 'Map');
+        if (run) setStatus('Failed', `${m.kind ?? 'error'} after ${fmtSeconds((performance.now() - run.start) / 1000)}`);
         endRun('error');
       }
       break;

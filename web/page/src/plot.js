@@ -60,6 +60,7 @@ export class MapView {
       this.mouse = [e.clientX - r.left, e.clientY - r.top];
       this.placeTooltip();
     });
+    canvas.addEventListener('wheel', () => { tooltip.hidden = true; }, { passive: true });
     this.plot.subscribe('pointOver', (i) => this.showTooltip(i));
     this.plot.subscribe('pointOut', () => { tooltip.hidden = true; });
   }
