@@ -4,13 +4,15 @@
 // label colours. Exit 0 when it does, 1 (with the reasons) when it does not.
 //
 //   node web/tests/page_screenshot.mjs [--out DIR] [--mock] [--params QUERY] [--min-colours K]
-//                                     [--min-pixels P] [--timeout SECONDS]
+//                                     [--min-pixels P] [--timeout SECONDS] [--max-frame-gap MS]
 //
 // --mock     use the page's dev mock (web/page/dev_mock_surfgrad.js) instead of the real package
 //            web/package/surfgrad.js (the default: without the package the test fails).
 // --min-colours K   distinct label colours the map must show (default 5; 1 for unlabelled data).
 // --params   the page's query string, default "data=mnist10k&n=2000&method=umap&run=1".
 //            `--params ""` opens the page with no data: the check must fail (a blank canvas).
+// It also fails when no intermediate layout was drawn, or when the page stopped drawing frames for
+// longer than --max-frame-gap (default 1000 ms) while the map ran (the worker must keep it responsive).
 // Needs `node web/page/build.mjs` first (the page's bundle, web/page/dist/).
 import fs from 'node:fs';
 import path from 'node:path';
@@ -28,6 +30,7 @@ const minColours = Number(opt('--min-colours', 5));
 const minPixels = Number(opt('--min-pixels', 2000));
 const minPerColour = 40;
 const timeoutS = Number(opt('--timeout', 300));
+const maxFrameGap = Number(opt('--max-frame-gap', 1000));
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 if (!fs.existsSync(path.join(here, '..', 'page', 'dist', 'main.js'))) {
@@ -44,6 +47,21 @@ try {
   const page = await browser.newPage({ viewport: { width: 1280, height: 800 }, deviceScaleFactor: 1 });
   page.on('console', (m) => { if (m.type() === 'error' || m.type() === 'warning') console.log('[page]', m.text()); });
   page.on('pageerror', (e) => console.log('[page] uncaught:', e.message));
+  // The page must stay responsive while the worker maps: record the longest gap between animation
+  // frames while the page is running.
+  await page.addInitScript(() => {
+    window.__frameGap = { max: 0, frames: 0 };
+    let last = performance.now();
+    const tick = (t) => {
+      if (window.surfgradPage?.state === 'running') {
+        window.__frameGap.max = Math.max(window.__frameGap.max, t - last);
+        window.__frameGap.frames++;
+      }
+      last = t;
+      requestAnimationFrame(tick);
+    };
+    requestAnimationFrame(tick);
+  });
   const q = new URLSearchParams(query);
   if (mock) q.set('mock', '1');
   const url = `${server.url}/page/?${q}`;
@@ -70,7 +88,7 @@ try {
     const rect = (el) => { if (!el || el.hidden) return null; const r = el.getBoundingClientRect(); return { x: r.x, y: r.y, width: r.width, height: r.height }; };
     return {
       state: p?.state, error: p?.error, device: document.getElementById('device')?.textContent,
-      n: p?.data?.n, result: p?.result ? { n: p.result.n, timings: p.result.timings } : null, draws: p?.draws,
+      frameGap: window.__frameGap, n: p?.data?.n, result: p?.result ? { n: p.result.n, timings: p.result.timings } : null, draws: p?.draws,
       colours: p ? p.colours() : [], plot: p ? p.plotRect() : null,
       // The page's own overlays on the plot (legend swatches, buttons, the empty-state text) are
       // not part of the map: mask them out.
@@ -78,7 +96,12 @@ try {
     };
   });
   console.log(`page_screenshot: state ${st.state} after ${((Date.now() - t0) / 1000).toFixed(1)} s; device: ${st.device}`);
-  if (st.result) console.log(`page_screenshot: mapped ${st.result.n} points; ${st.draws} intermediate layouts drawn; timings ${JSON.stringify(st.result.timings)}`);
+  if (st.result) console.log(`page_screenshot: mapped ${st.result.n} points; ${st.draws} intermediate layouts received; timings ${JSON.stringify(st.result.timings)}`);
+  if (st.result) {
+    console.log(`page_screenshot: longest frame gap while running ${Math.round(st.frameGap.max)} ms over ${st.frameGap.frames} frames`);
+    if (st.draws < 2) failures.push(`no intermediate layouts were drawn (${st.draws})`);
+    if (st.frameGap.max > maxFrameGap) failures.push(`the page was unresponsive: a ${Math.round(st.frameGap.max)} ms gap between frames (limit ${maxFrameGap} ms)`);
+  }
   if (st.error) failures.push(`the page shows an error: ${st.error.context}: ${st.error.kind ?? ''} ${st.error.message}`);
   if (st.state !== 'done') failures.push(`the map did not complete (page state '${st.state}'${expectRun ? '' : ', no run requested'})`);
 

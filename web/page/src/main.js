@@ -18,9 +18,11 @@ const page = {
   plotRect: () => { const r = $('plot').getBoundingClientRect(); return { x: r.x, y: r.y, width: r.width, height: r.height }; },
 };
 window.surfgradPage = page;
+page.view = null; // set below; for tests and the console
 const setState = (s) => { page.state = s; document.body.dataset.state = s; };
 
 const view = new MapView($('plot'), { tooltip: $('tooltip'), legend: $('legend') });
+page.view = view;
 
 // ---- errors -------------------------------------------------------------------------------------
 

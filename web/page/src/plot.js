@@ -43,7 +43,8 @@ export class MapView {
     this.labels = null;
     this.n = 0;
     this.pending = null;
-    this.drawing = false;
+    this.drawing = null;
+    this.drawMs = 0;
     this.mouse = [0, 0];
     this.plot = createScatterplot({
       canvas, width: 'auto', height: 'auto',
@@ -107,13 +108,21 @@ export class MapView {
     }
   }
 
-  // Draws an embedding (n×2 interleaved). Calls during a draw coalesce: only the newest is drawn.
+  // Draws an embedding (n×2 interleaved). Calls during a draw coalesce: only the newest is drawn,
+  // and after each draw the page idles as long as that draw took before the next, so live updates
+  // never take more than about half of the main thread. (regl-scatterplot renders into a shared
+  // WebGL canvas and copies it with drawImage: cheap on a GPU, ~50 ms per frame on SwiftShader.)
   async show(embedding, n) {
     this.pending = { embedding, n };
-    if (this.drawing) return;
-    this.drawing = true;
+    if (this.drawing) return this.drawing;
+    this.drawing = this.drawLoop();
+    return this.drawing;
+  }
+
+  async drawLoop() {
     try {
       while (this.pending) {
+        const t0 = performance.now();
         const { embedding: e, n: m } = this.pending;
         this.pending = null;
         const { x, y } = normalise(e, m);
@@ -122,9 +131,11 @@ export class MapView {
         if (m !== this.n) this.plot.set({ pointSize: m <= 5000 ? 4 : m <= 50000 ? 3 : m <= 500000 ? 2 : 1 });
         this.n = m;
         await this.plot.draw(pts, { zDataType: 'categorical', preventFilterReset: true });
+        this.drawMs = performance.now() - t0;
+        if (this.pending) await new Promise((ok) => setTimeout(ok, Math.min(this.drawMs, 500)));
       }
     } finally {
-      this.drawing = false;
+      this.drawing = null;
     }
   }
 
