@@ -34,7 +34,7 @@ const ready = (async () => {
   try {
     sg = await import(packageUrl);
   } catch (e) {
-    postError('load', new Error(`could not load the surfgrad package (${packageUrl}): ${e?.message ?? e}`));
+    postError('load', { kind: 'io', name: 'Error', message: `could not load the surfgrad package (${packageUrl}): ${e?.message ?? e}` });
     return false;
   }
   try {

@@ -41,8 +41,8 @@ fs.mkdirSync(outDir, { recursive: true });
 
 const failures = [];
 const server = await serve({ port: 0, quiet: true });
-// WebGL in headless Chromium runs on SwiftShader, which Chromium only allows when asked.
-const browser = await launch({ extraArgs: ['--enable-unsafe-swiftshader'] });
+// Headless, WebGL (ANGLE) and WebGPU both run on SwiftShader.
+const browser = await launch();
 try {
   const page = await browser.newPage({ viewport: { width: 1280, height: 800 }, deviceScaleFactor: 1 });
   page.on('console', (m) => { if (m.type() === 'error' || m.type() === 'warning') console.log('[page]', m.text()); });
