@@ -70,6 +70,8 @@ export class MapView {
   setLabels(labels) {
     this.labels = labels;
     this.cats = labels ? categorise(labels) : null;
+    this.filtered = null;
+    this.plot.unfilter?.();
     const colours = this.cats ? this.cats.values.map((_, i) => PALETTE[i % PALETTE.length]) : [UNLABELLED];
     this.plot.set({ pointColor: colours, colorBy: this.cats ? 'valueA' : null });
     this.renderLegend();
@@ -98,6 +100,8 @@ export class MapView {
       count.className = 'count';
       count.textContent = this.cats.counts[i].toLocaleString('en-US');
       row.append(sw, name, count);
+      row.title = 'Click to show only this label; click again to show all';
+      row.onclick = () => this.toggleFilter(i, row);
       el.append(row);
     }
     if (shown < this.cats.values.length) {
@@ -139,7 +143,23 @@ export class MapView {
     }
   }
 
-  clear() { this.n = 0; this.plot.clear(); }
+  // Shows only the points of one label code (or all again).
+  toggleFilter(code, row) {
+    const rows = [...this.legend.querySelectorAll('.legend-row')];
+    if (this.filtered === code || !this.cats || this.cats.codes.length !== this.n) {
+      this.filtered = null;
+      this.plot.unfilter();
+      rows.forEach((r) => r.classList.remove('off', 'on'));
+      return;
+    }
+    this.filtered = code;
+    const idx = [];
+    for (let i = 0; i < this.n; i++) if (this.cats.codes[i] === code) idx.push(i);
+    this.plot.filter(idx);
+    rows.forEach((r) => { r.classList.toggle('on', r === row); r.classList.toggle('off', r !== row); });
+  }
+
+  clear() { this.n = 0; this.filtered = null; this.plot.clear(); }
   resetView() { this.plot.reset(); }
 
   showTooltip(i) {
