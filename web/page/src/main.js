@@ -1,0 +1,409 @@
+// The map page: load a data set, run t-SNE or UMAP in a worker (surfgrad on the browser's WebGPU),
+// draw the layout live with WebGL. URL parameters (for links and tests):
+//   data=mnist10k | data=<url of .npy>   labels=<url of .npy>   n=<use the first n points>
+//   method=tsne|umap   perplexity= iterations= exaggeration= nNeighbors= minDist= epochs= seed=
+//   run=1 (start once loaded)   mock=1 (the dev mock instead of ../package/surfgrad.js)
+import { loadMnist } from './idx.js';
+import { MapView } from './plot.js';
+
+const $ = (id) => document.getElementById(id);
+const params = new URLSearchParams(location.search);
+const mock = params.get('mock') === '1';
+
+// State that tests read: window.surfgradPage.state is 'starting' | 'idle' | 'loading' | 'running'
+// | 'done' | 'cancelled' | 'error'.
+const page = {
+  state: 'starting', info: null, data: null, result: null, error: null, draws: 0,
+  colours: () => view.colours(),
+  plotRect: () => { const r = $('plot').getBoundingClientRect(); return { x: r.x, y: r.y, width: r.width, height: r.height }; },
+};
+window.surfgradPage = page;
+page.view = null; // set below; for tests and the console
+const setState = (s) => { page.state = s; document.body.dataset.state = s; };
+
+const view = new MapView($('plot'), { tooltip: $('tooltip'), legend: $('legend') });
+page.view = view;
+
+// ---- errors -------------------------------------------------------------------------------------
+
+function showError(e, context) {
+  const kind = e?.kind ? ` (${e.kind})` : '';
+  const name = e?.name && e.name !== 'Error' ? e.name : 'Error';
+  $('error-title').textContent = `${context}: ${name}${kind}`;
+  $('error-message').textContent = e?.message ?? String(e);
+  $('error').hidden = false;
+  page.error = { context, kind: e?.kind, name: e?.name, message: e?.message ?? String(e) };
+  console.error(`[map page] ${context}: ${name}${kind}: ${e?.message ?? e}`);
+}
+const clearError = () => { $('error').hidden = true; page.error = null; };
+$('error-close').onclick = clearError;
+window.addEventListener('unhandledrejection', (e) => showError(e.reason, 'Unexpected error'));
+
+// ---- the worker ---------------------------------------------------------------------------------
+
+let worker = null;
+let ready = null;
+const parses = new Map();
+let nextId = 1;
+let run = null; // { start, timer, method, n, resolve }
+
+function startWorker() {
+  worker = new Worker(`map_worker.js${mock ? '?mock=1' : ''}`, { type: 'module' });
+  ready = new Promise((resolve) => {
+    worker.onmessage = (ev) => onWorkerMessage(ev.data, resolve);
+    worker.onerror = (ev) => {
+      ev.preventDefault?.();
+      showError({ name: 'WorkerError', message: ev.message || 'the map worker failed to start (see the console)' }, 'Worker');
+      resolve(false);
+      if (run) endRun('error');
+    };
+  });
+  return ready;
+}
+
+function onWorkerMessage(m, resolveReady) {
+  switch (m.type) {
+    case 'ready': {
+      page.info = m.info;
+      const i = m.info;
+      $('device').textContent = `${i.adapter || 'unknown adapter'} · ${i.backend || '?'}${i.implementation ? ` · ${i.implementation}` : ''}`;
+      $('device').title = `vendor: ${i.vendor}\narchitecture: ${i.architecture}\nfeatures: ${(i.features || []).join(', ')}`;
+      $('device').classList.toggle('mock', !!m.mock);
+      resolveReady(true);
+      break;
+    }
+    case 'parsed': parses.get(m.id)?.resolve(m); parses.delete(m.id); break;
+    case 'progress': onProgress(m); break;
+    case 'result': onResult(m); break;
+    case 'cancelled': endRun('cancelled'); setStatus('Cancelled', m.message); break;
+    case 'error': {
+      if (m.stage === 'load' || m.stage === 'init') {
+        $('device').textContent = 'no device';
+        showError(m, m.stage === 'load' ? 'Loading surfgrad' : 'surfgrad.init()');
+        resolveReady(false);
+        setState('error');
+      } else if (m.id && parses.has(m.id)) {
+        parses.get(m.id).reject(m); parses.delete(m.id);
+      } else {
+        showError(m, 'Map');
+        if (run) setStatus('Failed', `${m.kind ?? 'error'} after ${fmtSeconds((performance.now() - run.start) / 1000)}`);
+        endRun('error');
+      }
+      break;
+    }
+  }
+}
+
+async function parseNpy(bytes, name) {
+  if (!(await ready)) throw { kind: 'device', message: 'the surfgrad package is not available' };
+  const id = nextId++;
+  return new Promise((resolve, reject) => {
+    parses.set(id, { resolve, reject });
+    worker.postMessage({ type: 'parse', id, bytes, name }, [bytes]);
+  });
+}
+
+// ---- data ---------------------------------------------------------------------------------------
+
+function limitN(n) {
+  const v = Number(params.get('n'));
+  return Number.isInteger(v) && v > 0 ? Math.min(v, n) : n;
+}
+
+function setData(data) {
+  page.data = data;
+  page.result = null;
+  view.clear();
+  view.setLabels(data.labels && data.labels.length === data.n ? data.labels : null);
+  describeData();
+  $('empty').hidden = true;
+  $('run').disabled = false;
+  $('timings').hidden = true;
+  setStatus('Ready', `${data.n.toLocaleString('en-US')} points loaded`);
+}
+
+function describeData() {
+  const d = page.data;
+  if (!d) { $('dataset').textContent = 'No data loaded'; return; }
+  const labels = d.labels ? `${view.cats?.values.length ?? 0} labels` : 'no labels';
+  $('dataset').textContent = `${d.name} · ${d.n.toLocaleString('en-US')} × ${d.d} · ${labels}`;
+}
+
+const fmtShape = (s) => `(${s.join(', ')}${s.length === 1 ? ',' : ''})`;
+
+async function fetchBytes(url) {
+  let res;
+  try { res = await fetch(url); } catch (e) { throw { kind: 'io', name: 'FetchError', message: `${url}: ${e.message}` }; }
+  if (!res.ok) throw { kind: 'io', name: 'FetchError', message: `${url}: HTTP ${res.status} ${res.statusText}` };
+  return res.arrayBuffer();
+}
+
+async function loadPoints(bytes, name) {
+  const { data, shape } = await parseNpy(bytes, name);
+  if (shape.length !== 2)
+    throw { kind: 'shape', name: 'DataError', message: `${name}: expected an n × d array of points, got shape ${fmtShape(shape)}` };
+  const n = limitN(shape[0]), d = shape[1];
+  return { points: n < shape[0] ? data.slice(0, n * d) : data, n, d, labels: null, name: `${name}${n < shape[0] ? ` (first ${n})` : ''}` };
+}
+
+async function loadLabels(bytes, name) {
+  if (!page.data) throw { kind: 'value', name: 'DataError', message: `${name}: load the points before their labels` };
+  const { data, shape } = await parseNpy(bytes, name);
+  const count = shape.reduce((a, b) => a * b, 1);
+  if (!(shape.length === 1 || (shape.length === 2 && shape[1] === 1)) || count < page.data.n)
+    throw { kind: 'shape', name: 'DataError', message: `${name}: expected ${page.data.n} labels (shape (${page.data.n},)), got shape ${fmtShape(shape)}` };
+  const labels = new Int32Array(page.data.n);
+  for (let i = 0; i < page.data.n; i++) {
+    if (!Number.isInteger(data[i])) throw { kind: 'dtype', name: 'DataError', message: `${name}: labels must be integers; entry ${i} is ${data[i]}` };
+    labels[i] = data[i];
+  }
+  page.data.labels = labels;
+  view.setLabels(labels);
+  describeData();
+  if (page.result) view.show(page.result.embedding, page.result.n);
+}
+
+// Wraps a loading step: state, status line, error box.
+async function loading(what, fn) {
+  if (run) { showError({ message: 'cancel the running map first' }, what); return false; }
+  clearError();
+  setState('loading');
+  setStatus('Loading', what);
+  const ready = () => (page.data ? setStatus('Ready', `${page.data.n.toLocaleString('en-US')} points loaded`) : setStatus('Idle', ''));
+  try {
+    await fn();
+    ready();
+    setState('idle');
+    return true;
+  } catch (e) {
+    showError(e, what);
+    ready();
+    setState(page.data ? 'idle' : 'error');
+    return false;
+  }
+}
+
+const loadMnistClicked = () => loading('MNIST 10k', async () => {
+  const m = await loadMnist('/data/mnist10k/', limitN(Infinity));
+  setData(m);
+});
+const loadUrl = (url) => loading(url, async () => setData(await loadPoints(await fetchBytes(url), url.split('/').pop())));
+const loadLabelsUrl = (url) => loading(url, async () => loadLabels(await fetchBytes(url), url.split('/').pop()));
+
+async function loadFiles(files) {
+  for (const f of files) {
+    if (!/\.npy$/i.test(f.name)) { showError({ kind: 'io', message: `${f.name}: only .npy files can be loaded` }, 'Drop'); continue; }
+    const bytes = await f.arrayBuffer();
+    // A 1-D array (or n×1) after points are loaded is taken as labels.
+    const looksLikeLabels = page.data && /label|target|class|^y[._]/i.test(f.name);
+    if (looksLikeLabels) await loading(f.name, () => loadLabels(bytes, f.name));
+    else {
+      const ok = await loading(f.name, async () => {
+        try { setData(await loadPoints(bytes.slice(0), f.name)); }
+        catch (e) {
+          if (page.data && e.kind === 'shape') return loadLabels(bytes, f.name);
+          throw e;
+        }
+      });
+      if (!ok) continue;
+    }
+  }
+}
+
+$('load-mnist').onclick = loadMnistClicked;
+$('data-form').onsubmit = (e) => { e.preventDefault(); const u = $('data-url').value.trim(); if (u) loadUrl(u); };
+$('labels-form').onsubmit = (e) => { e.preventDefault(); const u = $('labels-url').value.trim(); if (u) loadLabelsUrl(u); };
+$('data-file').onchange = (e) => { loadFiles([...e.target.files]); e.target.value = ''; };
+$('labels-file').onchange = async (e) => {
+  const f = e.target.files[0]; e.target.value = '';
+  if (f) loading(f.name, async () => loadLabels(await f.arrayBuffer(), f.name));
+};
+
+const stage = $('stage');
+let dragDepth = 0;
+stage.addEventListener('dragenter', (e) => { e.preventDefault(); dragDepth++; stage.classList.add('dragging'); });
+stage.addEventListener('dragover', (e) => e.preventDefault());
+stage.addEventListener('dragleave', () => { if (--dragDepth <= 0) { dragDepth = 0; stage.classList.remove('dragging'); } });
+stage.addEventListener('drop', (e) => {
+  e.preventDefault(); dragDepth = 0; stage.classList.remove('dragging');
+  const files = [...(e.dataTransfer?.files ?? [])];
+  // Points first, then labels.
+  files.sort((a, b) => /label|target|class/i.test(a.name) - /label|target|class/i.test(b.name));
+  loadFiles(files);
+});
+
+// ---- options ------------------------------------------------------------------------------------
+
+function method() { return document.querySelector('input[name=method]:checked').value; }
+function syncMethod() {
+  const m = method();
+  $('tsne-options').hidden = m !== 'tsne';
+  $('umap-options').hidden = m !== 'umap';
+}
+document.querySelectorAll('input[name=method]').forEach((r) => { r.onchange = syncMethod; });
+
+// Reads a numeric field; empty means "library default" (undefined).
+function num(id, { integer = false, min = -Infinity, max = Infinity } = {}) {
+  const el = $(id);
+  const raw = el.value.trim();
+  if (raw === '') return undefined;
+  const v = Number(raw);
+  if (!Number.isFinite(v) || (integer && !Number.isInteger(v)) || v < min || v > max) {
+    el.focus();
+    throw { kind: 'value', name: 'OptionError', message: `${el.dataset.name || id} must be ${integer ? 'an integer' : 'a number'} in [${min}, ${max}], got '${raw}'` };
+  }
+  return v;
+}
+
+function readOptions() {
+  const m = method();
+  const o = { seed: num('seed', { integer: true, min: 0, max: 2 ** 32 - 1 }) };
+  if (m === 'tsne') {
+    o.perplexity = num('perplexity', { min: 1, max: 1000 });
+    o.iterations = num('iterations', { integer: true, min: 1, max: 100000 });
+    o.earlyExaggeration = num('exaggeration', { min: 1, max: 1000 });
+  } else {
+    o.nNeighbors = num('neighbors', { integer: true, min: 2, max: 1000 });
+    o.minDist = num('mindist', { min: 0, max: 10 });
+    o.epochs = num('epochs', { integer: true, min: 1, max: 100000 });
+  }
+  for (const k of Object.keys(o)) if (o[k] === undefined) delete o[k];
+  return { method: m, options: o };
+}
+
+function applyParams() {
+  const m = params.get('method');
+  if (m === 'tsne' || m === 'umap') document.querySelector(`input[name=method][value=${m}]`).checked = true;
+  const map = { perplexity: 'perplexity', iterations: 'iterations', exaggeration: 'exaggeration', nNeighbors: 'neighbors',
+    minDist: 'mindist', epochs: 'epochs', seed: 'seed' };
+  for (const [p, id] of Object.entries(map)) if (params.has(p)) $(id).value = params.get(p);
+  syncMethod();
+}
+
+// ---- running ------------------------------------------------------------------------------------
+
+function setStatus(phase, detail) {
+  $('phase').textContent = phase;
+  $('phase-detail').textContent = detail ?? '';
+}
+
+function fmtSeconds(s) { return s < 10 ? `${s.toFixed(2)} s` : s < 100 ? `${s.toFixed(1)} s` : `${Math.round(s)} s`; }
+
+async function startRun() {
+  if (run || !page.data) return;
+  clearError();
+  let req;
+  try { req = readOptions(); } catch (e) { showError(e, 'Options'); return; }
+  if (!(await ready)) { showError({ kind: 'device', message: 'the surfgrad package is not available (see above)' }, 'Run'); return; }
+  const { points, n, d } = page.data;
+  req.options.progressEvery = n > 500000 ? 50 : n > 100000 ? 25 : 10;
+  setState('running');
+  page.result = null;
+  page.draws = 0;
+  page.drawn = false;
+  $('run').disabled = true;
+  $('cancel').disabled = false;
+  $('timings').hidden = true;
+  $('bar').style.width = '0%';
+  $('bar').classList.remove('done');
+  run = { start: performance.now(), method: req.method, n };
+  run.timer = setInterval(() => { $('elapsed').textContent = fmtSeconds((performance.now() - run.start) / 1000); }, 100);
+  setStatus(req.method === 'tsne' ? 't-SNE' : 'UMAP', 'starting…');
+  // The worker gets a copy: the page keeps its points for another run.
+  const copy = points.slice();
+  worker.postMessage({ type: 'run', points: copy, d, method: req.method, options: req.options }, [copy.buffer]);
+}
+
+const phaseNames = { pca: 'PCA', knn: 'Nearest neighbours', graph: 'Affinities', layout: 'Layout' };
+
+function onProgress(m) {
+  if (!run) return;
+  const frac = m.total > 0 ? m.done / m.total : 0;
+  setStatus(phaseNames[m.phase] ?? m.phase, `${m.done.toLocaleString('en-US')} / ${m.total.toLocaleString('en-US')}`);
+  $('bar').style.width = `${(100 * frac).toFixed(1)}%`;
+  if (m.embedding) { page.draws++; view.show(m.embedding, run.n); }
+}
+
+function onResult(m) {
+  if (!run) return;
+  const elapsed = (performance.now() - run.start) / 1000;
+  page.result = { embedding: m.embedding, n: m.n, timings: m.timings, approximateKnn: m.approximateKnn, knnRecall: m.knnRecall, elapsed };
+  $('bar').style.width = '100%';
+  $('bar').classList.add('done');
+  const label = run.method === 'tsne' ? 't-SNE' : 'UMAP';
+  endRun('done');
+  setStatus('Done', `${label} of ${m.n.toLocaleString('en-US')} points in ${fmtSeconds(elapsed)}`);
+  $('elapsed').textContent = fmtSeconds(elapsed);
+  showTimings(page.result);
+  view.show(m.embedding, m.n).then(() => { page.drawn = true; });
+}
+
+function showTimings(r) {
+  const body = $('timings-body');
+  body.replaceChildren();
+  const entries = Object.entries(r.timings || {});
+  const total = r.timings?.total ?? entries.reduce((a, [, v]) => a + v, 0);
+  for (const [k, v] of entries) {
+    if (k === 'total') continue;
+    const tr = document.createElement('tr');
+    const pct = total > 0 ? ` <span class="pct">${Math.round((100 * v) / total)}%</span>` : '';
+    tr.innerHTML = `<td></td><td class="num">${fmtSeconds(v)}${pct}</td>`;
+    tr.firstChild.textContent = phaseNames[k] ?? k;
+    body.append(tr);
+  }
+  const tr = document.createElement('tr');
+  tr.className = 'total';
+  tr.innerHTML = `<td>Total</td><td class="num">${fmtSeconds(total)}</td>`;
+  body.append(tr);
+  const knn = r.approximateKnn ? `approximate kNN${r.knnRecall != null ? `, recall ${r.knnRecall.toFixed(3)}` : ''}` : 'exact kNN';
+  $('timings-note').textContent = knn;
+  $('timings').hidden = false;
+}
+
+function endRun(state) {
+  if (!run) return;
+  clearInterval(run.timer);
+  clearTimeout(run.killTimer);
+  run = null;
+  $('run').disabled = !page.data;
+  $('cancel').disabled = true;
+  setState(state);
+}
+
+function cancelRun() {
+  if (!run) return;
+  worker.postMessage({ type: 'cancel' });
+  setStatus('Cancelling…', '');
+  $('cancel').disabled = true;
+  // If the library never returns to the event loop, stop the worker outright and start another.
+  run.killTimer = setTimeout(() => {
+    if (!run) return;
+    worker.terminate();
+    endRun('cancelled');
+    setStatus('Cancelled', 'the worker did not answer in 5 s; restarted it');
+    startWorker();
+  }, 5000);
+}
+
+$('run').onclick = startRun;
+$('cancel').onclick = cancelRun;
+$('reset-view').onclick = () => view.resetView();
+$('options-form').onsubmit = (e) => { e.preventDefault(); startRun(); };
+
+// ---- start --------------------------------------------------------------------------------------
+
+applyParams();
+startWorker();
+ready.then(async (ok) => {
+  if (page.state === 'starting') setState(ok ? 'idle' : 'error');
+  if (!ok) return;
+  const data = params.get('data'), labels = params.get('labels');
+  let loaded = false;
+  if (data === 'mnist10k') loaded = await loadMnistClicked();
+  else if (data) {
+    $('data-url').value = data;
+    loaded = await loadUrl(data);
+    if (loaded && labels) { $('labels-url').value = labels; loaded = await loadLabelsUrl(labels); }
+  }
+  if (loaded && params.get('run') === '1') startRun();
+});

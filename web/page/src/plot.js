@@ -1,0 +1,187 @@
+// The map view: regl-scatterplot (WebGL) with categorical colours, a legend and a hover tooltip.
+import createScatterplot from 'regl-scatterplot';
+
+// 20 categorical colours: Tableau 10, then their lighter partners. More labels than this cycle.
+export const PALETTE = [
+  '#4e79a7', '#f28e2b', '#e15759', '#76b7b2', '#59a14f', '#edc948', '#b07aa1', '#ff9da7', '#9c755f', '#7f7f7f',
+  '#a0cbe8', '#ffbe7d', '#8c564b', '#86bcb6', '#8cd17d', '#b6992d', '#d4a6c8', '#d37295', '#17becf', '#bcbd22',
+];
+export const UNLABELLED = '#4e79a7';
+export const BACKGROUND = '#ffffff';
+
+// Categories from integer labels: { codes (0..K-1 per point), values (label of each code), counts }.
+export function categorise(labels) {
+  const values = [...new Set(labels)].sort((a, b) => a - b);
+  const code = new Map(values.map((v, i) => [v, i]));
+  const codes = new Float32Array(labels.length);
+  const counts = new Array(values.length).fill(0);
+  for (let i = 0; i < labels.length; i++) { codes[i] = code.get(labels[i]); counts[codes[i]]++; }
+  return { codes, values, counts };
+}
+
+// Embedding (n×2 interleaved) → x, y in [-0.92, 0.92], centred, aspect ratio kept.
+export function normalise(embedding, n) {
+  let x0 = Infinity, x1 = -Infinity, y0 = Infinity, y1 = -Infinity;
+  for (let i = 0; i < n; i++) {
+    const x = embedding[2 * i], y = embedding[2 * i + 1];
+    if (!Number.isFinite(x) || !Number.isFinite(y)) continue;
+    if (x < x0) x0 = x; if (x > x1) x1 = x; if (y < y0) y0 = y; if (y > y1) y1 = y;
+  }
+  const cx = (x0 + x1) / 2 || 0, cy = (y0 + y1) / 2 || 0;
+  const s = 1.84 / (Math.max(x1 - x0, y1 - y0) || 1);
+  const x = new Float32Array(n), y = new Float32Array(n);
+  for (let i = 0; i < n; i++) { x[i] = (embedding[2 * i] - cx) * s; y[i] = (embedding[2 * i + 1] - cy) * s; }
+  return { x, y };
+}
+
+export class MapView {
+  constructor(canvas, { tooltip, legend }) {
+    this.canvas = canvas;
+    this.tooltip = tooltip;
+    this.legend = legend;
+    this.cats = null;
+    this.labels = null;
+    this.n = 0;
+    this.pending = null;
+    this.drawing = null;
+    this.drawMs = 0;
+    this.mouse = [0, 0];
+    this.plot = createScatterplot({
+      canvas, width: 'auto', height: 'auto',
+      backgroundColor: BACKGROUND,
+      pointSize: 3, pointSizeSelected: 4, pointOutlineWidth: 1,
+      opacity: 0.85,
+      pointColor: UNLABELLED,
+      pointColorHover: '#111111',
+      lassoColor: '#3b6fb6',
+      showReticle: true, reticleColor: [0.2, 0.2, 0.2, 0.25],
+    });
+    canvas.addEventListener('pointermove', (e) => {
+      const r = canvas.getBoundingClientRect();
+      this.mouse = [e.clientX - r.left, e.clientY - r.top];
+      this.placeTooltip();
+    });
+    canvas.addEventListener('wheel', () => { tooltip.hidden = true; }, { passive: true });
+    this.plot.subscribe('pointOver', (i) => this.showTooltip(i));
+    this.plot.subscribe('pointOut', () => { tooltip.hidden = true; });
+  }
+
+  // Integer labels for the points (or null): colours and legend follow.
+  setLabels(labels) {
+    this.labels = labels;
+    this.cats = labels ? categorise(labels) : null;
+    this.filtered = null;
+    this.plot.unfilter?.();
+    const colours = this.cats ? this.cats.values.map((_, i) => PALETTE[i % PALETTE.length]) : [UNLABELLED];
+    this.plot.set({ pointColor: colours, colorBy: this.cats ? 'valueA' : null });
+    this.renderLegend();
+  }
+
+  // The colours in use, for tests: one per label code.
+  colours() {
+    return this.cats ? this.cats.values.map((_, i) => PALETTE[i % PALETTE.length]) : [UNLABELLED];
+  }
+
+  renderLegend() {
+    const el = this.legend;
+    el.replaceChildren();
+    if (!this.cats) { el.hidden = true; return; }
+    el.hidden = false;
+    const shown = this.cats.values.length > 40 ? 40 : this.cats.values.length;
+    for (let i = 0; i < shown; i++) {
+      const row = document.createElement('div');
+      row.className = 'legend-row';
+      const sw = document.createElement('span');
+      sw.className = 'swatch';
+      sw.style.background = PALETTE[i % PALETTE.length];
+      const name = document.createElement('span');
+      name.textContent = String(this.cats.values[i]);
+      const count = document.createElement('span');
+      count.className = 'count';
+      count.textContent = this.cats.counts[i].toLocaleString('en-US');
+      row.append(sw, name, count);
+      row.title = 'Click to show only this label; click again to show all';
+      row.onclick = () => this.toggleFilter(i, row);
+      el.append(row);
+    }
+    if (shown < this.cats.values.length) {
+      const more = document.createElement('div');
+      more.className = 'legend-more';
+      more.textContent = `+${this.cats.values.length - shown} more labels`;
+      el.append(more);
+    }
+  }
+
+  // Draws an embedding (n×2 interleaved). Calls during a draw coalesce: only the newest is drawn,
+  // and after each draw the page idles as long as that draw took before the next, so live updates
+  // never take more than about half of the main thread. (regl-scatterplot renders into a shared
+  // WebGL canvas and copies it with drawImage: cheap on a GPU, ~50 ms per frame on SwiftShader.)
+  async show(embedding, n) {
+    this.pending = { embedding, n };
+    if (this.drawing) return this.drawing;
+    this.drawing = this.drawLoop();
+    return this.drawing;
+  }
+
+  async drawLoop() {
+    try {
+      while (this.pending) {
+        const t0 = performance.now();
+        const { embedding: e, n: m } = this.pending;
+        this.pending = null;
+        const { x, y } = normalise(e, m);
+        const pts = { x, y };
+        if (this.cats && this.cats.codes.length === m) pts.z = this.cats.codes;
+        if (m !== this.n) this.plot.set({ pointSize: m <= 5000 ? 4 : m <= 50000 ? 3 : m <= 500000 ? 2 : 1 });
+        this.n = m;
+        await this.plot.draw(pts, { zDataType: 'categorical', preventFilterReset: true });
+        this.drawMs = performance.now() - t0;
+        if (this.pending) await new Promise((ok) => setTimeout(ok, Math.min(this.drawMs, 500)));
+      }
+    } finally {
+      this.drawing = null;
+    }
+  }
+
+  // Shows only the points of one label code (or all again).
+  toggleFilter(code, row) {
+    const rows = [...this.legend.querySelectorAll('.legend-row')];
+    if (this.filtered === code || !this.cats || this.cats.codes.length !== this.n) {
+      this.filtered = null;
+      this.plot.unfilter();
+      rows.forEach((r) => r.classList.remove('off', 'on'));
+      return;
+    }
+    this.filtered = code;
+    const idx = [];
+    for (let i = 0; i < this.n; i++) if (this.cats.codes[i] === code) idx.push(i);
+    this.plot.filter(idx);
+    rows.forEach((r) => { r.classList.toggle('on', r === row); r.classList.toggle('off', r !== row); });
+  }
+
+  clear() { this.n = 0; this.filtered = null; this.plot.clear(); }
+  resetView() { this.plot.reset(); }
+
+  showTooltip(i) {
+    const label = this.labels ? `label ${this.labels[i]}` : 'no label';
+    this.tooltip.replaceChildren();
+    const a = document.createElement('b');
+    a.textContent = `#${i}`;
+    const b = document.createElement('span');
+    b.textContent = label;
+    if (this.cats) {
+      const sw = document.createElement('span');
+      sw.className = 'swatch';
+      sw.style.background = PALETTE[this.cats.codes[i] % PALETTE.length];
+      b.prepend(sw);
+    }
+    this.tooltip.append(a, b);
+    this.tooltip.hidden = false;
+    this.placeTooltip();
+  }
+
+  placeTooltip() {
+    if (this.tooltip.hidden) return;
+    this.tooltip.style.transform = `translate(${this.mouse[0] + 14}px, ${this.mouse[1] + 14}px)`;
+  }
+}
