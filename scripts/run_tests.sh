@@ -19,6 +19,9 @@ cd ..
 # The Python package: .venv-python from pinned requirements, pytest on the default adapter and on
 # GLES, the example script (~3 min on 2 cores from a fresh clone).
 bash scripts/test_python.sh
+# The browser target: the library as WebAssembly on headless Chromium's WebGPU, the JS package and
+# the map page (web/; scripts/test_web.sh says what it checks).
+bash scripts/test_web.sh
 # The file decoders under libFuzzer (ASan + UBSan), a bounded time per target, seeded from valid
 # files made at run time; it prints each target's corpus size and time and fails on a crash.
 FUZZ_SECONDS=${FUZZ_SECONDS:-30} bash scripts/fuzz.sh

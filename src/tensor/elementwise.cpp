@@ -37,7 +37,9 @@ fn pow_any(x: f32, p: f32) -> f32 {
   if (p == 0.0) { return 1.0; }
   let r = exp2(p * log2(abs(x)));
   if (x >= 0.0) { return r; }
-  if (fract(p) != 0.0) { return bitcast<f32>(0x7fc00000u); }  // NaN, as C's pow
+  // NaN, as C's pow. Built from x at run time: Tint (Chromium, Dawn) refuses a NaN constant
+  // ("value nan cannot be represented as 'f32'"), which naga accepts.
+  if (fract(p) != 0.0) { return bitcast<f32>(0x7fc00000u | (bitcast<u32>(x) & 0u)); }
   return select(r, -r, fract(p * 0.5) != 0.0);
 }
 )";

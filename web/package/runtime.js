@@ -136,3 +136,9 @@ export function device() {
   return requireModule('device()').info;
 }
 
+
+/** Counters for profiling: how often the module called each WebGPU function, and its memory. */
+export function stats() {
+  const { bridge, exports } = requireModule('stats()');
+  return { webgpuCalls: { ...bridge.calls }, wasmMemoryBytes: exports.memory.buffer.byteLength };
+}

@@ -413,8 +413,11 @@ export class WebGPUBridge {
     // Every import runs under one guard: a JavaScript exception thrown into the wasm would unwind
     // it without running its destructors; a WebGPU error belongs in the device's error state.
     const guarded = {};
+    const calls = (this.calls = {});  // per import: how often the library called it (for profiling)
     for (const [name, f] of Object.entries(fn)) {
+      calls[name] = 0;
       guarded[name] = (...args) => {
+        calls[name]++;
         try {
           return f(...args);
         } catch (e) {
@@ -422,8 +425,13 @@ export class WebGPUBridge {
         }
       };
     }
-    guarded.wgpuInstanceProcessEvents = new WebAssembly.Suspending(fn.wgpuInstanceProcessEvents);
-    guarded.wgpuDevicePoll = new WebAssembly.Suspending(fn.wgpuDevicePoll);
+    for (const name of ['wgpuInstanceProcessEvents', 'wgpuDevicePoll']) {
+      const f = fn[name];
+      guarded[name] = new WebAssembly.Suspending((...args) => {
+        calls[name]++;
+        return f(...args);
+      });
+    }
     return guarded;
   }
 

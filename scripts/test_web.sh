@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# The browser tests (called by scripts/run_tests.sh after the native suite, which built
+# build/surfgrad): builds the WebAssembly target and the map page, then, in headless Chromium on
+# its WebGPU adapter (SwiftShader on a machine without a GPU):
+#  1. web/tests/browser_suite.mjs: ops against float64, gradients against finite differences,
+#     the moons MLP trained from JavaScript, bad input refused with the right error, and t-SNE
+#     and UMAP maps of MNIST 10k whose quality measures must be within 0.01 of native maps';
+#  2. web/tests/page_screenshot.mjs: the map page maps MNIST (2,000 points) and its screenshot
+#     must show a drawn map in the labels' colours.
+# Outputs (reports, maps, the screenshot) go to build-web/test-output/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/build_web.sh
+node_bin=$(bash scripts/setup_web.sh 2>/dev/null | tail -n 1)
+out=build-web/test-output
+mkdir -p "$out"
+echo "[web] browser suite"
+"$node_bin" web/tests/browser_suite.mjs --surfgrad build/surfgrad --out "$out"
+echo "[web] map page screenshot"
+"$node_bin" web/tests/page_screenshot.mjs --out "$out"

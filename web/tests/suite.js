@@ -1,0 +1,266 @@
+// The browser suite's in-page half: runs in headless Chromium (web/tests/browser_suite.mjs drives
+// it) against the real package. Ops are checked against float64 references computed here,
+// gradients against central finite differences of those references, bad input against the
+// error kind and message it must raise; the MNIST maps are returned to the driver, which scores
+// them with the native `surfgrad eval` beside native maps of the same options.
+import * as sg from '../package/surfgrad.js';
+import { loadMnist } from '../page/src/idx.js';
+
+const results = [];
+function record(name, ok, detail = '') {
+  results.push({ name, ok: !!ok, detail: String(detail) });
+}
+
+// A seeded generator (mulberry32): tests never run on unseeded or all-equal data.
+function rng(seed) {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+function randomArray(n, seed, lo = -2, hi = 2) {
+  const r = rng(seed);
+  return Float32Array.from({ length: n }, () => lo + (hi - lo) * r());
+}
+
+// |got − want| ≤ atol + rtol·|want| everywhere; the first mismatch is reported with its index.
+function close(got, want, atol, rtol) {
+  if (got.length !== want.length) return `length ${got.length} ≠ ${want.length}`;
+  for (let i = 0; i < want.length; i++) {
+    if (!(Math.abs(got[i] - want[i]) <= atol + rtol * Math.abs(want[i])))
+      return `index ${i}: got ${got[i]}, want ${want[i]}`;
+  }
+  return '';
+}
+
+async function expectError(name, kind, pattern, body) {
+  try {
+    await body();
+    record(name, false, `no error (expected ${kind})`);
+  } catch (e) {
+    const ok = e instanceof sg.SurfgradError && e.kind === kind && pattern.test(e.message);
+    record(name, ok, `${e.kind}: ${e.message}`);
+  }
+}
+
+const unaryRefs = {
+  neg: [(x) => -x, -3, 3], abs: [Math.abs, -3, 3], exp: [Math.exp, -3, 3], log: [Math.log, 0.1, 5],
+  sqrt: [Math.sqrt, 0.1, 5], rsqrt: [(x) => 1 / Math.sqrt(x), 0.1, 5], sin: [Math.sin, -3, 3], cos: [Math.cos, -3, 3],
+  tanh: [Math.tanh, -3, 3], sigmoid: [(x) => 1 / (1 + Math.exp(-x)), -5, 5], relu: [(x) => Math.max(0, x), -3, 3],
+  // The library's GELU is the tanh form (PyTorch's approximate='tanh'; src/tensor/unary_ops.cpp).
+  gelu: [(x) => 0.5 * x * (1 + Math.tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))), -3, 3],
+};
+async function testOps() {
+  for (const [name, [ref, lo, hi]] of Object.entries(unaryRefs)) {
+    const shape = [3, 7, 5];  // primes: no tile or workgroup multiple
+    const values = randomArray(105, name.length * 17 + 3, lo, hi);
+    const x = await sg.tensor(values, shape);
+    const got = await (await x[name]()).toArray();
+    record(`unary ${name}`, !close(got, Array.from(values, ref), 1e-5, 2e-4), close(got, Array.from(values, ref), 1e-5, 2e-4));
+  }
+  // Broadcasting binary ops: [4, 1, 6] with [5, 1].
+  const av = randomArray(24, 11), bv = randomArray(5, 12, 0.5, 2);
+  const a = await sg.tensor(av, [4, 1, 6]), b = await sg.tensor(bv, [5, 1]);
+  const refs = { add: (x, y) => x + y, sub: (x, y) => x - y, mul: (x, y) => x * y, div: (x, y) => x / y,
+                 maximum: Math.max, minimum: Math.min };
+  for (const [name, f] of Object.entries(refs)) {
+    const got = await (await a[name](b)).toArray();
+    const want = [];
+    for (let i = 0; i < 4; i++) for (let j = 0; j < 5; j++) for (let k = 0; k < 6; k++) want.push(f(av[i * 6 + k], bv[j]));
+    const shape = (await a[name](b)).shape;
+    const why = close(got, want, 1e-6, 1e-5) || (JSON.stringify(shape) !== '[4,5,6]' ? `shape ${shape}` : '');
+    record(`binary ${name} (broadcast [4,1,6] with [5,1])`, !why, why);
+  }
+  // matmul of awkward sizes, against float64.
+  const [M, K, N] = [37, 53, 29];
+  const xv = randomArray(M * K, 21), wv = randomArray(K * N, 22);
+  const got = await (await (await sg.tensor(xv, [M, K])).matmul(await sg.tensor(wv, [K, N]))).toArray();
+  const want = new Float64Array(M * N);
+  for (let i = 0; i < M; i++) for (let j = 0; j < N; j++) {
+    let s = 0;
+    for (let k = 0; k < K; k++) s += xv[i * K + k] * wv[k * N + j];
+    want[i * N + j] = s;
+  }
+  record('matmul 37×53 · 53×29', !close(got, want, 1e-4, 1e-4), close(got, want, 1e-4, 1e-4));
+  // Reductions over an axis and all axes.
+  const rv = randomArray(6 * 11, 31);
+  const r = await sg.tensor(rv, [6, 11]);
+  const rowSums = Array.from({ length: 6 }, (_, i) => rv.slice(i * 11, i * 11 + 11).reduce((p, q) => p + q, 0));
+  const sumGot = await (await r.sum(1)).toArray();
+  record('sum over dim 1', !close(sumGot, rowSums, 1e-5, 1e-5), close(sumGot, rowSums, 1e-5, 1e-5));
+  const meanGot = await (await r.mean()).item();
+  const meanWant = rowSums.reduce((p, q) => p + q, 0) / 66;
+  record('mean of all', Math.abs(meanGot - meanWant) < 1e-6, `${meanGot} vs ${meanWant}`);
+  const soft = await (await r.softmax(1)).toArray();
+  const softWant = [];
+  for (let i = 0; i < 6; i++) {
+    const row = Array.from(rv.slice(i * 11, i * 11 + 11));
+    const m = Math.max(...row), e = row.map((v) => Math.exp(v - m)), s = e.reduce((p, q) => p + q, 0);
+    softWant.push(...e.map((v) => v / s));
+  }
+  record('softmax over dim 1', !close(soft, softWant, 1e-6, 1e-5), close(soft, softWant, 1e-6, 1e-5));
+  const argmax = await (await r.argmax(1)).toArray();
+  const argWant = Array.from({ length: 6 }, (_, i) => {
+    const row = Array.from(rv.slice(i * 11, i * 11 + 11));
+    return row.indexOf(Math.max(...row));
+  });
+  record('argmax over dim 1', argWant.every((v, i) => v === argmax[i]), `${Array.from(argmax)} vs ${argWant}`);
+}
+
+// d/dW of L(W) = Σ tanh(X·W) ⊙ Y + 0.5 Σ W², by backward() against central differences of
+// the float64 function.
+async function testGradients() {
+  const [M, K, N] = [5, 7, 3];
+  const xv = randomArray(M * K, 41), wv = randomArray(K * N, 42, -0.5, 0.5), yv = randomArray(M * N, 43);
+  const loss64 = (w) => {
+    let total = 0;
+    for (let i = 0; i < M; i++) for (let j = 0; j < N; j++) {
+      let s = 0;
+      for (let k = 0; k < K; k++) s += xv[i * K + k] * w[k * N + j];
+      total += Math.tanh(s) * yv[i * N + j];
+    }
+    for (const v of w) total += 0.5 * v * v;
+    return total;
+  };
+  const x = await sg.tensor(xv, [M, K]);
+  const w = await sg.tensor(wv, [K, N], { requiresGrad: true });
+  const y = await sg.tensor(yv, [M, N]);
+  const fit = await (await (await (await x.matmul(w)).tanh()).mul(y)).sum();
+  const reg = await (await (await w.pow(2)).sum()).mul(0.5);
+  const loss = await fit.add(reg);
+  await loss.backward();
+  const grad = await (await w.grad()).toArray();
+  const fd = [];
+  const h = 1e-6;
+  for (let i = 0; i < wv.length; i++) {
+    const plus = Float64Array.from(wv), minus = Float64Array.from(wv);
+    plus[i] += h;
+    minus[i] -= h;
+    fd.push((loss64(plus) - loss64(minus)) / (2 * h));
+  }
+  const lossGot = await loss.item();
+  record('loss value against float64', Math.abs(lossGot - loss64(Float64Array.from(wv))) < 1e-4,
+         `${lossGot} vs ${loss64(Float64Array.from(wv))}`);
+  record('gradient of Σ tanh(XW)⊙Y + ½ΣW² against finite differences', !close(grad, fd, 1e-4, 1e-3), close(grad, fd, 1e-4, 1e-3));
+}
+
+// The C++ demo's two-moons MLP, trained from JavaScript.
+async function testMoons() {
+  const n = 400, r = rng(7);
+  const xy = new Float32Array(2 * n), labels = new Int32Array(n);
+  const gauss = () => Math.sqrt(-2 * Math.log(1 - r())) * Math.cos(2 * Math.PI * r());
+  for (let i = 0; i < n; i++) {
+    const second = i >= n / 2, t = Math.PI * (second ? i - n / 2 : i) / (n / 2 - 1);
+    xy[2 * i] = (second ? 1 - Math.cos(t) : Math.cos(t)) + 0.1 * gauss();
+    xy[2 * i + 1] = (second ? 0.5 - Math.sin(t) : Math.sin(t)) + 0.1 * gauss();
+    labels[i] = second ? 1 : 0;
+  }
+  const x = await sg.tensor(xy, [n, 2]);
+  const y = await sg.tensor(labels, [n]);
+  const model = await sg.nn.mlp([2, 16, 16, 2], { seed: 1 });
+  const opt = await sg.optim.adam(model, { lr: 0.05 });
+  let loss;
+  for (let step = 1; step <= 300; step++) {
+    loss = await sg.nn.crossEntropy(await model.forward(x), y);
+    await opt.zeroGrad();
+    await loss.backward();
+    await opt.step();
+  }
+  const accuracy = await sg.noGrad(async () => {
+    const predicted = await (await model.forward(x)).argmax(1);
+    return (await (await predicted.eq(y)).mean()).item();
+  });
+  record('moons MLP trained from JavaScript (≥ 99% training accuracy)', accuracy >= 0.99,
+         `accuracy ${accuracy.toFixed(4)}, final loss ${(await loss.item()).toFixed(4)}`);
+}
+
+function npyBytes(descr, shape, values) {
+  const header = `{'descr': '${descr}', 'fortran_order': False, 'shape': (${shape.join(', ')}${shape.length === 1 ? ',' : ''}), }`;
+  const pad = 64 - ((10 + header.length + 1) % 64);
+  const text = header + ' '.repeat(pad % 64) + '\n';
+  const out = new Uint8Array(10 + text.length + values.byteLength);
+  out.set([0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59, 1, 0, text.length & 0xff, text.length >> 8]);
+  out.set(new TextEncoder().encode(text), 10);
+  out.set(new Uint8Array(values.buffer, values.byteOffset, values.byteLength), 10 + text.length);
+  return out;
+}
+
+async function testBadInput() {
+  const pts = randomArray(200 * 8, 51);
+  await expectError('t-SNE perplexity above the point count', 'value', /perplexity.*200 points/,
+                    () => sg.tsne(pts, 8, { perplexity: 80 }));
+  await expectError('points not a multiple of d', 'shape', /1600 values are not n points of d = 7/,
+                    () => sg.umap(pts, 7));
+  await expectError('unknown map option', 'value', /unknown option 'perplexty'/,
+                    () => sg.tsne(pts, 8, { perplexty: 30 }));
+  const nan = Float32Array.from(pts);
+  nan[77] = NaN;
+  await expectError('NaN in the points', 'value', /NaN|not finite|non-finite/i, () => sg.umap(nan, 8));
+  await expectError('identical points', 'value', /identical|variance/i, () => sg.umap(new Float32Array(1600).fill(3), 8));
+  await expectError('UMAP nNeighbors out of range', 'value', /n_neighbors/, () => sg.umap(pts, 8, { nNeighbors: 1 }));
+  await expectError('a garbage .npy', 'io', /npy/i, async () => sg.readNpy(new Uint8Array([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12])));
+  const good = npyBytes('<f8', [2, 3], Float64Array.from([1, 2.5, -3, 4, 5, 6e6]));
+  const parsed = sg.readNpy(good);
+  record('a float64 .npy read as float32', JSON.stringify(parsed.shape) === '[2,3]' && parsed.data[5] === 6e6 &&
+         parsed.dtype === '<f8', `${parsed.dtype} [${parsed.shape}] ${Array.from(parsed.data)}`);
+  await expectError('a truncated .npy', 'io', /truncated|bytes|short/i, async () => sg.readNpy(good.slice(0, good.length - 5)));
+  const a = await sg.tensor(randomArray(6, 1), [2, 3]), b = await sg.tensor(randomArray(8, 2), [4, 2]);
+  await expectError('matmul of [2,3] and [4,2]', 'shape', /matmul.*\[2, 3\].*\[4, 2\]/, () => a.matmul(b));
+  await expectError('values that do not fill the shape', 'shape', /5 values do not fill shape \[2,3\]/,
+                    () => sg.tensor(new Float32Array(5), [2, 3]));
+  await expectError('a disposed tensor', 'value', /disposed/, async () => {
+    const t = await sg.tensor(new Float32Array(3));
+    t.dispose();
+    return t.add(t);
+  });
+  // Cancellation through an AbortSignal, and the module keeps working afterwards.
+  const controller = new AbortController();
+  await expectError('a map cancelled by its AbortSignal', 'cancelled', /cancel/i, () => sg.umap(pts, 8, {
+    onProgress: () => controller.abort(), signal: controller.signal }));
+  const after = await sg.umap(pts, 8, { epochs: 50 });
+  record('a map after the errors above', after.embedding.length === 400 && after.embedding.every(Number.isFinite), '');
+}
+
+// The options the driver gives the native CLI too. t-SNE runs 500 iterations (250 of them
+// exaggerated) rather than 750: SwiftShader is slow, and the comparison needs equal options, not
+// the default ones.
+export const mnistOptions = { tsne: { pcaComponents: 50, seed: 1, iterations: 500 }, umap: { pcaComponents: 50, seed: 1 } };
+
+async function mnistMaps() {
+  const mnist = await loadMnist('/data/mnist10k/');
+  const maps = {};
+  for (const method of ['tsne', 'umap']) {
+    const t0 = performance.now();
+    // The native CLI maps the IDX pixels as they are (0–255): the same input here.
+    const r = await sg[method](mnist.points.map((v) => v * 255), 784, mnistOptions[method]);
+    maps[method] = { embedding: Array.from(r.embedding), seconds: (performance.now() - t0) / 1000, timings: r.timings };
+  }
+  return maps;
+}
+
+window.runSuite = async ({ mnist = true } = {}) => {
+  const info = await sg.init();
+  record('init: a device with its adapter named', !!info.adapter, `${info.adapter} (${info.implementation})`);
+  for (const [name, body] of [['ops', testOps], ['gradients', testGradients], ['moons', testMoons],
+                              ['bad input', testBadInput]]) {
+    try {
+      await body();
+    } catch (e) {
+      record(`${name}: ran to the end`, false, `${e.kind || ''} ${e.message}\n${e.stack}`);
+    }
+  }
+  let maps = null;
+  if (mnist) {
+    try {
+      maps = await mnistMaps();
+    } catch (e) {
+      record('MNIST maps: ran', false, `${e.kind || ''} ${e.message}`);
+    }
+  }
+  return { info, results, maps };
+};
+window.suiteReady = true;
