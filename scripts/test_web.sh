@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The browser tests (called by scripts/run_tests.sh after the native suite, which built
 # build/surfgrad): builds the WebAssembly target and the map page, then, in headless Chromium on
-# its WebGPU adapter (SwiftShader on a machine without a GPU):
+# its WebGPU adapter (SwiftShader on a machine without a GPU), after the type check of the
+# package's .d.ts:
 #  1. web/tests/browser_suite.mjs: ops against float64, gradients against finite differences,
 #     the moons MLP trained from JavaScript, bad input refused with the right error, and t-SNE
 #     and UMAP maps of MNIST 10k whose quality measures must be within 0.01 of native maps';
@@ -14,6 +15,8 @@ bash scripts/build_web.sh
 node_bin=$(bash scripts/setup_web.sh 2>/dev/null | tail -n 1)
 out=build-web/test-output
 mkdir -p "$out"
+echo "[web] the package's TypeScript declarations (tsc --strict on web/tests/types_check.ts)"
+"$node_bin" web/node_modules/typescript/bin/tsc -p web/tests/tsconfig.json
 echo "[web] browser suite"
 "$node_bin" web/tests/browser_suite.mjs --surfgrad build/surfgrad --out "$out"
 echo "[web] map page screenshot"

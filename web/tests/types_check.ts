@@ -1,0 +1,34 @@
+// Compiled (not run) by scripts/test_web.sh with tsc --strict: the package's declarations
+// (web/package/surfgrad.d.ts) must describe the API as the README and the tests use it.
+import * as sg from '../package/surfgrad.js';
+
+export async function example(points: Float32Array, labels: Int32Array): Promise<number> {
+  const device: sg.DeviceInfo = await sg.init({ powerPreference: 'high-performance' });
+  const controller = new AbortController();
+  const map: sg.MapResult = await sg.umap(points, 784, {
+    nNeighbors: 15,
+    minDist: 0.1,
+    seed: 1,
+    signal: controller.signal,
+    onProgress: (p: sg.MapProgress) => p.done > 10 && p.phase === 'optimise',
+  });
+  const t: sg.MapResult = await sg.tsne({ data: points, shape: [points.length / 784, 784] }, { perplexity: 30, learningRate: 'auto' });
+  const npy = sg.readNpy(new Uint8Array(128));
+  const x = await sg.tensor(points, [points.length / 784, 784]);
+  const y = await sg.tensor(labels, [labels.length]);
+  const model = await sg.nn.mlp([784, 64, 10], { activation: 'gelu', seed: 2 });
+  const opt = await sg.optim.adam(model, { lr: 1e-3 });
+  const loss = await sg.nn.crossEntropy(await model.forward(x), y);
+  await opt.zeroGrad();
+  await loss.backward();
+  await opt.step();
+  const grad: sg.Tensor | null = await x.grad();
+  const scaled = await (await x.mul(2)).add(await x.relu());
+  try {
+    await sg.umap(points, 3);
+  } catch (e) {
+    if (e instanceof sg.SurfgradError && e.kind === 'shape') return 0;
+  }
+  return device.limits.maxBufferSize + map.embedding.length + t.n + npy.shape.length + (grad ? 1 : 0) +
+         scaled.shape.length + (await loss.item());
+}
