@@ -4,13 +4,15 @@
 // (`surfgrad eval`: kNN recall@10, 10-NN accuracy, trustworthiness).
 //
 //   node web/bench/browser_peers.mjs [--out DIR] [--surfgrad PATH/TO/CLI] [--sizes 1797,10000]
-//        [--tools umap-js,...] [--tsne-10k-limit SECONDS] [--no-surfgrad-js]
+//        [--tools umap-js,...] [--tsne-10k-limit SECONDS] [--no-surfgrad-js] [--keep]
 //
 // Tools: umap-js (fit), umap-js-steps (initializeFit + step() in 10 ms slices, yielding between),
-// embedding-atlas (its Rust/wasm UMAP, CPU), embedding-atlas-gpu (the same with gpu: true),
+// umap-js-worker (fit in a Web Worker), embedding-atlas (its Rust/wasm UMAP, CPU, on the main
+// thread), embedding-atlas-gpu (the same with gpu: true), embedding-atlas-worker (CPU, in a worker),
 // tsne-js (exact t-SNE; at 10k it runs last, in its own page, and is stopped after
 // --tsne-10k-limit seconds, 600 by default), surfgrad-umap and surfgrad-tsne (only when
 // web/package/surfgrad.js exists: the page is opened with ?surfgrad=1; --no-surfgrad-js skips).
+// --keep keeps DIR/results.json's other runs (tool, n) and replaces those run now.
 // Writes DIR/results.json, DIR/<tool>-<n>.npy and the inputs it scores against
 // (DIR/mnist-<n>.npy, f32 n x 784 in [0, 1], and DIR/labels-<n>.npy), and prints a table.
 import fs from 'node:fs';
@@ -39,7 +41,8 @@ const tsneLimit = Number(option('--tsne-10k-limit', '600'));
 const runLimit = Number(option('--run-limit', '1200'));
 const surfgradJs = path.join(webRoot, 'package', 'surfgrad.js');
 const withSurfgrad = fs.existsSync(surfgradJs) && !process.argv.includes('--no-surfgrad-js');
-const defaultTools = ['umap-js', 'umap-js-steps', 'embedding-atlas', 'embedding-atlas-gpu', 'tsne-js',
+const defaultTools = ['umap-js', 'umap-js-steps', 'umap-js-worker', 'embedding-atlas', 'embedding-atlas-gpu',
+                      'embedding-atlas-worker', 'tsne-js',
                       ...(withSurfgrad ? ['surfgrad-umap', 'surfgrad-tsne'] : [])];
 const toolList = option('--tools', defaultTools.join(',')).split(',');
 
@@ -90,13 +93,15 @@ function evaluate(npy, n) {
            trustworthiness_10: value('trustworthiness'), kl_divergence_sample: value('KL divergence') };
 }
 
-await esbuild.build({ entryPoints: [path.join(here, 'peers.js')], bundle: true, format: 'esm',
-                      outfile: path.join(here, 'dist', 'peers.js'), logLevel: 'warning' });
+await esbuild.build({ entryPoints: [path.join(here, 'peers.js'), path.join(here, 'peers-worker.js')], bundle: true,
+                      format: 'esm', outdir: path.join(here, 'dist'), logLevel: 'warning' });
 const server = await serve({ port: 0, quiet: true });
 const pageUrl = `${server.url}/bench/peers.html${withSurfgrad ? '?surfgrad=1' : ''}`;
 
 let browser = await launch();
 async function freshPage() {
+  // the browser can go away between runs (on a shared machine, another job's clean-up): relaunch once
+  if (!browser.isConnected()) { console.log('   (browser gone: relaunching)'); browser = await launch(); }
   const page = await browser.newPage();
   page.on('console', (m) => { if (m.type() === 'error' || m.type() === 'warning') console.log('[page]', m.text()); });
   page.on('pageerror', (e) => console.log('[page] uncaught:', e.message));
@@ -123,7 +128,16 @@ const env = {
 await first.close();
 console.log(`Chromium ${env.chromium}; WebGPU adapter: ${JSON.stringify({ vendor: env.adapter.vendor, architecture: env.adapter.architecture, description: env.adapter.description })}`);
 
+const plan = [];
+for (const n of sizes) for (const tool of toolList) {
+  if (tool === 'tsne-js' && n > 2000) continue;
+  plan.push([tool, n, runLimit]);
+}
+if (toolList.includes('tsne-js')) for (const n of sizes) if (n > 2000) plan.push(['tsne-js', n, tsneLimit]);
+
+// --keep: start from DIR/results.json's runs, replacing only the (tool, n) pairs run now.
 const results = [];
+const planned = (r) => plan.some(([t, k]) => t === r.tool && k === r.n);
 function save() {
   fs.writeFileSync(path.join(outDir, 'results.json'), JSON.stringify({ env, results }, null, 1));
 }
@@ -153,16 +167,17 @@ async function runOne(tool, n, limit) {
   return { ...r, map: path.relative(outDir, npy), finite, ...(finite ? evaluate(npy, n) : {}) };
 }
 
-const plan = [];
-for (const n of sizes) for (const tool of toolList) {
-  if (tool === 'tsne-js' && n > 2000) continue;
-  plan.push([tool, n, runLimit]);
+if (process.argv.includes('--keep') && fs.existsSync(path.join(outDir, 'results.json'))) {
+  const old = JSON.parse(fs.readFileSync(path.join(outDir, 'results.json'), 'utf8'));
+  for (const r of old.results) if (!planned(r)) results.push(r);
+  env.earlierCommands = [...(old.env.earlierCommands || []), old.env.command];
 }
-if (toolList.includes('tsne-js')) for (const n of sizes) if (n > 2000) plan.push(['tsne-js', n, tsneLimit]);
-
 for (const [tool, n, limit] of plan) {
   console.log(`-- ${tool} n=${n} ...`);
-  const r = await runOne(tool, n, limit);
+  // the host's 1-minute load average before and after: other work on a shared machine shows here
+  const loadBefore = os.loadavg()[0];
+  const r = { ...(await runOne(tool, n, limit)), at: new Date().toISOString(),
+              load1: [Number(loadBefore.toFixed(2)), Number(os.loadavg()[0].toFixed(2))] };
   results.push(r);
   save();
   console.log(`   ${JSON.stringify(r)}`);
@@ -170,6 +185,9 @@ for (const [tool, n, limit] of plan) {
 await browser.close();
 await server.close();
 
+const rank = (t) => { const i = defaultTools.indexOf(t); return i < 0 ? 99 : i; };
+results.sort((a, b) => a.n - b.n || rank(a.tool) - rank(b.tool));
+save();
 const f = (v, d) => (v == null ? '-' : typeof v === 'number' ? v.toFixed(d) : String(v));
 const lines = ['| tool | n | seconds | kNN recall@10 | 10-NN accuracy | trustworthiness | longest frame gap (ms) | long tasks |',
                '|---|---:|---:|---:|---:|---:|---:|---:|'];

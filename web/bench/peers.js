@@ -14,20 +14,9 @@ import TSNE from 'tsne-js/build/tsne.min.js';
 // embedding-atlas ships its UMAP as dist/umap.js (not in the package's exports map, so by path);
 // that chunk carries the Rust umap-wasm module inline and imports nothing else.
 import { createUMAP } from '../node_modules/embedding-atlas/dist/umap.js';
+import { seeded, rowsOf, flatten } from './common.js';
 
 const params = new URLSearchParams(location.search);
-
-// mulberry32: a small seeded PRNG in [0, 1), so the runs are repeatable.
-function seeded(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 async function gunzipFetch(url) {
   const res = await fetch(url);
@@ -96,17 +85,6 @@ function watch() {
 
 const yieldToPage = () => new Promise((done) => setTimeout(done, 0));
 
-function rowsOf(points, n, d) {
-  const rows = new Array(n);
-  for (let i = 0; i < n; i++) rows[i] = Array.from(points.subarray(i * d, (i + 1) * d));
-  return rows;
-}
-function flatten(rows) {
-  const out = new Float32Array(rows.length * 2);
-  rows.forEach((r, i) => { out[2 * i] = r[0]; out[2 * i + 1] = r[1]; });
-  return out;
-}
-
 let surfgradModule = null;
 async function surfgrad() {
   if (params.get('surfgrad') !== '1') return { skipped: 'page opened without ?surfgrad=1' };
@@ -116,8 +94,9 @@ async function surfgrad() {
     if (!head.ok) return { skipped: `${url} not served (HTTP ${head.status}): build the package first` };
     const mod = await import(/* a runtime URL, left out of the bundle */ url);
     const sg = mod.default && mod.default.umap ? mod.default : mod;
+    const t0 = performance.now();
     const info = await sg.init();
-    surfgradModule = { sg, info };
+    surfgradModule = { sg, info, initSeconds: (performance.now() - t0) / 1000 };
   }
   return surfgradModule;
 }
@@ -177,16 +156,36 @@ const tools = {
     if (s.skipped) return s;
     const t0 = performance.now();
     const r = await s.sg.umap(points.subarray(0, n * d), d, { nNeighbors: 15, minDist: 0.1, seed: o.seed });
-    return { t0, embedding: r.embedding, detail: { adapter: s.info } };
+    return { t0, embedding: r.embedding, detail: { adapter: s.info, initSeconds: s.initSeconds } };
   },
   async 'surfgrad-tsne'(points, n, d, o) {
     const s = await surfgrad();
     if (s.skipped) return s;
     const t0 = performance.now();
     const r = await s.sg.tsne(points.subarray(0, n * d), d, { perplexity: 30, seed: o.seed });
-    return { t0, embedding: r.embedding, detail: { adapter: s.info } };
+    return { t0, embedding: r.embedding, detail: { adapter: s.info, initSeconds: s.initSeconds } };
   },
 };
+
+// The same peers in a Web Worker (peers-worker.js): the time includes starting the worker and
+// moving the points there and the map back.
+function inWorker(job) {
+  return async (points, n, d, o) => {
+    const t0 = performance.now();
+    const worker = new Worker(new URL('./peers-worker.js', import.meta.url), { type: 'module' });
+    const data = points.slice(0, n * d);
+    const r = await new Promise((done, fail) => {
+      worker.onmessage = (e) => done(e.data);
+      worker.onerror = (e) => fail(new Error(`worker: ${e.message}`));
+      worker.postMessage({ tool: job, points: data, n, d, seed: o.seed }, [data.buffer]);
+    });
+    worker.terminate();
+    if (r.error) throw new Error(r.error);
+    return { t0, embedding: r.embedding, detail: r.detail };
+  };
+}
+tools['umap-js-worker'] = inWorker('umap-js');
+tools['embedding-atlas-worker'] = inWorker('embedding-atlas');
 
 async function atlas(points, n, d, o, gpu) {
   const data = points.slice(0, n * d);
