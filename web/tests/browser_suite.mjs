@@ -65,8 +65,13 @@ if (mnist && report.maps) {
     const t0 = Date.now();
     // The options of suite.js's mnistOptions.
     const extra = method === 'tsne' ? ['--iterations', '500'] : [];
-    execFileSync(surfgrad, ['map', images, '--method', method, '--pca', '50', '--seed', '1', ...extra, '-o', nativeBase],
-                 { stdio: ['ignore', 'ignore', 'inherit'] });
+    try {
+      execFileSync(surfgrad, ['map', images, '--method', method, '--pca', '50', '--seed', '1', ...extra, '-o', nativeBase],
+                   { stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8' });
+    } catch (e) {
+      console.log(`native surfgrad map failed:\n${e.stdout}${e.stderr}`);
+      throw e;
+    }
     const nativeSeconds = (Date.now() - t0) / 1000;
     const inBrowser = evaluate(browserMap), native = evaluate(`${nativeBase}.npy`);
     console.log(`MNIST 10k ${method}: browser ${map.seconds.toFixed(1)} s, native ${nativeSeconds.toFixed(1)} s (CLI, with loading)`);
