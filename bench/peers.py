@@ -174,22 +174,35 @@ def run_overhead(a):
                          labels=a.labels, data=a.data, perplexity=a.perplexity,
                          save=os.path.join(a.out, "overhead-py.npy"))
     rows = []
-    for r in range(a.overhead):
+
+    def run_cli():
         out = subprocess.run(cli, capture_output=True, text=True, check=True).stdout
-        phases = dict((m.group(1).strip(), float(m.group(2)))
-                      for m in re.finditer(r"^  (\S.*?)\s+([\d.]+) s$", out, re.M))
+        return dict((m.group(1).strip(), float(m.group(2))) for m in re.finditer(r"^  (\S.*?)\s+([\d.]+) s$", out, re.M))
+
+    def run_py():
+        return json.loads(subprocess.run([sys.executable, "-c", child], capture_output=True, text=True,
+                                         check=True).stdout.strip().splitlines()[-1])
+
+    for r in range(a.overhead):
+        # Alternating which goes first, so that a load that comes and goes favours neither.
+        if r % 2 == 0:
+            phases, py = run_cli(), run_py()
+        else:
+            py = run_py()
+            phases = run_cli()
         # The CLI's compute: its printed total less the load (file decoding) and the write (npy, csv, png).
         cli_map = phases["total"] - phases.get("load", phases.get("generate", 0)) - phases["write"]
-        py = json.loads(subprocess.run([sys.executable, "-c", child], capture_output=True, text=True,
-                                       check=True).stdout.strip().splitlines()[-1])
         same = bool(np.array_equal(np.load(os.path.join(a.out, "overhead-cli.npy")),
                                    np.load(os.path.join(a.out, "overhead-py.npy"))))
         rows.append({"cli_total": phases["total"], "cli_map": cli_map, "py_wall": py["wall"],
-                     "py_pipeline": py["timings"]["total"], "same_map": same})
+                     "py_pipeline": py["timings"]["total"], "same_map": same, "cli_phases": phases,
+                     "py_phases": py["timings"]})
         print(f"round {r + 1}: CLI map phases {cli_map:.3f} s (printed total {phases['total']:.3f} s); "
               f"fit_transform {py['wall']:.3f} s (its pipeline {py['timings']['total']:.3f} s); "
               f"bitwise the same map: {same}", flush=True)
-    med = {k: statistics.median(row[k] for row in rows) for k in rows[0] if k != "same_map"}
+        print("  CLI phases: " + ", ".join(f"{k} {v:.2f}" for k, v in phases.items()), flush=True)
+        print("  fit_transform phases: " + ", ".join(f"{k} {v:.2f}" for k, v in py["timings"].items()), flush=True)
+    med = {k: statistics.median(row[k] for row in rows) for k in ("cli_total", "cli_map", "py_wall", "py_pipeline")}
     overhead = med["py_wall"] / med["cli_map"] - 1
     print(f"{name} on {adapter}, {a.overhead} rounds, medians: CLI map phases {med['cli_map']:.3f} s, "
           f"fit_transform {med['py_wall']:.3f} s: overhead {100 * overhead:+.2f}%")

@@ -15,7 +15,9 @@
 #   MNIST_DIR: holds t10k-images-idx3-ubyte.gz and t10k-labels-idx1-ubyte.gz (default
 #     ../shared/data/mnist10k); skipped if absent.
 # (--prepare uses .venv-python: bash scripts/python_env.sh.)
-# Environment: PYTHON (default python3), OUT (default /tmp/python-gpu), POINTS (default 100000).
+# Environment: PYTHON (default python3), OUT (logs and peers.json; default /tmp/python-gpu),
+# WORK (the venv, the wheel's build folder, the unpacked loader; default /tmp/python-gpu-work),
+# POINTS (default 100000).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -38,18 +40,19 @@ fi
 wheels=$(realpath "${1:?usage: $0 WHEELS [MNIST_DIR]}")
 mnist=${2:-../shared/data/mnist10k}
 out=${OUT:-/tmp/python-gpu}
+work=${WORK:-/tmp/python-gpu-work}
 points=${POINTS:-100000}
 python=${PYTHON:-python3}
-mkdir -p "$out"
-venv=$out/venv
+mkdir -p "$out" "$work"
+venv=$work/venv
 log() { echo "[python_gpu] $*" >&2; }
 
 # The Vulkan loader, where the system lacks one (wgpu-native opens libvulkan.so.1).
 if ! ldconfig -p 2>/dev/null | grep -q 'libvulkan\.so\.1 '; then
   deb=$(ls "$wheels"/libvulkan1_*.deb 2>/dev/null | head -1 || true)
   if [ -n "$deb" ]; then
-    rm -rf "$out/vulkan" && dpkg-deb -x "$deb" "$out/vulkan"
-    export LD_LIBRARY_PATH="$out/vulkan/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    rm -rf "$work/vulkan" && dpkg-deb -x "$deb" "$work/vulkan"
+    export LD_LIBRARY_PATH="$work/vulkan/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
     log "Vulkan loader from $(basename "$deb")"
   else
     log "no libvulkan.so.1 on this system and no libvulkan1_*.deb in $wheels: Vulkan adapters will be missing"
@@ -65,14 +68,14 @@ log "$("$venv/bin/python" --version) ($tag) in $venv"
 wheel=$(ls "$wheels"/surfgrad-*-"$tag"-*.whl 2>/dev/null | head -1 || true)
 if [ -z "$wheel" ]; then
   log "no surfgrad wheel for $tag in $wheels: building one from this tree with the carried build requirements"
-  rm -rf "$out/wheel"
+  rm -rf "$work/wheel"
   export CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}
-  # Its own build folder (pyproject.toml's build-dir) and a copy of nothing else: the tree is read-only input.
+  # A build folder of its own (pyproject.toml's build-dir is inside the tree).
   t0=$(date +%s)
-  "${pip[@]}" wheel --quiet --no-index --find-links "$wheels" --no-deps . -w "$out/wheel" \
-    --config-settings=build-dir="$out/build/{wheel_tag}"
-  log "built $(ls "$out/wheel") in $(($(date +%s) - t0)) s"
-  wheel=$(ls "$out"/wheel/surfgrad-*.whl)
+  "${pip[@]}" wheel --quiet --no-index --find-links "$wheels" --no-deps . -w "$work/wheel" \
+    --config-settings=build-dir="$work/build/{wheel_tag}"
+  log "built $(ls "$work/wheel") in $(($(date +%s) - t0)) s"
+  wheel=$(ls "$work"/wheel/surfgrad-*.whl)
 fi
 "${pip[@]}" install --quiet --no-index --find-links "$wheels" "$wheel"
 "$venv/bin/python" -c 'import surfgrad as sg, json; d = sg.device(); print(d["adapter"], d["backend"])' | tee "$out/device.txt"
