@@ -199,3 +199,38 @@ TEST(MapPipeline, RefusesIdenticalPointsAndOverflowingValues) {
   Tensor huge = (clusters(300) * 1e19).contiguous();
   EXPECT_NE(error_of([&] { map_points(huge, small_tsne()); }).find("standardise"), std::string::npos);
 }
+
+// MapOptions::init: the layout starts from the given positions (the "optimise" report at
+// iteration 0 carries them), which are copied, not rescaled nor modified; bad ones are refused.
+TEST(MapPipeline, StartsFromTheGivenInitialPositions) {
+  Tensor x = clusters(300);
+  std::vector<float> start(600);
+  for (size_t i = 0; i < start.size(); ++i) start[i] = float(std::sin(0.37 * double(i)) * (i % 2 ? 2e-4 : 3e-3));
+  for (MapMethod method : {MapMethod::Tsne, MapMethod::Umap}) {
+    MapOptions o = small_tsne();
+    o.method = method;
+    o.umap.n_neighbors = 12;
+    o.umap.epochs = 60;
+    o.init = Tensor::from_vector(ctx(), start, {300, 2});
+    std::vector<float> first;
+    MapResult r = map_points(x, o, [&](const MapProgressEvent& e) {
+      if (e.phase == "optimise" && e.done == 0) first = e.embedding->to_vector<float>();
+      return true;
+    });
+    EXPECT_EQ(first, start) << "the layout must start from init, as given";
+    EXPECT_EQ(o.init.to_vector<float>(), start) << "init must not be modified";
+    MapOptions plain = o;
+    plain.init = Tensor();
+    std::vector<float> y = r.embedding.to_vector<float>(), y_plain = map_points(x, plain).embedding.to_vector<float>();
+    EXPECT_NE(y, y_plain) << "a different start must give a different map";
+    EXPECT_EQ(map_points(x, o).embedding.to_vector<float>(), y) << "deterministic from the same start";
+    for (float v : y) ASSERT_TRUE(std::isfinite(v));
+
+    o.init = Tensor::from_vector(ctx(), std::vector<float>(start.begin(), start.begin() + 598), {299, 2});
+    EXPECT_NE(error_of([&] { map_points(x, o); }, ErrorKind::Shape).find("[300, 2]"), std::string::npos);
+    std::vector<float> bad = start;
+    bad[77] = std::numeric_limits<float>::quiet_NaN();
+    o.init = Tensor::from_vector(ctx(), bad, {300, 2});
+    EXPECT_NE(error_of([&] { map_points(x, o); }).find("NaN"), std::string::npos);
+  }
+}

@@ -39,6 +39,10 @@ struct MapOptions {
   int64_t recall_sample = 1000;
   // Non-finite positions are looked for at every progress step (a GPU reduction, 4 bytes read).
   bool check_finite = true;
+  // Starting positions, [N, 2] of the points' context (f32, or cast to it), used as given (not
+  // rescaled; t-SNE works best from a spread near 1e-4, as its PCA start). Undefined: t-SNE's
+  // tsne.pca_init choice, UMAP's PCA start.
+  Tensor init;
 };
 
 // A report from map_points. Phases, in order: "pca" (if any), "knn", "recall" (approximate kNN
@@ -72,7 +76,8 @@ struct MapResult {
 };
 
 // Throws Error(ErrorKind::Value) naming the first option out of range, as field and CLI option
-// ("perplexity (--perplexity) must be ..."), for a job of n points in d dimensions.
+// ("perplexity (--perplexity) must be ..."), for a job of n points in d dimensions; an init
+// that is not [n, 2] is an Error(ErrorKind::Shape) (its values are checked by map_points).
 void validate(const TsneOptions& options, int64_t n);
 void validate(const UmapOptions& options, int64_t n);
 void validate(const MapOptions& options, int64_t n, int64_t d);

@@ -8,6 +8,7 @@
 
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 
 #include <chrono>
@@ -19,7 +20,9 @@
 #include <vector>
 
 #include "bindings.hpp"
+#include "surfgrad/io.hpp"
 #include "surfgrad/map_pipeline.hpp"
+#include "surfgrad/map_quality.hpp"
 
 namespace nb = nanobind;
 
@@ -147,10 +150,11 @@ std::string phase_key(const std::string& name) {
 }
 
 Outcome run(const gpu::ContextPtr& ctx, const float* host, int64_t n, int64_t d, const Job& job, ProgressBridge& bridge,
-            float* out) {
+            float* out, const float* init) {
   Outcome o;
   Clock clock;
   PointBlocks x = upload(ctx, host, n, d);
+  Tensor start = init ? Tensor::from_host(ctx, init, {n, 2}, DType::f32) : Tensor();
   o.phases.emplace_back("upload", clock.lap());
   MapOptions options;
   options.method = job.tsne ? MapMethod::Tsne : MapMethod::Umap;
@@ -158,6 +162,7 @@ Outcome run(const gpu::ContextPtr& ctx, const float* host, int64_t n, int64_t d,
   options.umap = job.umap_options;
   options.pca_components = job.pca_components;
   options.seed = job.seed;
+  options.init = start;
   try {
     MapResult r = map_points(std::move(x), options, [&](const MapProgressEvent& e) {
       return bridge.call(e.done, e.total, e.phase == "optimise");
@@ -181,11 +186,15 @@ void bind_maps(nb::module_& m) {
       "map_points",
       [](nb::ndarray<const float, nb::ndim<2>, nb::c_contig, nb::device::cpu> points,
          nb::ndarray<float, nb::ndim<2>, nb::c_contig, nb::device::cpu> out, const std::string& method,
-         const nb::dict& options, const std::string& adapter, nb::object progress) {
+         const nb::dict& options, const std::string& adapter, nb::object progress,
+         std::optional<nb::ndarray<const float, nb::ndim<2>, nb::c_contig, nb::device::cpu>> init) {
         const int64_t n = int64_t(points.shape(0)), d = int64_t(points.shape(1));
         if (n < 2 || d < 1) throw Error(ErrorKind::Shape, "map_points: need at least 2 points of at least 1 dimension");
         if (int64_t(out.shape(0)) != n || out.shape(1) != 2)
           throw Error(ErrorKind::Shape, "map_points: the output must be [" + std::to_string(n) + ", 2]");
+        if (init && (int64_t(init->shape(0)) != n || init->shape(1) != 2))
+          throw Error(ErrorKind::Shape, "map_points: init must be [" + std::to_string(n) + ", 2]");
+        const float* init_data = init ? init->data() : nullptr;
         Job job = parse(method, options);
         ProgressBridge bridge{std::move(progress), std::nullopt};
         Outcome outcome;
@@ -196,7 +205,7 @@ void bind_maps(nb::module_& m) {
           nb::gil_scoped_release release;
           auto [ctx, lock] = map_context_for(adapter);
           try {
-            outcome = run(ctx, points.data(), n, d, job, bridge, out.data());
+            outcome = run(ctx, points.data(), n, d, job, bridge, out.data(), init_data);
           } catch (const Interrupted&) {
             interrupted = true;
           }
@@ -213,7 +222,66 @@ void bind_maps(nb::module_& m) {
         return result;
       },
       nb::arg("points"), nb::arg("out"), nb::arg("method"), nb::arg("options"), nb::arg("adapter") = "",
-      nb::arg("progress").none() = nb::none());
+      nb::arg("progress").none() = nb::none(), nb::arg("init").none() = nb::none());
+
+  // The quality measures `surfgrad eval` prints, on the maps' context (GIL released).
+  m.def(
+      "evaluate_map",
+      [](nb::ndarray<const float, nb::ndim<2>, nb::c_contig, nb::device::cpu> points,
+         nb::ndarray<const float, nb::ndim<2>, nb::c_contig, nb::device::cpu> embedding,
+         std::optional<nb::ndarray<const int32_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>> labels,
+         const std::string& adapter) {
+        const int64_t n = int64_t(points.shape(0)), d = int64_t(points.shape(1));
+        if (n < 2 || d < 1)
+          throw Error(ErrorKind::Shape, "evaluate_map: need at least 2 points of at least 1 dimension");
+        if (int64_t(embedding.shape(0)) != n || embedding.shape(1) < 2)
+          throw Error(ErrorKind::Shape, "evaluate_map: the embedding must be [" + std::to_string(n) + ", 2]");
+        if (labels && int64_t(labels->shape(0)) != n)
+          throw Error(ErrorKind::Shape, "evaluate_map: labels must be [" + std::to_string(n) + "]");
+        const int32_t* label_data = labels ? labels->data() : nullptr;
+        MapQuality q;
+        {
+          nb::gil_scoped_release release;
+          auto [ctx, lock] = map_context_for(adapter);
+          Tensor x = Tensor::from_host(ctx, points.data(), {n, d}, DType::f32);
+          Tensor y = Tensor::from_host(ctx, embedding.data(), {n, int64_t(embedding.shape(1))}, DType::f32);
+          Tensor l = label_data ? Tensor::from_host(ctx, label_data, {n}, DType::i32) : Tensor();
+          q = evaluate_map(x, y, l);
+          ctx->trim_pool();
+        }
+        nb::dict result;
+        result["knn_recall"] = q.knn_recall;
+        result["knn_accuracy"] = q.knn_accuracy;
+        result["trustworthiness"] = q.trustworthiness;
+        result["kl_divergence"] = q.kl_divergence;
+        return result;
+      },
+      nb::arg("points"), nb::arg("embedding"), nb::arg("labels").none() = nb::none(), nb::arg("adapter") = "");
+
+  // The CLI's built-in data set (`surfgrad map` without INPUT), copied into caller-made arrays.
+  m.def(
+      "builtin_points",
+      [](nb::ndarray<float, nb::ndim<2>, nb::c_contig, nb::device::cpu> out,
+         nb::ndarray<int32_t, nb::ndim<1>, nb::c_contig, nb::device::cpu> labels_out, const std::string& adapter) {
+        const int64_t n = int64_t(out.shape(0));
+        if (n < 1 || int64_t(labels_out.shape(0)) != n)
+          throw Error(ErrorKind::Shape, "builtin_points: out must be [n, D] and labels [n], n >= 1");
+        float* dst = out.data();
+        int32_t* label_dst = labels_out.data();
+        nb::gil_scoped_release release;
+        auto [ctx, lock] = map_context_for(adapter);
+        Tensor labels;
+        PointBlocks x = builtin_point_blocks(ctx, n, labels);
+        if (int64_t(out.shape(1)) != x.dims())
+          throw Error(ErrorKind::Shape, "builtin_points: out must have " + std::to_string(x.dims()) + " columns");
+        for (const Tensor& b : x.blocks) {
+          b.to_host(dst);
+          dst += b.numel();
+        }
+        labels.to_host(label_dst);
+        ctx->trim_pool();
+      },
+      nb::arg("out"), nb::arg("labels"), nb::arg("adapter") = "");
 }
 
 }  // namespace surfgrad::python

@@ -297,6 +297,23 @@ void bind_tensor(nb::module_& m) {
       nb::arg("dim") = 0);
   m.def("gather", [](const Var& x, int dim, const Var& index) { return gather(x, dim, index.value()); });
   m.def("index_select", [](const Var& x, int dim, const Var& index) { return index_select(x, dim, index.value()); });
+  // PyTorch's scatter_add / index_add: out-of-place, differentiable in x and src.
+  m.def(
+      "scatter_add",
+      [](const Var& x, int dim, const Var& index, const Var& src) { return scatter_add(x, dim, index.value(), src); },
+      nb::arg("input"), nb::arg("dim"), nb::arg("index"), nb::arg("src"));
+  m.def(
+      "index_add",
+      [](const Var& x, int dim, const Var& index, const Var& src) { return index_add(x, dim, index.value(), src); },
+      nb::arg("input"), nb::arg("dim"), nb::arg("index"), nb::arg("source"));
+  cls.def(
+      "scatter_add",
+      [](const Var& x, int dim, const Var& index, const Var& src) { return scatter_add(x, dim, index.value(), src); },
+      nb::arg("dim"), nb::arg("index"), nb::arg("src"));
+  cls.def(
+      "index_add",
+      [](const Var& x, int dim, const Var& index, const Var& src) { return index_add(x, dim, index.value(), src); },
+      nb::arg("dim"), nb::arg("index"), nb::arg("source"));
 
   // ---- creation on the device ----
   m.def(

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import numbers
-from typing import Any, Optional, Sequence
+from typing import Any, NamedTuple, Optional, Sequence
 
 import numpy as np
 
 from . import _core
-from ._core import DTypeError, ShapeError, Tensor
+from ._core import ArgumentError, DTypeError, ShapeError, Tensor
 
 # numpy dtypes a tensor keeps as they are, and those converted on the way in.
 _KEPT = {np.dtype(np.float32), np.dtype(np.float16), np.dtype(np.int32), np.dtype(np.uint32)}
@@ -177,6 +177,44 @@ Tensor.requires_grad_ = _requires_grad_
 Tensor.__dlpack__ = _dlpack
 Tensor.__dlpack_device__ = lambda self: (1, 0)  # kDLCPU: what __dlpack__ hands out
 Tensor.size = lambda self, dim=None: self.shape if dim is None else self.shape[dim]
+
+
+class _ValuesIndices(NamedTuple):
+    """What ``max(dim)`` / ``min(dim)`` return, as PyTorch's ``torch.return_types.max``."""
+
+    values: Tensor
+    indices: Tensor
+
+
+def _extremum(name: str, reduce: Any, arg: Any, elementwise: str) -> Any:
+    def extremum(self: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
+        if isinstance(dim, Tensor):  # torch.max(a, b): the elementwise maximum
+            return getattr(self, elementwise)(dim)
+        if dim is None:
+            if keepdim:
+                raise ArgumentError(f"{name}: keepdim needs a dim")
+            return reduce(self)
+        if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)):
+            raise ArgumentError(f"{name}: dim must be an int (a{name} reduces over several dims), got {dim!r}")
+        # The values are gathered at the indices, so that (as in PyTorch) the gradient goes to the
+        # returned index only; amax/amin split it evenly between ties.
+        indices = arg(self, int(dim), True)
+        values = _core.gather(self, int(dim), indices)
+        if not keepdim:
+            values, indices = values.squeeze(int(dim)), indices.squeeze(int(dim))
+        return _ValuesIndices(values, indices)
+
+    extremum.__name__ = name
+    extremum.__doc__ = (f"PyTorch's {name}: over all entries (no dim), (values, indices) along an int dim "
+                        f"(indices int32, the first {name}imum; values carry the gradient), or the elementwise "
+                        f"{elementwise} with a tensor.")
+    return extremum
+
+
+Tensor.max = _extremum("max", Tensor.amax, Tensor.argmax, "maximum")
+Tensor.min = _extremum("min", Tensor.amin, Tensor.argmin, "minimum")
+# A differentiable fresh copy (recorded as a multiplication by one: the library's clone is not an autograd op).
+Tensor.clone = lambda self: self.contiguous() if not self.is_contiguous() else self * 1
 
 
 def _shape(shape: Sequence[Any]) -> list:

@@ -24,22 +24,40 @@ from ._tensor import _adapter
 _METRICS = ("euclidean", "cosine")
 
 
+class _ObjectsNotNumbers(_core.DTypeError, TypeError):
+    """An object array holding something that is not a number: a DTypeError (a ValueError, as
+    surfgrad's dtype errors are) and a TypeError (as numpy raises for it)."""
+
+
 def _points(X: Any, metric: str) -> np.ndarray:
     """[N, D] float32 C-contiguous rows, finite, with cosine turned into euclidean on the unit sphere."""
     if metric not in _METRICS:
         raise ArgumentError(f"metric must be one of {_METRICS}, not {metric!r}")
+    if type(X).__module__.startswith("scipy.sparse"):
+        raise ArgumentError("fit: sparse input is not supported; pass a dense array (X.toarray())")
     if hasattr(X, "numpy") and not isinstance(X, np.ndarray):
         X = X.numpy()
     try:
         X = np.asarray(X)
     except (ValueError, TypeError) as e:
         raise ArgumentError(f"fit: cannot read the points as an array: {e}") from None
+    if X.dtype.kind == "c":
+        raise _core.DTypeError(f"fit: Complex data not supported (dtype {X.dtype})")
+    if X.dtype.kind == "O":  # numbers held as objects are read as numbers (as numpy and scikit-learn do)
+        try:
+            X = X.astype(np.float64)
+        except (TypeError, ValueError) as e:
+            raise _ObjectsNotNumbers(f"fit: points of dtype object must all be numbers: {e}") from None
     if X.dtype.kind not in "fiu":
         raise _core.DTypeError(f"fit: points must be numbers, got dtype {X.dtype}")
     if X.ndim != 2:
         raise ShapeError(f"fit: expected points of shape [n_samples, n_features], got {list(X.shape)}")
-    if X.shape[0] < 2 or X.shape[1] < 1:
-        raise ShapeError(f"fit: need at least 2 samples with at least 1 feature, got {list(X.shape)}")
+    # Worded as scikit-learn's check_array words them, which its estimator checks look for.
+    if X.shape[0] < 2:
+        raise ShapeError(f"fit: found array with {X.shape[0]} sample(s) (shape={X.shape}) while a minimum of 2 is "
+                         "required.")
+    if X.shape[1] < 1:
+        raise ShapeError(f"fit: found array with 0 feature(s) (shape={X.shape}) while a minimum of 1 is required.")
     with np.errstate(over="ignore"):  # values beyond float32 become inf, reported just below
         X = np.ascontiguousarray(X, dtype=np.float32)
     if not np.isfinite(X).all():
@@ -52,6 +70,28 @@ def _points(X: Any, metric: str) -> np.ndarray:
             raise ArgumentError("fit: cosine metric with an all-zero sample")
         X = np.ascontiguousarray(X / norms, dtype=np.float32)
     return X
+
+
+def _initial_positions(init: Any, n: int) -> Optional[np.ndarray]:
+    """An array ``init`` as [n, 2] float32 C-contiguous starting positions (None for a string)."""
+    if isinstance(init, str):
+        return None
+    if hasattr(init, "numpy") and not isinstance(init, np.ndarray):
+        init = init.numpy()
+    try:
+        start = np.asarray(init)
+    except (ValueError, TypeError) as e:
+        raise ArgumentError(f"init: cannot read the starting positions as an array: {e}") from None
+    if start.dtype.kind not in "fiu":
+        raise ArgumentError(f"init: starting positions must be numbers, got dtype {start.dtype}")
+    if start.shape != (n, 2):
+        raise ArgumentError(f"init: starting positions must have shape ({n}, 2) (n_samples, 2), got {start.shape}")
+    with np.errstate(over="ignore"):
+        start = np.ascontiguousarray(start, dtype=np.float32)
+    if not np.isfinite(start).all():
+        bad = int(np.argwhere(~np.isfinite(start))[0, 0])
+        raise ArgumentError(f"init: starting position {bad} is NaN or infinite (float32)")
+    return start
 
 
 def _seed(random_state: Any) -> int:
@@ -75,6 +115,10 @@ class _MapEstimator(BaseEstimator):
     def _options(self, n: int) -> Dict[str, Any]:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def _start(self, n: int, options: Dict[str, Any]) -> Optional[np.ndarray]:
+        """The starting positions to pass to the pipeline (None: its own start)."""
+        return _initial_positions(self.init, n)
+
     def _total(self, n: int) -> Optional[int]:
         return None
 
@@ -83,6 +127,7 @@ class _MapEstimator(BaseEstimator):
         points = _points(X, self.metric)
         n = points.shape[0]
         options = self._options(n)
+        start = self._start(n, options)
         out = np.empty((n, 2), dtype=np.float32)
         bar = None
         progress = None
@@ -99,7 +144,8 @@ class _MapEstimator(BaseEstimator):
                     bar.update(iteration - bar.n)
 
         try:
-            report = _core.map_points(points, out, self._method, options, _adapter(self.device), progress)
+            report = _core.map_points(points, out, self._method, options, _adapter(self.device), progress,
+                                       start)
         finally:
             if bar is not None:
                 bar.close()
@@ -125,7 +171,9 @@ class TSNE(_MapEstimator):
     points, momentum and gains. Deterministic for an int ``random_state`` on a device.
 
     ``learning_rate="auto"``: max(N / early_exaggeration, 50), as openTSNE and scikit-learn.
-    ``init``: "pca" (first two principal components scaled to std 1e-4) or "random".
+    ``init``: "pca" (first two principal components scaled to std 1e-4), "random" (N(0, 1e-4²))
+    or an (n_samples, 2) array of starting positions, used as given (scale it to a standard
+    deviation near 1e-4, as scikit-learn and openTSNE advise, for the usual early exaggeration).
     ``metric``: "euclidean" or "cosine". ``max_iter`` (or the older ``n_iter``): iterations,
     the first 250 with early exaggeration. ``device``: adapter name substring.
     """
@@ -134,7 +182,7 @@ class TSNE(_MapEstimator):
 
     def __init__(self, n_components: int = 2, perplexity: float = 30.0, early_exaggeration: float = 12.0,
                  learning_rate: Union[float, str] = "auto", max_iter: Optional[int] = None,
-                 n_iter: Optional[int] = None, metric: str = "euclidean", init: str = "pca",
+                 n_iter: Optional[int] = None, metric: str = "euclidean", init: Any = "pca",
                  verbose: int = 0, random_state: Any = None, device: Optional[str] = None) -> None:
         self.n_components = n_components
         self.perplexity = perplexity
@@ -161,10 +209,8 @@ class TSNE(_MapEstimator):
     def _options(self, n: int) -> Dict[str, Any]:
         if self.n_components != 2:
             raise ArgumentError(f"n_components: surfgrad computes 2-D maps, got {self.n_components}")
-        if not isinstance(self.init, str):
-            raise ArgumentError("init: 'pca' or 'random' (an initial array is not supported yet)")
-        if self.init not in ("pca", "random"):
-            raise ArgumentError(f"init must be 'pca' or 'random', not {self.init!r}")
+        if isinstance(self.init, str) and self.init not in ("pca", "random"):
+            raise ArgumentError(f"init must be 'pca', 'random' or an (n_samples, 2) array, not {self.init!r}")
         perplexity = float(self.perplexity)
         if not np.isfinite(perplexity) or perplexity <= 0:
             raise ArgumentError(f"perplexity must be positive, got {self.perplexity!r}")
@@ -187,7 +233,7 @@ class TSNE(_MapEstimator):
             "exaggeration": exaggeration,
             "exaggeration_iterations": min(250, iterations),
             "learning_rate": learning_rate,
-            "pca_init": self.init == "pca",
+            "pca_init": isinstance(self.init, str) and self.init == "pca",
             "seed": _seed(self.random_state),
         }
 
@@ -196,13 +242,16 @@ class UMAP(_MapEstimator):
     """UMAP on the GPU: fuzzy memberships over the kNN graph, PCA initialisation, epochs of
     attraction and negative sampling with umap-learn's gradients. Deterministic for an int
     ``random_state`` on a device. ``n_epochs=None``: 500 up to 10,000 samples, else 200.
+    ``init``: "pca" (first two principal components scaled to ±10; umap-learn's default is a
+    spectral layout, which surfgrad does not compute), "random" (uniform in [-10, 10]², from
+    ``random_state``) or an (n_samples, 2) array of starting positions, used as given.
     """
 
     _method = "umap"
 
     def __init__(self, n_neighbors: int = 15, n_components: int = 2, min_dist: float = 0.1,
                  n_epochs: Optional[int] = None, learning_rate: float = 1.0, negative_sample_rate: int = 5,
-                 metric: str = "euclidean", random_state: Any = None, verbose: int = 0,
+                 metric: str = "euclidean", init: Any = "pca", random_state: Any = None, verbose: int = 0,
                  device: Optional[str] = None) -> None:
         self.n_neighbors = n_neighbors
         self.n_components = n_components
@@ -211,9 +260,15 @@ class UMAP(_MapEstimator):
         self.learning_rate = learning_rate
         self.negative_sample_rate = negative_sample_rate
         self.metric = metric
+        self.init = init
         self.random_state = random_state
         self.verbose = verbose
         self.device = device
+
+    def _start(self, n: int, options: Dict[str, Any]) -> Optional[np.ndarray]:
+        if isinstance(self.init, str) and self.init == "random":
+            return np.random.default_rng(options["seed"]).uniform(-10, 10, (n, 2)).astype(np.float32)
+        return _initial_positions(self.init, n)
 
     def _total(self, n: int) -> Optional[int]:
         if self.n_epochs is not None:
@@ -232,6 +287,8 @@ class UMAP(_MapEstimator):
         epochs = 0 if self.n_epochs is None else self.n_epochs
         if not isinstance(epochs, (numbers.Integral, np.integer)) or epochs < 0:
             raise ArgumentError(f"n_epochs must be None or a positive int, got {self.n_epochs!r}")
+        if isinstance(self.init, str) and self.init not in ("pca", "random"):
+            raise ArgumentError(f"init must be 'pca', 'random' or an (n_samples, 2) array, not {self.init!r}")
         if not self.learning_rate > 0 or not self.negative_sample_rate > 0:
             raise ArgumentError("learning_rate and negative_sample_rate must be positive")
         return {
@@ -242,3 +299,40 @@ class UMAP(_MapEstimator):
             "negative_sample_rate": float(self.negative_sample_rate),
             "seed": _seed(self.random_state),
         }
+
+
+def map_quality(X: Any, Y: Any, labels: Any = None, device: Optional[str] = None) -> Dict[str, float]:
+    """The quality of a map Y ([n, 2]) of points X ([n, d]), as ``surfgrad eval`` prints it:
+    ``knn_recall`` (share of each point's 10 nearest neighbours in X kept in Y),
+    ``knn_accuracy`` (10-NN majority-vote accuracy of ``labels`` in Y; -1 without labels),
+    ``trustworthiness`` (T(10) on up to 10,000 sampled points) and ``kl_divergence`` (t-SNE's
+    KL(P‖Q) at perplexity 30 on up to 2,000 sampled points)."""
+    points = _points(X, "euclidean")
+    embedding = _points(Y, "euclidean")
+    if embedding.shape != (points.shape[0], 2):
+        raise ShapeError(f"map_quality: Y must have shape ({points.shape[0]}, 2), got {embedding.shape}")
+    label_array = None
+    if labels is not None:
+        label_array = np.asarray(labels)
+        if label_array.shape != (points.shape[0],) or label_array.dtype.kind not in "iu":
+            raise ArgumentError(f"map_quality: labels must be {points.shape[0]} integers, got "
+                                f"{label_array.dtype} {label_array.shape}")
+        if label_array.size and (label_array.min() < 0 or label_array.max() > np.iinfo(np.int32).max):
+            raise ArgumentError("map_quality: labels must be in [0, 2^31 - 1]")
+        label_array = np.ascontiguousarray(label_array, dtype=np.int32)
+    return dict(_core.evaluate_map(points, embedding, label_array, _adapter(device)))
+
+
+_BUILTIN_DIMS = 768  # the CLI's built-in set: 10 Gaussian clusters in 768-D (surfgrad/io.hpp)
+
+
+def builtin_points(n: int, device: Optional[str] = None) -> Any:
+    """The data set ``surfgrad map`` maps without an input: n points of 10 Gaussian clusters in
+    768 dimensions, generated on the device (the same points on every adapter). Returns
+    (points float32 [n, 768], labels int32 [n]; point i in cluster i mod 10)."""
+    if not isinstance(n, (numbers.Integral, np.integer)) or not 1 <= n < 2**31 - 1:
+        raise ArgumentError(f"builtin_points: n must be an int in [1, 2^31 - 2], got {n!r}")
+    points = np.empty((int(n), _BUILTIN_DIMS), dtype=np.float32)
+    labels = np.empty(int(n), dtype=np.int32)
+    _core.builtin_points(points, labels, _adapter(device))
+    return points, labels

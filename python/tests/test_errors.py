@@ -70,7 +70,9 @@ def test_wrong_argument_types_are_type_errors():
     (np.array([[1.0, np.inf]] * 10), sg.ArgumentError),               # inf
     (np.array([[1e39, 1.0]] * 10), sg.ArgumentError),                 # overflows float32
     (np.array([["a", "b"]] * 10), sg.DTypeError),                     # strings
-    (np.array([[None, 1]] * 10, dtype=object), sg.DTypeError),       # objects
+    (np.array([[{}, 1]] * 10, dtype=object), sg.DTypeError),         # objects that are not numbers
+    (np.array([[None, 1]] * 10, dtype=object), sg.ArgumentError),    # None: NaN, as numpy and sklearn read it
+    (np.array([[1 + 2j, 1]] * 10), sg.DTypeError),                   # complex
 ])
 def test_estimators_refuse_bad_points(X, exc):
     with pytest.raises(exc):
@@ -80,7 +82,7 @@ def test_estimators_refuse_bad_points(X, exc):
 
 
 @pytest.mark.parametrize("est", [sg.TSNE(perplexity=50), sg.TSNE(perplexity=-1), sg.TSNE(metric="hamming"),
-                                 sg.TSNE(learning_rate="fast"), sg.TSNE(init=np.zeros((40, 2))), sg.TSNE(max_iter=0),
+                                 sg.TSNE(learning_rate="fast"), sg.TSNE(perplexity=5, init=np.zeros((39, 2))), sg.TSNE(max_iter=0),
                                  sg.TSNE(n_components=3), sg.TSNE(random_state=-3), sg.TSNE(early_exaggeration=0),
                                  sg.UMAP(n_neighbors=100), sg.UMAP(n_neighbors=1), sg.UMAP(min_dist=-1),
                                  sg.UMAP(n_epochs=-5), sg.UMAP(random_state="x")])

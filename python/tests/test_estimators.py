@@ -77,10 +77,10 @@ def test_exception_in_progress_propagates(data, monkeypatch):
 
     real = core.map_points
 
-    def failing(points, out, method, options, adapter, progress):
+    def failing(points, out, method, options, adapter, progress, init=None):
         def boom(i, total):
             raise KeyError("stop here")
-        return real(points, out, method, options, adapter, boom)
+        return real(points, out, method, options, adapter, boom, init)
 
     monkeypatch.setattr(core, "map_points", failing)
     with pytest.raises(KeyError, match="stop here"):
@@ -116,8 +116,8 @@ def test_ctrl_c_stops_a_fit(data, monkeypatch):
     X, _ = data
     real = core.map_points
 
-    def interrupted(points, out, method, options, adapter, progress):
-        return real(points, out, method, options, adapter, lambda i, total: _thread.interrupt_main())
+    def interrupted(points, out, method, options, adapter, progress, init=None):
+        return real(points, out, method, options, adapter, lambda i, total: _thread.interrupt_main(), init)
 
     monkeypatch.setattr(core, "map_points", interrupted)
     start = time.perf_counter()
@@ -127,3 +127,56 @@ def test_ctrl_c_stops_a_fit(data, monkeypatch):
     monkeypatch.undo()
     # The pipeline's context is usable afterwards.
     assert sg.TSNE(perplexity=10, max_iter=60, random_state=0).fit_transform(X).shape == (X.shape[0], 2)
+
+
+def _start(n, scale, seed=11):
+    return np.random.default_rng(seed).normal(scale=scale, size=(n, 2))
+
+
+@pytest.mark.parametrize("make", [
+    lambda init, **kw: sg.TSNE(perplexity=10, init=init, random_state=2, **kw),
+    lambda init, **kw: sg.UMAP(n_neighbors=10, init=init, random_state=2, **kw)], ids=["tsne", "umap"])
+def test_init_array_is_the_start(make, data):
+    # With a vanishing learning rate and one step the map stays where it started: the given
+    # positions (float64 or a nested list) are what the layout begins from, as given.
+    X, labels = data
+    n = X.shape[0]
+    start = _start(n, 1.0)
+    few = {"max_iter": 1, "learning_rate": 1e-6} if "perplexity" in make("pca").get_params() else \
+        {"n_epochs": 1, "learning_rate": 1e-6}
+    Y = make(start, **few).fit_transform(X)
+    np.testing.assert_allclose(Y, start, atol=1e-3)
+    np.testing.assert_allclose(make(start.tolist(), **few).fit_transform(X), Y)
+    # A full run from it: a different map from the default start, deterministic, separated.
+    longer = {"max_iter": 300} if "perplexity" in make("pca").get_params() else {"n_epochs": 100}
+    scaled = start * (1e-4 if "perplexity" in longer else 5.0)
+    A = make(scaled, **longer).fit_transform(X)
+    assert not np.array_equal(A, make("pca", **longer).fit_transform(X))
+    np.testing.assert_array_equal(A, make(scaled.astype(np.float32), **longer).fit_transform(X))
+    assert separation(A, labels) > 0.9
+    assert not np.shares_memory(A, scaled)
+
+
+@pytest.mark.parametrize("cls", [sg.TSNE, sg.UMAP])
+@pytest.mark.parametrize("bad, message", [
+    (lambda n: np.zeros((n, 3)), r"shape \(\d+, 2\)"),
+    (lambda n: np.zeros((n - 1, 2)), r"shape \(\d+, 2\)"),
+    (lambda n: np.zeros(2 * n), r"shape \(\d+, 2\)"),
+    (lambda n: np.where(np.arange(2 * n).reshape(n, 2) == 17, np.nan, 0.5), "starting position 8 is NaN"),
+    (lambda n: np.full((n, 2), np.inf), "starting position 0 is NaN or infinite"),
+    (lambda n: np.full((n, 2), 1e300), "NaN or infinite"),
+    (lambda n: np.array([["a", "b"]] * n, dtype=object), "must be numbers"),
+    (lambda n: "spectral", "init must be 'pca', 'random' or an"),
+])
+def test_bad_init_is_a_value_error(cls, bad, message, data):
+    X, _ = data
+    with pytest.raises(ValueError, match=message):
+        cls(init=bad(X.shape[0]), random_state=0).fit(X)
+
+
+def test_umap_random_init_follows_the_seed(data):
+    X, _ = data
+    a = sg.UMAP(n_neighbors=10, n_epochs=30, init="random", random_state=1).fit_transform(X)
+    b = sg.UMAP(n_neighbors=10, n_epochs=30, init="random", random_state=2).fit_transform(X)
+    assert not np.array_equal(a, b)
+    np.testing.assert_array_equal(a, sg.UMAP(n_neighbors=10, n_epochs=30, init="random", random_state=1).fit_transform(X))

@@ -90,11 +90,72 @@ def test_reductions_match_numpy(rng):
             kw = dict(axis=np_dim, keepdims=keepdim)
             np.testing.assert_allclose(t.sum(dim=dim, keepdim=keepdim).numpy(), a.sum(**kw), rtol=1e-5, atol=1e-5)
             np.testing.assert_allclose(t.mean(dim=dim, keepdim=keepdim).numpy(), a.mean(**kw), rtol=1e-5, atol=1e-6)
-            np.testing.assert_allclose(t.max(dim=dim, keepdim=keepdim).numpy(), a.max(**kw))
-            np.testing.assert_allclose(t.min(dim=dim, keepdim=keepdim).numpy(), a.min(**kw))
+            np.testing.assert_allclose(t.amax(dim=dim, keepdim=keepdim).numpy(), a.max(**kw))
+            np.testing.assert_allclose(t.amin(dim=dim, keepdim=keepdim).numpy(), a.min(**kw))
     np.testing.assert_array_equal(t.argmax(dim=1).numpy(), a.argmax(axis=1))
     e = np.exp(a - a.max(axis=-1, keepdims=True))
     np.testing.assert_allclose(t.softmax(dim=-1).numpy(), e / e.sum(axis=-1, keepdims=True), rtol=1e-5, atol=1e-6)
+
+
+def test_max_min_as_pytorch(rng):
+    # max(dim)/min(dim): (values, indices) with the first index of ties; max(): a value;
+    # max(tensor): the elementwise maximum; values carry the gradient to the chosen entries.
+    a = rng.normal(size=(4, 6)).astype(np.float32)
+    a[2, 1] = a[2, 4] = a[2].max() + 1  # a tie: the first index wins
+    t = sg.tensor(a, requires_grad=True)
+    for name, np_fn, np_arg in (("max", np.max, np.argmax), ("min", np.min, np.argmin)):
+        for dim in (0, 1, -1):
+            for keepdim in (False, True):
+                values, indices = getattr(t, name)(dim, keepdim=keepdim)
+                np.testing.assert_array_equal(values.numpy(), np_fn(a, axis=dim, keepdims=keepdim))
+                want = np_arg(a, axis=dim)
+                np.testing.assert_array_equal(indices.numpy(), np.expand_dims(want, dim) if keepdim else want)
+                assert indices.dtype == np.int32
+        r = getattr(t, name)(dim=1)
+        assert r.values is r[0] and r.indices is r[1]
+        assert float(getattr(t, name)()) == np_fn(a)
+    np.testing.assert_array_equal(t.max(1).indices.numpy()[2], 1)
+    b = rng.normal(size=(4, 6)).astype(np.float32)
+    np.testing.assert_array_equal(t.max(sg.tensor(b)).numpy(), np.maximum(a, b))
+    np.testing.assert_array_equal(t.min(sg.tensor(b)).numpy(), np.minimum(a, b))
+    t.max(dim=1).values.sum().backward()
+    want = np.zeros_like(a)
+    want[np.arange(4), a.argmax(1)] = 1
+    np.testing.assert_array_equal(t.grad.numpy(), want)
+    for bad in ((0, 1), 1.5, "x"):
+        with pytest.raises(ValueError, match="dim must be an int"):
+            t.max(bad)
+    with pytest.raises(ValueError, match="keepdim needs a dim"):
+        t.min(keepdim=True)
+
+
+def test_scatter_add_index_add_clone(rng):
+    x = rng.normal(size=(5, 3)).astype(np.float32)
+    src = rng.normal(size=(4, 3)).astype(np.float32)
+    rows = np.array([4, 0, 4, 2], dtype=np.int32)
+    want = x.copy()
+    np.add.at(want, rows, src)
+    tx, ts = sg.tensor(x, requires_grad=True), sg.tensor(src, requires_grad=True)
+    out = sg.index_add(tx, 0, sg.tensor(rows), ts)
+    np.testing.assert_allclose(out.numpy(), want, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(tx.index_add(0, sg.tensor(rows), ts).numpy(), want, rtol=1e-6, atol=1e-6)
+    (out * sg.tensor(np.arange(15, dtype=np.float32).reshape(5, 3))).sum().backward()
+    np.testing.assert_array_equal(ts.grad.numpy(), np.arange(15).reshape(5, 3)[rows])
+    index = rng.integers(0, 5, size=(4, 3)).astype(np.int32)
+    want = x.copy()
+    for i, j in np.ndindex(index.shape):
+        want[index[i, j], j] += src[i, j]
+    np.testing.assert_allclose(sg.scatter_add(sg.tensor(x), 0, sg.tensor(index), sg.tensor(src)).numpy(), want,
+                               rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(sg.tensor(x).scatter_add(0, sg.tensor(index), sg.tensor(src)).numpy(), want,
+                               rtol=1e-6, atol=1e-6)
+    c = sg.tensor(x, requires_grad=True)
+    copy = c.clone()
+    assert not np.shares_memory(copy.numpy(), c.numpy())
+    np.testing.assert_array_equal(copy.numpy(), x)
+    (copy * 3).sum().backward()
+    np.testing.assert_array_equal(c.grad.numpy(), np.full_like(x, 3))
+    np.testing.assert_array_equal(sg.tensor(x).T.clone().numpy(), x.T)
 
 
 def test_matmul_and_shapes(rng):

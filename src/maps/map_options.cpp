@@ -94,6 +94,9 @@ void validate(const MapOptions& o, int64_t n, int64_t d) {
                  "-1 (automatic), 0 (off) or in [1, " + std::to_string(std::min(n, d)) + "] (the points' " +
                      std::to_string(d) + " dimensions, at most N)",
                  o.pca_components);
+  if (o.init.defined() && (o.init.rank() != 2 || o.init.shape(0) != n || o.init.shape(1) != 2))
+    throw Error(ErrorKind::Shape,
+                "map: init (the starting positions) must be [" + std::to_string(n) + ", 2], got " + o.init.describe());
   if (o.recall_sample < 0 || o.recall_sample > std::numeric_limits<int32_t>::max())
     out_of_range("recall_sample", "--recall-sample", "in [0, 2^31 - 1] (0: skip the check; at most N are used)",
                  double(o.recall_sample));

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <string>
 
+#include "maps/layout.hpp"
 #include "platform/host_resources.hpp"
 #include "surfgrad/error.hpp"
 #include "surfgrad/gpu.hpp"
@@ -79,6 +80,14 @@ MapResult map_points(PointBlocks x, const MapOptions& options, const MapProgress
   };
 
   check_spread(x);
+  if (options.init.defined()) {
+    if (options.init.context() != ctx)
+      throw Error(ErrorKind::Value, "map: init (the starting positions) must be on the points' context (adapter)");
+    float s = options.init.cast(DType::f32).abs().sum().to_vector<float>()[0];
+    if (!std::isfinite(s))
+      throw Error(ErrorKind::Value,
+                  "map: init (the starting positions) holds NaN or infinity, or values whose sum overflows float32");
+  }
   r.phases.push_back({"input checks", clock.lap()});
 
   r.pca_components = map_pca_components(options, n, d);
@@ -124,8 +133,9 @@ MapResult map_points(PointBlocks x, const MapOptions& options, const MapProgress
     }
     report("optimise", it, total, &y);
   };
-  r.embedding =
-      tsne_method ? tsne(features, topt, on_step, &r.neighbours) : umap(features, uopt, on_step, &r.neighbours);
+  const Tensor* start = options.init.defined() ? &options.init : nullptr;
+  r.embedding = tsne_method ? tsne_layout(features, topt, on_step, &r.neighbours, start)
+                            : umap_layout(features, uopt, on_step, &r.neighbours, start);
   r.phases.push_back({"optimisation", clock.lap()});
   r.gpu_peak_bytes = ctx->pool_stats().peak_live_bytes;
   r.host_peak_bytes = platform::host_peak_resident_bytes();

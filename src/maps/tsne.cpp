@@ -8,6 +8,7 @@
 
 #include "kernels/launch.hpp"
 #include "maps/graph.hpp"
+#include "maps/layout.hpp"
 #include "maps/tsne_repulsion.hpp"
 #include "surfgrad/maps.hpp"
 #include "surfgrad/reference.hpp"
@@ -22,6 +23,11 @@ int tsne_neighbours(double perplexity, int64_t n) {
 }
 
 Tensor tsne(const Tensor& x, const TsneOptions& opt, const MapProgress& progress, const KnnResult* neighbours) {
+  return tsne_layout(x, opt, progress, neighbours, nullptr);
+}
+
+Tensor tsne_layout(const Tensor& x, const TsneOptions& opt, const MapProgress& progress, const KnnResult* neighbours,
+                   const Tensor* start) {
   if (x.rank() != 2) throw Error(ErrorKind::Shape, "tsne: points must be [N, D], got " + x.describe());
   int64_t n = x.shape(0);
   validate(opt, n);
@@ -41,7 +47,9 @@ Tensor tsne(const Tensor& x, const TsneOptions& opt, const MapProgress& progress
   Tensor rev_t = Tensor::from_vector(ctx, incoming_edges(idx, n, k), {n + 1 + n * k});
 
   Tensor y;
-  if (opt.pca_init && x.shape(1) >= 2) {
+  if (start) {
+    y = start->cast(DType::f32).clone();  // the layout updates y in place
+  } else if (opt.pca_init && x.shape(1) >= 2) {
     Tensor scores = pca(x, 2, opt.seed).scores;
     double sd = std::sqrt(HostArray::from(scores.slice(1, 0, 1)).pow(2).mean().item());
     y = (scores * (1e-4 / std::max(sd, 1e-30))).contiguous();

@@ -10,6 +10,7 @@
 
 #include "kernels/launch.hpp"
 #include "maps/graph.hpp"
+#include "maps/layout.hpp"
 #include "surfgrad/maps.hpp"
 #include "surfgrad/reference.hpp"
 
@@ -47,6 +48,11 @@ void fit_ab(double min_dist, double spread, double& a, double& b) {
 }  // namespace
 
 Tensor umap(const Tensor& x, const UmapOptions& opt, const MapProgress& progress, const KnnResult* neighbours) {
+  return umap_layout(x, opt, progress, neighbours, nullptr);
+}
+
+Tensor umap_layout(const Tensor& x, const UmapOptions& opt, const MapProgress& progress, const KnnResult* neighbours,
+                   const Tensor* start) {
   if (x.rank() != 2) throw Error(ErrorKind::Shape, "umap: points must be [N, D], got " + x.describe());
   int64_t n = x.shape(0);
   validate(opt, n);  // n_neighbors in [2, min(128, N − 1)], min_dist, epochs, rates
@@ -84,7 +90,9 @@ Tensor umap(const Tensor& x, const UmapOptions& opt, const MapProgress& progress
   // Start from the first two principal components scaled to ±10 (umap-learn's spectral
   // initialisation is scaled the same way).
   Tensor y;
-  if (x.shape(1) >= 2) {
+  if (start) {
+    y = start->cast(DType::f32).clone();  // the epochs swap y with a buffer of their own
+  } else if (x.shape(1) >= 2) {
     Tensor scores = pca(x, 2, opt.seed).scores;
     double m = HostArray::from(scores.abs().max()).item();
     y = (scores * (10.0 / std::max(m, 1e-30))).contiguous();
