@@ -33,20 +33,27 @@ std::pair<WGPUErrorType, std::string> pop_scope(Context::Impl& impl) {
     bool done = false;
     WGPUErrorType type = WGPUErrorType_NoError;
     std::string message;
-  } r;
+  };
+  CallbackSlot<Result> slot;
   WGPUPopErrorScopeCallbackInfo cb = WGPU_POP_ERROR_SCOPE_CALLBACK_INFO_INIT;
   cb.mode = WGPUCallbackMode_AllowProcessEvents;
   cb.callback = [](WGPUPopErrorScopeStatus status, WGPUErrorType type, WGPUStringView message, void* ud, void*) {
-    auto* res = static_cast<Result*>(ud);
+    auto res = CallbackSlot<Result>::from_userdata(ud);
     res->done = true;
     res->type = status == WGPUPopErrorScopeStatus_Success ? type : WGPUErrorType_Unknown;
     res->message = to_std(message);
   };
-  cb.userdata1 = &r;
+  cb.userdata1 = slot.userdata();
   wgpuDevicePopErrorScope(impl.device, cb);
-  for (int i = 0; i < 100000 && !r.done; ++i) {
+  const Result& r = *slot.state;
+  // Until the answer comes: no cap on the spins (an unanswered scope read as "no error" would
+  // hide one), but a lost device ends the wait.
+  for (int spins = 0; !r.done; ++spins) {
     wgpuInstanceProcessEvents(impl.instance);
-    if (!r.done) wgpuDevicePoll(impl.device, false, nullptr);
+    if (r.done) break;
+    wgpuDevicePoll(impl.device, spins > 1000, nullptr);  // block once spinning has not helped
+    platform::LockGuard lock(impl.error_mutex);
+    if (impl.lost) return {WGPUErrorType_Unknown, "the device was lost: " + impl.lost_message};
   }
   return {r.type, r.message};
 }
@@ -158,16 +165,18 @@ void Context::download(const Buffer& src, void* data, uint64_t bytes, uint64_t o
     bool done = false;
     WGPUMapAsyncStatus status = WGPUMapAsyncStatus_Error;
     std::string message;
-  } r;
+  };
+  CallbackSlot<MapResult> slot;
   WGPUBufferMapCallbackInfo cb = WGPU_BUFFER_MAP_CALLBACK_INFO_INIT;
   cb.mode = WGPUCallbackMode_AllowProcessEvents;
   cb.callback = [](WGPUMapAsyncStatus status, WGPUStringView message, void* ud, void*) {
-    auto* res = static_cast<MapResult*>(ud);
+    auto res = CallbackSlot<MapResult>::from_userdata(ud);
     res->done = true;
     res->status = status;
     res->message = to_std(message);
   };
-  cb.userdata1 = &r;
+  cb.userdata1 = slot.userdata();
+  const MapResult& r = *slot.state;
   wgpuBufferMapAsync(staging, WGPUMapMode_Read, 0, desc.size, cb);
   while (!r.done) {
     wgpuDevicePoll(impl_->device, true, nullptr);

@@ -247,18 +247,20 @@ std::shared_ptr<Context> Context::create(const ContextOptions& options_in) {
     ddesc.deviceLostCallbackInfo.userdata1 = impl.get();
     ddesc.uncapturedErrorCallbackInfo.callback = on_uncaptured_error;
     ddesc.uncapturedErrorCallbackInfo.userdata1 = impl.get();
-    DeviceResult result;
+    CallbackSlot<DeviceResult> slot;
     WGPURequestDeviceCallbackInfo cb = WGPU_REQUEST_DEVICE_CALLBACK_INFO_INIT;
     cb.mode = WGPUCallbackMode_AllowProcessEvents;
     cb.callback = [](WGPURequestDeviceStatus status, WGPUDevice device, WGPUStringView message, void* ud, void*) {
-      auto* r = static_cast<DeviceResult*>(ud);
+      auto r = CallbackSlot<DeviceResult>::from_userdata(ud);
       r->done = true;
       if (status == WGPURequestDeviceStatus_Success) r->device = device;
       r->message = to_std(message);
     };
-    cb.userdata1 = &result;
+    cb.userdata1 = slot.userdata();
     wgpuAdapterRequestDevice(impl->adapter, &ddesc, cb);
-    for (int i = 0; i < 100000 && !result.done; ++i) wgpuInstanceProcessEvents(impl->instance);
+    for (int i = 0; i < 100000 && !slot.state->done; ++i) wgpuInstanceProcessEvents(impl->instance);
+    DeviceResult result = *slot.state;
+    if (!result.done) result.message = "no answer from the WebGPU implementation";
     return result;
   };
   DeviceResult result = request_device(required);

@@ -18,6 +18,21 @@ inline std::string to_std(WGPUStringView s) {
 }
 inline WGPUStringView to_view(const std::string& s) { return {s.data(), s.size()}; }
 
+// What a WebGPU callback reports, shared between the code waiting for it and the callback: a
+// wait that ends early (the device was lost) must not leave the callback writing into a dead
+// stack frame when it runs later. userdata() is handed to WebGPU, which calls the callback exactly
+// once (with a "cancelled" status at the latest when the device or instance goes); the callback
+// takes it back with from_userdata(), which ends WebGPU's share.
+template <typename T>
+struct CallbackSlot {
+  std::shared_ptr<T> state = std::make_shared<T>();
+  void* userdata() const { return new std::shared_ptr<T>(state); }
+  static std::shared_ptr<T> from_userdata(void* ud) {
+    std::unique_ptr<std::shared_ptr<T>> held(static_cast<std::shared_ptr<T>*>(ud));
+    return *held;
+  }
+};
+
 // Size-class pool: buffers are rounded up to classes of 2^k, 1.25·2^k, 1.5·2^k, 1.75·2^k
 // (waste ≤ 25%) and reused by class, so steady-state training allocates nothing.
 class BufferPool {
