@@ -10,6 +10,9 @@ namespace surfgrad {
 // (2 GiB on most GPUs, 128 MiB on lavapipe); a million 768-D points are 3 GiB.
 struct PointBlocks {
   std::vector<Tensor> blocks;
+  // n × d row-major floats from the host, in blocks of at most a quarter of the adapter's
+  // binding limit (what the Python and browser bindings hand to map_points). Not synced.
+  static PointBlocks from_host(const gpu::ContextPtr& ctx, const float* rows, int64_t n, int64_t d);
   int64_t rows() const;
   int64_t dims() const;
   // All rows as one tensor; throws (naming the size, the limit and --pca) where they do not fit.

@@ -129,13 +129,8 @@ class Clock {
 };
 
 PointBlocks upload(const gpu::ContextPtr& ctx, const float* host, int64_t n, int64_t d) {
-  // Row blocks: one tensor may not exceed a binding (128 MiB on lavapipe).
-  PointBlocks x;
-  uint64_t block_bytes = ctx->limits().max_storage_buffer_binding_size / 4;
-  int64_t rows = std::max<int64_t>(1, int64_t(block_bytes / (uint64_t(d) * 4)));
-  for (int64_t r0 = 0; r0 < n; r0 += rows)
-    x.blocks.push_back(Tensor::from_host(ctx, host + r0 * d, {std::min(n, r0 + rows) - r0, d}, DType::f32));
-  ctx->sync();
+  PointBlocks x = PointBlocks::from_host(ctx, host, n, d);
+  ctx->sync();  // the upload is a phase of its own in timings_
   return x;
 }
 

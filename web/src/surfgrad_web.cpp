@@ -124,17 +124,6 @@ MapOptions parse_options(const std::string& method, const std::string& text) {
   return m;
 }
 
-// Row blocks no larger than a quarter of a binding, as the Python binding uploads them: one
-// tensor may not exceed what the adapter binds (128 MiB by default in browsers).
-PointBlocks upload(const gpu::ContextPtr& ctx, const float* host, int64_t n, int64_t d) {
-  PointBlocks x;
-  uint64_t block_bytes = ctx->limits().max_storage_buffer_binding_size / 4;
-  int64_t rows = std::max<int64_t>(1, int64_t(block_bytes / (uint64_t(d) * 4)));
-  for (int64_t r0 = 0; r0 < n; r0 += rows)
-    x.blocks.push_back(Tensor::from_host(ctx, host + r0 * d, {std::min(n, r0 + rows) - r0, d}, DType::f32));
-  return x;
-}
-
 }  // namespace
 }  // namespace surfgrad::web
 
@@ -195,7 +184,7 @@ int sg_map(const char* method, const char* options_json, const float* points, in
     validate(options, n, d);  // before any upload: the same messages as the CLI and Python
     gpu::ContextPtr ctx = session().context();
     check_map_fits(ctx, options, n, d);
-    PointBlocks x = web::upload(ctx, points, n, d);
+    PointBlocks x = PointBlocks::from_host(ctx, points, n, d);
     std::vector<float> layout;
     int64_t last_drawn = -1;
     MapResult r = map_points(std::move(x), options, [&](const MapProgressEvent& e) {
