@@ -27,8 +27,8 @@ fi
 mkdir -p "$OUT/obj"
 flags=(-std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -Iinclude -Isrc)
 # The host decoders only: if one of these ever needs the GPU, the link fails here.
-sources=(src/io/input_limits.cpp src/io/npy_format.cpp src/io/npz_format.cpp src/io/idx.cpp src/io/csv.cpp
-         tests/fuzz/fuzz_support.cpp)
+sources=(src/platform/host_resources.cpp src/io/input_limits.cpp src/io/npy_format.cpp src/io/npz_format.cpp
+         src/io/idx.cpp src/io/csv.cpp tests/fuzz/fuzz_support.cpp)
 start=$SECONDS
 objects=()
 for s in "${sources[@]}"; do
