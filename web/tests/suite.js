@@ -4,6 +4,7 @@
 // error kind and message it must raise; the MNIST maps are returned to the driver, which scores
 // them with the native `surfgrad eval` beside native maps of the same options.
 import * as sg from '../package/surfgrad.js';
+import { seeded } from '../bench/common.js';
 import { loadMnist } from '../page/src/idx.js';
 
 const results = [];
@@ -11,17 +12,8 @@ function record(name, ok, detail = '') {
   results.push({ name, ok: !!ok, detail: String(detail) });
 }
 
-// A seeded generator (mulberry32): tests never run on unseeded or all-equal data.
-function rng(seed) {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+// Tests never run on unseeded or all-equal data: mulberry32, the peers benchmark's generator.
+const rng = seeded;
 function randomArray(n, seed, lo = -2, hi = 2) {
   const r = rng(seed);
   return Float32Array.from({ length: n }, () => lo + (hi - lo) * r());
