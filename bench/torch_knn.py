@@ -21,7 +21,7 @@ def main():
     ap.add_argument("d", type=int)
     ap.add_argument("k", type=int)
     ap.add_argument("--data", choices=["clusters", "gaussian"], default="clusters")
-    ap.add_argument("--chunk", type=int, default=8192)
+    ap.add_argument("--chunk", type=int, default=2048)
     a = ap.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False
     g = torch.Generator(device="cuda").manual_seed(11)

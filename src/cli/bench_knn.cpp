@@ -14,6 +14,7 @@
 
 #include "cli.hpp"
 #include "cli_options.hpp"
+#include "maps/knn_fused.hpp"
 #include "output_files.hpp"
 #include "surfgrad/knn.hpp"
 #include "surfgrad/tensor.hpp"
@@ -26,6 +27,7 @@ struct KnnBenchArgs {
   int64_t points = 100000, dims = 50, sample = 2000;
   int k = 15, reps = 1;
   std::string data = "clusters", methods = "exact,blocked,descent", json_path;
+  std::vector<std::string> shapes;  // extra runs of the exact kernel with these tile shapes
 };
 
 Tensor bench_points(const gpu::ContextPtr& ctx, const KnnBenchArgs& a) {
@@ -38,10 +40,13 @@ Tensor bench_points(const gpu::ContextPtr& ctx, const KnnBenchArgs& a) {
   return add(index_select(centres, 0, Tensor::from_vector(ctx, label, {a.points})), noise);
 }
 
+// "exact", "blocked", "descent" (as the maps run it: a search list of max(k, 48)), or
+// "exact:SHAPE" (the streaming kernel with that tile shape).
 KnnResult run_method(const std::string& m, const Tensor& x, int k) {
   if (m == "exact") return knn_exact(x, k);
   if (m == "blocked") return knn_exact_blocked(x, k, 0, x.shape(0));
-  return nearest_neighbours(x, k);  // descent past kExactKnnLimit points (what the maps use)
+  if (m == "descent") return nearest_neighbours(x, k, 1, KnnMethod::Descent);
+  return knn_exact_shaped(x, k, KnnFusedShape::parse(m.substr(6)));
 }
 
 int bench_knn(const gpu::ContextPtr& ctx, const KnnBenchArgs& a) {
@@ -51,8 +56,11 @@ int bench_knn(const gpu::ContextPtr& ctx, const KnnBenchArgs& a) {
   std::printf("kNN of %lld × %lld (%s), k = %d on %s (%s)\n", (long long)a.points, (long long)a.dims, a.data.c_str(),
               a.k, ctx->info().name.c_str(), ctx->info().backend.c_str());
   json results = json::array();
+  std::vector<std::string> methods;
   std::stringstream list(a.methods);
-  for (std::string m; std::getline(list, m, ',');) {
+  for (std::string m; std::getline(list, m, ',');) methods.push_back(m);
+  for (const auto& s : a.shapes) methods.push_back("exact:" + s);
+  for (const std::string& m : methods) {
     // Warm-up on a slice: compiles the pipelines, so the timed runs measure the work only.
     int64_t warm = std::min<int64_t>(a.points, 4 * int64_t(a.k) + 512);
     run_method(m, x.slice(0, 0, warm).contiguous(), a.k).indices.to_vector<int32_t>();
@@ -67,8 +75,9 @@ int bench_knn(const gpu::ContextPtr& ctx, const KnnBenchArgs& a) {
     }
     std::sort(seconds.begin(), seconds.end());
     double s = seconds[seconds.size() / 2];
-    double recall = knn_recall_sampled(x, r, a.sample);
-    std::printf("  %-8s %9.3f s   recall@%d %.4f (sample of %lld rows)\n", m.c_str(), s, a.k, recall,
+    // A compute-only shape leaves the lists unfilled: no recall to measure.
+    double recall = m.find("compute-only") == std::string::npos ? knn_recall_sampled(x, r, a.sample) : -1;
+    std::printf("  %-32s %9.3f s   recall@%d %.4f (sample of %lld rows)\n", m.c_str(), s, a.k, recall,
                 (long long)std::min(a.sample, a.points));
     std::fflush(stdout);
     results.push_back({{"method", m}, {"seconds", s}, {"all_seconds", seconds}, {"recall", recall}});
@@ -109,6 +118,17 @@ void add_bench_knn_command(CLI::App& bench, CommandFn& chosen) {
         return std::string();
       })
       ->capture_default_str();
+  s->add_option("--shapes", a->shapes,
+                "also run the exact kernel with these tile shapes, BMxBNxBK/TMxTN/qQmM[/compute-only]")
+      ->delimiter(',')
+      ->check([](const std::string& v) {
+        try {
+          KnnFusedShape::parse(v);
+        } catch (const Error& e) {
+          return std::string(e.message());
+        }
+        return std::string();
+      });
   s->add_option("--reps", a->reps, "timed runs per method (median)")->check(integer_in(1, 100))->capture_default_str();
   s->add_option("--recall-sample", a->sample, "rows checked against exact lists")
       ->check(integer_in<int64_t>(8, 1000000))

@@ -10,7 +10,8 @@
 // of the output, sorted by (key, id)), and its K-th key as a threshold in workgroup memory.
 // A candidate that beats the threshold is pushed onto the row's queue of Q slots (workgroup
 // memory). A row merges its queue into its list (sort, then one merge pass from the back, O(K+Q))
-// once the queue is half full, when it overflowed, and at the end. Early tiles overflow (every
+// once the queue holds MERGE_AT candidates (merges cost O(K + Q) each and stall the workgroup
+// at its next barrier: the fuller the queue, the fewer of them), when it overflowed, and at the end. Early tiles overflow (every
 // candidate beats an empty list): candidates that found no slot stay pending, are re-checked
 // against the new threshold after the merge, and are pushed again, until none are left. After
 // the first few tiles a row takes about K/t new candidates in tile t, so pushes are rare and the
@@ -35,6 +36,8 @@ const TN: u32 = {{TN}}u;
 const TX: u32 = BN / TN;
 const THREADS: u32 = {{THREADS}}u;
 const Q: u32 = {{Q}}u;
+const MERGE_AT: u32 = {{MERGE_AT}}u;
+const SELECTING: bool = {{SELECTING}};  // false only for `bench knn`'s compute-only timing
 const MAXF: f32 = 0x1.fffffep+127f;
 
 var<workgroup> a_tile: array<vec4<f32>, BK * BM / 4u>;  // [BK][BM] query chunk
@@ -72,7 +75,7 @@ fn push(r: u32, v: f32, id: i32, parity: u32) -> bool {
 // the back, dropping the largest. The list stays sorted; the threshold becomes its K-th entry.
 fn merge_row(r: u32, base: u32, force: bool, K: u32) {
   let pushed = atomicLoad(&queue_len[r]);
-  if (pushed == 0u || (!force && pushed < Q / 2u)) { return; }
+  if (pushed == 0u || (!force && pushed < MERGE_AT)) { return; }
   let m = min(pushed, Q);
   let q0 = r * Q;
   for (var s = 1u; s < m; s++) {
@@ -140,27 +143,32 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   if (lid == 0u) { retry[0] = 0u; retry[1] = 0u; }
   var parity = 0u;
 {{DECLARE}}
+  let chunks = (D + BK - 1u) / BK;
+  var lt = 0u;  // the tile and chunk whose values the prefetch registers hold
+  var lk = 0u;
+  {
+{{LOAD}}
+  }
   for (var t = 0u; t < tiles; t++) {
     let col0 = t * BN;
 {{ZERO}}
-    for (var k0 = 0u; k0 < D; k0 += BK) {
+    for (var c = 0u; c < chunks; c++) {
       workgroupBarrier();  // the previous chunk's (or tile's) readers are done
-{{STAGE}}
-      if (k0 == 0u) {
-        for (var c = lid; c < BN; c += THREADS) {
-          let j = col0 + c;
-          var nv = MAXF;  // past the last point: never a candidate
-          if (j < N) { nv = norms[j]; }
-          b_norm[c] = nv;
-        }
-      }
+{{STORE}}
       workgroupBarrier();
+      lk = c + 1u;
+      lt = t;
+      if (lk == chunks) { lk = 0u; lt = t + 1u; }
+      if (lt < tiles) {
+{{LOAD}}
+      }
 {{COMPUTE}}
     }
     // Keys, and which of this thread's TM×TN candidates beat their row's current bar.
 {{SELECT}}
     let last = t + 1u == tiles;
     loop {
+      if (!SELECTING) { break; }
 {{PUSH}}
       workgroupBarrier();
       if (owns_row) { merge_row(lid, list_base, last, K); }
@@ -173,7 +181,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   }
   // Keys to squared distances: add the query's own |x_i|² (rounding can take a key a little
   // below −|x_i|² for duplicates: clamp at zero).
-  if (owns_row) {
+  if (!SELECTING && owns_row) { out_key[list_base] = sink; }  // keeps the inner products alive
+  if (SELECTING && owns_row) {
     let qn = norms[my_row];
     for (var s = 0u; s < K; s++) { out_key[list_base + s] = max(out_key[list_base + s] + qn, 0.0); }
   }

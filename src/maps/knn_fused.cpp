@@ -4,6 +4,7 @@
 #include "maps/knn_fused.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <string>
 
 #include "kernels/launch.hpp"
@@ -13,28 +14,53 @@ namespace surfgrad {
 
 namespace {
 
-struct FusedShape {
-  int bm, bn, bk, tm, tn, queue;
-  int threads() const { return (bm / tm) * (bn / tn); }
-  uint64_t workgroup_bytes() const {
-    return 4ull * (uint64_t(bk) * bm + uint64_t(bk) * bn + bn + 3ull * bm + 2ull * bm * queue + 2);
-  }
-};
-
-// 128×128 tiles of 8×8 per thread (256 threads) on GPUs: the tuned matmul's shape, 16 FMAs per
-// vec4 read from workgroup memory. CPU adapters run a workgroup as loops over its threads: 64×64
-// tiles of 4×4 keep the unrolled code (and its compile time on lavapipe) four times smaller.
-// Adapters with little workgroup memory (WebGPU's default 16 KiB) get the small shape and Q = 8.
-FusedShape shape_for(const gpu::Context& ctx) {
-  FusedShape big{128, 128, 8, 8, 8, 16}, small{64, 64, 8, 4, 4, 16}, tiny{64, 64, 8, 4, 4, 8};
-  uint64_t limit = ctx.limits().max_compute_workgroup_storage_size;
-  uint32_t max_threads = ctx.limits().max_compute_invocations_per_workgroup;
-  if (!ctx.info().is_cpu && big.workgroup_bytes() <= limit && uint32_t(big.threads()) <= max_threads) return big;
-  if (small.workgroup_bytes() <= limit && uint32_t(small.threads()) <= max_threads) return small;
-  return tiny;
-}
+using FusedShape = KnnFusedShape;
 
 std::string S(int v) { return std::to_string(v); }
+
+}  // namespace
+
+// Measured on the H100 (BENCHMARKS.md, 500k × 50-D, k = 90): 64×64 tiles of 4×4 a thread with a
+// queue of 16 merged at 12 (2.41 s) beat 128×128 of 8×8 (3.22 s), although 128×128 computes
+// the inner products faster (1.12 s alone): a row's merge stalls its whole workgroup at the next
+// barrier, and a workgroup of 128 rows has a merging row in more of its tiles. Bigger queues
+// cost more in sorting than they save in merges (q32: 3.05 s, q64: 6.04 s). The shape needs
+// 13 KiB of workgroup memory: within WebGPU's default 16 KiB. CPU adapters (lavapipe) run the
+// 128×128 shape faster (10k points, k = 90: 9.1 s against 14.4 s): no barrier stalls there.
+KnnFusedShape knn_fused_shape(const gpu::Context& ctx) {
+  FusedShape gpu{64, 64, 8, 4, 4, 16, 12}, cpu{128, 128, 8, 8, 8, 16, 8};
+  if (ctx.info().is_cpu && cpu.workgroup_bytes() <= ctx.limits().max_compute_workgroup_storage_size &&
+      uint32_t(cpu.threads()) <= ctx.limits().max_compute_invocations_per_workgroup)
+    return cpu;
+  return gpu;
+}
+
+std::string KnnFusedShape::describe() const {
+  return S(bm) + "x" + S(bn) + "x" + S(bk) + "/" + S(tm) + "x" + S(tn) + "/q" + S(queue) + "m" + S(merge_at) +
+         (select ? "" : "/compute-only");
+}
+
+KnnFusedShape KnnFusedShape::parse(const std::string& text) {
+  KnnFusedShape f;
+  char tail[16] = "";
+  int got = std::sscanf(text.c_str(), "%dx%dx%d/%dx%d/q%dm%d/%15s", &f.bm, &f.bn, &f.bk, &f.tm, &f.tn, &f.queue,
+                        &f.merge_at, tail);
+  f.select = std::string(tail) != "compute-only";
+  auto bad = [&](const std::string& why) {
+    throw Error(ErrorKind::Value, "knn shape '" + text + "': " + why + " (form BMxBNxBK/TMxTN/qQmM[/compute-only])");
+  };
+  if (got < 7 || (got == 8 && f.select)) bad("not of the form");
+  if (f.merge_at < 1 || f.merge_at > f.queue) bad("M must be in [1, Q]");
+  if (f.tm % 4 || f.tn % 4 || f.tm < 4 || f.tn < 4) bad("TM and TN must be multiples of 4");
+  if (f.bm % f.tm || f.bn % f.tn) bad("BM must be a multiple of TM and BN of TN");
+  if (f.bk < 1 || f.bk > 64 || f.queue < 2 || f.queue > 64) bad("BK must be in [1, 64] and Q in [2, 64]");
+  if (f.tm * f.tn > 64) bad("TM·TN must be at most 64 (pending bits)");
+  if ((f.bk * f.bm) % f.threads() || (f.bk * f.bn) % f.threads() || f.threads() < f.bn)
+    bad("BK·BM and BK·BN must be multiples of the threads, and the threads at least BN");
+  return f;
+}
+
+namespace {
 
 // The per-thread blocks of knn_fused.wgsl, unrolled: every register index is a constant.
 kernels::Values generate(const FusedShape& f) {
@@ -44,26 +70,34 @@ kernels::Values generate(const FusedShape& f) {
   auto word = [&](int e) { return "pend" + S(e / 32); };
   auto local_row = [&](int i) { return "ty * TM + " + S(i) + "u"; };
   auto col = [&](int j) { return "i32(col0 + tx * TN + " + S(j) + "u)"; };
-  std::string declare = "  var acc: array<f32, " + S(cells) + ">;\n";
+  std::string declare = "  var acc: array<f32, " + S(cells) + ">;\n  var sink = 0.0;\n";
   for (int w = 0; w < (cells + 31) / 32; ++w) declare += "  var pend" + S(w) + " = 0u;\n";
   std::string zero;
   for (int e = 0; e < cells; ++e) zero += "    acc[" + S(e) + "] = 0.0;\n";
   // Staging: the query rows' and the points' next BK dimensions, zero past N and D.
-  std::string stage =
-      "      for (var s = lid; s < BK * BM; s += THREADS) {\n"
-      "        let r = s / BK; let kk = s % BK; let gr = row0 + r; let gk = k0 + kk;\n"
-      "        var v = 0.0;\n"
-      "        if (gr < N && gk < D) { v = x[gr * D + gk]; }\n"
-      "        let at = kk * BM + r;\n"
-      "        a_tile[at / 4u][at % 4u] = v;\n"
-      "      }\n"
-      "      for (var s = lid; s < BK * BN; s += THREADS) {\n"
-      "        let c = s / BK; let kk = s % BK; let gc = col0 + c; let gk = k0 + kk;\n"
-      "        var v = 0.0;\n"
-      "        if (gc < N && gk < D) { v = x[gc * D + gk]; }\n"
-      "        let at = kk * BN + c;\n"
-      "        b_tile[at / 4u][at % 4u] = v;\n"
-      "      }\n";
+  // Staging with prefetch: LOAD reads chunk (lt, lk) — the next one — from global memory into
+  // registers while the current chunk is multiplied; STORE puts them into workgroup memory after
+  // the barrier. Without it every chunk waited for its loads (measured on the H100: the
+  // inner products alone ran at 11 TFLOP/s). Zero past N and D; norms past N are MAXF.
+  std::string load = "        let lc0 = lt * BN; let lk0 = lk * BK;\n";
+  std::string store;
+  for (int s = 0; s < f.bk * f.bm / f.threads(); ++s) {
+    std::string e = "(lid + " + S(s * f.threads()) + "u)";
+    declare += "  var pa" + S(s) + " = 0.0;\n";
+    load += "        { let gr = row0 + " + e + " / BK; let gk = lk0 + " + e + " % BK; pa" + S(s) +
+            " = 0.0; if (gr < N && gk < D) { pa" + S(s) + " = x[gr * D + gk]; } }\n";
+    store += "      { let at = (" + e + " % BK) * BM + " + e + " / BK; a_tile[at / 4u][at % 4u] = pa" + S(s) + "; }\n";
+  }
+  for (int s = 0; s < f.bk * f.bn / f.threads(); ++s) {
+    std::string e = "(lid + " + S(s * f.threads()) + "u)";
+    declare += "  var pb" + S(s) + " = 0.0;\n";
+    load += "        { let gc = lc0 + " + e + " / BK; let gk = lk0 + " + e + " % BK; pb" + S(s) +
+            " = 0.0; if (gc < N && gk < D) { pb" + S(s) + " = x[gc * D + gk]; } }\n";
+    store += "      { let at = (" + e + " % BK) * BN + " + e + " / BK; b_tile[at / 4u][at % 4u] = pb" + S(s) + "; }\n";
+  }
+  declare += "  var pn = MAXF;\n";
+  load += "        if (lk == 0u && lid < BN) { pn = MAXF; if (lc0 + lid < N) { pn = norms[lc0 + lid]; } }\n";
+  store += "      if (c == 0u && lid < BN) { b_norm[lid] = pn; }\n";
   // BK rank-1 updates: a thread's TM rows and TN columns are contiguous, read as vec4s.
   std::string compute;
   const char* lane = "xyzw";
@@ -79,17 +113,24 @@ kernels::Values generate(const FusedShape& f) {
                    lane[j % 4] + ", " + cell(i, j) + ");\n";
     compute += "    }\n";
   }
-  // Keys |x_j|² − 2·x_i·x_j, and the candidates that beat their row's bar.
+  // Keys |x_j|² − 2·x_i·x_j, and the candidates that beat their row's bar (its threshold read
+  // once per row, the points' norms once per tile).
   std::string select;
-  for (int i = 0; i < f.tm; ++i) {
-    select += "    {\n      let r = " + local_row(i) + "; let row = row0 + r; let live = row < row_end;\n";
-    for (int j = 0; j < f.tn; ++j) {
-      int e = i * f.tn + j;
-      select += "      " + cell(i, j) + " = b_norm[tx * TN + " + S(j) + "u] - 2.0 * " + cell(i, j) + ";\n";
-      select += "      if (live && passes(" + cell(i, j) + ", " + col(j) + ", r, row)) { " + word(e) + " |= " + bit(e) +
-                "; }\n";
+  if (f.select) {
+    for (int j = 0; j < f.tn; ++j) select += "    let bn" + S(j) + " = b_norm[tx * TN + " + S(j) + "u];\n";
+    for (int i = 0; i < f.tm; ++i) {
+      select += "    {\n      let r = " + local_row(i) +
+                "; let row = row0 + r; let live = row < row_end; let tk = thr_key[r]; let ti = thr_id[r];\n";
+      for (int j = 0; j < f.tn; ++j) {
+        int e = i * f.tn + j;
+        select += "      " + cell(i, j) + " = bn" + S(j) + " - 2.0 * " + cell(i, j) + ";\n";
+        select += "      { let id = " + col(j) + "; if (live && u32(id) != row && before(" + cell(i, j) +
+                  ", id, tk, ti)) { " + word(e) + " |= " + bit(e) + "; } }\n";
+      }
+      select += "    }\n";
     }
-    select += "    }\n";
+  } else {
+    for (int e = 0; e < cells; ++e) select += "    sink += acc[" + S(e) + "];\n";
   }
   std::string push = "      if ((pend0";
   for (int w = 1; w < (cells + 31) / 32; ++w) push += " | pend" + S(w);
@@ -105,21 +146,39 @@ kernels::Values generate(const FusedShape& f) {
                   ", row0 + " + local_row(i) + ")) { " + word(e) + " &= ~" + bit(e) + "; }\n";
     }
   push += "      }\n";
-  return {{"BM", S(f.bm)},   {"BN", S(f.bn)},       {"BK", S(f.bk)},
-          {"TM", S(f.tm)},   {"TN", S(f.tn)},       {"THREADS", S(f.threads())},
-          {"Q", S(f.queue)}, {"DECLARE", declare},  {"ZERO", zero},
-          {"STAGE", stage},  {"COMPUTE", compute},  {"SELECT", select},
-          {"PUSH", push},    {"REFILTER", refilter}};
+  return {{"BM", S(f.bm)},
+          {"BN", S(f.bn)},
+          {"BK", S(f.bk)},
+          {"TM", S(f.tm)},
+          {"TN", S(f.tn)},
+          {"THREADS", S(f.threads())},
+          {"Q", S(f.queue)},
+          {"MERGE_AT", S(f.merge_at)},
+          {"SELECTING", f.select ? "true" : "false"},
+          {"DECLARE", declare},
+          {"ZERO", zero},
+          {"LOAD", load},
+          {"STORE", store},
+          {"COMPUTE", compute},
+          {"SELECT", select},
+          {"PUSH", push},
+          {"REFILTER", refilter}};
 }
 
 }  // namespace
 
-KnnResult knn_fused_rows(const Tensor& x, const Tensor& norms, int k, int64_t row_begin, int64_t row_end) {
+KnnResult knn_fused_rows(const Tensor& x, const Tensor& norms, int k, int64_t row_begin, int64_t row_end,
+                         const KnnFusedShape& f) {
   auto ctx = x.context();
   const int64_t n = x.shape(0), d = x.shape(1);
-  FusedShape f = shape_for(*ctx);
-  std::string key =
-      "knn_fused|" + S(f.bm) + "x" + S(f.bn) + "x" + S(f.bk) + "|" + S(f.tm) + "x" + S(f.tn) + "|" + S(f.queue);
+  if (f.workgroup_bytes() > ctx->limits().max_compute_workgroup_storage_size ||
+      uint32_t(f.threads()) > ctx->limits().max_compute_invocations_per_workgroup)
+    throw Error(ErrorKind::Value, "knn: shape " + f.describe() + " needs " + std::to_string(f.workgroup_bytes()) +
+                                      " bytes of workgroup memory and " + std::to_string(f.threads()) +
+                                      " threads; this adapter offers " +
+                                      std::to_string(ctx->limits().max_compute_workgroup_storage_size) + " and " +
+                                      std::to_string(ctx->limits().max_compute_invocations_per_workgroup));
+  std::string key = "knn_fused|" + f.describe();
   auto program = kernels::Program::generated(
       ctx, key, [&] { return kernels::fill_template(kernels::wgsl_source("knn_fused.wgsl"), generate(f)); });
   int64_t rows = row_end - row_begin;
