@@ -5,6 +5,7 @@
 #include <numeric>
 #include <random>
 
+#include "maps/knn_fused.hpp"
 #include "surfgrad/maps.hpp"
 #include "test_util.hpp"
 
@@ -95,6 +96,25 @@ TEST(Knn, StreamingBreaksTiesByIndex) {
     // And the same bits again (no dependence on timing).
     EXPECT_EQ(knn_exact(x, k).indices.to_vector<int32_t>(), idx);
   }
+}
+
+TEST(Knn, EveryTileShapeGivesTheSameLists) {
+  // The kernel's shape changes only the speed: tiles, queue length (2 slots: nearly every push
+  // overflows and retries), merge threshold and period all give the same bits as the default,
+  // which matches the host (above). N off every tile size.
+  Tensor x = Tensor::normal(ctx(), {777, 21}, 9);
+  for (int k : {1, 33, 128}) {
+    KnnResult want = knn_exact(x, k);
+    for (const char* shape : {"64x64x8/4x4/q16m12e1", "64x64x8/4x4/q2m1e1", "64x64x4/4x4/q8m8e4",
+                              "128x128x8/8x8/q16m8e3", "64x128x8/4x8/q4m3e2"}) {
+      KnnResult got = knn_exact_shaped(x, k, KnnFusedShape::parse(shape));
+      EXPECT_EQ(got.indices.to_vector<int32_t>(), want.indices.to_vector<int32_t>()) << shape << " k " << k;
+      EXPECT_EQ(got.distances.to_vector<float>(), want.distances.to_vector<float>()) << shape << " k " << k;
+    }
+  }
+  EXPECT_THROW(KnnFusedShape::parse("64x64x8/3x4/q16m12e1"), Error);  // TM not a multiple of 4
+  EXPECT_THROW(KnnFusedShape::parse("64x64x8/4x4/q16m17e1"), Error);  // M past Q
+  EXPECT_THROW(KnnFusedShape::parse("64x64"), Error);
 }
 
 TEST(Knn, BlockedMatchesHostBruteForce) {

@@ -37,6 +37,7 @@ const TX: u32 = BN / TN;
 const THREADS: u32 = {{THREADS}}u;
 const Q: u32 = {{Q}}u;
 const MERGE_AT: u32 = {{MERGE_AT}}u;
+const MERGE_EVERY: u32 = {{MERGE_EVERY}}u;
 const SELECTING: bool = {{SELECTING}};  // false only for `bench knn`'s compute-only timing
 const MAXF: f32 = 0x1.fffffep+127f;
 
@@ -167,15 +168,18 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     // Keys, and which of this thread's TM×TN candidates beat their row's current bar.
 {{SELECT}}
     let last = t + 1u == tiles;
+    // Merges run every MERGE_EVERY tiles (and whenever a queue overflowed, and at the end): a
+    // merging row holds up its whole workgroup, so the fewer tiles with any merge, the better.
+    let merge_tile = last || t % MERGE_EVERY == MERGE_EVERY - 1u;
     loop {
       if (!SELECTING) { break; }
 {{PUSH}}
-      workgroupBarrier();
-      if (owns_row) { merge_row(lid, list_base, last, K); }
+      let again = workgroupUniformLoad(&retry[parity]);  // a barrier: every push is in
+      if ((merge_tile || again != 0u) && owns_row) { merge_row(lid, list_base, last, K); }
       if (lid == 0u) { retry[parity ^ 1u] = 0u; }
-      let again = workgroupUniformLoad(&retry[parity]);
       parity ^= 1u;
       if (again == 0u) { break; }
+      workgroupBarrier();  // the merges' new thresholds, before the pending candidates are re-checked
 {{REFILTER}}
     }
   }

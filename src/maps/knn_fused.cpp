@@ -28,7 +28,7 @@ std::string S(int v) { return std::to_string(v); }
 // 13 KiB of workgroup memory: within WebGPU's default 16 KiB. CPU adapters (lavapipe) run the
 // 128×128 shape faster (10k points, k = 90: 9.1 s against 14.4 s): no barrier stalls there.
 KnnFusedShape knn_fused_shape(const gpu::Context& ctx) {
-  FusedShape gpu{64, 64, 8, 4, 4, 16, 12}, cpu{128, 128, 8, 8, 8, 16, 8};
+  FusedShape gpu{64, 64, 8, 4, 4, 16, 12, 1}, cpu{128, 128, 8, 8, 8, 16, 8, 1};
   if (ctx.info().is_cpu && cpu.workgroup_bytes() <= ctx.limits().max_compute_workgroup_storage_size &&
       uint32_t(cpu.threads()) <= ctx.limits().max_compute_invocations_per_workgroup)
     return cpu;
@@ -43,13 +43,14 @@ std::string KnnFusedShape::describe() const {
 KnnFusedShape KnnFusedShape::parse(const std::string& text) {
   KnnFusedShape f;
   char tail[16] = "";
-  int got = std::sscanf(text.c_str(), "%dx%dx%d/%dx%d/q%dm%d/%15s", &f.bm, &f.bn, &f.bk, &f.tm, &f.tn, &f.queue,
-                        &f.merge_at, tail);
+  int got = std::sscanf(text.c_str(), "%dx%dx%d/%dx%d/q%dm%de%d/%15s", &f.bm, &f.bn, &f.bk, &f.tm, &f.tn, &f.queue,
+                        &f.merge_at, &f.merge_every, tail);
   f.select = std::string(tail) != "compute-only";
   auto bad = [&](const std::string& why) {
-    throw Error(ErrorKind::Value, "knn shape '" + text + "': " + why + " (form BMxBNxBK/TMxTN/qQmM[/compute-only])");
+    throw Error(ErrorKind::Value, "knn shape '" + text + "': " + why + " (form BMxBNxBK/TMxTN/qQmMeE[/compute-only])");
   };
-  if (got < 7 || (got == 8 && f.select)) bad("not of the form");
+  if (got < 8 || (got == 9 && f.select)) bad("not of the form");
+  if (f.merge_every < 1 || f.merge_every > 64) bad("E must be in [1, 64]");
   if (f.merge_at < 1 || f.merge_at > f.queue) bad("M must be in [1, Q]");
   if (f.tm % 4 || f.tn % 4 || f.tm < 4 || f.tn < 4) bad("TM and TN must be multiples of 4");
   if (f.bm % f.tm || f.bn % f.tn) bad("BM must be a multiple of TM and BN of TN");
@@ -154,6 +155,7 @@ kernels::Values generate(const FusedShape& f) {
           {"THREADS", S(f.threads())},
           {"Q", S(f.queue)},
           {"MERGE_AT", S(f.merge_at)},
+          {"MERGE_EVERY", S(f.merge_every)},
           {"SELECTING", f.select ? "true" : "false"},
           {"DECLARE", declare},
           {"ZERO", zero},

@@ -8,16 +8,17 @@
 namespace surfgrad {
 
 // A workgroup's BM query rows × BN points a tile, BK dimensions staged at a time, TM×TN
-// outputs a thread, Q queue slots a row, merged into the row's list once M are taken. `select` = false skips the
+// outputs a thread, Q queue slots a row, merged into the row's list once M are taken,
+// looked at every E tiles. `select` = false skips the
 // selection (the lists are left unfilled): for `bench knn` only, to time the inner products and staging alone.
 struct KnnFusedShape {
-  int bm = 128, bn = 128, bk = 8, tm = 8, tn = 8, queue = 16, merge_at = 8;
+  int bm = 128, bn = 128, bk = 8, tm = 8, tn = 8, queue = 16, merge_at = 8, merge_every = 1;
   bool select = true;
   int threads() const { return (bm / tm) * (bn / tn); }
   uint64_t workgroup_bytes() const {
     return 4ull * (uint64_t(bk) * bm + uint64_t(bk) * bn + bn + 3ull * bm + 2ull * bm * queue + 2);
   }
-  // "BMxBNxBK/TMxTN/qQmM", with "/compute-only" when select is off.
+  // "BMxBNxBK/TMxTN/qQmMeE", with "/compute-only" when select is off.
   std::string describe() const;
   // The same text back; an Error naming the text and the rule it breaks otherwise.
   static KnnFusedShape parse(const std::string& text);
