@@ -75,8 +75,9 @@ int bench_knn(const gpu::ContextPtr& ctx, const KnnBenchArgs& a) {
     }
     std::sort(seconds.begin(), seconds.end());
     double s = seconds[seconds.size() / 2];
-    // A compute-only shape leaves the lists unfilled: no recall to measure.
-    double recall = m.find("compute-only") == std::string::npos ? knn_recall_sampled(x, r, a.sample) : -1;
+    // A compute-only or no-push shape leaves the lists unfilled: no recall to measure.
+    bool filled = m.find("compute-only") == std::string::npos && m.find("no-push") == std::string::npos;
+    double recall = filled ? knn_recall_sampled(x, r, a.sample) : -1;
     std::printf("  %-32s %9.3f s   recall@%d %.4f (sample of %lld rows)\n", m.c_str(), s, a.k, recall,
                 (long long)std::min(a.sample, a.points));
     std::fflush(stdout);
@@ -119,7 +120,7 @@ void add_bench_knn_command(CLI::App& bench, CommandFn& chosen) {
       })
       ->capture_default_str();
   s->add_option("--shapes", a->shapes,
-                "also run the exact kernel with these tile shapes, BMxBNxBK/TMxTN/qQmMeE[/compute-only]")
+                "also run the exact kernel with these tile shapes, BMxBNxBK/TMxTN/qQmMeE[/compute-only|/no-push]")
       ->delimiter(',')
       ->check([](const std::string& v) {
         try {

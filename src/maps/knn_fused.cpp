@@ -37,7 +37,7 @@ KnnFusedShape knn_fused_shape(const gpu::Context& ctx) {
 
 std::string KnnFusedShape::describe() const {
   return S(bm) + "x" + S(bn) + "x" + S(bk) + "/" + S(tm) + "x" + S(tn) + "/q" + S(queue) + "m" + S(merge_at) +
-         (select ? "" : "/compute-only");
+         (select ? (push ? "" : "/no-push") : "/compute-only");
 }
 
 KnnFusedShape KnnFusedShape::parse(const std::string& text) {
@@ -46,10 +46,12 @@ KnnFusedShape KnnFusedShape::parse(const std::string& text) {
   int got = std::sscanf(text.c_str(), "%dx%dx%d/%dx%d/q%dm%de%d/%15s", &f.bm, &f.bn, &f.bk, &f.tm, &f.tn, &f.queue,
                         &f.merge_at, &f.merge_every, tail);
   f.select = std::string(tail) != "compute-only";
+  f.push = std::string(tail) != "no-push";
   auto bad = [&](const std::string& why) {
-    throw Error(ErrorKind::Value, "knn shape '" + text + "': " + why + " (form BMxBNxBK/TMxTN/qQmMeE[/compute-only])");
+    throw Error(ErrorKind::Value,
+                "knn shape '" + text + "': " + why + " (form BMxBNxBK/TMxTN/qQmMeE[/compute-only|/no-push])");
   };
-  if (got < 8 || (got == 9 && f.select)) bad("not of the form");
+  if (got < 8 || (got == 9 && f.select && f.push)) bad("not of the form");
   if (f.merge_every < 1 || f.merge_every > 64) bad("E must be in [1, 64]");
   if (f.merge_at < 1 || f.merge_at > f.queue) bad("M must be in [1, Q]");
   if (f.tm % 4 || f.tn % 4 || f.tm < 4 || f.tn < 4) bad("TM and TN must be multiples of 4");
@@ -157,6 +159,7 @@ kernels::Values generate(const FusedShape& f) {
           {"MERGE_AT", S(f.merge_at)},
           {"MERGE_EVERY", S(f.merge_every)},
           {"SELECTING", f.select ? "true" : "false"},
+          {"PUSHING", f.push ? "true" : "false"},
           {"DECLARE", declare},
           {"ZERO", zero},
           {"LOAD", load},

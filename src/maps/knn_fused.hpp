@@ -14,11 +14,12 @@ namespace surfgrad {
 struct KnnFusedShape {
   int bm = 128, bn = 128, bk = 8, tm = 8, tn = 8, queue = 16, merge_at = 8, merge_every = 1;
   bool select = true;
+  bool push = true;  // false: nothing passes the bars (for `bench knn`'s no-push timing)
   int threads() const { return (bm / tm) * (bn / tn); }
   uint64_t workgroup_bytes() const {
     return 4ull * (uint64_t(bk) * bm + uint64_t(bk) * bn + bn + 3ull * bm + 2ull * bm * queue + 2);
   }
-  // "BMxBNxBK/TMxTN/qQmMeE", with "/compute-only" when select is off.
+  // "BMxBNxBK/TMxTN/qQmMeE", with "/compute-only" when select is off, "/no-push" when push is.
   std::string describe() const;
   // The same text back; an Error naming the text and the rule it breaks otherwise.
   static KnnFusedShape parse(const std::string& text);
