@@ -47,7 +47,7 @@ double knn_recall_sampled(const Tensor& x, const KnnResult& approx, int64_t samp
 // exact kernel beats neighbour descent (measured on an H100, BENCHMARKS.md); descent past that.
 enum class KnnMethod { Auto, Exact, Descent };
 constexpr int64_t kExactKnnLimit = 20000;
-constexpr double kExactPairWorkOnGpu = 2e14;  // 2M points in 50-D
+constexpr double kExactPairWorkOnGpu = 5e14;  // 3.2M points in 50-D
 bool knn_is_exact(const gpu::Context& ctx, int64_t n, int64_t d, KnnMethod method);
 KnnResult nearest_neighbours(const Tensor& x, int k, uint64_t seed = 1, KnnMethod method = KnnMethod::Auto);
 
