@@ -1,0 +1,168 @@
+// The backward tile kernel: it replays the forward (its tiles are not kept between kernels),
+// then runs each primitive's adjoint in reverse order. Adjoint tiles a<n> live beside the value
+// tiles t<n>; a primitive's adjoint adds into its operands' adjoints (+=, so a tile used twice
+// collects both contributions), with a barrier after each update. Gradients leave the kernel
+// where values entered it: a tile_load's adjoint is an atomic add into d_<input>, because
+// several blocks may have loaded the same elements (a weight matrix every block reads).
+#include "tiles/emit.hpp"
+
+namespace surfgrad::tiles::detail {
+
+namespace {
+
+void emit_adjoint(Wgsl& w, const Graph& g, int n) {
+  const Node& node = g.nodes[size_t(n)];
+  auto t = [&](int m) { return tile_name(g, m); };
+  auto a = [&](int m) { return tile_name(g, m, "a"); };
+  auto shape = [&](int m) { return g.nodes[size_t(m)].shape; };
+  switch (node.op) {
+    case Op::load: {
+      if (!g.arrays[size_t(node.array)].differentiable) return;  // a constant: no gradient leaves
+      w.line("// adjoint of " + t(n) + ": d_" + g.arrays[size_t(node.array)].name + " += " + a(n));
+      emit_write(w, g, a(n), node.array, grad_name(g.arrays[size_t(node.array)]), node.shape, node.at, true);
+      return;
+    }
+    case Op::store:
+    case Op::atomic_add: {
+      // Both pass the output's gradient straight to the tile written (masked like the write).
+      int x = node.args[0];
+      w.line("// adjoint of " + std::string(op_name(node.op)) + ": " + a(x) + " += d_" +
+             g.arrays[size_t(node.array)].name + " at the same place");
+      emit_load(w, g, a(x), true, node.array, grad_name(g.arrays[size_t(node.array)]), node.shape, node.at);
+      return;
+    }
+    case Op::unary: {
+      int x = node.args[0];
+      std::string f = std::string("unary_") + unary_name(node.unary) + "_derivative";
+      w.line("// adjoint of " + t(n) + ": " + a(x) + " += " + a(n) + " · f'(x)");
+      w.each(g, node.shape,
+             [&] { w.line(a(x) + "[e] += " + a(n) + "[e] * " + f + "(" + t(x) + "[e], " + t(n) + "[e]);"); });
+      return;
+    }
+    case Op::binary: {
+      int x = node.args[0], y = node.args[1];
+      const char* sign = node.binary == Binary::sub ? " -= " : " += ";
+      std::string factor = node.binary == Binary::mul ? " · " : "";
+      w.line("// adjoint of " + t(n) + ": " + a(x) + " += " + a(n) + factor + (factor.empty() ? "" : t(y)) + "; " +
+             a(y) + sign + a(n) + factor + (factor.empty() ? "" : t(x)));
+      // One loop per operand: the two may be one tile (x + x).
+      if (node.binary == Binary::mul) {
+        w.each(g, node.shape, [&] { w.line(a(x) + "[e] += " + a(n) + "[e] * " + t(y) + "[e];"); });
+        w.each(g, node.shape, [&] { w.line(a(y) + "[e] += " + a(n) + "[e] * " + t(x) + "[e];"); });
+      } else {
+        w.each(g, node.shape, [&] { w.line(a(x) + "[e] += " + a(n) + "[e];"); });
+        std::string op = node.binary == Binary::add ? " += " : " -= ";
+        w.each(g, node.shape, [&] { w.line(a(y) + "[e]" + op + a(n) + "[e];"); });
+      }
+      return;
+    }
+    case Op::broadcast: {
+      // Each element of the small tile collects the adjoints of all its copies.
+      int x = node.args[0];
+      TileShape s = shape(x), big = node.shape;
+      w.line("// adjoint of " + t(n) + ": " + a(x) + " += the sum of " + a(n) + " over the repeated axes");
+      w.each(g, s, [&] {
+        w.line("var acc = 0.0;");
+        std::string rr = s.rows == 1 ? "rr" : "r", cc = s.cols == 1 ? "cc" : "c";
+        if (s.rows == 1) w.open("for (var rr = 0u; rr < " + u32(big.rows) + "; rr++) {");
+        if (s.cols == 1) w.open("for (var cc = 0u; cc < " + u32(big.cols) + "; cc++) {");
+        w.line("acc += " + a(n) + "[" + rr + " * " + u32(big.cols) + " + " + cc + "];");
+        if (s.cols == 1) w.close();
+        if (s.rows == 1) w.close();
+        w.line(a(x) + "[e] += acc;");
+      });
+      return;
+    }
+    case Op::transpose: {
+      int x = node.args[0];
+      w.line("// adjoint of " + t(n) + ": " + a(x) + " += transpose(" + a(n) + ")");
+      w.each(g, shape(x), [&] { w.line(a(x) + "[e] += " + a(n) + "[c * " + u32(shape(x).rows) + " + r];"); });
+      return;
+    }
+    case Op::reduce: {
+      int x = node.args[0];
+      TileShape s = shape(x);
+      std::string out = node.axis == 0 ? "c" : "r";  // the reduced element each input element feeds
+      if (node.reduce == Reduce::sum) {
+        w.line("// adjoint of " + t(n) + ": " + a(x) + " += " + a(n) + " broadcast back along axis " +
+               std::to_string(node.axis));
+        w.each(g, s, [&] { w.line(a(x) + "[e] += " + a(n) + "[" + out + "];"); });
+      } else {
+        // The maxima share the gradient equally (the library's rule for ties).
+        w.line("// adjoint of " + t(n) + ": " + a(x) + " += " + a(n) + " / (number of maxima) where " + t(x) +
+               " is the maximum");
+        int extent = node.axis == 0 ? s.rows : s.cols;
+        std::string element =
+            node.axis == 0 ? t(x) + "[k * " + u32(s.cols) + " + c]" : t(x) + "[r * " + u32(s.cols) + " + k]";
+        w.each(g, s, [&] {
+          w.line("let m = " + t(n) + "[" + out + "];");
+          w.open("if (" + t(x) + "[e] == m) {");
+          w.line("var ties = 0.0;");
+          w.open("for (var k = 0u; k < " + u32(extent) + "; k++) {");
+          w.line("ties += select(0.0, 1.0, " + element + " == m);");
+          w.close();
+          w.line(a(x) + "[e] += " + a(n) + "[" + out + "] / ties;");
+          w.close();
+        });
+      }
+      return;
+    }
+    case Op::matmul: {
+      // C = A·B: dA = dC·Bᵀ, dB = Aᵀ·dC.
+      int x = node.args[0], y = node.args[1];
+      TileShape as = shape(x), bs = shape(y);
+      w.line("// adjoint of " + t(n) + ": " + a(x) + " += " + a(n) + " · " + t(y) + "ᵀ");
+      emit_matmul(w, g, a(x), true, as, bs.cols, a(n) + "[i * " + u32(bs.cols) + " + k]",
+                  t(y) + "[j * " + u32(bs.cols) + " + k]");
+      w.line("// adjoint of " + t(n) + ": " + a(y) + " += " + t(x) + "ᵀ · " + a(n));
+      emit_matmul(w, g, a(y), true, bs, as.rows, t(x) + "[k * " + u32(as.cols) + " + i]",
+                  a(n) + "[k * " + u32(bs.cols) + " + j]");
+      return;
+    }
+  }
+}
+
+}  // namespace
+
+std::string backward_wgsl(const Graph& g) {
+  Wgsl w;
+  w.line("// Tile kernel '" + g.name + "', backward: generated by surfgrad's tile builder (src/tiles).");
+  w.line("// Replays the forward into the value tiles t<n>, then runs the adjoints in reverse into the");
+  w.line("// adjoint tiles a<n>. Reads the inputs and d_<output> (the outputs' gradients); adds the inputs'");
+  w.line("// gradients atomically into d_<input> (f32 bits), which start at zero. " + std::to_string(g.threads) +
+         " threads per workgroup.");
+  std::vector<int> ins = g.inputs(), outs = g.outputs();
+  int binding = 0;
+  auto bind = [&](const std::string& name, const std::string& access, const std::string& type) {
+    w.line("@group(0) @binding(" + std::to_string(binding++) + ") var<storage, " + access + "> " + name + ": " + type +
+           ";");
+  };
+  for (int i : ins) bind(binding_name(g.arrays[size_t(i)]), "read", "array<f32>");
+  for (int o : outs) bind(grad_name(g.arrays[size_t(o)]), "read", "array<f32>");
+  for (int i : g.differentiable_inputs()) bind(grad_name(g.arrays[size_t(i)]), "read_write", "array<atomic<u32>>");
+  w.blank();
+  emit_tile_decls(w, g, "t");
+  emit_tile_decls(w, g, "a");
+  w.blank();
+  emit_unary_functions(w, g, true);
+  w.line("@compute @workgroup_size(" + std::to_string(g.threads) + ")");
+  w.open("fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>) {");
+  emit_shape_lets(w, g);
+  w.line("// ---- replay of the forward");
+  for (size_t n = 0; n < g.nodes.size(); ++n) {
+    if (!g.nodes[n].makes_tile()) continue;
+    w.line("// " + describe(g, int(n)));
+    emit_forward_node(w, g, int(n));
+  }
+  w.line("// ---- adjoints start at zero");
+  for (size_t n = 0; n < g.nodes.size(); ++n)
+    if (g.nodes[n].makes_tile())
+      w.each(g, g.nodes[n].shape, [&] { w.line(tile_name(g, int(n), "a") + "[e] = 0.0;"); }, false);
+  w.line("workgroupBarrier();");
+  w.line("// ---- adjoints, last primitive first");
+  for (size_t n = g.nodes.size(); n-- > 0;) emit_adjoint(w, g, int(n));
+  w.close();
+  return w.text();
+}
+
+}  // namespace surfgrad::tiles::detail
