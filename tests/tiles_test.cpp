@@ -244,6 +244,17 @@ TEST(TileGradcheck, EachPrimitive) {
       tl::Tile prod = tl::tile_matmul(tl::tile_load(x, {rows, int(C)}, rows_at), tl::tile_load(wa, {int(C), n}));
       tl::tile_atomic_add(out, prod, rows_at);
       check_grad(k, {a, w}, {R, n}, {grid.x, 1, 1}, "matmul" + shapes);
+
+      // The same product with w read in place (global memory), its gradient added atomically.
+      tl::Kernel kg("matmul_in_place", threads);
+      tl::Array gx = kg.input("x"), gw = kg.input("w"), gout = kg.output("out");
+      tl::tile_store(gout,
+                     tl::tile_map(tl::Unary::tanh, tl::tile_matmul(tl::tile_load(gx, {rows, int(C)}, rows_at), gw, n)),
+                     rows_at);
+      expect_reference(kg, {a, w}, {R, n}, {grid.x, 1, 1}, "matmul in place" + shapes, {1e-4, 1e-4});
+      check_grad(kg, {a, w}, {R, n}, {grid.x, 1, 1}, "matmul in place" + shapes);
+      expect_error([&] { kg.launch({a, rand_tensor({C + 1, n}, 1)}, {Tensor::zeros(ctx(), {R, n})}, {1, 1, 1}); },
+                   ErrorKind::Shape, {"tile_matmul", "'w'", shape_str({C, n}), shape_str({C + 1, n})});
     }
   }
 }

@@ -120,6 +120,11 @@ Tile tile_reduce(Reduce op, const Tile& x, int axis);
 Tile tile_sum(const Tile& x, int axis);
 Tile tile_sum(const Tile& x);  // the whole tile → 1 × 1
 Tile tile_matmul(const Tile& a, const Tile& b);
+// A · B where B is the whole input array `b`, exactly [a.cols, cols], read where it lies in
+// global memory instead of staged in workgroup memory: for weights every block shares that would
+// not fit beside the activations (a 64×64 f32 matrix is 16 KiB). Its gradient Aᵀ·dC is added
+// atomically straight into b's gradient.
+Tile tile_matmul(const Tile& a, const Array& b, int cols);
 
 class Kernel {
  public:

@@ -109,6 +109,30 @@ void emit_adjoint(Wgsl& w, const Graph& g, int n) {
     }
     case Op::matmul: {
       // C = A·B: dA = dC·Bᵀ, dB = Aᵀ·dC.
+      if (node.array >= 0) {
+        // B in global memory: dA reads it there; dB goes straight to its gradient, atomically
+        // (every block adds its share).
+        int x = node.args[0];
+        TileShape as = shape(x);
+        int cols = node.shape.cols;
+        const ArrayParam& b = g.arrays[size_t(node.array)];
+        w.line("// adjoint of " + t(n) + ": " + a(x) + " += " + a(n) + " · " + b.name + "ᵀ");
+        emit_matmul(w, g, a(x), true, as, cols, a(n) + "[i * " + u32(cols) + " + k]",
+                    binding_name(b) + "[j * " + u32(cols) + " + k]");
+        if (!b.differentiable) return;
+        w.line("// adjoint of " + t(n) + ": " + grad_name(b) + " += " + t(x) + "ᵀ · " + a(n) + " (atomic adds)");
+        w.each(
+            g, {as.cols, cols},
+            [&] {
+              w.line("var acc = 0.0;");
+              w.open("for (var k = 0u; k < " + u32(as.rows) + "; k++) {");
+              w.line("acc += " + t(x) + "[k * " + u32(as.cols) + " + r] * " + a(n) + "[k * " + u32(cols) + " + c];");
+              w.close();
+              emit_atomic_add_f32(w, grad_name(b) + "[e]", "acc");
+            },
+            false);
+        return;
+      }
       int x = node.args[0], y = node.args[1];
       TileShape as = shape(x), bs = shape(y);
       w.line("// adjoint of " + t(n) + ": " + a(x) + " += " + a(n) + " · " + t(y) + "ᵀ");

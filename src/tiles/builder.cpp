@@ -241,4 +241,19 @@ Tile tile_matmul(const Tile& a, const Tile& b) {
   return append(a, Node{Op::matmul, {a.rows(), b.cols()}, {a.node(), b.node()}});
 }
 
+Tile tile_matmul(const Tile& a, const Array& b, int cols) {
+  Graph& g = graph_of(a, "tile_matmul");
+  if (Access::graph(b).get() != &g)
+    throw Error(ErrorKind::Value, where(g, "tile_matmul") + "the array belongs to another kernel");
+  const detail::ArrayParam& p = g.arrays[size_t(b.index())];
+  if (p.output)
+    throw Error(ErrorKind::Value, where(g, "tile_matmul") + "'" + p.name + "' is an output; B must be an input");
+  if (cols < 1)
+    throw Error(ErrorKind::Shape,
+                where(g, "tile_matmul") + "B ('" + p.name + "') has " + std::to_string(cols) + " columns; at least 1");
+  Node n{Op::matmul, {a.rows(), cols}, {a.node()}};
+  n.array = b.index();
+  return append(a, n);
+}
+
 }  // namespace surfgrad::tiles

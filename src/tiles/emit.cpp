@@ -48,6 +48,15 @@ std::string at_text(const Graph& g, int array, TileShape s, At at) {
 
 }  // namespace
 
+void emit_atomic_add_f32(Wgsl& w, const std::string& word, const std::string& value) {
+  w.line("var old = atomicLoad(&" + word + ");");
+  w.open("loop {");
+  w.line("let swap = atomicCompareExchangeWeak(&" + word + ", old, bitcast<u32>(bitcast<f32>(old) + " + value + "));");
+  w.line("if (swap.exchanged) { break; }");
+  w.line("old = swap.old_value;");
+  w.close();
+}
+
 void emit_load(Wgsl& w, const Graph& g, const std::string& target, bool accumulate, int array,
                const std::string& buffer, TileShape shape, At at) {
   w.each(g, shape, [&] {
@@ -72,13 +81,7 @@ void emit_write(Wgsl& w, const Graph& g, const std::string& source, int array, c
         if (!atomic) {
           w.line(buffer + "[gi] = " + source + "[e];");
         } else {
-          w.line("var old = atomicLoad(&" + buffer + "[gi]);");
-          w.open("loop {");
-          w.line("let swap = atomicCompareExchangeWeak(&" + buffer + "[gi], old, bitcast<u32>(bitcast<f32>(old) + " +
-                 source + "[e]));");
-          w.line("if (swap.exchanged) { break; }");
-          w.line("old = swap.old_value;");
-          w.close();
+          emit_atomic_add_f32(w, buffer + "[gi]", source + "[e]");
         }
         w.close();
       },
@@ -126,7 +129,12 @@ std::string describe(const Graph& g, int n) {
     case Op::reduce:
       return lhs + "tile_reduce(" + (node.reduce == Reduce::sum ? "sum" : "max") + ", " + arg(0) + ", axis " +
              std::to_string(node.axis) + ")";
-    case Op::matmul: return lhs + "tile_matmul(" + arg(0) + ", " + arg(1) + ")";
+    case Op::matmul:
+      if (node.array >= 0)
+        return lhs + "tile_matmul(" + arg(0) + ", " + g.arrays[size_t(node.array)].name + " [" +
+               std::to_string(g.nodes[size_t(node.args[0])].shape.cols) + "×" + std::to_string(node.shape.cols) +
+               "] in global memory)";
+      return lhs + "tile_matmul(" + arg(0) + ", " + arg(1) + ")";
   }
   return "?";
 }
@@ -175,7 +183,13 @@ void emit_forward_node(Wgsl& w, const Graph& g, int n) {
       return;
     }
     case Op::matmul: {
-      TileShape a = xs(0), b = xs(1);
+      TileShape a = xs(0);
+      if (node.array >= 0) {  // B is the array itself, exactly [a.cols, cols] (checked at launch)
+        emit_matmul(w, g, t, false, node.shape, a.cols, x(0) + "[i * " + u32(a.cols) + " + k]",
+                    binding_name(g.arrays[size_t(node.array)]) + "[k * " + u32(node.shape.cols) + " + j]");
+        return;
+      }
+      TileShape b = xs(1);
       emit_matmul(w, g, t, false, node.shape, a.cols, x(0) + "[i * " + u32(a.cols) + " + k]",
                   x(1) + "[k * " + u32(b.cols) + " + j]");
       return;

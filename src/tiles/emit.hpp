@@ -38,6 +38,8 @@ void emit_load(Wgsl& w, const Graph& g, const std::string& target, bool accumula
 // float atomics; the loop retries when another workgroup changed the word in between).
 void emit_write(Wgsl& w, const Graph& g, const std::string& source, int array, const std::string& buffer,
                 TileShape shape, At at, bool atomic);
+// word (an atomic<u32> holding f32 bits) += value, by compare-and-swap (WGSL has no f32 atomics).
+void emit_atomic_add_f32(Wgsl& w, const std::string& word, const std::string& value);
 // target[i, j] (= or +=) Σ_k lhs(i, k) · rhs(k, j), target of `shape` (i < rows, j < cols),
 // the index expressions given in terms of i, j and k.
 void emit_matmul(Wgsl& w, const Graph& g, const std::string& target, bool accumulate, TileShape shape, int inner,

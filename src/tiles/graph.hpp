@@ -16,7 +16,7 @@ struct Node {
   Op op;
   TileShape shape;        // the tile this node makes (store / atomic add: the tile written)
   std::vector<int> args;  // the nodes it reads
-  int array = -1;         // load, store, atomic add
+  int array = -1;         // load, store, atomic add; matmul: B read from this array in place
   At at;
   Unary unary = Unary::neg;
   Binary binary = Binary::add;

@@ -98,7 +98,9 @@ std::vector<HostArray> Kernel::reference(const std::vector<HostArray>& inputs, s
             case Op::reduce:
               value[k] = n.reduce == Reduce::sum ? arg(0).sum({n.axis}, true) : arg(0).max({n.axis}, true);
               break;
-            case Op::matmul: value[k] = arg(0).matmul(arg(1)); break;
+            case Op::matmul:
+              value[k] = n.array >= 0 ? arg(0).matmul(inputs[size_t(slot[size_t(n.array)])]) : arg(0).matmul(arg(1));
+              break;
           }
         }
       }

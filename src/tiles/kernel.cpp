@@ -119,8 +119,20 @@ void Kernel::check_limits(const gpu::Context& ctx, Grid grid, bool backward) con
 void Kernel::validate(const gpu::Context& ctx, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
                       Grid grid, bool backward) const {
   const Graph& g = *graph_;
+  std::string label = kernel_label(g, backward);
   check_limits(ctx, grid, backward);
   check_tensors(g, backward, inputs, g.inputs(), "inputs");
+  std::vector<int> ins = g.inputs();
+  for (const auto& n : g.nodes) {
+    if (n.op != detail::Op::matmul || n.array < 0) continue;
+    size_t slot = size_t(std::find(ins.begin(), ins.end(), n.array) - ins.begin());
+    Shape want = {g.nodes[size_t(n.args[0])].shape.cols, n.shape.cols};
+    if (inputs[slot].shape() != want)
+      throw Error(ErrorKind::Shape, label + ", tile_matmul: B is the whole array '" + g.arrays[size_t(n.array)].name +
+                                        "', which must be " + shape_str(want) + " to multiply a " +
+                                        detail::shape_text(g.nodes[size_t(n.args[0])].shape) + " tile; got " +
+                                        inputs[slot].describe());
+  }
   check_tensors(g, backward, outputs, g.outputs(), backward ? "output gradients" : "outputs");
 }
 
