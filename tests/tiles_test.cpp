@@ -350,11 +350,15 @@ TEST(TileErrors, RefusedBeforeAnyGpuWork) {
   expect_error([&] { (void)big(std::vector<Var>{Var::param(x)}, {8, 8}, {1, 1, 1}); }, ErrorKind::LimitExceeded,
                {"'big_tiles'", "workgroup memory"});
   // A forward that fits but whose backward (values + adjoints) does not is refused up front
-  // when a gradient is wanted.
-  int side = int(std::sqrt(double(ctx()->limits().max_compute_workgroup_storage_size) / 4 / 1.5));
+  // when a gradient is wanted: y = t·t keeps two tiles live in the forward, three in the
+  // backward (t, the adjoint of t·t and the adjoint of t).
+  int side = int(std::sqrt(double(ctx()->limits().max_compute_workgroup_storage_size) / 4 / 2.5));
   tl::Kernel half("half_fits", 64);
   tl::Array hx = half.input("x"), hy = half.output("y");
-  tl::tile_store(hy, tl::tile_load(hx, {side, side}));
+  tl::Tile ht = tl::tile_load(hx, {side, side});
+  tl::tile_store(hy, ht * ht);
+  EXPECT_EQ(half.workgroup_bytes(false), uint64_t(2 * side * side * 4));
+  EXPECT_EQ(half.workgroup_bytes(true), uint64_t(3 * side * side * 4));
   expect_error([&] { (void)half(std::vector<Var>{Var::param(x)}, {8, 8}, {1, 1, 1}); }, ErrorKind::LimitExceeded,
                {"(backward)", "values and adjoints"});
 

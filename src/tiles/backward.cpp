@@ -12,13 +12,15 @@ namespace {
 
 void emit_adjoint(Wgsl& w, const Graph& g, int n) {
   const Node& node = g.nodes[size_t(n)];
-  auto t = [&](int m) { return tile_name(g, m); };
-  auto a = [&](int m) { return tile_name(g, m, "a"); };
+  auto t = [&](int m) { return tile_ref(g, m); };  // in code
+  auto a = [&](int m) { return tile_ref(g, m, "a"); };
+  auto tn = [&](int m) { return tile_name(g, m); };  // in comments
+  auto an = [&](int m) { return tile_name(g, m, "a"); };
   auto shape = [&](int m) { return g.nodes[size_t(m)].shape; };
   switch (node.op) {
     case Op::load: {
       if (!g.arrays[size_t(node.array)].differentiable) return;  // a constant: no gradient leaves
-      w.line("// adjoint of " + t(n) + ": d_" + g.arrays[size_t(node.array)].name + " += " + a(n));
+      w.line("// adjoint of " + tn(n) + ": d_" + g.arrays[size_t(node.array)].name + " += " + an(n));
       emit_write(w, g, a(n), node.array, grad_name(g.arrays[size_t(node.array)]), node.shape, node.at, true);
       return;
     }
@@ -26,7 +28,7 @@ void emit_adjoint(Wgsl& w, const Graph& g, int n) {
     case Op::atomic_add: {
       // Both pass the output's gradient straight to the tile written (masked like the write).
       int x = node.args[0];
-      w.line("// adjoint of " + std::string(op_name(node.op)) + ": " + a(x) + " += d_" +
+      w.line("// adjoint of " + std::string(op_name(node.op)) + ": " + an(x) + " += d_" +
              g.arrays[size_t(node.array)].name + " at the same place");
       emit_load(w, g, a(x), true, node.array, grad_name(g.arrays[size_t(node.array)]), node.shape, node.at);
       return;
@@ -34,7 +36,7 @@ void emit_adjoint(Wgsl& w, const Graph& g, int n) {
     case Op::unary: {
       int x = node.args[0];
       std::string f = std::string("unary_") + unary_name(node.unary) + "_derivative";
-      w.line("// adjoint of " + t(n) + ": " + a(x) + " += " + a(n) + " · f'(x)");
+      w.line("// adjoint of " + tn(n) + ": " + an(x) + " += " + an(n) + " · f'(x)");
       w.each(g, node.shape,
              [&] { w.line(a(x) + "[e] += " + a(n) + "[e] * " + f + "(" + t(x) + "[e], " + t(n) + "[e]);"); });
       return;
@@ -43,8 +45,8 @@ void emit_adjoint(Wgsl& w, const Graph& g, int n) {
       int x = node.args[0], y = node.args[1];
       const char* sign = node.binary == Binary::sub ? " -= " : " += ";
       std::string factor = node.binary == Binary::mul ? " · " : "";
-      w.line("// adjoint of " + t(n) + ": " + a(x) + " += " + a(n) + factor + (factor.empty() ? "" : t(y)) + "; " +
-             a(y) + sign + a(n) + factor + (factor.empty() ? "" : t(x)));
+      w.line("// adjoint of " + tn(n) + ": " + an(x) + " += " + an(n) + factor + (factor.empty() ? "" : tn(y)) + "; " +
+             an(y) + sign + an(n) + factor + (factor.empty() ? "" : tn(x)));
       // One loop per operand: the two may be one tile (x + x).
       if (node.binary == Binary::mul) {
         w.each(g, node.shape, [&] { w.line(a(x) + "[e] += " + a(n) + "[e] * " + t(y) + "[e];"); });
@@ -60,7 +62,7 @@ void emit_adjoint(Wgsl& w, const Graph& g, int n) {
       // Each element of the small tile collects the adjoints of all its copies.
       int x = node.args[0];
       TileShape s = shape(x), big = node.shape;
-      w.line("// adjoint of " + t(n) + ": " + a(x) + " += the sum of " + a(n) + " over the repeated axes");
+      w.line("// adjoint of " + tn(n) + ": " + an(x) + " += the sum of " + an(n) + " over the repeated axes");
       w.each(g, s, [&] {
         w.line("var acc = 0.0;");
         std::string rr = s.rows == 1 ? "rr" : "r", cc = s.cols == 1 ? "cc" : "c";
@@ -75,7 +77,7 @@ void emit_adjoint(Wgsl& w, const Graph& g, int n) {
     }
     case Op::transpose: {
       int x = node.args[0];
-      w.line("// adjoint of " + t(n) + ": " + a(x) + " += transpose(" + a(n) + ")");
+      w.line("// adjoint of " + tn(n) + ": " + an(x) + " += transpose(" + an(n) + ")");
       w.each(g, shape(x), [&] { w.line(a(x) + "[e] += " + a(n) + "[c * " + u32(shape(x).rows) + " + r];"); });
       return;
     }
@@ -84,12 +86,12 @@ void emit_adjoint(Wgsl& w, const Graph& g, int n) {
       TileShape s = shape(x);
       std::string out = node.axis == 0 ? "c" : "r";  // the reduced element each input element feeds
       if (node.reduce == Reduce::sum) {
-        w.line("// adjoint of " + t(n) + ": " + a(x) + " += " + a(n) + " broadcast back along axis " +
+        w.line("// adjoint of " + tn(n) + ": " + an(x) + " += " + an(n) + " broadcast back along axis " +
                std::to_string(node.axis));
         w.each(g, s, [&] { w.line(a(x) + "[e] += " + a(n) + "[" + out + "];"); });
       } else {
         // The maxima share the gradient equally (the library's rule for ties).
-        w.line("// adjoint of " + t(n) + ": " + a(x) + " += " + a(n) + " / (number of maxima) where " + t(x) +
+        w.line("// adjoint of " + tn(n) + ": " + an(x) + " += " + an(n) + " / (number of maxima) where " + tn(x) +
                " is the maximum");
         int extent = node.axis == 0 ? s.rows : s.cols;
         std::string element =
@@ -116,11 +118,11 @@ void emit_adjoint(Wgsl& w, const Graph& g, int n) {
         TileShape as = shape(x);
         int cols = node.shape.cols;
         const ArrayParam& b = g.arrays[size_t(node.array)];
-        w.line("// adjoint of " + t(n) + ": " + a(x) + " += " + a(n) + " · " + b.name + "ᵀ");
+        w.line("// adjoint of " + tn(n) + ": " + an(x) + " += " + an(n) + " · " + b.name + "ᵀ");
         emit_matmul(w, g, a(x), true, as, cols, a(n) + "[i * " + u32(cols) + " + k]",
                     binding_name(b) + "[j * " + u32(cols) + " + k]");
         if (!b.differentiable) return;
-        w.line("// adjoint of " + t(n) + ": " + grad_name(b) + " += " + t(x) + "ᵀ · " + a(n) + " (atomic adds)");
+        w.line("// adjoint of " + tn(n) + ": " + grad_name(b) + " += " + tn(x) + "ᵀ · " + an(n) + " (atomic adds)");
         w.each(
             g, {as.cols, cols},
             [&] {
@@ -135,10 +137,10 @@ void emit_adjoint(Wgsl& w, const Graph& g, int n) {
       }
       int x = node.args[0], y = node.args[1];
       TileShape as = shape(x), bs = shape(y);
-      w.line("// adjoint of " + t(n) + ": " + a(x) + " += " + a(n) + " · " + t(y) + "ᵀ");
+      w.line("// adjoint of " + tn(n) + ": " + an(x) + " += " + an(n) + " · " + tn(y) + "ᵀ");
       emit_matmul(w, g, a(x), true, as, bs.cols, a(n) + "[i * " + u32(bs.cols) + " + k]",
                   t(y) + "[j * " + u32(bs.cols) + " + k]");
-      w.line("// adjoint of " + t(n) + ": " + a(y) + " += " + t(x) + "ᵀ · " + a(n));
+      w.line("// adjoint of " + tn(n) + ": " + an(y) + " += " + tn(x) + "ᵀ · " + an(n));
       emit_matmul(w, g, a(y), true, bs, as.rows, t(x) + "[k * " + u32(as.cols) + " + i]",
                   a(n) + "[k * " + u32(bs.cols) + " + j]");
       return;
@@ -165,26 +167,33 @@ std::string backward_wgsl(const Graph& g) {
   for (int o : outs) bind(grad_name(g.arrays[size_t(o)]), "read", "array<f32>");
   for (int i : g.differentiable_inputs()) bind(grad_name(g.arrays[size_t(i)]), "read_write", "array<atomic<u32>>");
   w.blank();
-  emit_tile_decls(w, g, "t");
-  emit_tile_decls(w, g, "a");
+  MemoryPlan plan = plan_memory(g, true);
+  emit_slots(w, plan);
   w.blank();
   emit_unary_functions(w, g, true);
   w.line("@compute @workgroup_size(" + std::to_string(g.threads) + ")");
   w.open("fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>) {");
   emit_shape_lets(w, g);
+  emit_tile_pointers(w, g, plan);
   w.line("// ---- replay of the forward");
   for (size_t n = 0; n < g.nodes.size(); ++n) {
     if (!g.nodes[n].makes_tile()) continue;
     w.line("// " + describe(g, int(n)));
     emit_forward_node(w, g, int(n));
   }
-  w.line("// ---- adjoints start at zero");
-  for (size_t n = 0; n < g.nodes.size(); ++n)
-    if (g.nodes[n].makes_tile())
-      w.each(g, g.nodes[n].shape, [&] { w.line(tile_name(g, int(n), "a") + "[e] = 0.0;"); }, false);
-  w.line("workgroupBarrier();");
-  w.line("// ---- adjoints, last primitive first");
-  for (size_t n = g.nodes.size(); n-- > 0;) emit_adjoint(w, g, int(n));
+  w.line("// ---- adjoints, last primitive first; an adjoint tile is zeroed before its first contribution");
+  std::vector<bool> runs = adjoint_runs(g), zeroed(g.nodes.size(), false);
+  for (size_t n = g.nodes.size(); n-- > 0;) {
+    if (!runs[n]) continue;  // its value reaches no output: a zero adjoint
+    bool zeroing = false;
+    for (int x : g.nodes[n].args) {
+      if (zeroed[size_t(x)]) continue;
+      zeroed[size_t(x)] = zeroing = true;
+      w.each(g, g.nodes[size_t(x)].shape, [&] { w.line(tile_ref(g, x, "a") + "[e] = 0.0;"); }, false);
+    }
+    if (zeroing) w.line("workgroupBarrier();");
+    emit_adjoint(w, g, int(n));
+  }
   w.close();
   return w.text();
 }

@@ -141,8 +141,8 @@ std::string describe(const Graph& g, int n) {
 
 void emit_forward_node(Wgsl& w, const Graph& g, int n) {
   const Node& node = g.nodes[size_t(n)];
-  std::string t = tile_name(g, n);
-  auto x = [&](size_t i) { return tile_name(g, node.args[i]); };
+  std::string t = tile_ref(g, n);
+  auto x = [&](size_t i) { return tile_ref(g, node.args[i]); };
   auto xs = [&](size_t i) { return g.nodes[size_t(node.args[i])].shape; };
   switch (node.op) {
     case Op::load:
@@ -199,12 +199,21 @@ void emit_forward_node(Wgsl& w, const Graph& g, int n) {
   }
 }
 
-void emit_tile_decls(Wgsl& w, const Graph& g, const char* prefix) {
+void emit_slots(Wgsl& w, const MemoryPlan& plan) {
+  w.line("// Workgroup memory: tiles whose lifetimes do not overlap share a slot.");
+  for (size_t i = 0; i < plan.slots.size(); ++i) {
+    std::string holds;
+    for (const auto& h : plan.slots[i].holds) holds += (holds.empty() ? "" : ", ") + h;
+    w.line("var<workgroup> slot" + std::to_string(i) + ": array<f32, " + u32(plan.slots[i].elements) + ">;  // " +
+           holds);
+  }
+}
+
+void emit_tile_pointers(Wgsl& w, const Graph& g, const MemoryPlan& plan) {
   for (size_t n = 0; n < g.nodes.size(); ++n) {
-    const Node& node = g.nodes[n];
-    if (!node.makes_tile()) continue;
-    w.line("var<workgroup> " + tile_name(g, int(n), prefix) + ": array<f32, " +
-           u32(int64_t(node.shape.rows) * node.shape.cols) + ">;");
+    if (plan.value[n] >= 0) w.line("let " + tile_name(g, int(n)) + " = &slot" + std::to_string(plan.value[n]) + ";");
+    if (plan.adjoint[n] >= 0)
+      w.line("let " + tile_name(g, int(n), "a") + " = &slot" + std::to_string(plan.adjoint[n]) + ";");
   }
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "tiles/graph.hpp"
+#include "tiles/memory.hpp"
 
 namespace surfgrad::tiles::detail {
 
@@ -52,8 +53,10 @@ void emit_shape_lets(Wgsl& w, const Graph& g);
 std::string describe(const Graph& g, int n);
 // The forward code of one node into its tile t<n> (every primitive but store/atomic add).
 void emit_forward_node(Wgsl& w, const Graph& g, int n);
-// The workgroup arrays for every tile-making node, named with `prefix`.
-void emit_tile_decls(Wgsl& w, const Graph& g, const char* prefix);
+// The workgroup slots (module scope) and, inside the entry point, one pointer let per tile into
+// its slot, named as the tile (t<n>_…, a<n>_…), so the code reads (*t3_matmul)[e].
+void emit_slots(Wgsl& w, const MemoryPlan& plan);
+void emit_tile_pointers(Wgsl& w, const Graph& g, const MemoryPlan& plan);
 // Helper functions for the unary ops the kernel uses (and their derivatives if `derivatives`).
 void emit_unary_functions(Wgsl& w, const Graph& g, bool derivatives);
 std::string entry_point(const Graph& g);

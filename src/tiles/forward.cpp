@@ -21,12 +21,14 @@ std::string forward_wgsl(const Graph& g) {
            type + ";" + (a.atomic ? "  // f32 bits, added to atomically" : ""));
   }
   w.blank();
-  emit_tile_decls(w, g, "t");
+  MemoryPlan plan = plan_memory(g, false);
+  emit_slots(w, plan);
   w.blank();
   emit_unary_functions(w, g, false);
   w.line("@compute @workgroup_size(" + std::to_string(g.threads) + ")");
   w.open("fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>) {");
   emit_shape_lets(w, g);
+  emit_tile_pointers(w, g, plan);
   for (size_t n = 0; n < g.nodes.size(); ++n) {
     const Node& node = g.nodes[n];
     w.line("// " + describe(g, int(n)));
@@ -34,7 +36,7 @@ std::string forward_wgsl(const Graph& g) {
       emit_forward_node(w, g, int(n));
     } else {
       const ArrayParam& a = g.arrays[size_t(node.array)];
-      emit_write(w, g, tile_name(g, node.args[0]), node.array, binding_name(a), node.shape, node.at,
+      emit_write(w, g, tile_ref(g, node.args[0]), node.array, binding_name(a), node.shape, node.at,
                  node.op == Op::atomic_add);
     }
   }

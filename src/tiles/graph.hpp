@@ -67,6 +67,10 @@ struct Graph {
 // Readable names for the generated code: t<node>_<primitive>, and the primitive's name.
 const char* op_name(Op op);
 std::string tile_name(const Graph& g, int node, const char* prefix = "t");
+// The tile in code: a pointer let into its workgroup slot (memory.hpp), dereferenced.
+inline std::string tile_ref(const Graph& g, int node, const char* prefix = "t") {
+  return "(*" + tile_name(g, node, prefix) + ")";
+}
 std::string shape_text(TileShape s);
 const char* unary_name(Unary op);
 

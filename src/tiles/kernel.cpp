@@ -6,6 +6,7 @@
 #include "kernels/launch.hpp"
 #include "surfgrad/error.hpp"
 #include "tiles/graph.hpp"
+#include "tiles/memory.hpp"
 
 namespace surfgrad::tiles {
 
@@ -67,12 +68,7 @@ std::vector<Tensor> dense_all(const std::vector<Tensor>& ts) {
 std::string Kernel::forward_wgsl() const { return detail::forward_wgsl(*graph_); }
 std::string Kernel::backward_wgsl() const { return detail::backward_wgsl(*graph_); }
 
-uint64_t Kernel::workgroup_bytes(bool backward) const {
-  uint64_t bytes = 0;
-  for (const auto& n : graph_->nodes)
-    if (n.makes_tile()) bytes += uint64_t(n.shape.rows) * uint64_t(n.shape.cols) * 4;
-  return backward ? 2 * bytes : bytes;  // the backward kernel keeps an adjoint beside each tile
-}
+uint64_t Kernel::workgroup_bytes(bool backward) const { return detail::plan_memory(*graph_, backward).bytes(); }
 
 void Kernel::check_limits(const gpu::Context& ctx, Grid grid, bool backward) const {
   const Graph& g = *graph_;
