@@ -245,16 +245,18 @@ TEST(TileGradcheck, EachPrimitive) {
       tl::tile_atomic_add(out, prod, rows_at);
       check_grad(k, {a, w}, {R, n}, {grid.x, 1, 1}, "matmul" + shapes);
 
-      // The same product with w read in place (global memory), its gradient added atomically.
+      // The same product with w read in place (global memory) from rows 2 … of a wider packed
+      // array, its gradient added atomically; a bias row packed at row 1 of the same array.
       tl::Kernel kg("matmul_in_place", threads);
-      tl::Array gx = kg.input("x"), gw = kg.input("w"), gout = kg.output("out");
-      tl::tile_store(gout,
-                     tl::tile_map(tl::Unary::tanh, tl::tile_matmul(tl::tile_load(gx, {rows, int(C)}, rows_at), gw, n)),
-                     rows_at);
-      expect_reference(kg, {a, w}, {R, n}, {grid.x, 1, 1}, "matmul in place" + shapes, {1e-4, 1e-4});
-      check_grad(kg, {a, w}, {R, n}, {grid.x, 1, 1}, "matmul in place" + shapes);
+      tl::Array gx = kg.input("x"), gw = kg.input("packed"), gout = kg.output("out");
+      tl::Tile z = tl::tile_matmul(tl::tile_load(gx, {rows, int(C)}, rows_at), gw, n, 2);
+      z = z + tl::tile_broadcast(tl::tile_load(gw, {1, n}, {tl::Coord::element(1), 0}), {rows, n});
+      tl::tile_store(gout, tl::tile_map(tl::Unary::tanh, z), rows_at);
+      Tensor packed = rand_tensor({C + 3, n + 2}, 950 + uint32_t(trial));
+      expect_reference(kg, {a, packed}, {R, n}, {grid.x, 1, 1}, "matmul in place" + shapes, {1e-4, 1e-4});
+      check_grad(kg, {a, packed}, {R, n}, {grid.x, 1, 1}, "matmul in place" + shapes);
       expect_error([&] { kg.launch({a, rand_tensor({C + 1, n}, 1)}, {Tensor::zeros(ctx(), {R, n})}, {1, 1, 1}); },
-                   ErrorKind::Shape, {"tile_matmul", "'w'", shape_str({C, n}), shape_str({C + 1, n})});
+                   ErrorKind::Shape, {"tile_matmul", "'packed'", shape_str({C + 2, n}), shape_str({C + 1, n})});
     }
   }
 }

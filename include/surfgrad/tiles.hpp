@@ -41,9 +41,10 @@ struct TileShape {
   int rows = 1, cols = 1;
 };
 
-// A tile index along one axis of an array (the element offset is index × the tile's extent),
-// or the batch index of a rank-3 array: a constant, or the workgroup's block index on grid
-// axis 0, 1 or 2.
+// A tile index along one axis of an array (the element offset is index × the tile's extent,
+// plus `offset`), or the batch index of a rank-3 array: a constant, or the workgroup's block
+// index on grid axis 0, 1 or 2. element(e) is a fixed element offset: for parameters packed
+// into one array (a layer's bias row after its weight rows).
 struct Coord {
   Coord(int constant = 0) : constant(constant) {}
   static Coord block(int axis) {
@@ -51,8 +52,14 @@ struct Coord {
     c.axis = axis;
     return c;
   }
+  static Coord element(int offset) {
+    Coord c;
+    c.offset = offset;
+    return c;
+  }
   int axis = -1;  // -1: the constant
   int constant = 0;
+  int offset = 0;
 };
 // Where a tile lies in an array [rows, cols] or [batch, rows, cols].
 struct At {
@@ -120,11 +127,11 @@ Tile tile_reduce(Reduce op, const Tile& x, int axis);
 Tile tile_sum(const Tile& x, int axis);
 Tile tile_sum(const Tile& x);  // the whole tile → 1 × 1
 Tile tile_matmul(const Tile& a, const Tile& b);
-// A · B where B is the whole input array `b`, exactly [a.cols, cols], read where it lies in
-// global memory instead of staged in workgroup memory: for weights every block shares that would
-// not fit beside the activations (a 64×64 f32 matrix is 16 KiB). Its gradient Aᵀ·dC is added
-// atomically straight into b's gradient.
-Tile tile_matmul(const Tile& a, const Array& b, int cols);
+// A · B where B is rows [row_offset, row_offset + a.cols) and columns [0, cols) of the input
+// array `b` (rank 2), read where it lies in global memory instead of staged in workgroup
+// memory: for weights every block shares that would not fit beside the activations (a 64×64
+// f32 matrix is 16 KiB). Its gradient Aᵀ·dC is added atomically straight into b's gradient.
+Tile tile_matmul(const Tile& a, const Array& b, int cols, int row_offset = 0);
 
 class Kernel {
  public:

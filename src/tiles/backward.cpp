@@ -119,8 +119,9 @@ void emit_adjoint(Wgsl& w, const Graph& g, int n) {
         int cols = node.shape.cols;
         const ArrayParam& b = g.arrays[size_t(node.array)];
         w.line("// adjoint of " + tn(n) + ": " + an(x) + " += " + an(n) + " · " + b.name + "ᵀ");
+        std::string row0 = u32(node.at.row.offset);
         emit_matmul(w, g, a(x), true, as, cols, a(n) + "[i * " + u32(cols) + " + k]",
-                    binding_name(b) + "[j * " + u32(cols) + " + k]");
+                    binding_name(b) + "[(" + row0 + " + j) * " + b.name + "_cols + k]");
         if (!b.differentiable) return;
         w.line("// adjoint of " + tn(n) + ": " + grad_name(b) + " += " + tn(x) + "ᵀ · " + an(n) + " (atomic adds)");
         w.each(
@@ -130,7 +131,7 @@ void emit_adjoint(Wgsl& w, const Graph& g, int n) {
               w.open("for (var k = 0u; k < " + u32(as.rows) + "; k++) {");
               w.line("acc += " + t(x) + "[k * " + u32(as.cols) + " + r] * " + a(n) + "[k * " + u32(cols) + " + c];");
               w.close();
-              emit_atomic_add_f32(w, grad_name(b) + "[e]", "acc");
+              emit_atomic_add_f32(w, grad_name(b) + "[(" + row0 + " + r) * " + b.name + "_cols + c]", "acc");
             },
             false);
         return;

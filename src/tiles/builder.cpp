@@ -47,6 +47,8 @@ Graph& graph_of(const Array& a, const char* primitive) {
 void check_coord(const Graph& g, const char* primitive, const Coord& c) {
   if (c.axis < -1 || c.axis > 2)
     throw Error(ErrorKind::Value, where(g, primitive) + "block axis " + std::to_string(c.axis) + " is not 0, 1 or 2");
+  if (c.offset < 0)
+    throw Error(ErrorKind::Value, where(g, primitive) + "element offset " + std::to_string(c.offset) + " is negative");
   if (c.axis == -1 && c.constant < 0)
     throw Error(ErrorKind::Value, where(g, primitive) + "tile index " + std::to_string(c.constant) + " is negative");
 }
@@ -241,7 +243,7 @@ Tile tile_matmul(const Tile& a, const Tile& b) {
   return append(a, Node{Op::matmul, {a.rows(), b.cols()}, {a.node(), b.node()}});
 }
 
-Tile tile_matmul(const Tile& a, const Array& b, int cols) {
+Tile tile_matmul(const Tile& a, const Array& b, int cols, int row_offset) {
   Graph& g = graph_of(a, "tile_matmul");
   if (Access::graph(b).get() != &g)
     throw Error(ErrorKind::Value, where(g, "tile_matmul") + "the array belongs to another kernel");
@@ -251,8 +253,12 @@ Tile tile_matmul(const Tile& a, const Array& b, int cols) {
   if (cols < 1)
     throw Error(ErrorKind::Shape,
                 where(g, "tile_matmul") + "B ('" + p.name + "') has " + std::to_string(cols) + " columns; at least 1");
+  if (row_offset < 0)
+    throw Error(ErrorKind::Value, where(g, "tile_matmul") + "row offset " + std::to_string(row_offset) + " into '" +
+                                      p.name + "' is negative");
   Node n{Op::matmul, {a.rows(), cols}, {a.node()}};
   n.array = b.index();
+  n.at.row = Coord::element(row_offset);
   return append(a, n);
 }
 

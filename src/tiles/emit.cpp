@@ -28,17 +28,20 @@ namespace {
 // The element (gb, gr, gc) of the array the tile at `at` covers, and whether it is inside.
 void emit_global_index(Wgsl& w, const Graph& g, int array, TileShape shape, At at) {
   const std::string& a = g.arrays[size_t(array)].name;
-  w.line("let gb = " + coord_expr(at.batch) + ";");
-  w.line("let gr = " + coord_expr(at.row) + " * " + u32(shape.rows) + " + r;");
-  w.line("let gc = " + coord_expr(at.col) + " * " + u32(shape.cols) + " + c;");
+  auto offset = [](const Coord& c) { return c.offset ? " + " + u32(c.offset) : std::string(); };
+  w.line("let gb = " + coord_expr(at.batch) + offset(at.batch) + ";");
+  w.line("let gr = " + coord_expr(at.row) + " * " + u32(shape.rows) + offset(at.row) + " + r;");
+  w.line("let gc = " + coord_expr(at.col) + " * " + u32(shape.cols) + offset(at.col) + " + c;");
   w.line("let inside = gb < " + a + "_batch && gr < " + a + "_rows && gc < " + a + "_cols;");
   w.line("let gi = (gb * " + a + "_rows + gr) * " + a + "_cols + gc;");
 }
 
 std::string at_text(const Graph& g, int array, TileShape s, At at) {
   auto axis = [](const Coord& c, int extent) {
-    std::string base = c.axis < 0 ? std::to_string(c.constant) : std::string("block.") + "xyz"[c.axis];
-    return extent == 1 ? base : std::to_string(extent) + "·" + base;
+    if (c.axis < 0) return std::to_string(c.constant * extent + c.offset);  // a fixed element
+    std::string base = std::string("block.") + "xyz"[c.axis];
+    base = extent == 1 ? base : std::to_string(extent) + "·" + base;
+    return c.offset ? base + " + " + std::to_string(c.offset) : base;
   };
   std::string t = g.arrays[size_t(array)].name + "[";
   if (at.batch.axis >= 0 || at.batch.constant != 0) t += axis(at.batch, 1) + ", ";
@@ -131,9 +134,9 @@ std::string describe(const Graph& g, int n) {
              std::to_string(node.axis) + ")";
     case Op::matmul:
       if (node.array >= 0)
-        return lhs + "tile_matmul(" + arg(0) + ", " + g.arrays[size_t(node.array)].name + " [" +
-               std::to_string(g.nodes[size_t(node.args[0])].shape.cols) + "×" + std::to_string(node.shape.cols) +
-               "] in global memory)";
+        return lhs + "tile_matmul(" + arg(0) + ", " + g.arrays[size_t(node.array)].name + "[rows " +
+               std::to_string(node.at.row.offset) + " +" + std::to_string(g.nodes[size_t(node.args[0])].shape.cols) +
+               ", cols 0 +" + std::to_string(node.shape.cols) + "] in global memory)";
       return lhs + "tile_matmul(" + arg(0) + ", " + arg(1) + ")";
   }
   return "?";
@@ -185,8 +188,9 @@ void emit_forward_node(Wgsl& w, const Graph& g, int n) {
     case Op::matmul: {
       TileShape a = xs(0);
       if (node.array >= 0) {  // B is the array itself, exactly [a.cols, cols] (checked at launch)
+        const ArrayParam& b = g.arrays[size_t(node.array)];
         emit_matmul(w, g, t, false, node.shape, a.cols, x(0) + "[i * " + u32(a.cols) + " + k]",
-                    binding_name(g.arrays[size_t(node.array)]) + "[k * " + u32(node.shape.cols) + " + j]");
+                    binding_name(b) + "[(" + u32(node.at.row.offset) + " + k) * " + b.name + "_cols + j]");
         return;
       }
       TileShape b = xs(1);

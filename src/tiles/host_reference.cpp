@@ -31,8 +31,9 @@ int64_t coord(const Coord& c, const int64_t block[3]) { return c.axis < 0 ? c.co
 // that lies inside the array.
 template <typename F>
 void each_inside(const Node& n, Extent x, const int64_t block[3], F&& visit) {
-  int64_t b = coord(n.at.batch, block), r0 = coord(n.at.row, block) * n.shape.rows,
-          c0 = coord(n.at.col, block) * n.shape.cols;
+  int64_t b = coord(n.at.batch, block) + n.at.batch.offset,
+          r0 = coord(n.at.row, block) * n.shape.rows + n.at.row.offset,
+          c0 = coord(n.at.col, block) * n.shape.cols + n.at.col.offset;
   if (b >= x.batch) return;
   for (int64_t r = 0; r < n.shape.rows; ++r)
     for (int64_t c = 0; c < n.shape.cols; ++c)
@@ -99,7 +100,14 @@ std::vector<HostArray> Kernel::reference(const std::vector<HostArray>& inputs, s
               value[k] = n.reduce == Reduce::sum ? arg(0).sum({n.axis}, true) : arg(0).max({n.axis}, true);
               break;
             case Op::matmul:
-              value[k] = n.array >= 0 ? arg(0).matmul(inputs[size_t(slot[size_t(n.array)])]) : arg(0).matmul(arg(1));
+              if (n.array >= 0) {
+                int64_t row0 = n.at.row.offset;
+                value[k] = arg(0).matmul(inputs[size_t(slot[size_t(n.array)])]
+                                             .slice(0, row0, row0 + arg(0).shape()[1])
+                                             .slice(1, 0, n.shape.cols));
+              } else {
+                value[k] = arg(0).matmul(arg(1));
+              }
               break;
           }
         }

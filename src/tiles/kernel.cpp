@@ -122,12 +122,15 @@ void Kernel::validate(const gpu::Context& ctx, const std::vector<Tensor>& inputs
   for (const auto& n : g.nodes) {
     if (n.op != detail::Op::matmul || n.array < 0) continue;
     size_t slot = size_t(std::find(ins.begin(), ins.end(), n.array) - ins.begin());
-    Shape want = {g.nodes[size_t(n.args[0])].shape.cols, n.shape.cols};
-    if (inputs[slot].shape() != want)
-      throw Error(ErrorKind::Shape, label + ", tile_matmul: B is the whole array '" + g.arrays[size_t(n.array)].name +
-                                        "', which must be " + shape_str(want) + " to multiply a " +
-                                        detail::shape_text(g.nodes[size_t(n.args[0])].shape) + " tile; got " +
-                                        inputs[slot].describe());
+    int64_t rows = n.at.row.offset + g.nodes[size_t(n.args[0])].shape.cols, cols = n.shape.cols;
+    const Tensor& b = inputs[slot];
+    if (b.rank() != 2 || b.shape(0) < rows || b.shape(1) < cols)
+      throw Error(ErrorKind::Shape, label + ", tile_matmul: B is rows " + std::to_string(n.at.row.offset) + " … " +
+                                        std::to_string(rows - 1) + " and columns 0 … " + std::to_string(cols - 1) +
+                                        " of '" + g.arrays[size_t(n.array)].name + "' (to multiply a " +
+                                        detail::shape_text(g.nodes[size_t(n.args[0])].shape) +
+                                        " tile), which must be rank 2 with at least " + shape_str({rows, cols}) +
+                                        "; got " + b.describe());
   }
   check_tensors(g, backward, outputs, g.outputs(), backward ? "output gradients" : "outputs");
 }
