@@ -5,6 +5,7 @@
 // GPU work.
 #include "surfgrad/tiles.hpp"
 
+#include "surfgrad/demos.hpp"
 #include "surfgrad/gradcheck.hpp"
 #include "tensor/unary_ops.hpp"
 #include "test_util.hpp"
@@ -382,4 +383,30 @@ TEST(TileErrors, RefusedBeforeAnyGpuWork) {
                {"'wide' (backward)", "11 tensors", "differentiable = false"});
   EXPECT_EQ(ctx()->pending_dispatches(), 0u);
   EXPECT_EQ(ctx()->pool_stats().allocations, allocations);
+}
+
+// ---- the fused MLP demo
+
+// The fused network computes the same function as the unfused one from the same parameters, and
+// both learn (the gradients themselves are checked above, on a whole kernel and per primitive).
+TEST(TileMlp, FusedMatchesUnfusedAndLearns) {
+  demos::TileMlpOptions o;
+  o.side = 12;  // 144 pixels: 18 blocks of 8
+  o.hidden = 16;
+  o.layers = 2;
+  o.steps = 80;
+  o.lr = 1e-2;
+  o.fused = true;
+  auto fused = demos::train_tile_mlp(ctx(), o);
+  o.fused = false;
+  auto unfused = demos::train_tile_mlp(ctx(), o);
+  EXPECT_NEAR(fused.first_loss, unfused.first_loss, 1e-5 + 1e-4 * unfused.first_loss);
+  EXPECT_LT(fused.final_loss, 0.5 * fused.first_loss);
+  EXPECT_LT(unfused.final_loss, 0.5 * unfused.first_loss);
+  EXPECT_LT(fused.dispatches_per_step, unfused.dispatches_per_step);
+  EXPECT_GT(fused.workgroup_bytes, 0u);
+  EXPECT_NE(fused.forward_wgsl.find("tile_matmul(t0_coords, params[rows 0 +2, cols 0 +16] in global memory)"),
+            std::string::npos)
+      << fused.forward_wgsl;
+  EXPECT_NE(fused.backward_wgsl.find("d_params"), std::string::npos);
 }
