@@ -317,6 +317,13 @@ TEST(TileGradcheck, WholeKernelTwoLayerPerceptron) {
   EXPECT_NE(bwd.find("adjoint of t2_matmul"), std::string::npos) << bwd;
   EXPECT_NE(bwd.find("d_w1"), std::string::npos) << bwd;
   EXPECT_EQ(bwd.find("d_x"), std::string::npos) << bwd;
+  // x wants no gradient: neither its adjoint tile nor the product that would feed it exists.
+  EXPECT_EQ(bwd.find("a0_x"), std::string::npos) << bwd;
+  // Portable f32 atomics are compare-and-swap loops; with the device's atomic<f32>, atomicAdd.
+  EXPECT_NE(bwd.find("atomicCompareExchangeWeak(&d_w1["), std::string::npos) << bwd;
+  std::string native = k.backward_wgsl(true);
+  EXPECT_NE(native.find("atomicAdd(&d_w1["), std::string::npos) << native;
+  EXPECT_EQ(native.find("atomicCompareExchangeWeak"), std::string::npos) << native;
 }
 
 // ---- errors, before any GPU work

@@ -145,9 +145,11 @@ class Kernel {
   const std::string& name() const;
   int threads() const;
   // The generated WGSL bodies (what kernels::Program::generated compiles, before the seam adds
-  // its preamble): the forward kernel and the backward kernel (replay + adjoints).
-  std::string forward_wgsl() const;
-  std::string backward_wgsl() const;
+  // its preamble): the forward kernel and the backward kernel (replay + adjoints). Atomic f32
+  // adds are compare-and-swap loops unless `float_atomics` (launches use the device's atomic<f32>
+  // where it has them: gpu::Features::float32_atomics).
+  std::string forward_wgsl(bool float_atomics = false) const;
+  std::string backward_wgsl(bool float_atomics = false) const;
   // Workgroup memory the forward / backward kernel needs, in bytes.
   uint64_t workgroup_bytes(bool backward) const;
 

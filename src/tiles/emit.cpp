@@ -52,6 +52,10 @@ std::string at_text(const Graph& g, int array, TileShape s, At at) {
 }  // namespace
 
 void emit_atomic_add_f32(Wgsl& w, const std::string& word, const std::string& value) {
+  if (w.float_atomics) {
+    w.line("atomicAdd(&" + word + ", " + value + ");");
+    return;
+  }
   w.line("var old = atomicLoad(&" + word + ");");
   w.open("loop {");
   w.line("let swap = atomicCompareExchangeWeak(&" + word + ", old, bitcast<u32>(bitcast<f32>(old) + " + value + "));");

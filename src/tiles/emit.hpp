@@ -20,6 +20,11 @@ class Wgsl {
   // a barrier, so the next primitive sees every thread's elements.
   void each(const Graph& g, TileShape shape, const std::function<void()>& body, bool barrier = true);
   const std::string& text() const { return out_; }
+  // f32 atomic adds in hardware (atomic<f32>, where the device has them) rather than
+  // compare-and-swap loops on u32 words: one instruction instead of a retry loop that contended
+  // words (every block adding into one weight gradient) serialise on.
+  bool float_atomics = false;
+  std::string atomic_array() const { return float_atomics ? "array<atomic<f32>>" : "array<atomic<u32>>"; }
 
  private:
   std::string out_;

@@ -81,7 +81,8 @@ std::string unary_derivative_wgsl(Unary op);
 double unary_host(Unary op, double x);
 
 // The generated kernels (forward.cpp / backward.cpp share the per-primitive emitters).
-std::string forward_wgsl(const Graph& g);
-std::string backward_wgsl(const Graph& g);
+// `float_atomics`: the device adds f32 atomically in hardware (see Wgsl::float_atomics).
+std::string forward_wgsl(const Graph& g, bool float_atomics);
+std::string backward_wgsl(const Graph& g, bool float_atomics);
 
 }  // namespace surfgrad::tiles::detail

@@ -65,8 +65,8 @@ std::vector<Tensor> dense_all(const std::vector<Tensor>& ts) {
 
 }  // namespace
 
-std::string Kernel::forward_wgsl() const { return detail::forward_wgsl(*graph_); }
-std::string Kernel::backward_wgsl() const { return detail::backward_wgsl(*graph_); }
+std::string Kernel::forward_wgsl(bool float_atomics) const { return detail::forward_wgsl(*graph_, float_atomics); }
+std::string Kernel::backward_wgsl(bool float_atomics) const { return detail::backward_wgsl(*graph_, float_atomics); }
 
 uint64_t Kernel::workgroup_bytes(bool backward) const { return detail::plan_memory(*graph_, backward).bytes(); }
 
@@ -140,7 +140,7 @@ void Kernel::launch(const std::vector<Tensor>& inputs, const std::vector<Tensor>
   const gpu::ContextPtr& ctx = (inputs.empty() ? outputs : inputs)[0].context();
   validate(*ctx, inputs, outputs, grid, false);
   std::vector<Tensor> in = dense_all(inputs);
-  std::string source = forward_wgsl();
+  std::string source = forward_wgsl(ctx->features().float32_atomics);
   // The source is the key: two kernels of one name but different programs never share a pipeline.
   auto program = kernels::Program::generated(ctx, "tiles|" + source, [&] { return source; });
   std::vector<kernels::Arg> args;
@@ -170,7 +170,7 @@ void Kernel::launch_backward(const std::vector<Tensor>& inputs, const std::vecto
     ++d;
   }
   std::vector<Tensor> in = dense_all(inputs), dout = dense_all(output_grads);
-  std::string source = backward_wgsl();
+  std::string source = backward_wgsl(ctx->features().float32_atomics);
   auto program = kernels::Program::generated(ctx, "tiles|" + source, [&] { return source; });
   std::vector<kernels::Arg> args;
   for (const Tensor& t : in) args.emplace_back(t);

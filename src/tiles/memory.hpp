@@ -30,8 +30,10 @@ struct MemoryPlan {
 };
 
 MemoryPlan plan_memory(const Graph& g, bool backward);
-// Per node, whether its adjoint runs: stores and atomic adds, and tiles read by a node whose
-// adjoint runs (a tile whose value reaches no output has a zero adjoint).
+// Per node, whether a gradient flows back through it: it depends on a differentiable input.
+std::vector<bool> needs_grad(const Graph& g);
+// Per node, whether its adjoint runs: it needs a gradient and its value reaches an output (a
+// store or atomic add whose adjoint runs). Others have no adjoint tile and no code.
 std::vector<bool> adjoint_runs(const Graph& g);
 
 }  // namespace surfgrad::tiles::detail
