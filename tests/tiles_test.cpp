@@ -326,6 +326,28 @@ TEST(TileGradcheck, WholeKernelTwoLayerPerceptron) {
   EXPECT_EQ(native.find("atomicCompareExchangeWeak"), std::string::npos) << native;
 }
 
+// Tiles share workgroup memory by lifetime: a chain of doublings keeps two tiles live in the
+// forward (the one read, the one made) and, as the adjoint of an add reads no values, at most
+// three in the backward; the result and its gradient stay right.
+TEST(TileMemory, TilesShareSlotsByLifetime) {
+  tl::Kernel k("doublings", 64);
+  tl::Array x = k.input("x"), y = k.output("y");
+  tl::At at{tl::Coord::block(0), 0};
+  tl::Tile t = tl::tile_load(x, {6, 5}, at);
+  for (int i = 0; i < 10; ++i) t = t + t;
+  tl::tile_store(y, t, at);
+  const uint64_t tile = 6 * 5 * 4;
+  EXPECT_EQ(k.workgroup_bytes(false), 2 * tile);
+  EXPECT_LE(k.workgroup_bytes(true), 3 * tile);
+  Tensor a = rand_tensor({11, 5}, 77);
+  expect_reference(k, {a}, {11, 5}, {2, 1, 1}, "doublings", {1e-5, 1e-6});
+  GradcheckOptions opt;
+  opt.atol = 0.1;  // d y / d x = 1024 everywhere, exact in f32; the finite differences carry rounding
+  auto f = [&](const auto& xs) { return k(xs, {11, 5}, {2, 1, 1}); };
+  GradcheckResult r = gradcheck(f, {a}, opt);
+  EXPECT_TRUE(r.ok) << r.report;
+}
+
 // ---- errors, before any GPU work
 
 TEST(TileErrors, ShapeMismatchesNamePrimitiveAndShapes) {
