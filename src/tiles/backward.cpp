@@ -38,8 +38,10 @@ void emit_adjoint(Wgsl& w, const Graph& g, int n, const std::vector<bool>& needs
       int x = node.args[0];
       std::string f = std::string("unary_") + unary_name(node.unary) + "_derivative";
       w.line("// adjoint of " + tn(n) + ": " + an(x) + " += " + an(n) + " · f'(x)");
-      w.each(g, node.shape,
-             [&] { w.line(a(x) + "[e] += " + a(n) + "[e] * " + f + "(" + t(x) + "[e], " + t(n) + "[e]);"); });
+      // Only the tiles the derivative reads are still live here (memory.cpp); 0.0 for the other.
+      UnaryReads reads = unary_derivative_reads(node.unary);
+      std::string xv = reads.x ? t(x) + "[e]" : "0.0", yv = reads.y ? t(n) + "[e]" : "0.0";
+      w.each(g, node.shape, [&] { w.line(a(x) + "[e] += " + a(n) + "[e] * " + f + "(" + xv + ", " + yv + ");"); });
       return;
     }
     case Op::binary: {

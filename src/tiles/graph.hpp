@@ -79,6 +79,10 @@ const char* unary_name(Unary op);
 std::string unary_wgsl(Unary op);
 std::string unary_derivative_wgsl(Unary op);
 double unary_host(Unary op, double x);
+struct UnaryReads {
+  bool x, y;
+};
+UnaryReads unary_derivative_reads(Unary op);
 
 // The generated kernels (forward.cpp / backward.cpp share the per-primitive emitters).
 // `float_atomics`: the device adds f32 atomically in hardware (see Wgsl::float_atomics).

@@ -15,7 +15,11 @@ std::vector<int> adjoint_reads(const Graph& g, int n, const std::vector<bool>& n
   auto wants = [&](size_t i) { return bool(needs[size_t(node.args[i])]); };
   switch (node.op) {
     case Op::unary:
-      if (wants(0)) r = {node.args[0], n};
+      if (wants(0)) {
+        UnaryReads reads = unary_derivative_reads(node.unary);
+        if (reads.x) r.push_back(node.args[0]);
+        if (reads.y) r.push_back(n);
+      }
       break;
     case Op::reduce:
       if (node.reduce == Reduce::max && wants(0)) r = {node.args[0], n};

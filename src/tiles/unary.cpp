@@ -33,12 +33,32 @@ std::string unary_derivative_wgsl(Unary op) {
     case Unary::cos: return "-sin(x)";
     case Unary::tanh: return "1.0 - y * y";
     case Unary::sigmoid: return "y * (1.0 - y)";
-    case Unary::relu: return "select(0.0, 1.0, x > 0.0)";
+    case Unary::relu: return "select(0.0, 1.0, y > 0.0)";  // y > 0 exactly where x > 0
     case Unary::gelu:
       // d/dx 0.5·x·(1 + tanh(u)), u = c·(x + 0.044715·x³)
       return "gelu_derivative(x)";
   }
   throw Error(ErrorKind::Value, "tile_map: unary op " + std::to_string(int(op)) + " has no derivative in WGSL");
+}
+
+UnaryReads unary_derivative_reads(Unary op) {
+  // Which of x, y the derivative above reads: the backward keeps only those tiles live (a ReLU
+  // network's pre-activations die after the forward replay).
+  switch (op) {
+    case Unary::neg: return {false, false};
+    case Unary::exp:
+    case Unary::sqrt:
+    case Unary::rsqrt:
+    case Unary::tanh:
+    case Unary::sigmoid:
+    case Unary::relu: return {false, true};
+    case Unary::abs:
+    case Unary::log:
+    case Unary::sin:
+    case Unary::cos:
+    case Unary::gelu: return {true, false};
+  }
+  return {true, true};
 }
 
 }  // namespace surfgrad::tiles::detail
