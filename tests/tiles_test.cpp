@@ -262,6 +262,23 @@ TEST(TileGradcheck, EachPrimitive) {
   }
 }
 
+// Rank-3 arrays: one workgroup per batch element (grid axis z) and row tile (axis x), a matrix
+// shared by the whole batch, a row-sum reduction; the batch's gradients land in the right slices.
+TEST(TileGradcheck, BatchedOnGridAxisZ) {
+  const int64_t batch = 3, rows = 7, cols = 4;
+  const int tm = 3;
+  tl::Kernel k("batched", 16);
+  tl::Array x = k.input("x"), w = k.input("w"), y = k.output("y");
+  tl::At at{tl::Coord::block(0), 0, tl::Coord::block(2)};
+  tl::Tile xt = tl::tile_load(x, {tm, int(cols)}, at);
+  tl::Tile h = tl::tile_map(tl::Unary::sigmoid, tl::tile_matmul(xt, tl::tile_load(w, {int(cols), 2})));
+  tl::tile_store(y, tl::tile_sum(h * h, 1), at);
+  Tensor xs = rand_tensor({batch, rows, cols}, 12), ws = rand_tensor({cols, 2}, 13, -1, 1);
+  tl::Grid grid{blocks(rows, tm), 1, uint32_t(batch)};
+  expect_reference(k, {xs, ws}, {batch, rows, 1}, grid, "batched", {1e-5, 1e-4});
+  check_grad(k, {xs, ws}, {batch, rows, 1}, grid, "batched");
+}
+
 TEST(TileGradcheck, UnaryTableOps) {
   for (const UnarySpec& spec : unary_specs()) {
     std::vector<std::pair<double, double>> ranges = {{spec.grad_lo, spec.grad_hi}};

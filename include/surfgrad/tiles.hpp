@@ -21,6 +21,12 @@
 // output's gradient). `k(std::vector<HostArray>...)` interprets the same program in float64 on
 // the host — the reference for tests and for gradcheck. SURFGRAD_DUMP_WGSL=DIR writes both
 // generated kernels (with a comment per primitive) as they are compiled. Element type: f32.
+//
+// Memory: every tile lives in workgroup memory, and tiles whose lifetimes do not overlap share
+// it (the backward kernel keeps a value only while an adjoint still reads it); weights that
+// every block reads can stay in global memory (the tile_matmul overload taking an Array).
+// Inputs declared with differentiable = false (data) get no gradient and no adjoint work. A
+// Var made by a kernel shares the kernel's program: add no primitives to it before backward.
 #pragma once
 #include <cstdint>
 #include <memory>
