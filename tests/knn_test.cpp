@@ -1,7 +1,9 @@
-// Exact kNN on the GPU against brute force in float64 on the host: one and several row blocks,
-// one and several segments per row (automatic: one on CPU adapters; 512 columns given).
+// Exact kNN on the GPU against brute force in float64 on the host: the streaming kernel
+// (knn_exact) on fuzzed shapes, ties and duplicates, and the blocked baseline (knn_exact_blocked)
+// with one and several row blocks and segments.
 #include <algorithm>
 #include <numeric>
+#include <random>
 
 #include "surfgrad/maps.hpp"
 #include "test_util.hpp"
@@ -9,7 +11,93 @@
 using namespace sgtest;
 using namespace surfgrad;
 
-TEST(Knn, MatchesHostBruteForce) {
+namespace {
+
+// Every row's true neighbours as (squared distance, id), sorted, the point itself left out.
+std::vector<std::vector<std::pair<double, int>>> host_lists(const std::vector<double>& x, int64_t n, int64_t d) {
+  std::vector<std::vector<std::pair<double, int>>> lists(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    auto& all = lists[size_t(i)];
+    for (int64_t j = 0; j < n; ++j) {
+      if (j == i) continue;
+      double s = 0;
+      for (int64_t c = 0; c < d; ++c) {
+        double t = x[size_t(i * d + c)] - x[size_t(j * d + c)];
+        s += t * t;
+      }
+      all.emplace_back(s, int(j));
+    }
+    std::sort(all.begin(), all.end());
+  }
+  return lists;
+}
+
+// Distances within rounding of the reference; ids equal except where the reference's distances
+// are equal to rounding (then either order is right). Returns the number of mismatched ids.
+int compare_lists(const KnnResult& r, const std::vector<std::vector<std::pair<double, int>>>& ref, int64_t row0, int k,
+                  const std::string& what) {
+  int64_t rows = r.indices.shape(0);
+  auto idx = r.indices.to_vector<int32_t>();
+  auto dist = r.distances.to_vector<float>();
+  int mismatched = 0;
+  for (int64_t i = 0; i < rows; ++i) {
+    const auto& all = ref[size_t(row0 + i)];
+    for (int q = 0; q < k; ++q) {
+      double want = all[size_t(q)].first, tol = 1e-4 * (1 + want);
+      EXPECT_NEAR(dist[size_t(i * k + q)], want, tol) << what << " row " << row0 + i << " rank " << q;
+      bool tie_after = q + 1 < int(all.size()) && std::abs(all[size_t(q + 1)].first - want) <= 2 * tol;
+      bool tie_before = q > 0 && std::abs(all[size_t(q - 1)].first - want) <= 2 * tol;
+      if (idx[size_t(i * k + q)] != all[size_t(q)].second && !tie_after && !tie_before) ++mismatched;
+      EXPECT_NE(idx[size_t(i * k + q)], int(row0 + i)) << what << ": a point is not its own neighbour";
+    }
+  }
+  return mismatched;
+}
+
+}  // namespace
+
+TEST(Knn, StreamingMatchesHostOnFuzzedShapes) {
+  // N around and off the tile sizes (64 and 128), D off the staging step (8), k up to 128.
+  std::mt19937 rng(2026);
+  std::vector<std::tuple<int64_t, int64_t, int>> cases = {{300, 17, 10}, {129, 3, 128}, {40, 1, 1}, {65, 50, 64}};
+  for (int c = 0; c < 6; ++c) {
+    int64_t n = 2 + int64_t(rng() % 1400), d = 1 + int64_t(rng() % 70);
+    int k = 1 + int(rng() % uint32_t(std::min<int64_t>(n - 1, 128)));
+    cases.emplace_back(n, d, k);
+  }
+  for (auto [n, d, k] : cases) {
+    Ref x = random_ref({n, d}, uint32_t(n * 131 + d), DType::f32, -1, 1);
+    KnnResult r = knn_exact(upload(x, DType::f32), k);
+    ASSERT_EQ(r.indices.shape(), Shape({n, k}));
+    std::string what = "n " + std::to_string(n) + " d " + std::to_string(d) + " k " + std::to_string(k);
+    EXPECT_EQ(compare_lists(r, host_lists(x.v, n, d), 0, k, what), 0) << what;
+  }
+}
+
+TEST(Knn, StreamingBreaksTiesByIndex) {
+  // Small integer coordinates: every squared distance is exact in f32, many are equal, and
+  // every point has duplicates. The lists must be exactly the reference's (distance, id) order.
+  for (auto [n, d, k] : std::vector<std::tuple<int64_t, int64_t, int>>{{500, 3, 40}, {300, 9, 90}, {150, 1, 128}}) {
+    std::vector<double> v(size_t(n * d));
+    std::mt19937 rng(uint32_t(n + d));
+    for (auto& e : v) e = double(int(rng() % 5) - 2);
+    Tensor x = Tensor::from_vector(ctx(), std::vector<float>(v.begin(), v.end()), {n, d});
+    KnnResult r = knn_exact(x, k);
+    auto ref = host_lists(v, n, d);
+    auto idx = r.indices.to_vector<int32_t>();
+    auto dist = r.distances.to_vector<float>();
+    for (int64_t i = 0; i < n; ++i)
+      for (int q = 0; q < k; ++q) {
+        ASSERT_EQ(idx[size_t(i * k + q)], ref[size_t(i)][size_t(q)].second)
+            << "n " << n << " row " << i << " rank " << q;
+        ASSERT_EQ(double(dist[size_t(i * k + q)]), ref[size_t(i)][size_t(q)].first) << "row " << i << " rank " << q;
+      }
+    // And the same bits again (no dependence on timing).
+    EXPECT_EQ(knn_exact(x, k).indices.to_vector<int32_t>(), idx);
+  }
+}
+
+TEST(Knn, BlockedMatchesHostBruteForce) {
   for (auto [n, d, k, block, segment] :
        std::vector<std::tuple<int64_t, int64_t, int, int64_t, int64_t>>{{300, 17, 10, 0, 0},
                                                                         {257, 3, 5, 64, 0},
@@ -19,34 +107,10 @@ TEST(Knn, MatchesHostBruteForce) {
                                                                         {1300, 8, 6, 500, 512},
                                                                         {300, 17, 10, 0, 10}}) {
     Ref x = random_ref({n, d}, uint32_t(n + d), DType::f32, -1, 1);
-    KnnResult r = knn_exact(upload(x, DType::f32), k, block, segment);
+    KnnResult r = knn_exact_blocked(upload(x, DType::f32), k, 0, n, block, segment);
     ASSERT_EQ(r.indices.shape(), Shape({n, k}));
-    auto idx = r.indices.to_vector<int32_t>();
-    auto dist = r.distances.to_vector<float>();
-    int mismatched = 0;
-    for (int64_t i = 0; i < n; ++i) {
-      std::vector<std::pair<double, int>> all;
-      for (int64_t j = 0; j < n; ++j) {
-        if (j == i) continue;
-        double s = 0;
-        for (int64_t c = 0; c < d; ++c) {
-          double t = x.v[size_t(i * d + c)] - x.v[size_t(j * d + c)];
-          s += t * t;
-        }
-        all.emplace_back(s, int(j));
-      }
-      std::sort(all.begin(), all.end());
-      for (int q = 0; q < k; ++q) {
-        EXPECT_NEAR(dist[size_t(i * k + q)], all[size_t(q)].first, 1e-4 * (1 + all[size_t(q)].first)) << "row " << i;
-        // Indices must agree except where two distances are equal to rounding.
-        if (idx[size_t(i * k + q)] != all[size_t(q)].second &&
-            std::abs(all[size_t(q)].first - all[size_t(std::min(q + 1, k - 1))].first) > 1e-5 &&
-            (q == 0 || std::abs(all[size_t(q)].first - all[size_t(q - 1)].first) > 1e-5))
-          ++mismatched;
-        EXPECT_NE(idx[size_t(i * k + q)], int(i)) << "a point is not its own neighbour";
-      }
-    }
-    EXPECT_EQ(mismatched, 0) << "n " << n << " d " << d << " k " << k;
+    std::string what = "blocked n " + std::to_string(n) + " d " + std::to_string(d) + " k " + std::to_string(k);
+    EXPECT_EQ(compare_lists(r, host_lists(x.v, n, d), 0, k, what), 0) << what;
   }
 }
 
@@ -56,14 +120,16 @@ TEST(Knn, BadInput) {
   EXPECT_THROW(knn_exact(x, 0), Error);
   EXPECT_THROW(knn_exact(x.reshape({30}), 3), Error);
   EXPECT_THROW(knn_exact(x.cast(DType::i32), 3), Error);
+  EXPECT_THROW(knn_exact(x, 129), Error);
+  EXPECT_THROW(knn_exact_blocked(x, 10, 0, 10), Error);
 }
 
-TEST(Knn, DefaultBlocksFitTheBindingLimit) {
+TEST(Knn, BlockedDefaultBlocksFitTheBindingLimit) {
   // 12,000 points need 576 MB of distances at once, past lavapipe's 128 MiB binding limit: the
   // default blocks must stay within it (this failed on lavapipe before the limit was used).
   int64_t n = 12000;
   Tensor x = Tensor::normal(ctx(), {n, 2}, 5);
-  KnnResult r = knn_exact(x, 3);
+  KnnResult r = knn_exact_blocked(x, 3, 0, n);
   EXPECT_EQ(r.indices.shape(), Shape({n, 3}));
   auto d = r.distances.slice(0, 0, 100).to_vector<float>();
   for (size_t i = 0; i + 1 < d.size(); i += 3) EXPECT_LE(d[i], d[i + 1]);
@@ -99,11 +165,17 @@ TEST(Knn, NeighbourDescentRecallsMostExactNeighbours) {
 TEST(Knn, RowsAndSampledRecall) {
   Tensor x = Tensor::normal(ctx(), {700, 12}, 41);
   KnnResult all = knn_exact(x, 7);
-  // Several blocks inside the range; one segment a row (the CPU default) or segments of 64.
+  // The streaming kernel on a row range (off its 64/128-row blocks) gives the same bits.
+  KnnResult part = knn_exact_rows(x, 7, 300, 420);
+  EXPECT_EQ(part.indices.to_vector<int32_t>(), all.indices.slice(0, 300, 420).to_vector<int32_t>());
+  EXPECT_EQ(part.distances.to_vector<float>(), all.distances.slice(0, 300, 420).to_vector<float>());
+  // The blocked path: several blocks inside the range; one segment a row (the CPU default) or
+  // segments of 64. Same ids; distances to rounding (another summation order).
   for (int64_t segment : {0, 64}) {
-    KnnResult rows = knn_exact_rows(x, 7, 300, 420, 50, segment);
+    KnnResult rows = knn_exact_blocked(x, 7, 300, 420, 50, segment);
     EXPECT_EQ(rows.indices.to_vector<int32_t>(), all.indices.slice(0, 300, 420).to_vector<int32_t>());
-    EXPECT_EQ(rows.distances.to_vector<float>(), all.distances.slice(0, 300, 420).to_vector<float>());
+    auto got = rows.distances.to_vector<float>(), want = all.distances.slice(0, 300, 420).to_vector<float>();
+    for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-4 * (1 + want[i]));
   }
   EXPECT_THROW(knn_exact_rows(x, 7, 500, 500), Error);
   EXPECT_THROW(knn_exact_rows(x, 7, 600, 701), Error);

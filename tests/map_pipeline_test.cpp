@@ -80,6 +80,29 @@ TEST(MapPipeline, UmapWithPcaEqualsTheSeparateCalls) {
   EXPECT_EQ(r.embedding.to_vector<float>(), umap(f, u, {}, &nn).to_vector<float>());
 }
 
+TEST(MapPipeline, KnnMethodIsHonoured) {
+  // 300 points: Auto is exact; Descent is asked for by name, runs, and reports its sampled recall.
+  Tensor x = clusters(300);
+  MapOptions o = small_tsne();
+  o.tsne.iterations = 20;
+  o.knn = KnnMethod::Descent;
+  o.recall_sample = 100;
+  MapResult r = map_points(x, o);
+  EXPECT_TRUE(r.approximate_knn);
+  EXPECT_GT(r.knn_recall, 0.5);
+  EXPECT_LE(r.knn_recall, 1.0);
+  EXPECT_EQ(r.neighbours.indices.to_vector<int32_t>(),
+            nearest_neighbours(x, r.k, o.seed, KnnMethod::Descent).indices.to_vector<int32_t>());
+  o.knn = KnnMethod::Exact;
+  MapResult e = map_points(x, o);
+  EXPECT_FALSE(e.approximate_knn);
+  EXPECT_EQ(e.neighbours.indices.to_vector<int32_t>(), knn_exact(x, e.k).indices.to_vector<int32_t>());
+  // Auto: exact below kExactKnnLimit on every adapter; descent on CPU adapters past it.
+  EXPECT_TRUE(knn_is_exact(*ctx(), 300, 16, KnnMethod::Auto));
+  EXPECT_EQ(knn_is_exact(*ctx(), 100000, 50, KnnMethod::Auto), !ctx()->info().is_cpu);
+  EXPECT_FALSE(knn_is_exact(*ctx(), 300, 16, KnnMethod::Descent));
+}
+
 TEST(MapPipeline, EveryOptionOutOfRangeIsAValueErrorNamingIt) {
   const int64_t n = 1000, d = 20;
   struct Case {

@@ -2,7 +2,9 @@
 // seed; the perplexity/N check.
 #include <algorithm>
 #include <fstream>
+#include <random>
 
+#include "maps/layout.hpp"
 #include "surfgrad/io.hpp"
 #include "surfgrad/maps.hpp"
 #include "surfgrad/reference.hpp"
@@ -231,6 +233,49 @@ TEST(Umap, SeparatesClustersAndIsDeterministic) {
   EXPECT_GT(q.knn_recall, 0.15);
   EXPECT_EQ(umap(x, {.epochs = 200}).to_vector<float>(), y.to_vector<float>()) << "same seed, same device: same map";
   EXPECT_THROW(umap(x, {.n_neighbors = 600}), Error);
+}
+
+TEST(Umap, FuzzyUnionMatchesHost) {
+  // Random lists (some pairs both ways, some one way, a few −1 slots) and memberships, against
+  // the union computed in float64 on the host.
+  int64_t n = 300;
+  int k = 7;
+  std::mt19937 rng(5);
+  std::vector<int32_t> idx(static_cast<size_t>(n * k));
+  std::vector<float> w(idx.size());
+  for (int64_t i = 0; i < n; ++i)
+    for (int s = 0; s < k; ++s) {
+      // Neighbours among the next 12 points (wrapping), so many pairs appear both ways.
+      idx[size_t(i * k + s)] = rng() % 40 == 0 ? -1 : int32_t((i + 1 + rng() % 12) % n);
+      w[size_t(i * k + s)] = float(rng() % 1000) / 1000.0f;
+    }
+  int epochs = 20;
+  Tensor u = umap_fuzzy_union(Tensor::from_vector(ctx(), w, {n, k}), Tensor::from_vector(ctx(), idx, {n, k}), epochs);
+  std::vector<double> want(idx.size());
+  double umax = 0;
+  for (int64_t e = 0; e < n * k; ++e) {
+    int64_t i = e / k, j = idx[size_t(e)];
+    double a = w[size_t(e)], b = 0;
+    bool both = false;
+    for (int s = 0; j >= 0 && s < k && !both; ++s)
+      if (idx[size_t(j * k + s)] == i) b = w[size_t(j * k + s)], both = true;
+    double v = a + b - a * b;
+    want[size_t(e)] = both ? v / 2 : v;
+    umax = std::max(umax, want[size_t(e)]);
+  }
+  auto got = u.to_vector<float>();
+  int zeroed = 0;
+  for (size_t e = 0; e < got.size(); ++e) {
+    double v = want[e] / umax;
+    if (std::abs(v - 1.0 / epochs) < 1e-5) continue;  // at the cut: either side is right
+    if (v < 1.0 / epochs) {
+      EXPECT_EQ(got[e], 0.0f) << e;
+      ++zeroed;
+    } else {
+      EXPECT_NEAR(got[e], v, 1e-5) << e;
+    }
+  }
+  EXPECT_GT(zeroed, 0) << "some weights fall below the cut";
 }
 
 TEST(PointBlocks, LoadInBlocksAndPcaOverBlocks) {

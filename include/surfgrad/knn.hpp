@@ -15,15 +15,20 @@ struct KnnResult {
   Tensor distances;  // f32 [N, k], squared Euclidean, ascending
 };
 
-// Exact k-nearest neighbours by brute force: squared distances |x|² + |y|² − 2·x·y for blocks of
-// rows through the tuned matmul (the other operand a transposed view, no copy), then a top-k
-// selection per row. block_rows = 0 picks a block whose distance tile fits half the adapter's
-// binding limit (and 256 MiB). segment = columns per selection thread: 0 picks max(4k, 512) on GPUs
-// (many threads), a whole row on CPU adapters (fewer list fills).
-KnnResult knn_exact(const Tensor& x, int k, int64_t block_rows = 0, int64_t segment = 0);
+// Exact k-nearest neighbours by brute force, in one streaming kernel: a workgroup owns a block of
+// rows and runs over all N points in tiles, with the inner products register-tiled like the
+// tuned matmul and each row's k best kept by a threshold and a small queue; no N×N (or block×N)
+// distance matrix is ever written. Ties are broken by the smaller index. x must fit one storage
+// binding (reduce D with pca() first at millions of points).
+KnnResult knn_exact(const Tensor& x, int k);
 // The same for the rows [row_begin, row_end) only (against all N points): [row_end − row_begin, k].
-KnnResult knn_exact_rows(const Tensor& x, int k, int64_t row_begin, int64_t row_end, int64_t block_rows = 0,
-                         int64_t segment = 0);
+KnnResult knn_exact_rows(const Tensor& x, int k, int64_t row_begin, int64_t row_end);
+// The path knn_exact replaced, kept as its benchmark baseline: squared distances for blocks of
+// rows through the tuned matmul, then a top-k selection per row. block_rows = 0 picks a block
+// whose distance tile fits half the adapter's binding limit (and 256 MiB); segment = columns per
+// selection thread (0: max(4k, 512) on GPUs, a whole row on CPU adapters).
+KnnResult knn_exact_blocked(const Tensor& x, int k, int64_t row_begin, int64_t row_end, int64_t block_rows = 0,
+                            int64_t segment = 0);
 
 // Approximate k-nearest neighbours by neighbour descent: random starting lists, then
 // `iterations` rounds in which every point keeps the k closest among B(i) and B(u) for u in
@@ -37,8 +42,13 @@ double knn_recall(const KnnResult& approx, const KnnResult& exact);
 // against exact lists computed for those points only.
 double knn_recall_sampled(const Tensor& x, const KnnResult& approx, int64_t sample = 1000);
 
-// The neighbours t-SNE and UMAP use: exact up to kExactKnnLimit points, else neighbour descent.
+// How t-SNE and UMAP find their neighbours. Auto: exact up to kExactKnnLimit points on every
+// adapter, and on GPUs (not CPU adapters) while N²·D ≤ kExactPairWorkOnGpu, where the streaming
+// exact kernel beats neighbour descent (measured on an H100, BENCHMARKS.md); descent past that.
+enum class KnnMethod { Auto, Exact, Descent };
 constexpr int64_t kExactKnnLimit = 20000;
-KnnResult nearest_neighbours(const Tensor& x, int k, uint64_t seed = 1);
+constexpr double kExactPairWorkOnGpu = 2e14;  // 2M points in 50-D
+bool knn_is_exact(const gpu::Context& ctx, int64_t n, int64_t d, KnnMethod method);
+KnnResult nearest_neighbours(const Tensor& x, int k, uint64_t seed = 1, KnnMethod method = KnnMethod::Auto);
 
 }  // namespace surfgrad

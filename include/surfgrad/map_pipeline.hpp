@@ -33,6 +33,8 @@ struct MapOptions {
   // kNN on this many principal components: −1 auto (50 past kExactKnnLimit points, where kNN is
   // approximate; none below), 0 off, else 1..D.
   int pca_components = -1;
+  // Exact kNN or neighbour descent; Auto picks by size and adapter (knn_is_exact).
+  KnnMethod knn = KnnMethod::Auto;
   // One seed for PCA, kNN descent and the layout; it replaces tsne.seed and umap.seed.
   uint64_t seed = 1;
   // Points whose exact neighbours are computed to measure the approximate kNN's recall (0: skip).

@@ -229,7 +229,7 @@ struct BenchArgs {
 }  // namespace
 
 void add_bench_commands(CLI::App& app, CommandFn& chosen) {
-  CLI::App* bench = app.add_subcommand("bench", "benchmarks: elementwise, dispatch, train, matmul");
+  CLI::App* bench = app.add_subcommand("bench", "benchmarks: elementwise, dispatch, train, matmul, knn, coop");
   bench->require_subcommand(1);
   auto a = std::make_shared<BenchArgs>();
   auto json_option = [&](CLI::App* sub) {
@@ -266,6 +266,7 @@ void add_bench_commands(CLI::App& app, CommandFn& chosen) {
   add_bench_matmul_command(*bench, chosen);
   add_bench_coop_command(*bench, chosen);
   add_tile_mlp_bench(*bench, chosen);
+  add_bench_knn_command(*bench, chosen);
 }
 
 }  // namespace surfgrad::cli

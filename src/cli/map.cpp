@@ -21,7 +21,7 @@ namespace {
 constexpr int64_t kBuiltinDims = 768;  // builtin_point_blocks' dimensions
 
 struct MapArgs {
-  std::string input, out = "map", labels, method = "tsne", repulsion = "auto", init = "pca";
+  std::string input, out = "map", labels, method = "tsne", repulsion = "auto", init = "pca", knn = "auto";
   int64_t points = 5000;
   MapOptions map;
 };
@@ -35,6 +35,7 @@ int run_map(const gpu::ContextPtr& ctx, MapArgs& a) {
                        : a.repulsion == "fft" ? Repulsion::Fft
                                               : Repulsion::Auto;
   opt.tsne.pca_init = a.init == "pca";
+  opt.knn = a.knn == "exact" ? KnnMethod::Exact : a.knn == "descent" ? KnnMethod::Descent : KnnMethod::Auto;
   // Refuse a bad output name, or one that would overwrite an input, before any work.
   StagedOutputs outputs(a.out, {".npy", ".csv", ".png"}, {a.input, a.labels}, "-o");
   if (a.input.empty()) check_usage([&] { check_map_fits(ctx, opt, a.points, kBuiltinDims); });  // before generating
@@ -127,6 +128,10 @@ void add_map_commands(CLI::App& app, CommandFn& chosen) {
   map->add_option("--pca", a->map.pca_components,
                   "kNN on this many principal components: -1 auto (50 past 20,000 points), 0 off, else 1..D")
       ->check(integer_in<int>(-1, 1 << 20))
+      ->capture_default_str();
+  map->add_option("--knn", a->knn,
+                  "neighbours: exact, descent, or auto (exact up to 20,000 points, and on GPUs while N²·D <= 5e14)")
+      ->check(one_of({"auto", "exact", "descent"}))
       ->capture_default_str();
   map->add_option("--recall-sample", a->map.recall_sample,
                   "points on which approximate kNN's recall is measured (0: skip)")

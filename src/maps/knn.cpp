@@ -1,7 +1,9 @@
-// Exact kNN: distance tiles through matmul, then per-row top-k (topk_rows.wgsl).
+// Exact kNN: the streaming kernel (knn_fused.cpp), and the blocked path it replaced (distance
+// tiles through matmul, then per-row top-k in topk_rows.wgsl), kept as its benchmark baseline.
 #include <algorithm>
 
 #include "maps/graph.hpp"
+#include "maps/knn_fused.hpp"
 #include "surfgrad/maps.hpp"
 #include "tensor/internal.hpp"
 
@@ -11,16 +13,11 @@ namespace surfgrad {
 // which the host folds into the output offset: a 10th parameter is not needed.
 static kernels::Params offset_rows(kernels::Params meta, int64_t r0, int k) { return meta.add(r0 * k); }
 
-KnnResult knn_exact(const Tensor& x, int k, int64_t block_rows, int64_t segment) {
+// Checks shared by both exact paths: f32 [N, D] points, 1 ≤ k < N (k ≤ 128), a non-empty row range.
+static void check_exact(const Tensor& x, int k, int64_t row_begin, int64_t row_end) {
   if (x.rank() != 2) throw Error(ErrorKind::Shape, "knn: points must be [N, D], got " + x.describe());
-  return knn_exact_rows(x, k, 0, x.shape(0), block_rows, segment);
-}
-
-KnnResult knn_exact_rows(const Tensor& x_in, int k, int64_t row_begin, int64_t row_end, int64_t block_rows,
-                         int64_t segment) {
-  if (x_in.rank() != 2) throw Error(ErrorKind::Shape, "knn: points must be [N, D], got " + x_in.describe());
-  if (x_in.dtype() != DType::f32) throw Error(ErrorKind::DType, "knn: points must be f32, got " + x_in.describe());
-  int64_t n = x_in.shape(0);
+  if (x.dtype() != DType::f32) throw Error(ErrorKind::DType, "knn: points must be f32, got " + x.describe());
+  int64_t n = x.shape(0);
   if (k < 1 || k > 128) throw Error(ErrorKind::Value, "knn: k must be in [1, 128], got " + std::to_string(k));
   if (k >= n)
     throw Error(ErrorKind::Value, "knn: k = " + std::to_string(k) + " needs more than " + std::to_string(k) +
@@ -28,6 +25,36 @@ KnnResult knn_exact_rows(const Tensor& x_in, int k, int64_t row_begin, int64_t r
   if (row_begin < 0 || row_end > n || row_begin >= row_end)
     throw Error(ErrorKind::Value, "knn: rows [" + std::to_string(row_begin) + ", " + std::to_string(row_end) +
                                       ") are not a non-empty range of the " + std::to_string(n) + " points");
+  uint64_t bytes = uint64_t(n) * uint64_t(x.shape(1)) * 4,
+           limit = x.context()->limits().max_storage_buffer_binding_size;
+  if (bytes > limit)
+    throw Error(ErrorKind::Value, "knn: points " + x.describe() + " take " + std::to_string(bytes >> 20) +
+                                      " MiB, more than one storage binding holds on this adapter (" +
+                                      std::to_string(limit >> 20) + " MiB): reduce D first (pca())");
+}
+
+KnnResult knn_exact(const Tensor& x, int k) {
+  if (x.rank() != 2) throw Error(ErrorKind::Shape, "knn: points must be [N, D], got " + x.describe());
+  return knn_exact_rows(x, k, 0, x.shape(0));
+}
+
+KnnResult knn_exact_rows(const Tensor& x, int k, int64_t row_begin, int64_t row_end) {
+  check_exact(x, k, row_begin, row_end);
+  return knn_exact_shaped(x, k, knn_fused_shape(*x.context()), row_begin, row_end);
+}
+
+KnnResult knn_exact_shaped(const Tensor& x_in, int k, const KnnFusedShape& shape, int64_t row_begin, int64_t row_end) {
+  if (row_end < 0) row_end = x_in.rank() == 2 ? x_in.shape(0) : 0;
+  check_exact(x_in, k, row_begin, row_end);
+  Tensor x = kernels::dense(x_in);
+  Tensor norms = (x * x).sum({1});  // [N]
+  return knn_fused_rows(x, norms, k, row_begin, row_end, shape);
+}
+
+KnnResult knn_exact_blocked(const Tensor& x_in, int k, int64_t row_begin, int64_t row_end, int64_t block_rows,
+                            int64_t segment) {
+  check_exact(x_in, k, row_begin, row_end);
+  int64_t n = x_in.shape(0);
   auto ctx = x_in.context();
   Tensor x = x_in.contiguous();
   Tensor norms = (x * x).sum({1});  // [N]
@@ -118,10 +145,15 @@ KnnResult knn_approx(const Tensor& x_in, int k, int iterations, uint64_t seed, i
   return cur;
 }
 
-KnnResult nearest_neighbours(const Tensor& x, int k, uint64_t seed) {
+bool knn_is_exact(const gpu::Context& ctx, int64_t n, int64_t d, KnnMethod method) {
+  if (method != KnnMethod::Auto) return method == KnnMethod::Exact;
+  return n <= kExactKnnLimit || (!ctx.info().is_cpu && double(n) * double(n) * double(d) <= kExactPairWorkOnGpu);
+}
+
+KnnResult nearest_neighbours(const Tensor& x, int k, uint64_t seed, KnnMethod method) {
   if (x.rank() != 2) throw Error(ErrorKind::Shape, "knn: points must be [N, D], got " + x.describe());
   Tensor f = x.cast(DType::f32);
-  if (x.shape(0) <= kExactKnnLimit) return knn_exact(f, k);
+  if (knn_is_exact(*x.context(), x.shape(0), x.shape(1), method)) return knn_exact(f, k);
   // Short lists stall early in descent: search with 48 and keep the k nearest (recall@15 at a
   // million 50-D points: 0.87 with 32). Reverse neighbours: 16 for short lists, 8 for long ones
   // (whose own candidates are already many; 4 rounds reach 0.95 recall@90 there).

@@ -14,4 +14,9 @@ Tensor tsne_layout(const Tensor& x, const TsneOptions& options, const MapProgres
 Tensor umap_layout(const Tensor& x, const UmapOptions& options, const MapProgress& progress,
                    const KnnResult* neighbours, const Tensor* start);
 
+// UMAP's symmetrised edge weights from the directed memberships w (f32 [N, K]) of the lists
+// `indices` (i32 [N, K]): the fuzzy union w + wᵀ − w∘wᵀ (halved on each direction of a pair
+// present both ways), divided by its largest value, 0 below 1/epochs. f32 [N, K].
+Tensor umap_fuzzy_union(const Tensor& w, const Tensor& indices, int epochs);
+
 }  // namespace surfgrad

@@ -124,7 +124,8 @@ int map_pca_components(const MapOptions& o, int64_t n, int64_t d) {
 MapMemoryEstimate estimate_map_memory(const MapOptions& o, int64_t n, int64_t d) {
   const uint64_t N = uint64_t(n), D = uint64_t(d), f4 = 4;
   uint64_t k = uint64_t(map_neighbours(o, n)), p = uint64_t(map_pca_components(o, n, d));
-  bool approximate = n > kExactKnnLimit;
+  // Descent's lists take more memory than the exact kernel's: counted wherever Auto might pick it.
+  bool approximate = o.knn == KnnMethod::Descent || (o.knn == KnnMethod::Auto && n > kExactKnnLimit);
   uint64_t search = approximate ? std::max<uint64_t>(k, 48) : k;
   MapMemoryEstimate e;
   auto largest = [&](uint64_t bytes, const std::string& name) {
@@ -133,8 +134,8 @@ MapMemoryEstimate estimate_map_memory(const MapOptions& o, int64_t n, int64_t d)
   uint64_t input = N * D * f4;
   uint64_t pca_work = p > 0 ? N * (p + 10) * f4 * 3 + N * p * f4 : 0;  // sketches and scores
   // kNN: result lists (indices + distances); descent keeps two pairs and reverse lists; exact
-  // builds distance tiles of at most 256 MiB (a few alive at once).
-  uint64_t knn = approximate ? 2 * N * search * 8 + N * 16 * f4 : N * k * 8 + 3 * (uint64_t(256) << 20);
+  // streams (its lists and the points' norms only).
+  uint64_t knn = approximate ? 2 * N * search * 8 + N * 16 * f4 : N * k * 8 + N * f4;
   uint64_t edges = (N + 1 + N * k) * f4;
   uint64_t layout = 2 * N * k * f4 + edges + 8 * N * 2 * f4 + N * 4 * f4;  // weights, edges, positions, repulsion
   e.gpu_bytes = input + std::max(pca_work, std::max(knn, N * k * 8 + layout)) + (p > 0 ? N * p * f4 : 0);

@@ -103,9 +103,9 @@ MapResult map_points(PointBlocks x, const MapOptions& options, const MapProgress
   x.blocks.clear();  // the full-dimensional points are not needed any more
 
   r.k = map_neighbours(options, n);
-  r.approximate_knn = n > kExactKnnLimit;
+  r.approximate_knn = !knn_is_exact(*features.context(), n, features.shape(1), options.knn);
   report("knn", 0, 1);
-  r.neighbours = nearest_neighbours(features, r.k, options.seed);
+  r.neighbours = nearest_neighbours(features, r.k, options.seed, options.knn);
   r.phases.push_back({r.approximate_knn ? "kNN (descent)" : "kNN (exact)", clock.lap()});
   report("knn", 1, 1);
   if (r.approximate_knn && options.recall_sample > 0) {

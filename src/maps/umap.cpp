@@ -1,12 +1,11 @@
 // UMAP on the GPU: fuzzy memberships from the exact kNN graph (umap_membership.wgsl),
-// symmetrised by fuzzy union on the host once, PCA initialisation, then epochs of
+// symmetrised by fuzzy union (umap_union.wgsl), PCA initialisation, then epochs of
 // umap_step.wgsl. The layout follows umap-learn's gradients (clipped to ±4, linearly decaying
 // step, negative sampling) but applies them per epoch to all points at once from the previous
 // positions, so the map is deterministic for a seed on a device.
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <unordered_map>
 
 #include "kernels/launch.hpp"
 #include "maps/graph.hpp"
@@ -47,6 +46,18 @@ void fit_ab(double min_dist, double spread, double& a, double& b) {
 
 }  // namespace
 
+Tensor umap_fuzzy_union(const Tensor& w, const Tensor& indices, int epochs) {
+  auto ctx = w.context();
+  int64_t n = w.shape(0), k = w.shape(1);
+  Tensor u = Tensor::empty(ctx, {n, k});
+  auto fuzzy_union = kernels::Program::file(ctx, "umap_union.wgsl", {{"K", std::to_string(k)}});
+  auto groups = kernels::groups_for(*ctx, uint64_t(n * k), 64);
+  fuzzy_union.launch({u, w, indices}, {n * k, 0u, 0.0f, 0.0f}, groups);
+  float umax = float(HostArray::from(u.max()).item());
+  fuzzy_union.launch({u, w, indices}, {n * k, 1u, std::max(umax, 1e-30f), 1.0f / float(epochs)}, groups);
+  return u;
+}
+
 Tensor umap(const Tensor& x, const UmapOptions& opt, const MapProgress& progress, const KnnResult* neighbours) {
   return umap_layout(x, opt, progress, neighbours, nullptr);
 }
@@ -63,29 +74,12 @@ Tensor umap_layout(const Tensor& x, const UmapOptions& opt, const MapProgress& p
   kernels::Program::file(ctx, "umap_membership.wgsl", {{"K", std::to_string(k)}})
       .launch({w, nn.distances}, {n}, kernels::groups_for(*ctx, uint64_t(n), 64));
 
-  // Fuzzy union w + wᵀ − w∘wᵀ per pair; a pair present in both directions gives each directed
-  // edge half, so every point's out- and in-edges sum to the pair's weight once.
-  std::vector<int32_t> idx = nn.indices.to_vector<int32_t>();
-  std::vector<float> hw = w.to_vector<float>();
-  std::unordered_map<uint64_t, float> weight_of;
-  weight_of.reserve(size_t(n * k) * 2);
-  for (int64_t e = 0; e < n * k; ++e)
-    weight_of[uint64_t(e / k) * uint64_t(n) + uint64_t(idx[size_t(e)])] = hw[size_t(e)];
-  std::vector<float> u(size_t(n * k));
-  float umax = 0;
-  for (int64_t e = 0; e < n * k; ++e) {
-    uint64_t i = uint64_t(e / k), j = uint64_t(idx[size_t(e)]);
-    auto back = weight_of.find(j * uint64_t(n) + i);
-    float a = hw[size_t(e)], b = back == weight_of.end() ? 0.0f : back->second;
-    float v = a + b - a * b;
-    u[size_t(e)] = back == weight_of.end() ? v : v / 2;
-    umax = std::max(umax, u[size_t(e)]);
-  }
+  // Fuzzy union w + wᵀ − w∘wᵀ per pair, then scaled by its largest value, dropping what would
+  // never be sampled (umap_union.wgsl).
   int epochs = opt.epochs > 0 ? opt.epochs : (n <= 10000 ? 500 : 200);
-  for (float& x_ : u)
-    x_ = x_ / std::max(umax, 1e-30f) < 1.0f / float(epochs) ? 0.0f : x_ / umax;  // drop what would never be sampled
+  Tensor u_t = umap_fuzzy_union(w, nn.indices, epochs);
+  std::vector<int32_t> idx = nn.indices.to_vector<int32_t>();
   Tensor rev_t = Tensor::from_vector(ctx, incoming_edges(idx, n, k), {n + 1 + n * k});
-  Tensor u_t = Tensor::from_vector(ctx, u, {n, k});
 
   // Start from the first two principal components scaled to ±10 (umap-learn's spectral
   // initialisation is scaled the same way).

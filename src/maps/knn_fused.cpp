@@ -1,0 +1,198 @@
+// Exact kNN in one streaming kernel (knn_fused.wgsl): inner products by register tiles, per-row
+// top-k by threshold and queue, no distance matrix in memory. This file picks the tile shape for
+// the adapter, generates the unrolled per-thread code and splits the rows over dispatches.
+#include "maps/knn_fused.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+
+#include "kernels/launch.hpp"
+#include "tensor/internal.hpp"
+
+namespace surfgrad {
+
+namespace {
+
+using FusedShape = KnnFusedShape;
+
+std::string S(int v) { return std::to_string(v); }
+
+}  // namespace
+
+// Measured on the H100 (BENCHMARKS.md, 500k × 50-D, k = 90): 64×64 tiles of 4×4 a thread with a
+// queue of 16 merged at 12 (2.41 s) beat 128×128 of 8×8 (3.22 s), although 128×128 computes
+// the inner products faster (1.12 s alone): a row's merge stalls its whole workgroup at the next
+// barrier, and a workgroup of 128 rows has a merging row in more of its tiles. Bigger queues
+// cost more in sorting than they save in merges (q32: 3.05 s, q64: 6.04 s). The shape needs
+// 13 KiB of workgroup memory: within WebGPU's default 16 KiB. CPU adapters (lavapipe) run the
+// 128×128 shape faster (10k points, k = 90: 9.1 s against 14.4 s): no barrier stalls there.
+KnnFusedShape knn_fused_shape(const gpu::Context& ctx) {
+  FusedShape gpu{64, 64, 8, 4, 4, 16, 12}, cpu{128, 128, 8, 8, 8, 16, 8};
+  if (ctx.info().is_cpu && cpu.workgroup_bytes() <= ctx.limits().max_compute_workgroup_storage_size &&
+      uint32_t(cpu.threads()) <= ctx.limits().max_compute_invocations_per_workgroup)
+    return cpu;
+  return gpu;
+}
+
+std::string KnnFusedShape::describe() const {
+  return S(bm) + "x" + S(bn) + "x" + S(bk) + "/" + S(tm) + "x" + S(tn) + "/q" + S(queue) + "m" + S(merge_at) +
+         (select ? "" : "/compute-only");
+}
+
+KnnFusedShape KnnFusedShape::parse(const std::string& text) {
+  KnnFusedShape f;
+  char tail[16] = "";
+  int got = std::sscanf(text.c_str(), "%dx%dx%d/%dx%d/q%dm%d/%15s", &f.bm, &f.bn, &f.bk, &f.tm, &f.tn, &f.queue,
+                        &f.merge_at, tail);
+  f.select = std::string(tail) != "compute-only";
+  auto bad = [&](const std::string& why) {
+    throw Error(ErrorKind::Value, "knn shape '" + text + "': " + why + " (form BMxBNxBK/TMxTN/qQmM[/compute-only])");
+  };
+  if (got < 7 || (got == 8 && f.select)) bad("not of the form");
+  if (f.merge_at < 1 || f.merge_at > f.queue) bad("M must be in [1, Q]");
+  if (f.tm % 4 || f.tn % 4 || f.tm < 4 || f.tn < 4) bad("TM and TN must be multiples of 4");
+  if (f.bm % f.tm || f.bn % f.tn) bad("BM must be a multiple of TM and BN of TN");
+  if (f.bk < 1 || f.bk > 64 || f.queue < 2 || f.queue > 64) bad("BK must be in [1, 64] and Q in [2, 64]");
+  if (f.tm * f.tn > 64) bad("TM·TN must be at most 64 (pending bits)");
+  if ((f.bk * f.bm) % f.threads() || (f.bk * f.bn) % f.threads() || f.threads() < f.bn)
+    bad("BK·BM and BK·BN must be multiples of the threads, and the threads at least BN");
+  return f;
+}
+
+namespace {
+
+// The per-thread blocks of knn_fused.wgsl, unrolled: every register index is a constant.
+kernels::Values generate(const FusedShape& f) {
+  const int cells = f.tm * f.tn;
+  auto cell = [&](int i, int j) { return "acc[" + S(i * f.tn + j) + "]"; };
+  auto bit = [&](int e) { return "(1u << " + S(e % 32) + "u)"; };
+  auto word = [&](int e) { return "pend" + S(e / 32); };
+  auto local_row = [&](int i) { return "ty * TM + " + S(i) + "u"; };
+  auto col = [&](int j) { return "i32(col0 + tx * TN + " + S(j) + "u)"; };
+  std::string declare = "  var acc: array<f32, " + S(cells) + ">;\n  var sink = 0.0;\n";
+  for (int w = 0; w < (cells + 31) / 32; ++w) declare += "  var pend" + S(w) + " = 0u;\n";
+  std::string zero;
+  for (int e = 0; e < cells; ++e) zero += "    acc[" + S(e) + "] = 0.0;\n";
+  // Staging: the query rows' and the points' next BK dimensions, zero past N and D.
+  // Staging with prefetch: LOAD reads chunk (lt, lk) — the next one — from global memory into
+  // registers while the current chunk is multiplied; STORE puts them into workgroup memory after
+  // the barrier. Without it every chunk waited for its loads (measured on the H100: the
+  // inner products alone ran at 11 TFLOP/s). Zero past N and D; norms past N are MAXF.
+  std::string load = "        let lc0 = lt * BN; let lk0 = lk * BK;\n";
+  std::string store;
+  for (int s = 0; s < f.bk * f.bm / f.threads(); ++s) {
+    std::string e = "(lid + " + S(s * f.threads()) + "u)";
+    declare += "  var pa" + S(s) + " = 0.0;\n";
+    load += "        { let gr = row0 + " + e + " / BK; let gk = lk0 + " + e + " % BK; pa" + S(s) +
+            " = 0.0; if (gr < N && gk < D) { pa" + S(s) + " = x[gr * D + gk]; } }\n";
+    store += "      { let at = (" + e + " % BK) * BM + " + e + " / BK; a_tile[at / 4u][at % 4u] = pa" + S(s) + "; }\n";
+  }
+  for (int s = 0; s < f.bk * f.bn / f.threads(); ++s) {
+    std::string e = "(lid + " + S(s * f.threads()) + "u)";
+    declare += "  var pb" + S(s) + " = 0.0;\n";
+    load += "        { let gc = lc0 + " + e + " / BK; let gk = lk0 + " + e + " % BK; pb" + S(s) +
+            " = 0.0; if (gc < N && gk < D) { pb" + S(s) + " = x[gc * D + gk]; } }\n";
+    store += "      { let at = (" + e + " % BK) * BN + " + e + " / BK; b_tile[at / 4u][at % 4u] = pb" + S(s) + "; }\n";
+  }
+  declare += "  var pn = MAXF;\n";
+  load += "        if (lk == 0u && lid < BN) { pn = MAXF; if (lc0 + lid < N) { pn = norms[lc0 + lid]; } }\n";
+  store += "      if (c == 0u && lid < BN) { b_norm[lid] = pn; }\n";
+  // BK rank-1 updates: a thread's TM rows and TN columns are contiguous, read as vec4s.
+  std::string compute;
+  const char* lane = "xyzw";
+  for (int kk = 0; kk < f.bk; ++kk) {
+    compute += "    {\n";
+    for (int i4 = 0; i4 < f.tm / 4; ++i4)
+      compute += "      let a" + S(i4) + " = a_tile[" + S(kk * f.bm / 4) + "u + ty * (TM / 4u) + " + S(i4) + "u];\n";
+    for (int j4 = 0; j4 < f.tn / 4; ++j4)
+      compute += "      let b" + S(j4) + " = b_tile[" + S(kk * f.bn / 4) + "u + tx * (TN / 4u) + " + S(j4) + "u];\n";
+    for (int i = 0; i < f.tm; ++i)
+      for (int j = 0; j < f.tn; ++j)
+        compute += "      " + cell(i, j) + " = fma(a" + S(i / 4) + "." + lane[i % 4] + ", b" + S(j / 4) + "." +
+                   lane[j % 4] + ", " + cell(i, j) + ");\n";
+    compute += "    }\n";
+  }
+  // Keys |x_j|² − 2·x_i·x_j, and the candidates that beat their row's bar (its threshold read
+  // once per row, the points' norms once per tile).
+  std::string select;
+  if (f.select) {
+    for (int j = 0; j < f.tn; ++j) select += "    let bn" + S(j) + " = b_norm[tx * TN + " + S(j) + "u];\n";
+    for (int i = 0; i < f.tm; ++i) {
+      select += "    {\n      let r = " + local_row(i) +
+                "; let row = row0 + r; let live = row < row_end; let tk = thr_key[r]; let ti = thr_id[r];\n";
+      for (int j = 0; j < f.tn; ++j) {
+        int e = i * f.tn + j;
+        select += "      " + cell(i, j) + " = bn" + S(j) + " - 2.0 * " + cell(i, j) + ";\n";
+        select += "      { let id = " + col(j) + "; if (live && u32(id) != row && before(" + cell(i, j) +
+                  ", id, tk, ti)) { " + word(e) + " |= " + bit(e) + "; } }\n";
+      }
+      select += "    }\n";
+    }
+  } else {
+    for (int e = 0; e < cells; ++e) select += "    sink += acc[" + S(e) + "];\n";
+  }
+  std::string push = "      if ((pend0";
+  for (int w = 1; w < (cells + 31) / 32; ++w) push += " | pend" + S(w);
+  push += ") != 0u) {\n";
+  std::string refilter;
+  for (int i = 0; i < f.tm; ++i)
+    for (int j = 0; j < f.tn; ++j) {
+      int e = i * f.tn + j;
+      std::string test = "(" + word(e) + " & " + bit(e) + ") != 0u";
+      push += "        if (" + test + " && push(" + local_row(i) + ", " + cell(i, j) + ", " + col(j) + ", parity)) { " +
+              word(e) + " &= ~" + bit(e) + "; }\n";
+      refilter += "      if (" + test + " && !passes(" + cell(i, j) + ", " + col(j) + ", " + local_row(i) +
+                  ", row0 + " + local_row(i) + ")) { " + word(e) + " &= ~" + bit(e) + "; }\n";
+    }
+  push += "      }\n";
+  return {{"BM", S(f.bm)},
+          {"BN", S(f.bn)},
+          {"BK", S(f.bk)},
+          {"TM", S(f.tm)},
+          {"TN", S(f.tn)},
+          {"THREADS", S(f.threads())},
+          {"Q", S(f.queue)},
+          {"MERGE_AT", S(f.merge_at)},
+          {"SELECTING", f.select ? "true" : "false"},
+          {"DECLARE", declare},
+          {"ZERO", zero},
+          {"LOAD", load},
+          {"STORE", store},
+          {"COMPUTE", compute},
+          {"SELECT", select},
+          {"PUSH", push},
+          {"REFILTER", refilter}};
+}
+
+}  // namespace
+
+KnnResult knn_fused_rows(const Tensor& x, const Tensor& norms, int k, int64_t row_begin, int64_t row_end,
+                         const KnnFusedShape& f) {
+  auto ctx = x.context();
+  const int64_t n = x.shape(0), d = x.shape(1);
+  if (f.workgroup_bytes() > ctx->limits().max_compute_workgroup_storage_size ||
+      uint32_t(f.threads()) > ctx->limits().max_compute_invocations_per_workgroup)
+    throw Error(ErrorKind::Value, "knn: shape " + f.describe() + " needs " + std::to_string(f.workgroup_bytes()) +
+                                      " bytes of workgroup memory and " + std::to_string(f.threads()) +
+                                      " threads; this adapter offers " +
+                                      std::to_string(ctx->limits().max_compute_workgroup_storage_size) + " and " +
+                                      std::to_string(ctx->limits().max_compute_invocations_per_workgroup));
+  std::string key = "knn_fused|" + f.describe();
+  auto program = kernels::Program::generated(
+      ctx, key, [&] { return kernels::fill_template(kernels::wgsl_source("knn_fused.wgsl"), generate(f)); });
+  int64_t rows = row_end - row_begin;
+  KnnResult out{Tensor::empty(ctx, {rows, k}, DType::i32), Tensor::empty(ctx, {rows, k}, DType::f32)};
+  int64_t tiles = (n + f.bn - 1) / f.bn;
+  // Each dispatch streams all N points for its rows: about 2^36 pairs a dispatch (a quarter of a
+  // second at a million points on an H100) keeps every submission short.
+  int64_t per = std::max<int64_t>(f.bm, ((int64_t(1) << 36) / std::max<int64_t>(n, 1)) / f.bm * f.bm);
+  for (int64_t r0 = row_begin; r0 < row_end; r0 += per) {
+    int64_t r1 = std::min(row_end, r0 + per);
+    program.launch({out.indices, out.distances, x, norms}, {n, d, r0, r1, row_begin, tiles, k},
+                   kernels::groups_for(*ctx, uint64_t((r1 - r0 + f.bm - 1) / f.bm), 1));
+  }
+  return out;
+}
+
+}  // namespace surfgrad

@@ -1,0 +1,38 @@
+// The streaming exact-kNN kernel behind knn_exact (knn_fused.cpp, knn_fused.wgsl).
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "surfgrad/knn.hpp"
+
+namespace surfgrad {
+
+// A workgroup's BM query rows × BN points a tile, BK dimensions staged at a time, TM×TN
+// outputs a thread, Q queue slots a row, merged into the row's list once M are taken. `select` = false skips the
+// selection (the lists are left unfilled): for `bench knn` only, to time the inner products and staging alone.
+struct KnnFusedShape {
+  int bm = 128, bn = 128, bk = 8, tm = 8, tn = 8, queue = 16, merge_at = 8;
+  bool select = true;
+  int threads() const { return (bm / tm) * (bn / tn); }
+  uint64_t workgroup_bytes() const {
+    return 4ull * (uint64_t(bk) * bm + uint64_t(bk) * bn + bn + 3ull * bm + 2ull * bm * queue + 2);
+  }
+  // "BMxBNxBK/TMxTN/qQmM", with "/compute-only" when select is off.
+  std::string describe() const;
+  // The same text back; an Error naming the text and the rule it breaks otherwise.
+  static KnnFusedShape parse(const std::string& text);
+};
+// The shape knn_exact uses on this adapter.
+KnnFusedShape knn_fused_shape(const gpu::Context& ctx);
+
+// knn_exact_rows with a given shape (checked against the adapter's limits): for `bench knn`.
+// row_end < 0: all rows.
+KnnResult knn_exact_shaped(const Tensor& x, int k, const KnnFusedShape& shape, int64_t row_begin = 0,
+                           int64_t row_end = -1);
+
+// Rows [row_begin, row_end) of the exact k-nearest-neighbour lists of x (f32 [N, D], dense from
+// its buffer's start), given norms = |x_i|² (f32 [N]). Checked by the caller.
+KnnResult knn_fused_rows(const Tensor& x, const Tensor& norms, int k, int64_t row_begin, int64_t row_end,
+                         const KnnFusedShape& shape);
+
+}  // namespace surfgrad
