@@ -59,9 +59,10 @@ struct Features {
   bool shader_f16 = false;
   bool subgroups = false;
   bool timestamp_query = false;
-  bool cooperative_matrix = false;                        // the device was created with it (requested and offered)
-  bool cooperative_matrix_offered = false;                // the adapter offers it (whether requested or not)
-  std::string cooperative_matrix_refusal;                 // why a device with it was refused (then created without)
+  bool float32_atomics = false;             // atomicAdd on atomic<f32> (wgpu-native's shader-float32-atomic)
+  bool cooperative_matrix = false;          // the device was created with it (requested and offered)
+  bool cooperative_matrix_offered = false;  // the adapter offers it (whether requested or not)
+  std::string cooperative_matrix_refusal;   // why a device with it was refused (then created without)
   uint32_t subgroup_min_size = 0, subgroup_max_size = 0;  // measured by a kernel where not reported
   std::vector<std::string> adapter_features;              // everything the adapter reports, by name
   std::vector<std::string> device_features;               // what the device was created with

@@ -218,7 +218,7 @@ std::shared_ptr<Context> Context::create(const ContextOptions& options_in) {
   for (auto f : adapter_features) impl->features.adapter_features.push_back(feature_name(f));
   std::vector<WGPUFeatureName> required;
   for (uint32_t f : {uint32_t(WGPUFeatureName_Subgroups), uint32_t(WGPUNativeFeature_Subgroup),
-                     uint32_t(WGPUFeatureName_TimestampQuery)})
+                     uint32_t(WGPUFeatureName_TimestampQuery), uint32_t(WGPUNativeFeature_ShaderFloat32Atomic)})
     if (has(f)) required.push_back(static_cast<WGPUFeatureName>(f));
   if (options.request_f16 && has(WGPUFeatureName_ShaderF16)) required.push_back(WGPUFeatureName_ShaderF16);
   if (const char* env = std::getenv("SURFGRAD_COOPERATIVE_MATRIX"); env && *env)
@@ -292,6 +292,7 @@ std::shared_ptr<Context> Context::create(const ContextOptions& options_in) {
     if (f == WGPUFeatureName_Subgroups || uint32_t(f) == uint32_t(WGPUNativeFeature_Subgroup))
       impl->features.subgroups = true;
     if (f == WGPUFeatureName_TimestampQuery) impl->features.timestamp_query = true;
+    if (uint32_t(f) == uint32_t(WGPUNativeFeature_ShaderFloat32Atomic)) impl->features.float32_atomics = true;
     if (uint32_t(f) == uint32_t(WGPUNativeFeature_CooperativeMatrix)) impl->features.cooperative_matrix = true;
   }
   WGPULimits dl = WGPU_LIMITS_INIT;

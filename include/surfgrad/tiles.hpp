@@ -1,0 +1,189 @@
+// Tile programs with adjoints (the model of NVIDIA Warp's tiles, on WebGPU).
+//
+// A tile kernel runs one workgroup per block of a launch grid. Inside it the whole workgroup
+// cooperatively loads 2-D tiles from tensors, combines them, and stores or atomically adds them
+// back. Tile shapes are fixed when the kernel is built: they become constants of the generated
+// WGSL, and every shape is checked by the builder (a mismatch is an error naming the primitive
+// and both shapes, before anything reaches the GPU). Tensors keep their runtime shapes; tiles
+// that hang over a tensor's edge read zeros there and write nothing.
+//
+//   tiles::Kernel k("affine_relu", /*threads=*/64);
+//   tiles::Array x = k.input("x"), w = k.input("w"), y = k.output("y");
+//   auto row = tiles::Coord::block(0);                          // workgroup id x picks the rows
+//   tiles::Tile xt = tiles::tile_load(x, {16, 8}, {row, 0});    // x[16·bx .. +16, 0 .. 8]
+//   tiles::Tile wt = tiles::tile_load(w, {8, 4});
+//   tiles::tile_store(y, tiles::tile_map(tiles::Unary::relu, tiles::tile_matmul(xt, wt)), {row, 0});
+//   k.launch({x_tensor, w_tensor}, {y_tensor}, {blocks, 1, 1});  // through kernels::Program
+//   Var yv = k(std::vector<Var>{xv, wv}, {n, 4}, {blocks, 1, 1}); // one op on the autograd tape
+//
+// Every primitive has an adjoint: the generated backward kernel replays the forward, then runs
+// the adjoints in reverse (loads become atomic adds of gradients, stores become loads of the
+// output's gradient). `k(std::vector<HostArray>...)` interprets the same program in float64 on
+// the host — the reference for tests and for gradcheck. SURFGRAD_DUMP_WGSL=DIR writes both
+// generated kernels (with a comment per primitive) as they are compiled. Element type: f32.
+//
+// Memory: every tile lives in workgroup memory, and tiles whose lifetimes do not overlap share
+// it (the backward kernel keeps a value only while an adjoint still reads it); weights that
+// every block reads can stay in global memory (the tile_matmul overload taking an Array).
+// Inputs declared with differentiable = false (data) get no gradient and no adjoint work. A
+// Var made by a kernel shares the kernel's program: add no primitives to it before backward.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "surfgrad/autograd.hpp"
+#include "surfgrad/reference.hpp"
+#include "surfgrad/tensor.hpp"
+
+namespace surfgrad::tiles {
+
+namespace detail {
+struct Graph;
+}
+
+struct TileShape {
+  int rows = 1, cols = 1;
+};
+
+// A tile index along one axis of an array (the element offset is index × the tile's extent,
+// plus `offset`), or the batch index of a rank-3 array: a constant, or the workgroup's block
+// index on grid axis 0, 1 or 2. element(e) is a fixed element offset: for parameters packed
+// into one array (a layer's bias row after its weight rows).
+struct Coord {
+  Coord(int constant = 0) : constant(constant) {}
+  static Coord block(int axis) {
+    Coord c;
+    c.axis = axis;
+    return c;
+  }
+  static Coord element(int offset) {
+    Coord c;
+    c.offset = offset;
+    return c;
+  }
+  int axis = -1;  // -1: the constant
+  int constant = 0;
+  int offset = 0;
+};
+// Where a tile lies in an array [rows, cols] or [batch, rows, cols].
+struct At {
+  Coord row = 0, col = 0, batch = 0;
+};
+
+// The unary ops of the library's unary op table (surfgrad/unary_ops.inc), in its order.
+enum class Unary {
+#define SURFGRAD_UNARY(name) name,
+#include "surfgrad/unary_ops.inc"
+#undef SURFGRAD_UNARY
+};
+enum class Binary { add, sub, mul };
+enum class Reduce { sum, max };  // max: the gradient goes to the maxima, split between ties
+
+struct Grid {
+  uint32_t x = 1, y = 1, z = 1;
+};
+
+class Kernel;
+
+// A tensor parameter of a kernel: an input (read) or an output (stored or atomically added to).
+class Array {
+ public:
+  Array() = default;
+  int index() const { return index_; }
+
+ private:
+  friend class Kernel;
+  friend struct Access;
+  std::shared_ptr<detail::Graph> graph_;
+  int index_ = -1;
+};
+
+// A tile value inside a kernel: a node of the kernel's program.
+class Tile {
+ public:
+  Tile() = default;
+  int rows() const { return shape_.rows; }
+  int cols() const { return shape_.cols; }
+  TileShape shape() const { return shape_; }
+  int node() const { return node_; }
+
+ private:
+  friend struct Access;
+  std::shared_ptr<detail::Graph> graph_;
+  int node_ = -1;
+  TileShape shape_;
+};
+
+// The primitives. Each checks its shapes when called.
+Tile tile_load(const Array& array, TileShape shape, At at = {});
+void tile_store(const Array& array, const Tile& tile, At at = {});
+void tile_atomic_add(const Array& array, const Tile& tile, At at = {});  // f32 adds, any order
+Tile tile_map(Unary op, const Tile& x);
+Tile tile_map(Binary op, const Tile& a, const Tile& b);  // same shapes (tile_broadcast first)
+Tile operator+(const Tile& a, const Tile& b);
+Tile operator-(const Tile& a, const Tile& b);
+Tile operator*(const Tile& a, const Tile& b);
+// A tile of 1 row and/or 1 column repeated to `shape`.
+Tile tile_broadcast(const Tile& x, TileShape shape);
+Tile tile_transpose(const Tile& x);
+// Along axis 0 (→ 1 × cols) or 1 (→ rows × 1).
+Tile tile_reduce(Reduce op, const Tile& x, int axis);
+Tile tile_sum(const Tile& x, int axis);
+Tile tile_sum(const Tile& x);  // the whole tile → 1 × 1
+Tile tile_matmul(const Tile& a, const Tile& b);
+// A · B where B is rows [row_offset, row_offset + a.cols) and columns [0, cols) of the input
+// array `b` (rank 2), read where it lies in global memory instead of staged in workgroup
+// memory: for weights every block shares that would not fit beside the activations (a 64×64
+// f32 matrix is 16 KiB). Its gradient Aᵀ·dC is added atomically straight into b's gradient.
+Tile tile_matmul(const Tile& a, const Array& b, int cols, int row_offset = 0);
+
+class Kernel {
+ public:
+  // `threads`: the workgroup's size; each thread owns a strided set of every tile's elements.
+  explicit Kernel(std::string name, int threads = 128);
+  // `differentiable` false: a constant (data, targets) that gets no gradient, so the backward
+  // kernel binds one tensor fewer (the launch seam binds at most 8).
+  Array input(const std::string& name, bool differentiable = true);
+  Array output(const std::string& name);
+
+  const std::string& name() const;
+  int threads() const;
+  // The generated WGSL bodies (what kernels::Program::generated compiles, before the seam adds
+  // its preamble): the forward kernel and the backward kernel (replay + adjoints). Atomic f32
+  // adds are compare-and-swap loops unless `float_atomics` (launches use the device's atomic<f32>
+  // where it has them: gpu::Features::float32_atomics).
+  std::string forward_wgsl(bool float_atomics = false) const;
+  std::string backward_wgsl(bool float_atomics = false) const;
+  // Workgroup memory the forward / backward kernel needs, in bytes.
+  uint64_t workgroup_bytes(bool backward) const;
+
+  // Checks everything a launch on `ctx` needs (workgroup memory, threads, bindings, tensor
+  // dtypes and ranks, grid size) and throws before any GPU work. launch() calls it.
+  void validate(const gpu::Context& ctx, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
+                Grid grid, bool backward = false) const;
+  // Tensors for the inputs, then the outputs, in declaration order; f32, rank 2 or 3, dense.
+  void launch(const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs, Grid grid) const;
+  // The backward kernel: accumulates (atomically) into `input_grads` (zeros, the shapes of the
+  // differentiable inputs, in order) the gradients for `output_grads`.
+  void launch_backward(const std::vector<Tensor>& inputs, const std::vector<Tensor>& output_grads,
+                       const std::vector<Tensor>& input_grads, Grid grid) const;
+
+  // One op on the autograd tape: a kernel with one output, of `output_shape`, zero-initialised
+  // before the kernel runs (so atomically added outputs start from zero too). Constant inputs
+  // get no gradient.
+  Var operator()(const std::vector<Var>& inputs, const Shape& output_shape, Grid grid) const;
+  // The same program in float64 on the host (the reference; gradcheck calls both overloads).
+  HostArray operator()(const std::vector<HostArray>& inputs, const Shape& output_shape, Grid grid) const;
+  // The reference for kernels with several outputs: `outputs` hold their starting values.
+  std::vector<HostArray> reference(const std::vector<HostArray>& inputs, std::vector<HostArray> outputs,
+                                   Grid grid) const;
+
+ private:
+  // What validate checks that needs no tensors (workgroup memory, threads, bindings, grid).
+  void check_limits(const gpu::Context& ctx, Grid grid, bool backward) const;
+  std::shared_ptr<detail::Graph> graph_;
+};
+
+}  // namespace surfgrad::tiles

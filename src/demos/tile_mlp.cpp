@@ -1,0 +1,196 @@
+// An MLP that learns an image (coordinates → colour), fused into one tile kernel forward and one
+// backward, beside the same network on ordinary ops (see demos.hpp).
+//
+// The parameters of the fused network are one array [rows, hidden]: per layer its weight rows
+// (fan-in of them) and then its bias row; the output layer uses the first 3 columns. One array
+// keeps the backward kernel's bindings at 4 (coordinates, parameters, the output's gradient, the
+// parameters' gradient) and the optimizer at one fused step. The weights are read in place from
+// global memory (every block shares them; a 64×64 f32 matrix alone is 16 KiB of the 16–48 KiB
+// of workgroup memory adapters have); only the activations of the block's pixels are tiles.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <random>
+
+#include "surfgrad/demos.hpp"
+#include "surfgrad/io.hpp"
+#include "surfgrad/optim.hpp"
+#include "surfgrad/tiles.hpp"
+
+namespace surfgrad::demos {
+
+namespace {
+
+double smooth_disc(double u, double v, double cu, double cv, double radius) {
+  double d = std::sqrt((u - cu) * (u - cu) + (v - cv) * (v - cv));
+  return std::clamp((radius - d) / 0.03 + 0.5, 0.0, 1.0);
+}
+
+// The image to learn: a colour gradient with two discs and a ring (soft-edged, so an MLP of
+// this size can approach it).
+void target_colour(double u, double v, float rgb[3]) {
+  double r = 0.15 + 0.6 * u, g = 0.2 + 0.5 * v, b = 0.55 - 0.3 * u * v;
+  double sun = smooth_disc(u, v, 0.32, 0.35, 0.17), lake = smooth_disc(u, v, 0.7, 0.68, 0.2);
+  double ring = smooth_disc(u, v, 0.62, 0.3, 0.12) * (1 - smooth_disc(u, v, 0.62, 0.3, 0.07));
+  r = r * (1 - sun) + 0.98 * sun, g = g * (1 - sun) + 0.8 * sun, b = b * (1 - sun) + 0.15 * sun;
+  r = r * (1 - lake) + 0.1 * lake, g = g * (1 - lake) + 0.35 * lake, b = b * (1 - lake) + 0.85 * lake;
+  r = r * (1 - ring) + 0.9 * ring, g = g * (1 - ring) + 0.2 * ring, b = b * (1 - ring) + 0.5 * ring;
+  rgb[0] = float(r), rgb[1] = float(g), rgb[2] = float(b);
+}
+
+struct Layer {
+  int fan_in, fan_out, row;  // its weights are rows row … row + fan_in − 1, the bias row after
+};
+
+std::vector<Layer> layout(const TileMlpOptions& opt) {
+  std::vector<Layer> layers;
+  int row = 0, fan_in = 2;
+  for (int l = 0; l <= opt.layers; ++l) {
+    int fan_out = l == opt.layers ? 3 : opt.hidden;
+    layers.push_back({fan_in, fan_out, row});
+    row += fan_in + 1;
+    fan_in = fan_out;
+  }
+  return layers;
+}
+
+tiles::Kernel mlp_kernel(const TileMlpOptions& opt, const std::vector<Layer>& layers) {
+  using namespace tiles;
+  Kernel k("tile_mlp", opt.threads);
+  Array coords = k.input("coords", /*differentiable=*/false), params = k.input("params"), rgb = k.output("rgb");
+  At pixels{Coord::block(0), 0};
+  Tile h = tile_load(coords, {opt.tile_rows, 2}, pixels);
+  for (size_t l = 0; l < layers.size(); ++l) {
+    const Layer& L = layers[l];
+    Tile z = tile_matmul(h, params, L.fan_out, L.row);
+    Tile bias = tile_load(params, {1, L.fan_out}, {Coord::element(L.row + L.fan_in), 0});
+    z = z + tile_broadcast(bias, {opt.tile_rows, L.fan_out});
+    h = tile_map(l + 1 == layers.size() ? Unary::sigmoid : Unary::relu, z);
+  }
+  tile_store(rgb, h, pixels);
+  return k;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+}  // namespace
+
+TileMlpResult train_tile_mlp(const gpu::ContextPtr& ctx, const TileMlpOptions& opt, const Progress& progress) {
+  if (opt.side < 2 || opt.hidden < 3 || opt.layers < 1 || opt.tile_rows < 1 || opt.steps < 1)
+    throw Error(ErrorKind::Value, "tile-mlp: side ≥ 2, hidden ≥ 3, layers ≥ 1, tile rows ≥ 1 and steps ≥ 1");
+  const int64_t n = int64_t(opt.side) * opt.side;
+  std::vector<float> uv(size_t(n) * 2), colour(size_t(n) * 3);
+  for (int y = 0; y < opt.side; ++y)
+    for (int x = 0; x < opt.side; ++x) {
+      size_t i = size_t(y) * size_t(opt.side) + size_t(x);
+      double u = (x + 0.5) / opt.side, v = (y + 0.5) / opt.side;
+      uv[2 * i] = float(2 * u - 1), uv[2 * i + 1] = float(2 * v - 1);
+      target_colour(u, v, &colour[3 * i]);
+    }
+  Tensor coords = Tensor::from_host(ctx, uv.data(), {n, 2}, DType::f32);
+  Tensor target = Tensor::from_host(ctx, colour.data(), {n, 3}, DType::f32);
+
+  // Kaiming-uniform weights, zero biases; the same numbers for both forms.
+  std::vector<Layer> layers = layout(opt);
+  int rows = layers.back().row + layers.back().fan_in + 1;
+  std::vector<float> packed(size_t(rows) * size_t(opt.hidden), 0.0f);
+  std::mt19937_64 gen(opt.seed);
+  for (const Layer& L : layers) {
+    std::uniform_real_distribution<double> w(-std::sqrt(6.0 / L.fan_in), std::sqrt(6.0 / L.fan_in));
+    for (int i = 0; i < L.fan_in; ++i)
+      for (int j = 0; j < L.fan_out; ++j) packed[size_t(L.row + i) * size_t(opt.hidden) + size_t(j)] = float(w(gen));
+  }
+
+  TileMlpResult result;
+  std::vector<Var> params;
+  std::function<Var()> forward;
+  tiles::Kernel kernel = mlp_kernel(opt, layers);
+  if (opt.fused) {
+    params.push_back(Var::param(Tensor::from_host(ctx, packed.data(), {rows, opt.hidden}, DType::f32)));
+    tiles::Grid grid{uint32_t((n + opt.tile_rows - 1) / opt.tile_rows), 1, 1};
+    forward = [&, grid] { return kernel({Var(coords), params[0]}, {n, 3}, grid); };
+    result.workgroup_bytes = kernel.workgroup_bytes(true);
+    result.forward_wgsl = kernel.forward_wgsl();
+    result.backward_wgsl = kernel.backward_wgsl();
+  } else {
+    for (const Layer& L : layers) {
+      std::vector<float> w(size_t(L.fan_in) * size_t(L.fan_out)), b(size_t(L.fan_out));
+      for (int i = 0; i < L.fan_in; ++i)
+        for (int j = 0; j < L.fan_out; ++j)
+          w[size_t(i) * size_t(L.fan_out) + size_t(j)] = packed[size_t(L.row + i) * size_t(opt.hidden) + size_t(j)];
+      for (int j = 0; j < L.fan_out; ++j)
+        b[size_t(j)] = packed[size_t(L.row + L.fan_in) * size_t(opt.hidden) + size_t(j)];
+      params.push_back(Var::param(Tensor::from_host(ctx, w.data(), {L.fan_in, L.fan_out}, DType::f32)));
+      params.push_back(Var::param(Tensor::from_host(ctx, b.data(), {1, L.fan_out}, DType::f32)));
+    }
+    forward = [&] {
+      Var h(coords);
+      for (size_t l = 0; l < layers.size(); ++l) {
+        h = h.matmul(params[2 * l]) + params[2 * l + 1];
+        h = l + 1 == layers.size() ? h.sigmoid() : h.relu();
+      }
+      return h;
+    };
+  }
+  optim::Adam adam(params, opt.lr);
+  auto step = [&] {
+    Var diff = forward() - Var(target);
+    Var loss = (diff * diff).mean();
+    adam.zero_grad();
+    loss.backward();
+    adam.step();
+    return loss;
+  };
+
+  ctx->sync();
+  Var loss = step();                                       // also compiles the kernels
+  result.first_loss = loss.value().to_vector<float>()[0];  // at the initial parameters
+  ctx->flush();
+  uint64_t before = ctx->pending_dispatches();
+  loss = step();
+  result.dispatches_per_step = ctx->pending_dispatches() - before;
+  std::vector<double> per_step;
+  const int group = std::max(1, std::min(50, opt.steps / 10));
+  for (int done = 2; done < opt.steps;) {
+    int count = std::min(group, opt.steps - done);
+    auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < count; ++i) loss = step();
+    double value = loss.value().to_vector<float>()[0];  // the sync point
+    per_step.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() /
+                       count);
+    done += count;
+    result.final_loss = value;
+    if (progress) {
+      char line[160];
+      std::snprintf(line, sizeof line, "step %d/%d  loss %.5f  %.3f ms/step", done, opt.steps, value, per_step.back());
+      progress(line, done >= opt.steps);
+    }
+  }
+  if (per_step.empty()) result.final_loss = loss.value().to_vector<float>()[0];
+  result.ms_per_step = per_step.empty() ? 0 : median(per_step);
+
+  std::vector<float> fitted;
+  {
+    NoGradGuard no_grad;
+    fitted = forward().value().to_vector<float>();
+  }
+  double se = 0;
+  for (size_t i = 0; i < fitted.size(); ++i) se += double(fitted[i] - colour[i]) * (fitted[i] - colour[i]);
+  result.psnr = 10 * std::log10(1.0 / std::max(se / double(fitted.size()), 1e-12));
+  if (!opt.png.empty()) {
+    Image img(opt.side, opt.side);
+    auto byte = [](float v) { return uint8_t(std::lround(std::clamp(v, 0.0f, 1.0f) * 255)); };
+    for (int y = 0; y < opt.side; ++y)
+      for (int x = 0; x < opt.side; ++x) {
+        size_t i = (size_t(y) * size_t(opt.side) + size_t(x)) * 3;
+        img.set(x, opt.side - 1 - y, byte(fitted[i]), byte(fitted[i + 1]), byte(fitted[i + 2]));
+      }
+    write_png(opt.png, img);
+  }
+  return result;
+}
+
+}  // namespace surfgrad::demos

@@ -1,0 +1,265 @@
+// The tile builder: each primitive checks its shapes and appends one node to its kernel's
+// program. Errors name the kernel, the primitive and the shapes, and come before any GPU work.
+#include <cctype>
+
+#include "surfgrad/error.hpp"
+#include "tiles/graph.hpp"
+
+namespace surfgrad::tiles {
+
+struct Access {
+  static Tile make(const std::shared_ptr<detail::Graph>& g, int node) {
+    Tile t;
+    t.graph_ = g;
+    t.node_ = node;
+    t.shape_ = g->nodes[size_t(node)].shape;
+    return t;
+  }
+  static const std::shared_ptr<detail::Graph>& graph(const Tile& t) { return t.graph_; }
+  static const std::shared_ptr<detail::Graph>& graph(const Array& a) { return a.graph_; }
+};
+
+namespace {
+
+using detail::Graph;
+using detail::Node;
+using detail::Op;
+
+std::string where(const Graph& g, const char* primitive) { return "tile kernel '" + g.name + "', " + primitive + ": "; }
+
+Graph& graph_of(const Tile& t, const char* primitive) {
+  if (!Access::graph(t))
+    throw Error(ErrorKind::Value, std::string(primitive) + ": an empty tile (default-constructed)");
+  return *Access::graph(t);
+}
+
+void same_kernel(const Tile& a, const Tile& b, const char* primitive) {
+  if (Access::graph(a) != Access::graph(b))
+    throw Error(ErrorKind::Value, where(*Access::graph(a), primitive) + "its tiles belong to different kernels");
+}
+
+Graph& graph_of(const Array& a, const char* primitive) {
+  if (!Access::graph(a))
+    throw Error(ErrorKind::Value, std::string(primitive) + ": an empty array (default-constructed)");
+  return *Access::graph(a);
+}
+
+void check_coord(const Graph& g, const char* primitive, const Coord& c) {
+  if (c.axis < -1 || c.axis > 2)
+    throw Error(ErrorKind::Value, where(g, primitive) + "block axis " + std::to_string(c.axis) + " is not 0, 1 or 2");
+  if (c.offset < 0)
+    throw Error(ErrorKind::Value, where(g, primitive) + "element offset " + std::to_string(c.offset) + " is negative");
+  if (c.axis == -1 && c.constant < 0)
+    throw Error(ErrorKind::Value, where(g, primitive) + "tile index " + std::to_string(c.constant) + " is negative");
+}
+
+Tile append(const Tile& from, Node n) {
+  Graph& g = *Access::graph(from);
+  g.nodes.push_back(std::move(n));
+  return Access::make(Access::graph(from), int(g.nodes.size()) - 1);
+}
+
+void write(const Array& array, const Tile& tile, At at, Op op) {
+  const char* primitive = detail::op_name(op);
+  Graph& g = graph_of(array, primitive);
+  if (Access::graph(tile).get() != &g)
+    throw Error(ErrorKind::Value, where(g, primitive) + "the tile belongs to another kernel");
+  detail::ArrayParam& p = g.arrays[size_t(array.index())];
+  if (!p.output)
+    throw Error(ErrorKind::Value, where(g, primitive) + "'" + p.name + "' is an input; write to an output");
+  bool atomic = op == Op::atomic_add;
+  if ((atomic && p.stored) || (!atomic && p.atomic))
+    throw Error(ErrorKind::Value, where(g, primitive) + "'" + p.name +
+                                      "' is written both by tile_store and tile_atomic_add; use one of them");
+  (atomic ? p.atomic : p.stored) = true;
+  check_coord(g, primitive, at.row);
+  check_coord(g, primitive, at.col);
+  check_coord(g, primitive, at.batch);
+  Node n{op, tile.shape(), {tile.node()}};
+  n.array = array.index();
+  n.at = at;
+  g.nodes.push_back(n);
+}
+
+}  // namespace
+
+namespace detail {
+
+const char* op_name(Op op) {
+  switch (op) {
+    case Op::load: return "tile_load";
+    case Op::store: return "tile_store";
+    case Op::atomic_add: return "tile_atomic_add";
+    case Op::unary: return "tile_map";
+    case Op::binary: return "tile_map";
+    case Op::broadcast: return "tile_broadcast";
+    case Op::transpose: return "tile_transpose";
+    case Op::reduce: return "tile_reduce";
+    case Op::matmul: return "tile_matmul";
+  }
+  return "?";
+}
+
+std::string shape_text(TileShape s) { return std::to_string(s.rows) + "×" + std::to_string(s.cols); }
+
+std::string tile_name(const Graph& g, int node, const char* prefix) {
+  const Node& n = g.nodes[size_t(node)];
+  std::string what;
+  switch (n.op) {
+    case Op::load: what = g.arrays[size_t(n.array)].name; break;
+    case Op::unary: what = unary_name(n.unary); break;
+    case Op::binary: what = n.binary == Binary::add ? "add" : n.binary == Binary::sub ? "sub" : "mul"; break;
+    case Op::reduce: what = n.reduce == Reduce::sum ? "sum" : "max"; break;
+    default: what = std::string(op_name(n.op)).substr(5);
+  }
+  return prefix + std::to_string(node) + "_" + what;
+}
+
+}  // namespace detail
+
+Kernel::Kernel(std::string name, int threads) : graph_(std::make_shared<Graph>()) {
+  if (threads < 1 || threads > 1024)
+    throw Error(ErrorKind::Value, "tile kernel '" + name + "': " + std::to_string(threads) +
+                                      " threads per workgroup; use 1 … 1024 (the adapter may allow fewer)");
+  for (char c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_')
+      throw Error(ErrorKind::Value, "tile kernel '" + name + "': names are letters, digits and '_' (WGSL comments)");
+  graph_->name = std::move(name);
+  graph_->threads = threads;
+}
+
+static Array add_array(const std::shared_ptr<Graph>& g, const std::string& name, bool output, Array a) {
+  if (name.empty() || !std::isalpha(static_cast<unsigned char>(name[0])))
+    throw Error(ErrorKind::Value, "tile kernel '" + g->name + "': array name '" + name + "' must start with a letter");
+  for (char c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_')
+      throw Error(ErrorKind::Value, "tile kernel '" + g->name + "': array name '" + name +
+                                        "' may hold letters, digits and '_' only (it names a WGSL binding)");
+  for (const auto& p : g->arrays)
+    if (p.name == name) throw Error(ErrorKind::Value, "tile kernel '" + g->name + "': two arrays named '" + name + "'");
+  g->arrays.push_back({name, output});
+  (void)a;
+  return a;
+}
+
+Array Kernel::input(const std::string& name, bool differentiable) {
+  Array a;
+  a.graph_ = graph_;
+  a.index_ = int(graph_->arrays.size());
+  add_array(graph_, name, false, a);
+  graph_->arrays.back().differentiable = differentiable;
+  return a;
+}
+
+Array Kernel::output(const std::string& name) {
+  Array a;
+  a.graph_ = graph_;
+  a.index_ = int(graph_->arrays.size());
+  return add_array(graph_, name, true, a);
+}
+
+const std::string& Kernel::name() const { return graph_->name; }
+int Kernel::threads() const { return graph_->threads; }
+
+Tile tile_load(const Array& array, TileShape shape, At at) {
+  Graph& g = graph_of(array, "tile_load");
+  const detail::ArrayParam& p = g.arrays[size_t(array.index())];
+  if (p.output)
+    throw Error(ErrorKind::Value, where(g, "tile_load") + "'" + p.name + "' is an output; tiles load from inputs");
+  if (shape.rows < 1 || shape.cols < 1)
+    throw Error(ErrorKind::Shape, where(g, "tile_load") + "tile shape " + detail::shape_text(shape) + " is empty");
+  check_coord(g, "tile_load", at.row);
+  check_coord(g, "tile_load", at.col);
+  check_coord(g, "tile_load", at.batch);
+  Node n{Op::load, shape};
+  n.array = array.index();
+  n.at = at;
+  g.nodes.push_back(n);
+  return Access::make(Access::graph(array), int(g.nodes.size()) - 1);
+}
+
+void tile_store(const Array& array, const Tile& tile, At at) { write(array, tile, at, Op::store); }
+void tile_atomic_add(const Array& array, const Tile& tile, At at) { write(array, tile, at, Op::atomic_add); }
+
+Tile tile_map(Unary op, const Tile& x) {
+  graph_of(x, "tile_map");
+  Node n{Op::unary, x.shape(), {x.node()}};
+  n.unary = op;
+  return append(x, n);
+}
+
+Tile tile_map(Binary op, const Tile& a, const Tile& b) {
+  Graph& g = graph_of(a, "tile_map");
+  same_kernel(a, b, "tile_map");
+  if (a.rows() != b.rows() || a.cols() != b.cols())
+    throw Error(ErrorKind::Shape, where(g, "tile_map") + "tiles of shapes " + detail::shape_text(a.shape()) + " and " +
+                                      detail::shape_text(b.shape()) +
+                                      " differ; tile_broadcast one of them to the other's shape first");
+  Node n{Op::binary, a.shape(), {a.node(), b.node()}};
+  n.binary = op;
+  return append(a, n);
+}
+
+Tile operator+(const Tile& a, const Tile& b) { return tile_map(Binary::add, a, b); }
+Tile operator-(const Tile& a, const Tile& b) { return tile_map(Binary::sub, a, b); }
+Tile operator*(const Tile& a, const Tile& b) { return tile_map(Binary::mul, a, b); }
+
+Tile tile_broadcast(const Tile& x, TileShape shape) {
+  Graph& g = graph_of(x, "tile_broadcast");
+  bool rows_ok = x.rows() == shape.rows || x.rows() == 1, cols_ok = x.cols() == shape.cols || x.cols() == 1;
+  if (!rows_ok || !cols_ok || shape.rows < 1 || shape.cols < 1)
+    throw Error(ErrorKind::Shape, where(g, "tile_broadcast") + "a tile of shape " + detail::shape_text(x.shape()) +
+                                      " does not broadcast to " + detail::shape_text(shape) +
+                                      " (only axes of extent 1 repeat)");
+  return append(x, Node{Op::broadcast, shape, {x.node()}});
+}
+
+Tile tile_transpose(const Tile& x) {
+  graph_of(x, "tile_transpose");
+  return append(x, Node{Op::transpose, {x.cols(), x.rows()}, {x.node()}});
+}
+
+Tile tile_reduce(Reduce op, const Tile& x, int axis) {
+  Graph& g = graph_of(x, "tile_reduce");
+  if (axis != 0 && axis != 1)
+    throw Error(ErrorKind::Value, where(g, "tile_reduce") + "axis " + std::to_string(axis) + " of a " +
+                                      detail::shape_text(x.shape()) + " tile; tiles have axes 0 and 1");
+  Node n{Op::reduce, axis == 0 ? TileShape{1, x.cols()} : TileShape{x.rows(), 1}, {x.node()}};
+  n.reduce = op;
+  n.axis = axis;
+  return append(x, n);
+}
+
+Tile tile_sum(const Tile& x, int axis) { return tile_reduce(Reduce::sum, x, axis); }
+Tile tile_sum(const Tile& x) { return tile_sum(tile_sum(x, 0), 1); }
+
+Tile tile_matmul(const Tile& a, const Tile& b) {
+  Graph& g = graph_of(a, "tile_matmul");
+  same_kernel(a, b, "tile_matmul");
+  if (a.cols() != b.rows())
+    throw Error(ErrorKind::Shape, where(g, "tile_matmul") + "A is " + detail::shape_text(a.shape()) + " and B is " +
+                                      detail::shape_text(b.shape()) + ": A's columns (" + std::to_string(a.cols()) +
+                                      ") must equal B's rows (" + std::to_string(b.rows()) + ")");
+  return append(a, Node{Op::matmul, {a.rows(), b.cols()}, {a.node(), b.node()}});
+}
+
+Tile tile_matmul(const Tile& a, const Array& b, int cols, int row_offset) {
+  Graph& g = graph_of(a, "tile_matmul");
+  if (Access::graph(b).get() != &g)
+    throw Error(ErrorKind::Value, where(g, "tile_matmul") + "the array belongs to another kernel");
+  const detail::ArrayParam& p = g.arrays[size_t(b.index())];
+  if (p.output)
+    throw Error(ErrorKind::Value, where(g, "tile_matmul") + "'" + p.name + "' is an output; B must be an input");
+  if (cols < 1)
+    throw Error(ErrorKind::Shape,
+                where(g, "tile_matmul") + "B ('" + p.name + "') has " + std::to_string(cols) + " columns; at least 1");
+  if (row_offset < 0)
+    throw Error(ErrorKind::Value, where(g, "tile_matmul") + "row offset " + std::to_string(row_offset) + " into '" +
+                                      p.name + "' is negative");
+  Node n{Op::matmul, {a.rows(), cols}, {a.node()}};
+  n.array = b.index();
+  n.at.row = Coord::element(row_offset);
+  return append(a, n);
+}
+
+}  // namespace surfgrad::tiles

@@ -1,0 +1,254 @@
+// Generated WGSL shared by the forward and backward tile kernels (see emit.hpp). Every tile lives
+// in workgroup memory as a row-major array; thread `lid` owns elements lid, lid + threads, …,
+// so any tile shape works with any workgroup size (shapes need not be multiples of it).
+#include "tiles/emit.hpp"
+
+#include <set>
+
+namespace surfgrad::tiles::detail {
+
+std::string u32(int64_t v) { return std::to_string(v) + "u"; }
+
+std::string coord_expr(const Coord& c) {
+  if (c.axis < 0) return u32(c.constant);
+  return std::string("wid.") + "xyz"[c.axis];
+}
+
+void Wgsl::each(const Graph& g, TileShape shape, const std::function<void()>& body, bool barrier) {
+  open("for (var e = lid; e < " + u32(int64_t(shape.rows) * shape.cols) + "; e += " + u32(g.threads) + ") {");
+  line("let r = e / " + u32(shape.cols) + ";");
+  line("let c = e % " + u32(shape.cols) + ";");
+  body();
+  close();
+  if (barrier) line("workgroupBarrier();");
+}
+
+namespace {
+
+// The element (gb, gr, gc) of the array the tile at `at` covers, and whether it is inside.
+void emit_global_index(Wgsl& w, const Graph& g, int array, TileShape shape, At at) {
+  const std::string& a = g.arrays[size_t(array)].name;
+  auto offset = [](const Coord& c) { return c.offset ? " + " + u32(c.offset) : std::string(); };
+  w.line("let gb = " + coord_expr(at.batch) + offset(at.batch) + ";");
+  w.line("let gr = " + coord_expr(at.row) + " * " + u32(shape.rows) + offset(at.row) + " + r;");
+  w.line("let gc = " + coord_expr(at.col) + " * " + u32(shape.cols) + offset(at.col) + " + c;");
+  w.line("let inside = gb < " + a + "_batch && gr < " + a + "_rows && gc < " + a + "_cols;");
+  w.line("let gi = (gb * " + a + "_rows + gr) * " + a + "_cols + gc;");
+}
+
+std::string at_text(const Graph& g, int array, TileShape s, At at) {
+  auto axis = [](const Coord& c, int extent) {
+    if (c.axis < 0) return std::to_string(c.constant * extent + c.offset);  // a fixed element
+    std::string base = std::string("block.") + "xyz"[c.axis];
+    base = extent == 1 ? base : std::to_string(extent) + "·" + base;
+    return c.offset ? base + " + " + std::to_string(c.offset) : base;
+  };
+  std::string t = g.arrays[size_t(array)].name + "[";
+  if (at.batch.axis >= 0 || at.batch.constant != 0) t += axis(at.batch, 1) + ", ";
+  return t + "rows " + axis(at.row, s.rows) + " +" + std::to_string(s.rows) + ", cols " + axis(at.col, s.cols) + " +" +
+         std::to_string(s.cols) + "]";
+}
+
+}  // namespace
+
+void emit_atomic_add_f32(Wgsl& w, const std::string& word, const std::string& value) {
+  if (w.float_atomics) {
+    w.line("atomicAdd(&" + word + ", " + value + ");");
+    return;
+  }
+  w.line("var old = atomicLoad(&" + word + ");");
+  w.open("loop {");
+  w.line("let swap = atomicCompareExchangeWeak(&" + word + ", old, bitcast<u32>(bitcast<f32>(old) + " + value + "));");
+  w.line("if (swap.exchanged) { break; }");
+  w.line("old = swap.old_value;");
+  w.close();
+}
+
+void emit_load(Wgsl& w, const Graph& g, const std::string& target, bool accumulate, int array,
+               const std::string& buffer, TileShape shape, At at) {
+  w.each(g, shape, [&] {
+    emit_global_index(w, g, array, shape, at);
+    // select() would read the buffer even outside; the branch keeps every read in bounds.
+    w.line("var v = 0.0;");
+    w.open("if (inside) {");
+    w.line("v = " + buffer + "[gi];");
+    w.close();
+    w.line(target + "[e] " + (accumulate ? "+=" : "=") + " v;");
+  });
+}
+
+void emit_write(Wgsl& w, const Graph& g, const std::string& source, int array, const std::string& buffer,
+                TileShape shape, At at, bool atomic) {
+  // No barrier after: nothing in the kernel reads what it writes to its outputs.
+  w.each(
+      g, shape,
+      [&] {
+        emit_global_index(w, g, array, shape, at);
+        w.open("if (inside) {");
+        if (!atomic) {
+          w.line(buffer + "[gi] = " + source + "[e];");
+        } else {
+          emit_atomic_add_f32(w, buffer + "[gi]", source + "[e]");
+        }
+        w.close();
+      },
+      false);
+}
+
+void emit_matmul(Wgsl& w, const Graph& g, const std::string& target, bool accumulate, TileShape shape, int inner,
+                 const std::string& lhs_element, const std::string& rhs_element) {
+  w.each(g, shape, [&] {
+    w.line("let i = r;");
+    w.line("let j = c;");
+    w.line("var acc = 0.0;");
+    w.open("for (var k = 0u; k < " + u32(inner) + "; k++) {");
+    w.line("acc += " + lhs_element + " * " + rhs_element + ";");
+    w.close();
+    w.line(target + "[e] " + (accumulate ? "+=" : "=") + " acc;");
+  });
+}
+
+void emit_shape_lets(Wgsl& w, const Graph& g) {
+  for (size_t i = 0; i < g.arrays.size(); ++i) {
+    const std::string& a = g.arrays[i].name;
+    w.line("let " + a + "_batch = arg(" + u32(int64_t(3 * i)) + ");");
+    w.line("let " + a + "_rows = arg(" + u32(int64_t(3 * i + 1)) + ");");
+    w.line("let " + a + "_cols = arg(" + u32(int64_t(3 * i + 2)) + ");");
+  }
+}
+
+std::string describe(const Graph& g, int n) {
+  const Node& node = g.nodes[size_t(n)];
+  auto arg = [&](size_t i) { return tile_name(g, node.args[i]); };
+  std::string lhs = node.makes_tile() ? tile_name(g, n) + " (" + shape_text(node.shape) + ") = " : "";
+  switch (node.op) {
+    case Op::load: return lhs + "tile_load(" + at_text(g, node.array, node.shape, node.at) + ")";
+    case Op::store: return "tile_store(" + at_text(g, node.array, node.shape, node.at) + " ← " + arg(0) + ")";
+    case Op::atomic_add:
+      return "tile_atomic_add(" + at_text(g, node.array, node.shape, node.at) + " += " + arg(0) + ")";
+    case Op::unary: return lhs + "tile_map(" + std::string(unary_name(node.unary)) + ", " + arg(0) + ")";
+    case Op::binary: {
+      const char* sym = node.binary == Binary::add ? " + " : node.binary == Binary::sub ? " - " : " * ";
+      return lhs + arg(0) + sym + arg(1);
+    }
+    case Op::broadcast: return lhs + "tile_broadcast(" + arg(0) + ")";
+    case Op::transpose: return lhs + "tile_transpose(" + arg(0) + ")";
+    case Op::reduce:
+      return lhs + "tile_reduce(" + (node.reduce == Reduce::sum ? "sum" : "max") + ", " + arg(0) + ", axis " +
+             std::to_string(node.axis) + ")";
+    case Op::matmul:
+      if (node.array >= 0)
+        return lhs + "tile_matmul(" + arg(0) + ", " + g.arrays[size_t(node.array)].name + "[rows " +
+               std::to_string(node.at.row.offset) + " +" + std::to_string(g.nodes[size_t(node.args[0])].shape.cols) +
+               ", cols 0 +" + std::to_string(node.shape.cols) + "] in global memory)";
+      return lhs + "tile_matmul(" + arg(0) + ", " + arg(1) + ")";
+  }
+  return "?";
+}
+
+void emit_forward_node(Wgsl& w, const Graph& g, int n) {
+  const Node& node = g.nodes[size_t(n)];
+  std::string t = tile_ref(g, n);
+  auto x = [&](size_t i) { return tile_ref(g, node.args[i]); };
+  auto xs = [&](size_t i) { return g.nodes[size_t(node.args[i])].shape; };
+  switch (node.op) {
+    case Op::load:
+      emit_load(w, g, t, false, node.array, binding_name(g.arrays[size_t(node.array)]), node.shape, node.at);
+      return;
+    case Op::unary:
+      w.each(g, node.shape, [&] { w.line(t + "[e] = unary_" + unary_name(node.unary) + "(" + x(0) + "[e]);"); });
+      return;
+    case Op::binary: {
+      const char* sym = node.binary == Binary::add ? " + " : node.binary == Binary::sub ? " - " : " * ";
+      w.each(g, node.shape, [&] { w.line(t + "[e] = " + x(0) + "[e]" + sym + x(1) + "[e];"); });
+      return;
+    }
+    case Op::broadcast: {
+      TileShape s = xs(0);
+      std::string row = s.rows == 1 ? "0u" : "r", col = s.cols == 1 ? "0u" : "c";
+      w.each(g, node.shape,
+             [&] { w.line(t + "[e] = " + x(0) + "[" + row + " * " + u32(s.cols) + " + " + col + "];"); });
+      return;
+    }
+    case Op::transpose:
+      w.each(g, node.shape, [&] { w.line(t + "[e] = " + x(0) + "[c * " + u32(xs(0).cols) + " + r];"); });
+      return;
+    case Op::reduce: {
+      TileShape s = xs(0);
+      // axis 0: down the column c; axis 1: along the row r.
+      std::string element =
+          node.axis == 0 ? x(0) + "[k * " + u32(s.cols) + " + c]" : x(0) + "[r * " + u32(s.cols) + " + k]";
+      int extent = node.axis == 0 ? s.rows : s.cols;
+      w.each(g, node.shape, [&] {
+        std::string first = node.axis == 0 ? x(0) + "[c]" : x(0) + "[r * " + u32(s.cols) + "]";
+        w.line(std::string("var acc = ") + (node.reduce == Reduce::sum ? "0.0" : first) + ";");
+        w.open("for (var k = 0u; k < " + u32(extent) + "; k++) {");
+        w.line(node.reduce == Reduce::sum ? "acc += " + element + ";" : "acc = max(acc, " + element + ");");
+        w.close();
+        w.line(t + "[e] = acc;");
+      });
+      return;
+    }
+    case Op::matmul: {
+      TileShape a = xs(0);
+      if (node.array >= 0) {  // B is the array itself, exactly [a.cols, cols] (checked at launch)
+        const ArrayParam& b = g.arrays[size_t(node.array)];
+        emit_matmul(w, g, t, false, node.shape, a.cols, x(0) + "[i * " + u32(a.cols) + " + k]",
+                    binding_name(b) + "[(" + u32(node.at.row.offset) + " + k) * " + b.name + "_cols + j]");
+        return;
+      }
+      TileShape b = xs(1);
+      emit_matmul(w, g, t, false, node.shape, a.cols, x(0) + "[i * " + u32(a.cols) + " + k]",
+                  x(1) + "[k * " + u32(b.cols) + " + j]");
+      return;
+    }
+    case Op::store:
+    case Op::atomic_add: return;
+  }
+}
+
+void emit_slots(Wgsl& w, const MemoryPlan& plan) {
+  w.line("// Workgroup memory: tiles whose lifetimes do not overlap share a slot.");
+  for (size_t i = 0; i < plan.slots.size(); ++i) {
+    std::string holds;
+    for (const auto& h : plan.slots[i].holds) holds += (holds.empty() ? "" : ", ") + h;
+    w.line("var<workgroup> slot" + std::to_string(i) + ": array<f32, " + u32(plan.slots[i].elements) + ">;  // " +
+           holds);
+  }
+}
+
+void emit_tile_pointers(Wgsl& w, const Graph& g, const MemoryPlan& plan) {
+  for (size_t n = 0; n < g.nodes.size(); ++n) {
+    if (plan.value[n] >= 0) w.line("let " + tile_name(g, int(n)) + " = &slot" + std::to_string(plan.value[n]) + ";");
+    if (plan.adjoint[n] >= 0)
+      w.line("let " + tile_name(g, int(n), "a") + " = &slot" + std::to_string(plan.adjoint[n]) + ";");
+  }
+}
+
+void emit_unary_functions(Wgsl& w, const Graph& g, bool derivatives) {
+  std::set<int> used;
+  for (const Node& n : g.nodes)
+    if (n.op == Op::unary) used.insert(int(n.unary));
+  for (int u : used) {
+    Unary op = Unary(u);
+    w.line("fn unary_" + std::string(unary_name(op)) + "(x: f32) -> f32 { return " + unary_wgsl(op) + "; }");
+    if (derivatives)
+      w.line("fn unary_" + std::string(unary_name(op)) + "_derivative(x: f32, y: f32) -> f32 { return " +
+             unary_derivative_wgsl(op) + "; }");
+  }
+  if (derivatives && used.count(int(Unary::gelu))) {
+    // d/dx 0.5·x·(1 + tanh(u)), u = c·(x + 0.044715·x³): the tanh form's exact derivative.
+    w.open("fn gelu_derivative(x: f32) -> f32 {");
+    w.line("let t = tanh(clamp(0.7978845608028654 * (x + 0.044715 * x * x * x), -15.0, 15.0));");
+    w.line("return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * 0.7978845608028654 * (1.0 + 3.0 * 0.044715 * x * x);");
+    w.close();
+  }
+  if (!used.empty()) w.blank();
+}
+
+std::string entry_point(const Graph& g) {
+  return "@compute @workgroup_size(" + std::to_string(g.threads) +
+         ")\nfn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>) {";
+}
+
+}  // namespace surfgrad::tiles::detail

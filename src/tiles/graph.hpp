@@ -1,0 +1,92 @@
+// The program a tile kernel is: arrays (its tensor parameters) and nodes (one per primitive, in
+// the order they were called). The builder (builder.cpp) appends nodes after checking shapes;
+// the WGSL generators (forward.cpp, backward.cpp) and the host reference (host_reference.cpp)
+// walk them.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "surfgrad/tiles.hpp"
+
+namespace surfgrad::tiles::detail {
+
+enum class Op { load, store, atomic_add, unary, binary, broadcast, transpose, reduce, matmul };
+
+struct Node {
+  Op op;
+  TileShape shape;        // the tile this node makes (store / atomic add: the tile written)
+  std::vector<int> args;  // the nodes it reads
+  int array = -1;         // load, store, atomic add; matmul: B read from this array in place
+  At at;
+  Unary unary = Unary::neg;
+  Binary binary = Binary::add;
+  Reduce reduce = Reduce::sum;
+  int axis = 0;
+  bool makes_tile() const { return op != Op::store && op != Op::atomic_add; }
+};
+
+struct ArrayParam {
+  std::string name;
+  bool output = false;
+  bool atomic = false;         // written by tile_atomic_add (bound as atomic words)
+  bool stored = false;         // written by tile_store
+  bool differentiable = true;  // an input whose gradient the backward kernel computes
+};
+
+// Binding names in the generated WGSL: in_<name>, out_<name> and d_<name> (gradients), so no
+// array name can collide with the kernels' own variables.
+inline std::string binding_name(const ArrayParam& a) { return (a.output ? "out_" : "in_") + a.name; }
+inline std::string grad_name(const ArrayParam& a) { return "d_" + a.name; }
+
+struct Graph {
+  std::string name;
+  int threads = 128;
+  std::vector<ArrayParam> arrays;
+  std::vector<Node> nodes;
+
+  std::vector<int> inputs() const {
+    std::vector<int> r;
+    for (size_t i = 0; i < arrays.size(); ++i)
+      if (!arrays[i].output) r.push_back(int(i));
+    return r;
+  }
+  std::vector<int> differentiable_inputs() const {
+    std::vector<int> r;
+    for (size_t i = 0; i < arrays.size(); ++i)
+      if (!arrays[i].output && arrays[i].differentiable) r.push_back(int(i));
+    return r;
+  }
+  std::vector<int> outputs() const {
+    std::vector<int> r;
+    for (size_t i = 0; i < arrays.size(); ++i)
+      if (arrays[i].output) r.push_back(int(i));
+    return r;
+  }
+};
+
+// Readable names for the generated code: t<node>_<primitive>, and the primitive's name.
+const char* op_name(Op op);
+std::string tile_name(const Graph& g, int node, const char* prefix = "t");
+// The tile in code: a pointer let into its workgroup slot (memory.hpp), dereferenced.
+inline std::string tile_ref(const Graph& g, int node, const char* prefix = "t") {
+  return "(*" + tile_name(g, node, prefix) + ")";
+}
+std::string shape_text(TileShape s);
+const char* unary_name(Unary op);
+
+// Unary ops in WGSL: the value (from the library's unary op table) and the derivative dy/dx in
+// terms of x and y (unary_derivatives.cpp); the host reference's float64 value.
+std::string unary_wgsl(Unary op);
+std::string unary_derivative_wgsl(Unary op);
+double unary_host(Unary op, double x);
+struct UnaryReads {
+  bool x, y;
+};
+UnaryReads unary_derivative_reads(Unary op);
+
+// The generated kernels (forward.cpp / backward.cpp share the per-primitive emitters).
+// `float_atomics`: the device adds f32 atomically in hardware (see Wgsl::float_atomics).
+std::string forward_wgsl(const Graph& g, bool float_atomics);
+std::string backward_wgsl(const Graph& g, bool float_atomics);
+
+}  // namespace surfgrad::tiles::detail

@@ -1,0 +1,210 @@
+// Launching tile kernels through the one seam (kernels::Program, generated source), after
+// checking on the host everything the launch needs; and the tile kernel as one autograd op.
+#include <algorithm>
+
+#include "autograd/var_access.hpp"
+#include "kernels/launch.hpp"
+#include "surfgrad/error.hpp"
+#include "tiles/graph.hpp"
+#include "tiles/memory.hpp"
+
+namespace surfgrad::tiles {
+
+using detail::Graph;
+
+namespace {
+
+// The gpu layer binds at most 8 storage buffers per dispatch (also WebGPU's default limit, which
+// browsers grant).
+constexpr uint32_t kMaxBindings = 8;
+
+std::string kernel_label(const Graph& g, bool backward) {
+  return "tile kernel '" + g.name + "'" + (backward ? " (backward)" : "");
+}
+
+// The tensors' extents as the kernels read them: batch, rows, cols per array.
+kernels::Params shape_params(const Graph& g, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs) {
+  kernels::Params p;
+  size_t in = 0, out = 0;
+  for (const auto& a : g.arrays) {
+    const Tensor& t = a.output ? outputs[out++] : inputs[in++];
+    p.add(t.rank() == 3 ? t.shape(0) : int64_t(1));
+    p.add(t.shape(t.rank() - 2));
+    p.add(t.shape(t.rank() - 1));
+  }
+  return p;
+}
+
+void check_tensors(const Graph& g, bool backward, const std::vector<Tensor>& tensors, const std::vector<int>& arrays,
+                   const char* role) {
+  std::string label = kernel_label(g, backward);
+  if (tensors.size() != arrays.size())
+    throw Error(ErrorKind::Value, label + ": " + std::to_string(arrays.size()) + " " + role + " declared, " +
+                                      std::to_string(tensors.size()) + " tensors given");
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const Tensor& t = tensors[i];
+    const std::string& name = g.arrays[size_t(arrays[i])].name;
+    if (!t.defined()) throw Error(ErrorKind::Value, label + ": array '" + name + "' got an empty tensor");
+    if (t.dtype() != DType::f32)
+      throw Error(ErrorKind::DType, label + ": array '" + name + "' must be f32, got " + t.describe());
+    if (t.rank() != 2 && t.rank() != 3)
+      throw Error(ErrorKind::Shape,
+                  label + ": array '" + name + "' must be [rows, cols] or [batch, rows, cols], got " + t.describe());
+    if (t.numel() == 0) throw Error(ErrorKind::Shape, label + ": array '" + name + "' is empty (" + t.describe() + ")");
+    if (uint64_t(t.numel()) > 0xffffffffull)
+      throw Error(ErrorKind::LimitExceeded,
+                  label + ": array '" + name + "' (" + t.describe() + ") has more than 2^32 − 1 elements");
+  }
+}
+
+std::vector<Tensor> dense_all(const std::vector<Tensor>& ts) {
+  std::vector<Tensor> r;
+  for (const Tensor& t : ts) r.push_back(kernels::dense(t));
+  return r;
+}
+
+}  // namespace
+
+std::string Kernel::forward_wgsl(bool float_atomics) const { return detail::forward_wgsl(*graph_, float_atomics); }
+std::string Kernel::backward_wgsl(bool float_atomics) const { return detail::backward_wgsl(*graph_, float_atomics); }
+
+uint64_t Kernel::workgroup_bytes(bool backward) const { return detail::plan_memory(*graph_, backward).bytes(); }
+
+void Kernel::check_limits(const gpu::Context& ctx, Grid grid, bool backward) const {
+  const Graph& g = *graph_;
+  std::string label = kernel_label(g, backward);
+  bool writes = std::any_of(g.nodes.begin(), g.nodes.end(), [](const auto& n) { return !n.makes_tile(); });
+  if (!writes) throw Error(ErrorKind::Value, label + " writes nothing (no tile_store or tile_atomic_add)");
+  const gpu::Limits& L = ctx.limits();
+  uint64_t bytes = workgroup_bytes(backward);
+  if (bytes > L.max_compute_workgroup_storage_size) {
+    int largest = -1;
+    uint64_t largest_bytes = 0;
+    for (size_t n = 0; n < g.nodes.size(); ++n) {
+      const auto& node = g.nodes[n];
+      uint64_t b = node.makes_tile() ? uint64_t(node.shape.rows) * uint64_t(node.shape.cols) * 4 : 0;
+      if (b > largest_bytes) largest = int(n), largest_bytes = b;
+    }
+    throw Error(ErrorKind::LimitExceeded,
+                label + ": its tiles need " + std::to_string(bytes) + " bytes of workgroup memory" +
+                    (backward ? " (values and adjoints)" : "") + ", over this adapter's limit of " +
+                    std::to_string(L.max_compute_workgroup_storage_size) +
+                    " bytes (maxComputeWorkgroupStorageSize); the largest tile is " + detail::tile_name(g, largest) +
+                    " (" + detail::shape_text(g.nodes[size_t(largest)].shape) + " f32, " +
+                    std::to_string(largest_bytes) + " bytes): use smaller tiles");
+  }
+  if (uint32_t(g.threads) > L.max_compute_invocations_per_workgroup ||
+      uint32_t(g.threads) > L.max_compute_workgroup_size_x)
+    throw Error(ErrorKind::LimitExceeded,
+                label + ": " + std::to_string(g.threads) + " threads per workgroup, over this adapter's limit of " +
+                    std::to_string(std::min(L.max_compute_invocations_per_workgroup, L.max_compute_workgroup_size_x)));
+  size_t bindings = backward ? g.arrays.size() + g.differentiable_inputs().size() : g.arrays.size();
+  uint32_t most = std::min<uint32_t>(kMaxBindings, L.max_storage_buffers_per_shader_stage);
+  if (bindings > most)
+    throw Error(ErrorKind::LimitExceeded,
+                label + ": " + std::to_string(bindings) + " tensors bound, over the limit of " + std::to_string(most) +
+                    " storage buffers per kernel (a backward kernel binds each input, each output's gradient and "
+                    "each differentiable input's gradient; declare data inputs with differentiable = false)");
+  for (uint32_t extent : {grid.x, grid.y, grid.z})
+    if (extent < 1 || extent > L.max_compute_workgroups_per_dimension)
+      throw Error(ErrorKind::LimitExceeded, label + ": grid " + std::to_string(grid.x) + "×" + std::to_string(grid.y) +
+                                                "×" + std::to_string(grid.z) + " blocks; each axis must be 1 … " +
+                                                std::to_string(L.max_compute_workgroups_per_dimension));
+}
+
+void Kernel::validate(const gpu::Context& ctx, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
+                      Grid grid, bool backward) const {
+  const Graph& g = *graph_;
+  std::string label = kernel_label(g, backward);
+  check_limits(ctx, grid, backward);
+  check_tensors(g, backward, inputs, g.inputs(), "inputs");
+  std::vector<int> ins = g.inputs();
+  for (const auto& n : g.nodes) {
+    if (n.op != detail::Op::matmul || n.array < 0) continue;
+    size_t slot = size_t(std::find(ins.begin(), ins.end(), n.array) - ins.begin());
+    int64_t rows = n.at.row.offset + g.nodes[size_t(n.args[0])].shape.cols, cols = n.shape.cols;
+    const Tensor& b = inputs[slot];
+    if (b.rank() != 2 || b.shape(0) < rows || b.shape(1) < cols)
+      throw Error(ErrorKind::Shape, label + ", tile_matmul: B is rows " + std::to_string(n.at.row.offset) + " … " +
+                                        std::to_string(rows - 1) + " and columns 0 … " + std::to_string(cols - 1) +
+                                        " of '" + g.arrays[size_t(n.array)].name + "' (to multiply a " +
+                                        detail::shape_text(g.nodes[size_t(n.args[0])].shape) +
+                                        " tile), which must be rank 2 with at least " + shape_str({rows, cols}) +
+                                        "; got " + b.describe());
+  }
+  check_tensors(g, backward, outputs, g.outputs(), backward ? "output gradients" : "outputs");
+}
+
+void Kernel::launch(const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs, Grid grid) const {
+  if (inputs.empty() && outputs.empty()) throw Error(ErrorKind::Value, kernel_label(*graph_, false) + ": no tensors");
+  const gpu::ContextPtr& ctx = (inputs.empty() ? outputs : inputs)[0].context();
+  validate(*ctx, inputs, outputs, grid, false);
+  std::vector<Tensor> in = dense_all(inputs);
+  std::string source = forward_wgsl(ctx->features().float32_atomics);
+  // The source is the key: two kernels of one name but different programs never share a pipeline.
+  auto program = kernels::Program::generated(ctx, "tiles|" + source, [&] { return source; });
+  std::vector<kernels::Arg> args;
+  size_t i = 0, o = 0;
+  for (const auto& a : graph_->arrays) {
+    if (!a.output)
+      args.emplace_back(in[i++]);
+    else
+      args.push_back(a.atomic ? kernels::bits(outputs[o++]) : kernels::Arg(outputs[o++]));
+  }
+  program.launch(std::span<const kernels::Arg>(args), shape_params(*graph_, in, outputs), {grid.x, grid.y, grid.z});
+}
+
+void Kernel::launch_backward(const std::vector<Tensor>& inputs, const std::vector<Tensor>& output_grads,
+                             const std::vector<Tensor>& input_grads, Grid grid) const {
+  if (inputs.empty()) throw Error(ErrorKind::Value, kernel_label(*graph_, true) + ": no inputs to differentiate");
+  const gpu::ContextPtr& ctx = inputs[0].context();
+  validate(*ctx, inputs, output_grads, grid, true);
+  std::vector<int> ins = graph_->inputs(), diff = graph_->differentiable_inputs();
+  check_tensors(*graph_, true, input_grads, diff, "input gradients");
+  for (size_t i = 0, d = 0; i < ins.size(); ++i) {
+    if (!graph_->arrays[size_t(ins[i])].differentiable) continue;
+    if (input_grads[d].shape() != inputs[i].shape())
+      throw Error(ErrorKind::Shape, kernel_label(*graph_, true) + ": the gradient of '" +
+                                        graph_->arrays[size_t(ins[i])].name + "' is " + input_grads[d].describe() +
+                                        ", its input " + inputs[i].describe());
+    ++d;
+  }
+  std::vector<Tensor> in = dense_all(inputs), dout = dense_all(output_grads);
+  std::string source = backward_wgsl(ctx->features().float32_atomics);
+  auto program = kernels::Program::generated(ctx, "tiles|" + source, [&] { return source; });
+  std::vector<kernels::Arg> args;
+  for (const Tensor& t : in) args.emplace_back(t);
+  for (const Tensor& t : dout) args.emplace_back(t);
+  for (const Tensor& t : input_grads) args.push_back(kernels::bits(t));
+  program.launch(std::span<const kernels::Arg>(args), shape_params(*graph_, in, dout), {grid.x, grid.y, grid.z});
+}
+
+Var Kernel::operator()(const std::vector<Var>& inputs, const Shape& output_shape, Grid grid) const {
+  std::string label = kernel_label(*graph_, false);
+  if (graph_->outputs().size() != 1)
+    throw Error(ErrorKind::Value, label + " has " + std::to_string(graph_->outputs().size()) +
+                                      " outputs; as an autograd op it must have exactly one");
+  if (inputs.empty()) throw Error(ErrorKind::Value, label + ": an autograd op needs at least one input");
+  std::vector<Tensor> xs;
+  for (const Var& v : inputs) xs.push_back(kernels::dense(v.value()));
+  const gpu::ContextPtr& ctx = xs[0].context();
+  bool wants_grad =
+      grad_enabled() && std::any_of(inputs.begin(), inputs.end(), [](const Var& v) { return v.requires_grad(); });
+  // The backward kernel's limits (twice the workgroup memory) are checked now, before any work.
+  check_limits(*ctx, grid, false);
+  if (wants_grad) check_limits(*ctx, grid, true);
+  Tensor y = Tensor::zeros(ctx, output_shape, DType::f32);
+  launch(xs, {y}, grid);
+  Kernel self = *this;
+  std::vector<bool> differentiable;
+  for (int i : graph_->inputs()) differentiable.push_back(graph_->arrays[size_t(i)].differentiable);
+  return VarAccess::make(y, "tile_kernel", inputs, [self, xs, grid, differentiable](const Tensor& g) {
+    std::vector<Tensor> grads(xs.size()), computed;
+    for (size_t i = 0; i < xs.size(); ++i)
+      if (differentiable[i]) computed.push_back(grads[i] = Tensor::zeros(xs[i].context(), xs[i].shape(), DType::f32));
+    self.launch_backward(xs, {g}, computed, grid);
+    return grads;  // an undefined tensor for a constant input: no gradient
+  });
+}
+
+}  // namespace surfgrad::tiles

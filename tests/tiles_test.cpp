@@ -1,0 +1,458 @@
+// Tile programs (surfgrad/tiles.hpp): every primitive's forward against the float64 host
+// reference on fuzzed tile and array shapes (tiles that hang over the arrays' edges, tile sizes
+// that are not multiples of the workgroup), independent checks of the reference itself (copies,
+// matmul, column sums by atomic adds), every adjoint by gradcheck, and the errors before any
+// GPU work.
+#include "surfgrad/tiles.hpp"
+
+#include "surfgrad/demos.hpp"
+#include "surfgrad/gradcheck.hpp"
+#include "tensor/unary_ops.hpp"
+#include "test_util.hpp"
+
+using namespace sgtest;
+using namespace surfgrad;
+namespace tl = surfgrad::tiles;
+
+namespace {
+
+Tensor rand_tensor(const Shape& s, uint32_t seed, double lo = -2, double hi = 2) {
+  return upload(random_ref(s, seed, DType::f32, lo, hi), DType::f32);
+}
+
+Ref ref_of(const HostArray& a) { return Ref{a.shape(), a.values()}; }
+
+int pick(std::mt19937& gen, int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(gen); }
+
+uint32_t blocks(int64_t extent, int tile) { return uint32_t((extent + tile - 1) / tile); }
+
+// Runs a kernel of one output on the GPU (the output starting at `start` everywhere, so that
+// elements a store must not touch are visible) and compares with the float64 reference.
+void expect_reference(const tl::Kernel& k, const std::vector<Tensor>& inputs, const Shape& out, tl::Grid grid,
+                      const std::string& what, Tol tol = {2e-5, 2e-5}, double start = 7.0) {
+  Tensor y = Tensor::full(ctx(), out, start);
+  k.launch(inputs, {y}, grid);
+  std::vector<HostArray> hin;
+  for (const Tensor& t : inputs) hin.push_back(HostArray::from(t));
+  HostArray want = k.reference(hin, {HostArray::full(out, start)}, grid)[0];
+  EXPECT_TRUE(close(read(y), ref_of(want), tol, what));
+}
+
+void expect_error(const std::function<void()>& f, ErrorKind kind, const std::vector<std::string>& words) {
+  try {
+    f();
+    ADD_FAILURE() << "no error; expected one mentioning " << words[0];
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), kind) << e.what();
+    for (const auto& w : words) EXPECT_NE(std::string(e.what()).find(w), std::string::npos) << w << " in " << e.what();
+  }
+}
+
+const int kThreads[] = {1, 7, 32, 64, 96};
+
+}  // namespace
+
+// A copy through tiles must reproduce every element, for tile shapes and thread counts that
+// divide nothing (the edges are masked), and for rank-3 arrays with the batch on grid axis z.
+TEST(TileForward, LoadStoreCopiesEveryElement) {
+  std::mt19937 gen(11);
+  for (int trial = 0; trial < 12; ++trial) {
+    int64_t batch = pick(gen, 1, 3), rows = pick(gen, 1, 37), cols = pick(gen, 1, 29);
+    int tr = pick(gen, 1, 13), tc = pick(gen, 1, 11), threads = kThreads[trial % 5];
+    tl::Kernel k("copy", threads);
+    tl::Array x = k.input("x"), y = k.output("y");
+    tl::At at{tl::Coord::block(0), tl::Coord::block(1), tl::Coord::block(2)};
+    tl::tile_store(y, tl::tile_load(x, {tr, tc}, at), at);
+    Shape s = trial % 2 ? Shape{batch, rows, cols} : Shape{rows, cols};
+    Tensor xt = rand_tensor(s, 100 + uint32_t(trial));
+    Tensor yt = Tensor::full(ctx(), s, 7.0);
+    tl::Grid grid{blocks(rows, tr), blocks(cols, tc), uint32_t(trial % 2 ? batch : 1)};
+    k.launch({xt}, {yt}, grid);
+    std::string what = "copy " + shape_str(s) + " by " + std::to_string(tr) + "×" + std::to_string(tc) + " tiles, " +
+                       std::to_string(threads) + " threads";
+    EXPECT_TRUE(close(read(yt), read(xt), {0, 0}, what));
+  }
+}
+
+// A grid that covers only part of the array leaves the rest untouched; a tile at a constant
+// position past the array's end reads zeros.
+TEST(TileForward, StoresOnlyInsideTheGridAndArray) {
+  tl::Kernel k("partial", 32);
+  tl::Array x = k.input("x"), y = k.output("y");
+  tl::At at{tl::Coord::block(0), 1};
+  tl::tile_store(y, tl::tile_load(x, {5, 4}, at), at);
+  Tensor xt = rand_tensor({13, 7}, 5);
+  Tensor yt = Tensor::full(ctx(), {13, 7}, 7.0);
+  k.launch({xt}, {yt}, {2, 1, 1});  // rows 0..9 of columns 4..6 (the tile's 4th column is outside)
+  Ref got = read(yt), xr = read(xt);
+  for (int64_t r = 0; r < 13; ++r)
+    for (int64_t c = 0; c < 7; ++c) {
+      bool written = r < 10 && c >= 4;
+      EXPECT_EQ(got.v[size_t(r * 7 + c)], written ? xr.v[size_t(r * 7 + c)] : 7.0) << r << "," << c;
+    }
+}
+
+// Each primitive against the float64 reference on fuzzed shapes.
+TEST(TileForward, EachPrimitiveMatchesFloat64Reference) {
+  std::mt19937 gen(23);
+  for (int trial = 0; trial < 6; ++trial) {
+    int rows = pick(gen, 1, 19), cols = pick(gen, 1, 17), threads = kThreads[trial % 5];
+    int64_t R = rows * 2 + pick(gen, 0, rows - 1), C = cols + pick(gen, 0, cols - 1);  // not multiples
+    tl::Grid grid{blocks(R, rows), blocks(C, cols), 1};
+    tl::At at{tl::Coord::block(0), tl::Coord::block(1)};
+    Tensor a = rand_tensor({R, C}, 200 + uint32_t(trial)), b = rand_tensor({R, C}, 300 + uint32_t(trial));
+    std::string shapes = " tile " + std::to_string(rows) + "×" + std::to_string(cols) + " of " + shape_str({R, C}) +
+                         ", " + std::to_string(threads) + " threads";
+    for (tl::Binary op : {tl::Binary::add, tl::Binary::sub, tl::Binary::mul}) {
+      tl::Kernel k("binary", threads);
+      tl::Array x = k.input("x"), y = k.input("y"), out = k.output("out");
+      tl::tile_store(out, tl::tile_map(op, tl::tile_load(x, {rows, cols}, at), tl::tile_load(y, {rows, cols}, at)), at);
+      expect_reference(k, {a, b}, {R, C}, grid, "binary " + std::to_string(int(op)) + shapes);
+    }
+    {  // transpose: the tile at (i, j) of x lands at (j, i) of out
+      tl::Kernel k("transpose", threads);
+      tl::Array x = k.input("x"), out = k.output("out");
+      tl::tile_store(out, tl::tile_transpose(tl::tile_load(x, {rows, cols}, at)), {at.col, at.row});
+      expect_reference(k, {a}, {C, R}, grid, "transpose" + shapes);
+    }
+    for (int axis : {0, 1})
+      for (tl::Reduce op : {tl::Reduce::sum, tl::Reduce::max}) {
+        // reduce, then broadcast back and add to the tile: both primitives in one kernel.
+        tl::Kernel k("reduce_broadcast", threads);
+        tl::Array x = k.input("x"), out = k.output("out");
+        tl::Tile t = tl::tile_load(x, {rows, cols}, at);
+        tl::tile_store(out, t + tl::tile_broadcast(tl::tile_reduce(op, t, axis), {rows, cols}), at);
+        expect_reference(k, {a}, {R, C}, grid,
+                         "reduce " + std::to_string(int(op)) + " axis " + std::to_string(axis) + shapes, {1e-4, 1e-4});
+      }
+    {  // whole-tile sum into a [blocks_r, blocks_c] array
+      tl::Kernel k("tile_sum", threads);
+      tl::Array x = k.input("x"), out = k.output("out");
+      tl::tile_store(out, tl::tile_sum(tl::tile_load(x, {rows, cols}, at)), at);
+      expect_reference(k, {a}, {int64_t(grid.x), int64_t(grid.y)}, grid, "tile_sum" + shapes, {1e-4, 1e-4});
+    }
+    {  // matmul of a row tile of x and a tile of w (inner extent `cols`, some of it past w's edge)
+      int n = pick(gen, 1, 9);
+      Tensor w = rand_tensor({C, n}, 400 + uint32_t(trial));
+      tl::Kernel k("matmul", threads);
+      tl::Array x = k.input("x"), wa = k.input("w"), out = k.output("out");
+      tl::Tile prod = tl::tile_matmul(tl::tile_load(x, {rows, cols}, {tl::Coord::block(0), tl::Coord::block(1)}),
+                                      tl::tile_load(wa, {cols, n}, {tl::Coord::block(1), 0}));
+      tl::tile_atomic_add(out, prod, {tl::Coord::block(0), 0});
+      expect_reference(k, {a, w}, {R, n}, grid, "matmul" + shapes, {1e-4, 1e-4}, 0.0);
+    }
+  }
+}
+
+// Every op of the unary table through tile_map, on the op's well-conditioned range.
+TEST(TileForward, UnaryTableOps) {
+  for (const UnarySpec& spec : unary_specs()) {
+    tl::Kernel k("unary", 64);
+    tl::Array x = k.input("x"), out = k.output("out");
+    tl::At at{tl::Coord::block(0), 0};
+    tl::tile_store(out, tl::tile_map(tl::Unary(int(spec.op)), tl::tile_load(x, {9, 11}, at)), at);
+    Tensor a = rand_tensor({20, 11}, 31, spec.lo, spec.hi);
+    expect_reference(k, {a}, {20, 11}, {3, 1, 1}, spec.name, {1e-5, 1e-4});
+  }
+}
+
+// The reference itself against independent host computations: a whole matrix product built
+// from row tiles (HostArray::matmul of the full matrices), and column sums gathered by atomic
+// adds from every block (HostArray::sum).
+TEST(TileForward, MatmulAndAtomicSumsAgainstWholeArrays) {
+  std::mt19937 gen(41);
+  for (int trial = 0; trial < 4; ++trial) {
+    int64_t M = pick(gen, 1, 70), K = pick(gen, 1, 24), N = pick(gen, 1, 20);
+    int tm = pick(gen, 1, 16), threads = kThreads[trial % 5];
+    Tensor a = rand_tensor({M, K}, 500 + uint32_t(trial)), b = rand_tensor({K, N}, 600 + uint32_t(trial));
+    tl::Kernel k("rows_matmul", threads);
+    tl::Array x = k.input("a"), w = k.input("b"), c = k.output("c");
+    tl::At rows{tl::Coord::block(0), 0};
+    tl::tile_store(c, tl::tile_matmul(tl::tile_load(x, {tm, int(K)}, rows), tl::tile_load(w, {int(K), int(N)})), rows);
+    Tensor ct = Tensor::zeros(ctx(), {M, N});
+    k.launch({a, b}, {ct}, {blocks(M, tm), 1, 1});
+    HostArray want = HostArray::from(a).matmul(HostArray::from(b));
+    EXPECT_TRUE(close(read(ct), ref_of(want), {1e-4, 1e-4},
+                      "tiled matmul M,K,N " + std::to_string(M) + "," + std::to_string(K) + "," + std::to_string(N)));
+
+    tl::Kernel s("column_sums", threads);
+    tl::Array sx = s.input("x"), sums = s.output("sums");
+    tl::tile_atomic_add(sums, tl::tile_sum(tl::tile_load(sx, {tm, int(K)}, rows), 0));
+    Tensor st = Tensor::zeros(ctx(), {1, K});
+    s.launch({a}, {st}, {blocks(M, tm), 1, 1});
+    EXPECT_TRUE(close(read(st), ref_of(HostArray::from(a).sum({0}, true)), {1e-4, 1e-4}, "column sums"));
+  }
+}
+
+// ---- adjoints
+
+namespace {
+
+void check_grad(const tl::Kernel& k, const std::vector<Tensor>& inputs, const Shape& out, tl::Grid grid,
+                const std::string& what) {
+  auto f = [&](const auto& xs) { return k(xs, out, grid); };
+  GradcheckResult r = gradcheck(f, inputs);
+  EXPECT_TRUE(r.ok) << what << "\n" << r.report;
+}
+
+}  // namespace
+
+TEST(TileGradcheck, EachPrimitive) {
+  std::mt19937 gen(61);
+  for (int trial = 0; trial < 2; ++trial) {
+    int rows = pick(gen, 2, 6), cols = pick(gen, 2, 5), threads = kThreads[(trial + 1) % 5];
+    int64_t R = rows + pick(gen, 1, rows - 1), C = cols + pick(gen, 1, cols - 1);
+    tl::Grid grid{blocks(R, rows), blocks(C, cols), 1};
+    tl::At at{tl::Coord::block(0), tl::Coord::block(1)};
+    Tensor a = rand_tensor({R, C}, 700 + uint32_t(trial)), b = rand_tensor({R, C}, 800 + uint32_t(trial));
+    std::string shapes =
+        " (tile " + std::to_string(rows) + "×" + std::to_string(cols) + " of " + shape_str({R, C}) + ")";
+    for (tl::Binary op : {tl::Binary::add, tl::Binary::sub, tl::Binary::mul}) {
+      tl::Kernel k("binary", threads);
+      tl::Array x = k.input("x"), y = k.input("y"), out = k.output("out");
+      tl::tile_store(out, tl::tile_map(op, tl::tile_load(x, {rows, cols}, at), tl::tile_load(y, {rows, cols}, at)), at);
+      check_grad(k, {a, b}, {R, C}, grid, "binary " + std::to_string(int(op)) + shapes);
+    }
+    {  // x · x: one tile feeds both operands (adjoints must add up)
+      tl::Kernel k("square", threads);
+      tl::Array x = k.input("x"), out = k.output("out");
+      tl::Tile t = tl::tile_load(x, {rows, cols}, at);
+      tl::tile_store(out, t * t, at);
+      check_grad(k, {a}, {R, C}, grid, "x*x" + shapes);
+    }
+    {
+      tl::Kernel k("transpose", threads);
+      tl::Array x = k.input("x"), out = k.output("out");
+      tl::tile_store(out, tl::tile_transpose(tl::tile_load(x, {rows, cols}, at)), {at.col, at.row});
+      check_grad(k, {a}, {C, R}, grid, "transpose" + shapes);
+    }
+    for (int axis : {0, 1})
+      for (tl::Reduce op : {tl::Reduce::sum, tl::Reduce::max}) {
+        tl::Kernel k("reduce", threads);
+        tl::Array x = k.input("x"), out = k.output("out");
+        tl::Tile t = tl::tile_load(x, {rows, cols}, at);
+        tl::Tile red = tl::tile_reduce(op, t, axis);
+        tl::tile_store(out, tl::tile_broadcast(red, {rows, cols}) * t, at);
+        check_grad(k, {a}, {R, C}, grid,
+                   "reduce " + std::to_string(int(op)) + " axis " + std::to_string(axis) + shapes);
+      }
+    {  // a weight tile every block loads: its gradient gathers every block's share atomically
+      int n = pick(gen, 1, 4);
+      Tensor w = rand_tensor({C, n}, 900 + uint32_t(trial));
+      tl::Kernel k("matmul", threads);
+      tl::Array x = k.input("x"), wa = k.input("w"), out = k.output("out");
+      tl::At rows_at{tl::Coord::block(0), 0};
+      tl::Tile prod = tl::tile_matmul(tl::tile_load(x, {rows, int(C)}, rows_at), tl::tile_load(wa, {int(C), n}));
+      tl::tile_atomic_add(out, prod, rows_at);
+      check_grad(k, {a, w}, {R, n}, {grid.x, 1, 1}, "matmul" + shapes);
+
+      // The same product with w read in place (global memory) from rows 2 … of a wider packed
+      // array, its gradient added atomically; a bias row packed at row 1 of the same array.
+      tl::Kernel kg("matmul_in_place", threads);
+      tl::Array gx = kg.input("x"), gw = kg.input("packed"), gout = kg.output("out");
+      tl::Tile z = tl::tile_matmul(tl::tile_load(gx, {rows, int(C)}, rows_at), gw, n, 2);
+      z = z + tl::tile_broadcast(tl::tile_load(gw, {1, n}, {tl::Coord::element(1), 0}), {rows, n});
+      tl::tile_store(gout, tl::tile_map(tl::Unary::tanh, z), rows_at);
+      Tensor packed = rand_tensor({C + 3, n + 2}, 950 + uint32_t(trial));
+      expect_reference(kg, {a, packed}, {R, n}, {grid.x, 1, 1}, "matmul in place" + shapes, {1e-4, 1e-4});
+      check_grad(kg, {a, packed}, {R, n}, {grid.x, 1, 1}, "matmul in place" + shapes);
+      expect_error([&] { kg.launch({a, rand_tensor({C + 1, n}, 1)}, {Tensor::zeros(ctx(), {R, n})}, {1, 1, 1}); },
+                   ErrorKind::Shape, {"tile_matmul", "'packed'", shape_str({C + 2, n}), shape_str({C + 1, n})});
+    }
+  }
+}
+
+// Rank-3 arrays: one workgroup per batch element (grid axis z) and row tile (axis x), a matrix
+// shared by the whole batch, a row-sum reduction; the batch's gradients land in the right slices.
+TEST(TileGradcheck, BatchedOnGridAxisZ) {
+  const int64_t batch = 3, rows = 7, cols = 4;
+  const int tm = 3;
+  tl::Kernel k("batched", 16);
+  tl::Array x = k.input("x"), w = k.input("w"), y = k.output("y");
+  tl::At at{tl::Coord::block(0), 0, tl::Coord::block(2)};
+  tl::Tile xt = tl::tile_load(x, {tm, int(cols)}, at);
+  tl::Tile h = tl::tile_map(tl::Unary::sigmoid, tl::tile_matmul(xt, tl::tile_load(w, {int(cols), 2})));
+  tl::tile_store(y, tl::tile_sum(h * h, 1), at);
+  Tensor xs = rand_tensor({batch, rows, cols}, 12), ws = rand_tensor({cols, 2}, 13, -1, 1);
+  tl::Grid grid{blocks(rows, tm), 1, uint32_t(batch)};
+  expect_reference(k, {xs, ws}, {batch, rows, 1}, grid, "batched", {1e-5, 1e-4});
+  check_grad(k, {xs, ws}, {batch, rows, 1}, grid, "batched");
+}
+
+TEST(TileGradcheck, UnaryTableOps) {
+  for (const UnarySpec& spec : unary_specs()) {
+    std::vector<std::pair<double, double>> ranges = {{spec.grad_lo, spec.grad_hi}};
+    if (spec.kink_at_zero) ranges = {{spec.grad_lo, -0.1}, {0.1, spec.grad_hi}};
+    for (auto [lo, hi] : ranges) {
+      tl::Kernel k("unary", 32);
+      tl::Array x = k.input("x"), out = k.output("out");
+      tl::At at{tl::Coord::block(0), 0};
+      tl::tile_store(out, tl::tile_map(tl::Unary(int(spec.op)), tl::tile_load(x, {3, 4}, at)), at);
+      check_grad(k, {rand_tensor({5, 4}, 33, lo, hi)}, {5, 4}, {2, 1, 1}, spec.name);
+    }
+  }
+}
+
+// A whole kernel: a two-layer perceptron on row tiles, tanh(x·W1 + b1)·W2, every block reading
+// the same weights.
+TEST(TileGradcheck, WholeKernelTwoLayerPerceptron) {
+  const int tm = 3, din = 4, hidden = 5, dout = 2;
+  tl::Kernel k("mlp2", 32);
+  tl::Array x = k.input("x", /*differentiable=*/false), w1 = k.input("w1"), b1 = k.input("b1"), w2 = k.input("w2"),
+            y = k.output("y");
+  tl::At rows{tl::Coord::block(0), 0};
+  tl::Tile xt_tile = tl::tile_load(x, {tm, din}, rows);  // separate statements: nodes in this order
+  tl::Tile h = tl::tile_matmul(xt_tile, tl::tile_load(w1, {din, hidden}));
+  h = tl::tile_map(tl::Unary::tanh, h + tl::tile_broadcast(tl::tile_load(b1, {1, hidden}), {tm, hidden}));
+  tl::tile_store(y, tl::tile_matmul(h, tl::tile_load(w2, {hidden, dout})), rows);
+  int64_t n = 8;  // three blocks, the last one partial
+  Tensor xt = rand_tensor({n, din}, 1);
+  std::vector<Tensor> params = {rand_tensor({din, hidden}, 2, -1, 1), rand_tensor({1, hidden}, 3, -1, 1),
+                                rand_tensor({hidden, dout}, 4, -1, 1)};
+  // x is data: the kernel's first argument, but no parameter of the check.
+  auto f = [&](const auto& p) {
+    using T = typename std::decay_t<decltype(p)>::value_type;
+    std::vector<T> all;
+    if constexpr (std::is_same_v<T, Var>)
+      all.push_back(Var(xt));
+    else
+      all.push_back(HostArray::from(xt));
+    all.insert(all.end(), p.begin(), p.end());
+    return k(all, {n, dout}, {3, 1, 1});
+  };
+  GradcheckResult r = gradcheck(f, params);
+  EXPECT_TRUE(r.ok) << r.report;
+  // The tape gives the constant no gradient.
+  Var xv = Var::param(xt);
+  k(std::vector<Var>{xv, Var::param(params[0]), Var::param(params[1]), Var::param(params[2])}, {n, dout}, {3, 1, 1})
+      .sum()
+      .backward();
+  EXPECT_FALSE(xv.grad().defined());
+  // The generated kernels say what they compute.
+  std::string fwd = k.forward_wgsl(), bwd = k.backward_wgsl();
+  EXPECT_NE(fwd.find("tile_matmul(t0_x, t1_w1)"), std::string::npos) << fwd;
+  EXPECT_NE(bwd.find("adjoint of t2_matmul"), std::string::npos) << bwd;
+  EXPECT_NE(bwd.find("d_w1"), std::string::npos) << bwd;
+  EXPECT_EQ(bwd.find("d_x"), std::string::npos) << bwd;
+  // x wants no gradient: neither its adjoint tile nor the product that would feed it exists.
+  EXPECT_EQ(bwd.find("a0_x"), std::string::npos) << bwd;
+  // Portable f32 atomics are compare-and-swap loops; with the device's atomic<f32>, atomicAdd.
+  EXPECT_NE(bwd.find("atomicCompareExchangeWeak(&d_w1["), std::string::npos) << bwd;
+  std::string native = k.backward_wgsl(true);
+  EXPECT_NE(native.find("atomicAdd(&d_w1["), std::string::npos) << native;
+  EXPECT_EQ(native.find("atomicCompareExchangeWeak"), std::string::npos) << native;
+}
+
+// Tiles share workgroup memory by lifetime: a chain of doublings keeps two tiles live in the
+// forward (the one read, the one made) and, as the adjoint of an add reads no values, at most
+// three in the backward; the result and its gradient stay right.
+TEST(TileMemory, TilesShareSlotsByLifetime) {
+  tl::Kernel k("doublings", 64);
+  tl::Array x = k.input("x"), y = k.output("y");
+  tl::At at{tl::Coord::block(0), 0};
+  tl::Tile t = tl::tile_load(x, {6, 5}, at);
+  for (int i = 0; i < 10; ++i) t = t + t;
+  tl::tile_store(y, t, at);
+  const uint64_t tile = 6 * 5 * 4;
+  EXPECT_EQ(k.workgroup_bytes(false), 2 * tile);
+  EXPECT_LE(k.workgroup_bytes(true), 3 * tile);
+  Tensor a = rand_tensor({11, 5}, 77);
+  expect_reference(k, {a}, {11, 5}, {2, 1, 1}, "doublings", {1e-5, 1e-6});
+  GradcheckOptions opt;
+  opt.atol = 0.1;  // d y / d x = 1024 everywhere, exact in f32; the finite differences carry rounding
+  auto f = [&](const auto& xs) { return k(xs, {11, 5}, {2, 1, 1}); };
+  GradcheckResult r = gradcheck(f, {a}, opt);
+  EXPECT_TRUE(r.ok) << r.report;
+}
+
+// ---- errors, before any GPU work
+
+TEST(TileErrors, ShapeMismatchesNamePrimitiveAndShapes) {
+  tl::Kernel k("bad", 32);
+  tl::Array x = k.input("x");
+  tl::Tile a = tl::tile_load(x, {4, 3}), b = tl::tile_load(x, {3, 4});
+  expect_error([&] { (void)(a + b); }, ErrorKind::Shape, {"'bad'", "tile_map", "4×3", "3×4"});
+  expect_error([&] { (void)tl::tile_matmul(a, a); }, ErrorKind::Shape, {"tile_matmul", "4×3", "(3)", "(4)"});
+  expect_error([&] { (void)tl::tile_broadcast(a, {4, 5}); }, ErrorKind::Shape, {"tile_broadcast", "4×3", "4×5"});
+  expect_error([&] { (void)tl::tile_reduce(tl::Reduce::sum, a, 2); }, ErrorKind::Value, {"tile_reduce", "axis 2"});
+  expect_error([&] { tl::tile_store(x, a); }, ErrorKind::Value, {"tile_store", "'x' is an input"});
+  expect_error([&] { (void)tl::tile_load(x, {0, 3}); }, ErrorKind::Shape, {"tile_load", "empty"});
+  tl::Kernel other("other", 32);
+  tl::Tile c = tl::tile_load(other.input("z"), {4, 3});
+  expect_error([&] { (void)(a + c); }, ErrorKind::Value, {"different kernels"});
+}
+
+TEST(TileErrors, RefusedBeforeAnyGpuWork) {
+  Tensor x = rand_tensor({8, 8}, 1), y = Tensor::zeros(ctx(), {8, 8});
+  Tensor xi = Tensor::zeros(ctx(), {8, 8}, DType::i32), x1 = Tensor::zeros(ctx(), {8});
+  ctx()->flush();
+  uint64_t allocations = ctx()->pool_stats().allocations;
+  // 96×96 f32 tiles: 36,864 bytes each, over every adapter's workgroup memory limit we run on
+  // (16 KiB in browsers, 32 KiB on lavapipe, 48 KiB on the H100 with two of them).
+  tl::Kernel big("big_tiles", 64);
+  tl::Array bx = big.input("x"), by = big.output("y");
+  tl::Tile t = tl::tile_load(bx, {96, 96});
+  tl::tile_store(by, t + t);
+  expect_error([&] { big.launch({x}, {y}, {1, 1, 1}); }, ErrorKind::LimitExceeded,
+               {"'big_tiles'", "t0_x", "96×96", "36864 bytes", "73728 bytes", "maxComputeWorkgroupStorageSize",
+                std::to_string(ctx()->limits().max_compute_workgroup_storage_size)});
+  expect_error([&] { (void)big(std::vector<Var>{Var::param(x)}, {8, 8}, {1, 1, 1}); }, ErrorKind::LimitExceeded,
+               {"'big_tiles'", "workgroup memory"});
+  // A forward that fits but whose backward (values + adjoints) does not is refused up front
+  // when a gradient is wanted: y = t·t keeps two tiles live in the forward, three in the
+  // backward (t, the adjoint of t·t and the adjoint of t).
+  int side = int(std::sqrt(double(ctx()->limits().max_compute_workgroup_storage_size) / 4 / 2.5));
+  tl::Kernel half("half_fits", 64);
+  tl::Array hx = half.input("x"), hy = half.output("y");
+  tl::Tile ht = tl::tile_load(hx, {side, side});
+  tl::tile_store(hy, ht * ht);
+  EXPECT_EQ(half.workgroup_bytes(false), uint64_t(2 * side * side * 4));
+  EXPECT_EQ(half.workgroup_bytes(true), uint64_t(3 * side * side * 4));
+  expect_error([&] { (void)half(std::vector<Var>{Var::param(x)}, {8, 8}, {1, 1, 1}); }, ErrorKind::LimitExceeded,
+               {"(backward)", "values and adjoints"});
+
+  tl::Kernel k("copy", 32);
+  tl::Array kx = k.input("x"), ky = k.output("y");
+  tl::tile_store(ky, tl::tile_load(kx, {4, 4}));
+  expect_error([&] { k.launch({xi}, {y}, {1, 1, 1}); }, ErrorKind::DType, {"'copy'", "'x'", "f32", "i32[8, 8]"});
+  expect_error([&] { k.launch({x1}, {y}, {1, 1, 1}); }, ErrorKind::Shape, {"'x'", "[batch, rows, cols]"});
+  expect_error([&] { k.launch({x, x}, {y}, {1, 1, 1}); }, ErrorKind::Value, {"1 inputs declared, 2 tensors"});
+  expect_error([&] { k.launch({x}, {y}, {0, 1, 1}); }, ErrorKind::LimitExceeded, {"grid 0×1×1"});
+  tl::Kernel wide("wide", 32);  // 5 inputs: 5 + 1 + 5 bindings backward
+  std::vector<tl::Array> ins;
+  for (int i = 0; i < 5; ++i) ins.push_back(wide.input("x" + std::to_string(i)));
+  tl::Tile sum5 = tl::tile_load(ins[0], {4, 4});
+  for (int i = 1; i < 5; ++i) sum5 = sum5 + tl::tile_load(ins[size_t(i)], {4, 4});
+  tl::tile_store(wide.output("y"), sum5);
+  std::vector<Var> vs(5, Var::param(x));
+  expect_error([&] { (void)wide(vs, {8, 8}, {1, 1, 1}); }, ErrorKind::LimitExceeded,
+               {"'wide' (backward)", "11 tensors", "differentiable = false"});
+  EXPECT_EQ(ctx()->pending_dispatches(), 0u);
+  EXPECT_EQ(ctx()->pool_stats().allocations, allocations);
+}
+
+// ---- the fused MLP demo
+
+// The fused network computes the same function as the unfused one from the same parameters, and
+// both learn (the gradients themselves are checked above, on a whole kernel and per primitive).
+TEST(TileMlp, FusedMatchesUnfusedAndLearns) {
+  demos::TileMlpOptions o;
+  o.side = 12;  // 144 pixels: 18 blocks of 8
+  o.hidden = 16;
+  o.layers = 2;
+  o.steps = 80;
+  o.lr = 1e-2;
+  o.fused = true;
+  auto fused = demos::train_tile_mlp(ctx(), o);
+  o.fused = false;
+  auto unfused = demos::train_tile_mlp(ctx(), o);
+  EXPECT_NEAR(fused.first_loss, unfused.first_loss, 1e-5 + 1e-4 * unfused.first_loss);
+  EXPECT_LT(fused.final_loss, 0.5 * fused.first_loss);
+  EXPECT_LT(unfused.final_loss, 0.5 * unfused.first_loss);
+  EXPECT_LT(fused.dispatches_per_step, unfused.dispatches_per_step);
+  EXPECT_GT(fused.workgroup_bytes, 0u);
+  EXPECT_NE(fused.forward_wgsl.find("tile_matmul(t0_coords, params[rows 0 +2, cols 0 +16] in global memory)"),
+            std::string::npos)
+      << fused.forward_wgsl;
+  EXPECT_NE(fused.backward_wgsl.find("d_params"), std::string::npos);
+}
