@@ -7,7 +7,7 @@ set -u
 steps=${1:-300}
 out=${OUT:-/tmp/tile-mlp-bench}
 mkdir -p "$out"
-bin=./build/surfgrad
+bin=${SURFGRAD:-./build/surfgrad}  # the CLI (a carried copy on the GPU machine)
 $bin info | head -4 | tee "$out/tile_mlp.log"
 for rows in 8 16 32; do
   $bin bench tile-mlp --side 64 --steps "$steps" --tile-rows $rows --json "$out/tile_mlp_rows$rows.json" 2>&1 |
