@@ -17,7 +17,7 @@
 # missing; the steps are idempotent.) Each step stays within the 10-minute limit of one call.
 # Environment: WORK (venv, shards, outputs; default /tmp/ray-gpu-work; the shards need 31 GB of
 # disk), OUT (logs and JSON; default $WORK/results), POINTS (10000000), DIMS (768), SHARDS (40),
-# WORKERS (4), GPUS_PER_TASK (0.25), PPC (points per cluster, 20000), EPOCHS (0: default).
+# WORKERS (4), GPUS_PER_TASK (0.25), PPC (points per cluster, 10000), EPOCHS (0: default).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -31,13 +31,12 @@ if [ "${1:-}" = --prepare ]; then
   rm -rf build-wheel/ray312-a build-wheel/ray312-b
   mkdir -p build-wheel/ray312-a build-wheel/ray312-b
   ray=$(ls "$tmp"/ray-*.whl)
+  (cd "$tmp" && sha256sum "$(basename "$ray")") > build-wheel/ray312-a/SHA256SUMS
   # Ray's wheel in two pieces (joined on the GPU machine), each folder under 64 MiB with the rest.
   split -b 40m -d "$ray" "build-wheel/ray312-a/$(basename "$ray").part-"
   mv "build-wheel/ray312-a/$(basename "$ray").part-01" build-wheel/ray312-b/
   rm "$ray"
   mv "$tmp"/*.whl build-wheel/ray312-b/
-  (cd build-wheel && sha256sum "$(basename "$ray")" 2>/dev/null || true)
-  sha256sum "$ray" 2>/dev/null || true
   echo "$(basename "$ray")" > build-wheel/ray312-a/WHEEL_NAME
   du -sh build-wheel/py312 build-wheel/ray312-a build-wheel/ray312-b
   rm -rf "$tmp"
@@ -51,7 +50,7 @@ dims=${DIMS:-768}
 shards=${SHARDS:-40}
 workers=${WORKERS:-4}
 gpt=${GPUS_PER_TASK:-0.25}
-ppc=${PPC:-20000}
+ppc=${PPC:-10000}
 epochs=${EPOCHS:-0}
 mkdir -p "$work" "$out"
 venv=$work/venv
@@ -90,7 +89,9 @@ for step in "$@"; do
           continue
         fi
         cat build-wheel/ray312-a/"$name".part-00 build-wheel/ray312-b/"$name".part-01 > "$work/$name"
-        "${pip[@]}" install --quiet --no-index --find-links build-wheel/ray312-b "$work/$name"
+        (cd "$work" && sha256sum -c "$OLDPWD/build-wheel/ray312-a/SHA256SUMS")
+        "${pip[@]}" install --quiet --no-index --find-links build-wheel/ray312-b --find-links build-wheel/py312 \
+          "$work/$name"
         rm "$work/$name"
       fi
       "$venv/bin/python" -c 'import surfgrad as sg, ray; d = sg.device(); print(d["adapter"], d["backend"], "ray", ray.__version__)' |

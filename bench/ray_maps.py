@@ -46,7 +46,7 @@ def main():
     p.add_argument("--method", choices=("umap", "tsne"), default="umap")
     p.add_argument("--epochs", type=int, default=0, help="UMAP epochs (0: the library's default)")
     p.add_argument("--iterations", type=int, default=750, help="t-SNE iterations")
-    p.add_argument("--points-per-cluster", type=int, default=10000)
+    p.add_argument("--points-per-cluster", type=int, default=8000)
     p.add_argument("--pca", type=int, default=-1)
     p.add_argument("--recall-sample", type=int, default=1000, help="points whose exact neighbours are computed "
                    "(numpy, on the features the searches ran on); 0: skip")

@@ -477,31 +477,40 @@ def _kmeans(x: np.ndarray, c: int, seed: int, iterations: int = 20) -> np.ndarra
 def merge_lists(ids: np.ndarray, idx: np.ndarray, dist: np.ndarray, n: int, k: int) -> Tuple[np.ndarray, np.ndarray]:
     """Per point (``ids``, repeated where a point has several lists): the union of its lists,
     each neighbour once at its smallest distance, the k nearest by (distance, id); −1 / inf
-    where fewer than k were found."""
-    p = np.repeat(ids, idx.shape[1])
-    q = idx.ravel()
-    d = dist.ravel()
-    keep = q >= 0
-    p, q, d = p[keep], q[keep], d[keep]
-    order = np.lexsort((d, q, p))  # by point, neighbour, distance: a pair's best first
-    p, q, d = p[order], q[order], d[order]
-    first = np.ones(len(p), dtype=bool)
-    first[1:] = (p[1:] != p[:-1]) | (q[1:] != q[:-1])
-    p, q, d = p[first], q[first], d[first]
-    order = np.lexsort((q, d, p))  # by point, distance, id
-    p, q, d = p[order], q[order], d[order]
-    start = np.searchsorted(p, p, side="left")
-    rank = np.arange(len(p)) - start
-    sel = rank < k
-    out_i = np.full((n, k), -1, dtype=np.int32)
-    out_d = np.full((n, k), np.inf, dtype=np.float32)
-    out_i[p[sel], rank[sel]] = q[sel]
-    out_d[p[sel], rank[sel]] = d[sel]
-    return out_i, out_d
+    where fewer than k were found. Row-wise sorts of [N, lists·m] (each point is in 2 lists)."""
+    m = idx.shape[1]
+    order = np.argsort(ids, kind="stable")
+    sorted_ids = ids[order]
+    occurrence = np.empty(len(ids), dtype=np.int64)
+    occurrence[order] = np.arange(len(ids)) - np.searchsorted(sorted_ids, sorted_ids, side="left")
+    slots = int(occurrence.max()) + 1 if len(ids) else 1
+    q = np.full((n, slots * m), -1, dtype=np.int64)
+    d = np.full((n, slots * m), np.inf, dtype=np.float32)
+    cols = occurrence[:, None] * m + np.arange(m)[None, :]
+    q[ids[:, None], cols] = idx
+    d[ids[:, None], cols] = dist
+    d[q < 0] = np.inf
+    # By (id, distance) in each row: a repeated id after its first (nearest) copy is dropped.
+    o = np.argsort(d, axis=1, kind="stable")
+    q, d = np.take_along_axis(q, o, 1), np.take_along_axis(d, o, 1)
+    o = np.argsort(q, axis=1, kind="stable")
+    q, d = np.take_along_axis(q, o, 1), np.take_along_axis(d, o, 1)
+    repeat = np.zeros(q.shape, dtype=bool)
+    repeat[:, 1:] = (q[:, 1:] == q[:, :-1]) & (q[:, 1:] >= 0)
+    q[repeat] = -1
+    d[repeat] = np.inf
+    # By distance, stable: equal distances stay in id order.
+    o = np.argsort(d, axis=1, kind="stable")[:, :k]
+    out_i = np.take_along_axis(q, o, 1).astype(np.int32)
+    out_d = np.take_along_axis(d, o, 1)
+    if out_i.shape[1] < k:
+        out_i = np.pad(out_i, ((0, 0), (0, k - out_i.shape[1])), constant_values=-1)
+        out_d = np.pad(out_d, ((0, 0), (0, k - out_d.shape[1])), constant_values=np.inf)
+    return out_i, np.ascontiguousarray(out_d)
 
 
 def knn_graph(source: Any, k: int = 15, *, address: Optional[str] = None, workers: Optional[int] = None,
-              points_per_cluster: int = 10000, sample: int = 0, pca: int = -1, seed: int = 1,
+              points_per_cluster: int = 8000, sample: int = 0, pca: int = -1, seed: int = 1,
               method: str = "auto", refine: bool = True, gpus_per_task: float = 0, num_gpus: Optional[float] = None,
               device: Optional[str] = None, verbose: bool = True, _layout: Optional[Tuple[str, dict]] = None) -> Graph:
     """The kNN graph of the points in ``source`` (see :func:`open_shards`), sharded over Ray.
@@ -802,7 +811,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     m.add_argument("--n-neighbors", type=int, default=15)
     m.add_argument("--min-dist", type=float, default=0.1)
     m.add_argument("--epochs", type=int, default=0, help="UMAP epochs (0: the library's default)")
-    m.add_argument("--points-per-cluster", type=int, default=10000,
+    m.add_argument("--points-per-cluster", type=int, default=8000,
                    help="C = ceil(N / this) clusters, each point in its 2 nearest")
     m.add_argument("--pca", type=int, default=-1, help="search on this many components (-1: 50 where D > 50)")
     m.add_argument("--knn", choices=("auto", "exact", "descent"), default="auto", help="kNN in each cluster")
