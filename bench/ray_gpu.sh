@@ -12,12 +12,15 @@
 #   call 1: carry build-wheel/py312 build-wheel/ray312-a     bash bench/ray_gpu.sh setup
 #   call 2: carry build-wheel/ray312-b                        bash bench/ray_gpu.sh setup data
 #   call 3:                                                   bash bench/ray_gpu.sh ray
-#   call 4:                                                   bash bench/ray_gpu.sh single
+#   call 4:                                                   bash bench/ray_gpu.sh single recall
 # (`setup` in call 1 builds the surfgrad wheel and venv and stops where Ray's second half is
 # missing; the steps are idempotent.) Each step stays within the 10-minute limit of one call.
+# `recall`: 200,000 × 64 points (no PCA), k = 15: recall@15 against exact neighbours of 1,000
+# sampled points, of the sharded graph and of one process's neighbour descent (the issue's
+# criterion: sharded ≥ single − 0.01; on two CPU cores the single-process descent takes > 20 min).
 # Environment: WORK (venv, shards, outputs; default /tmp/ray-gpu-work; the shards need 31 GB of
 # disk), OUT (logs and JSON; default $WORK/results), POINTS (10000000), DIMS (768), SHARDS (40),
-# WORKERS (4), GPUS_PER_TASK (0.25), PPC (points per cluster, 10000), EPOCHS (0: default).
+# WORKERS (Ray CPUs: nproc), GPUS_PER_TASK (0.25: four GPU tasks at once), PPC (points per cluster, 10000), EPOCHS (0: default).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -48,7 +51,7 @@ out=${OUT:-$work/results}
 points=${POINTS:-10000000}
 dims=${DIMS:-768}
 shards=${SHARDS:-40}
-workers=${WORKERS:-4}
+workers=${WORKERS:-$(nproc)}
 gpt=${GPUS_PER_TASK:-0.25}
 ppc=${PPC:-10000}
 epochs=${EPOCHS:-0}
@@ -56,7 +59,7 @@ mkdir -p "$work" "$out"
 venv=$work/venv
 log() { echo "[ray_gpu] $*" >&2; }
 python=${PYTHON:-python3}
-[ $# -gt 0 ] || set -- setup data ray single
+[ $# -gt 0 ] || set -- setup data ray single recall
 
 vulkan() {  # the Vulkan loader, where the system lacks one (as bench/python_gpu.sh)
   if ! ldconfig -p 2>/dev/null | grep -q 'libvulkan\.so\.1 '; then
@@ -98,6 +101,11 @@ for step in "$@"; do
         tee "$out/device.txt"
       nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader >> "$out/device.txt" || true
       ;;
+    recall)
+      "$venv/bin/python" bench/ray_maps.py --points 200000 --dims 64 --shards 4 --workers "$workers" \
+        --gpus-per-task "$gpt" --num-gpus 1 --pca 0 --recall-sample 1000 --only recall --work "$work/recall" \
+        --json "$out/recall.json" 2>&1 | tee "$out/recall.log"
+      ;;
     data | ray | single)
       args=(--points "$points" --dims "$dims" --shards "$shards" --workers "$workers" --gpus-per-task "$gpt"
         --num-gpus 1 --points-per-cluster "$ppc" --epochs "$epochs" --recall-sample 0 --work "$work/bench")
@@ -110,7 +118,7 @@ for step in "$@"; do
           tee "$out/single.log"
       fi
       ;;
-    *) log "unknown step $step (setup, data, ray, single)"; exit 2 ;;
+    *) log "unknown step $step (setup, data, ray, single, recall)"; exit 2 ;;
   esac
 done
 log "done: $out"

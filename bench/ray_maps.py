@@ -50,8 +50,8 @@ def main():
     p.add_argument("--pca", type=int, default=-1)
     p.add_argument("--recall-sample", type=int, default=1000, help="points whose exact neighbours are computed "
                    "(numpy, on the features the searches ran on); 0: skip")
-    p.add_argument("--only", choices=("all", "data", "ray", "single"), default="all",
-                   help="data: write the shards only; ray / single: the shards and one of the two runs")
+    p.add_argument("--only", choices=("all", "data", "ray", "single", "recall"), default="all",
+                   help="data: write the shards only; ray / single / recall: the shards and one of the three")
     p.add_argument("--work", default="/tmp/ray-bench")
     p.add_argument("--jobs", type=int, default=os.cpu_count())
     p.add_argument("--fresh", action="store_true")
@@ -101,7 +101,7 @@ def main():
         run_distributed(args, sgd, shards_dir, out_dir, kw, result)
     if args.only in ("all", "single"):
         run_single(args, sg, shards_dir, k, result)
-    if args.recall_sample and args.only == "all":
+    if args.recall_sample and args.only in ("all", "recall"):
         measure_recall(args, sg, sgd, shards_dir, k, result)
     if args.json:
         with open(args.json, "w") as f:
@@ -148,9 +148,11 @@ def run_single(args, sg, shards_dir, k, result):
 def measure_recall(args, sg, sgd, shards_dir, k, result):
     # Exact neighbours on the features the distributed search ran on (its PCA or the points),
     # for a sample; the distributed graph's recall against them.
+    t0 = time.perf_counter()
     g = sgd.knn_graph(shards_dir, k, workers=args.workers, gpus_per_task=args.gpus_per_task,
                       num_gpus=args.num_gpus, points_per_cluster=args.points_per_cluster, pca=args.pca, seed=1,
                       verbose=False)
+    sharded_s = time.perf_counter() - t0
     x = np.concatenate([np.load(os.path.join(shards_dir, f)) for f in sorted(os.listdir(shards_dir))
                         if f.endswith(".npy")])
     rows = np.random.default_rng(0).choice(len(x), args.recall_sample, replace=False)
@@ -158,14 +160,16 @@ def measure_recall(args, sg, sgd, shards_dir, k, result):
         print("recall: skipped (the search ran on PCA components; pass --pca 0 to measure it)")
     else:
         exact = sgd.exact_neighbours(x, rows, k)
-        result["distributed"]["recall"] = sgd.recall(g.indices, exact, rows)
+        result.setdefault("distributed", {}).update(recall=sgd.recall(g.indices, exact, rows),
+                                                    graph_seconds=sharded_s, graph_phases=g.report["phases"])
         li = np.empty((len(x), k), np.int32)
         ld = np.empty((len(x), k), np.float32)
         t0 = time.perf_counter()
         sg._core.knn_graph(x, k, li, ld, "descent", 1, "")
         result["single_descent"] = {"seconds": time.perf_counter() - t0,
                                     "recall": sgd.recall(li, exact, rows)}
-        print(f"recall@{k} on {len(rows)} points: distributed {result['distributed']['recall']:.4f}, "
+        print(f"recall@{k} on {len(rows)} points: distributed {result['distributed']['recall']:.4f} "
+              f"({sharded_s:.1f} s), "
               f"single-process descent {result['single_descent']['recall']:.4f} "
               f"({result['single_descent']['seconds']:.1f} s)", flush=True)
 
