@@ -1,6 +1,6 @@
 """A map of sharded embeddings with the kNN graph computed over a Ray cluster (surfgrad.distributed).
 
-    python python/examples/distributed_map.py [--points 40000] [--workers 2] [--address HOST:PORT]
+    python python/examples/distributed_map.py [--points 20000] [--workers 2] [--address HOST:PORT]
 
 Writes the CLI's built-in set (10 Gaussian clusters in 768-D) as four .npy shards into a temporary
 folder, maps them with UMAP (the kNN graph sharded over the cluster's workers, the layout on one
@@ -17,7 +17,7 @@ import surfgrad as sg
 import surfgrad.distributed as sgd
 
 p = argparse.ArgumentParser()
-p.add_argument("--points", type=int, default=40000)
+p.add_argument("--points", type=int, default=20000)
 p.add_argument("--workers", type=int, default=2)
 p.add_argument("--address", default=None, help="a running Ray cluster; default: a local one")
 args = p.parse_args()

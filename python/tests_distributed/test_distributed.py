@@ -167,10 +167,10 @@ def test_malformed_shards_are_named_and_nothing_is_written(data, tmp_path):
     assert os.listdir(out) == []
 
 
-def recall_against_single_process(n, tmp_path, **kw):
-    """n × 64 blobs in 4 shards, k = 15: recall against exact neighbours (1,000 sampled points) of
+def recall_against_single_process(n, dims, tmp_path, **kw):
+    """n × dims blobs in 4 shards, k = 15: recall against exact neighbours (1,000 sampled points) of
     the sharded graph and of the library's single-process neighbour descent, and their times."""
-    x = blobs(n, 64, 50, seed=11)
+    x = blobs(n, dims, 50, seed=11)
     for i, part in enumerate(np.array_split(x, 4)):
         np.save(tmp_path / f"s{i}.npy", part)
     rows = np.random.default_rng(0).choice(len(x), 1000, replace=False)
@@ -185,16 +185,17 @@ def recall_against_single_process(n, tmp_path, **kw):
     g = sgd.knn_graph(tmp_path, 15, workers=2, pca=0, seed=1, verbose=False, **kw)
     sharded_s = time.perf_counter() - t0
     sharded = sgd.recall(g.indices, exact, rows)
-    print(f"\nrecall@15 {n}×64: sharded {sharded:.4f} ({sharded_s:.1f} s, 2 workers, {g.report['clusters']} clusters "
+    print(f"\nrecall@15 {n}×{dims}: sharded {sharded:.4f} ({sharded_s:.1f} s, 2 workers, {g.report['clusters']} clusters "
           f"of {g.report['cluster_points']}, phases { {k: round(v, 1) for k, v in g.report['phases'].items()} }); "
           f"single-process descent {single:.4f} ({single_s:.1f} s)")
     return sharded, single
 
 
 def test_recall_against_single_process_descent(tmp_path):
-    """24,000 points (past the exact limit, so one process runs neighbour descent): the sharded
-    graph recalls at least as much as one process's descent − 0.01."""
-    sharded, single = recall_against_single_process(24000, tmp_path, points_per_cluster=3000)
+    """22,000 × 32 (past the exact limit, so one process runs neighbour descent; smaller than the
+    issue's 200,000 × 64 below to keep CI within minutes): the sharded graph recalls at least as
+    much as one process's descent − 0.01."""
+    sharded, single = recall_against_single_process(22000, 32, tmp_path, points_per_cluster=3000)
     assert sharded >= single - 0.01
 
 
@@ -202,5 +203,5 @@ def test_recall_against_single_process_descent(tmp_path):
                     reason="200,000 points: one process's neighbour descent alone takes over 20 minutes on two CPU "
                            "cores under lavapipe; SURFGRAD_LARGE=1 runs it (bench/ray_gpu.sh recall on a GPU)")
 def test_recall_at_200k_against_single_process_descent(tmp_path):
-    sharded, single = recall_against_single_process(200000, tmp_path)
+    sharded, single = recall_against_single_process(200000, 64, tmp_path)
     assert sharded >= single - 0.01
