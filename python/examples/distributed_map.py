@@ -4,7 +4,7 @@
 
 Writes the CLI's built-in set (10 Gaussian clusters in 768-D) as four .npy shards into a temporary
 folder, maps them with UMAP (the kNN graph sharded over the cluster's workers, the layout on one
-GPU), prints the report, and checks the map's 10-NN label accuracy.
+GPU), prints the report, and checks the map's 10-NN label accuracy on a sample.
 """
 
 import argparse
@@ -33,6 +33,12 @@ report = sgd.map_shards(folder, os.path.join(folder, "map"), "umap", address=arg
                         epochs=200)
 print(sgd.format_report(report))
 y = np.load(os.path.join(folder, "map.npy"))
-quality = sg.map_quality(x, y, labels)
-print(f"10-NN accuracy of the map {quality['knn_accuracy']:.3f}")
-assert quality["knn_accuracy"] > 0.9
+# 10-NN majority vote in the map for 1,000 sampled points (sg.map_quality measures more, slowly on a CPU).
+rows = np.random.default_rng(0).choice(len(y), 1000, replace=False)
+d = ((y[rows, None, :] - y[None, :, :]) ** 2).sum(-1)
+d[np.arange(len(rows)), rows] = np.inf
+near = np.argpartition(d, 10, axis=1)[:, :10]
+votes = np.array([np.bincount(labels[n], minlength=10).argmax() for n in near])
+accuracy = float((votes == labels[rows]).mean())
+print(f"10-NN accuracy of the map (1,000 sampled points): {accuracy:.3f}")
+assert accuracy > 0.9
