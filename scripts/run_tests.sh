@@ -19,6 +19,9 @@ cd ..
 # The Python package: .venv-python from pinned requirements, pytest on the default adapter and on
 # GLES, the example script (~3 min on 2 cores from a fresh clone).
 bash scripts/test_python.sh
+# surfgrad.distributed: the kNN graph sharded over local Ray clusters of 1, 2 and 4 workers, a
+# killed worker, bad shards, recall against one process's descent (Ray and pyarrow pinned; ~5 min).
+bash scripts/test_distributed.sh
 # The browser target: the library as WebAssembly on headless Chromium's WebGPU, the JS package and
 # the map page (web/; scripts/test_web.sh says what it checks).
 bash scripts/test_web.sh

@@ -257,3 +257,29 @@ TEST(MapPipeline, StartsFromTheGivenInitialPositions) {
     EXPECT_NE(error_of([&] { map_points(x, o); }).find("NaN"), std::string::npos);
   }
 }
+
+// map_graph: the layout from a graph computed elsewhere is map_points' layout when given the same
+// graph and start; a graph of the wrong k, or with an entry that is not another point, is refused.
+TEST(MapPipeline, MapGraphIsTheLayoutOfAGivenGraph) {
+  Tensor x = clusters(300);
+  MapOptions o = small_tsne();
+  o.init = Tensor::normal(ctx(), {300, 2}, 5, 0, 1e-4);
+  MapResult r = map_points(x, o);
+  MapResult g = map_graph(r.neighbours, o);
+  EXPECT_EQ(g.embedding.to_vector<float>(), r.embedding.to_vector<float>());
+  EXPECT_EQ(g.k, r.k);
+  MapOptions u;
+  u.method = MapMethod::Umap;
+  u.umap.n_neighbors = 10;
+  u.umap.epochs = 60;
+  KnnResult nn10 = knn_exact(x, 10);
+  MapResult a = map_graph(nn10, u), b = map_graph(nn10, u);  // seeded random start
+  auto ya = a.embedding.to_vector<float>();
+  EXPECT_EQ(ya, b.embedding.to_vector<float>());
+  for (float v : ya) ASSERT_TRUE(std::isfinite(v));
+  EXPECT_NE(error_of([&] { map_graph(nn10, o); }, ErrorKind::Shape).find("k = 30"), std::string::npos);
+  std::vector<int32_t> idx = nn10.indices.to_vector<int32_t>();
+  idx[25] = 2;  // row 2's own id
+  KnnResult self{Tensor::from_vector(ctx(), idx, {300, 10}), nn10.distances};
+  EXPECT_NE(error_of([&] { map_graph(self, u); }).find("[2, 5]"), std::string::npos);
+}

@@ -36,6 +36,11 @@ KnnResult knn_exact_blocked(const Tensor& x, int k, int64_t row_begin, int64_t r
 // neighbours, which make descent converge far faster; −1: min(k, 16)). O(N·(k+r)²·D) a round
 // instead of O(N²·D); deterministic for a seed on a device.
 KnnResult knn_approx(const Tensor& x, int k, int iterations = 10, uint64_t seed = 1, int reverse = -1);
+// Rounds of the same descent started from a given graph instead of random lists: `graph` is i32
+// [N, k] of x's rows (−1: an empty slot). Used to refine a graph merged from parts computed apart
+// (surfgrad.distributed: the union of per-cluster lists, one round across clusters). Each list
+// only improves; deterministic on a device.
+KnnResult knn_refine(const Tensor& x, const Tensor& graph, int iterations = 1, int reverse = -1);
 // Share of the exact lists' entries that the approximate lists found (recall@k).
 double knn_recall(const KnnResult& approx, const KnnResult& exact);
 // The same measured on `sample` points (eight runs of consecutive rows spread over the set),

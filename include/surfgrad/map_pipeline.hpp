@@ -111,4 +111,13 @@ void check_map_fits(const gpu::ContextPtr& ctx, const MapOptions& options, int64
 MapResult map_points(PointBlocks points, const MapOptions& options, const MapProgressFn& progress = {});
 MapResult map_points(const Tensor& points, const MapOptions& options, const MapProgressFn& progress = {});
 
+// The layout alone, from a kNN graph computed elsewhere (surfgrad.distributed shards the search
+// over a cluster and gathers the graph to one GPU): indices i32 [N, k] (rows of the map, each
+// row's neighbours distinct, not itself), distances f32 [N, k] squared and ascending, k =
+// map_neighbours(options, N). There are no points to take principal components of: the start is
+// options.init, else seeded random positions (t-SNE N(0, 1e-4²), UMAP uniform in ±10).
+// options.pca_components and recall_sample are not used. Phases: "affinities" or "memberships",
+// "optimisation"; r.neighbours is the graph given.
+MapResult map_graph(const KnnResult& graph, const MapOptions& options, const MapProgressFn& progress = {});
+
 }  // namespace surfgrad

@@ -113,6 +113,7 @@ struct Outcome {
   std::vector<std::pair<std::string, double>> phases;  // keys: upload pca knn recall affinities|memberships optimise
   double knn_recall = -1;
   int k = 0, pca_components = 0;
+  uint64_t gpu_peak_bytes = 0;
 };
 
 class Clock {
@@ -218,6 +219,135 @@ void bind_maps(nb::module_& m) {
       },
       nb::arg("points"), nb::arg("out"), nb::arg("method"), nb::arg("options"), nb::arg("adapter") = "",
       nb::arg("progress").none() = nb::none(), nb::arg("init").none() = nb::none());
+
+  // surfgrad.distributed: the kNN graph of one block of points (its own row numbers; the caller
+  // maps them to global ids), by the pipeline's choice (knn_is_exact) or as asked; written into caller-made [m, k]
+  // arrays. GIL released.
+  m.def(
+      "knn_graph",
+      [](nb::ndarray<const float, nb::ndim<2>, nb::c_contig, nb::device::cpu> points, int k,
+         nb::ndarray<int32_t, nb::ndim<2>, nb::c_contig, nb::device::cpu> out_indices,
+         nb::ndarray<float, nb::ndim<2>, nb::c_contig, nb::device::cpu> out_distances, const std::string& method,
+         uint64_t seed, const std::string& adapter) {
+        const int64_t n = int64_t(points.shape(0)), d = int64_t(points.shape(1));
+        if (n < 2 || d < 1) throw Error(ErrorKind::Shape, "knn_graph: need at least 2 points of at least 1 dimension");
+        for (int64_t cols : {int64_t(out_indices.shape(1)), int64_t(out_distances.shape(1))})
+          if (cols != k) throw Error(ErrorKind::Shape, "knn_graph: the outputs must be [n, k]");
+        if (int64_t(out_indices.shape(0)) != n || int64_t(out_distances.shape(0)) != n)
+          throw Error(ErrorKind::Shape, "knn_graph: the outputs must be [n, k]");
+        if (method != "auto" && method != "exact" && method != "descent")
+          throw Error(ErrorKind::Value, "knn_graph: method is 'auto', 'exact' or 'descent', not '" + method + "'");
+        const float* src = points.data();
+        int32_t* idx_out = out_indices.data();
+        float* dist_out = out_distances.data();
+        nb::gil_scoped_release release;
+        auto [ctx, lock] = map_context_for(adapter);
+        {
+          Tensor x = Tensor::from_host(ctx, src, {n, d}, DType::f32);
+          // exact: every block exactly; descent: neighbour descent at any size; auto: the pipeline's
+          // choice (knn_is_exact: by size and adapter).
+          KnnMethod how = method == "exact"     ? KnnMethod::Exact
+                          : method == "descent" ? KnnMethod::Descent
+                                                : KnnMethod::Auto;
+          KnnResult r = nearest_neighbours(x, k, seed, how);
+          r.indices.to_host(idx_out);
+          r.distances.to_host(dist_out);
+        }
+        ctx->trim_pool();
+      },
+      nb::arg("points"), nb::arg("k"), nb::arg("out_indices"), nb::arg("out_distances"), nb::arg("method") = "auto",
+      nb::arg("seed") = 1, nb::arg("adapter") = "");
+
+  // One or more rounds of neighbour descent from a given graph (knn_refine), in place.
+  m.def(
+      "knn_refine",
+      [](nb::ndarray<const float, nb::ndim<2>, nb::c_contig, nb::device::cpu> points,
+         nb::ndarray<int32_t, nb::ndim<2>, nb::c_contig, nb::device::cpu> indices,
+         nb::ndarray<float, nb::ndim<2>, nb::c_contig, nb::device::cpu> out_distances, int iterations,
+         const std::string& adapter) {
+        const int64_t n = int64_t(points.shape(0)), d = int64_t(points.shape(1)), k = int64_t(indices.shape(1));
+        if (int64_t(indices.shape(0)) != n || int64_t(out_distances.shape(0)) != n ||
+            int64_t(out_distances.shape(1)) != k)
+          throw Error(ErrorKind::Shape, "knn_refine: indices and distances must be [n, k] for the n points");
+        const float* src = points.data();
+        int32_t* idx = indices.data();
+        float* dist_out = out_distances.data();
+        nb::gil_scoped_release release;
+        auto [ctx, lock] = map_context_for(adapter);
+        {
+          Tensor x = Tensor::from_host(ctx, src, {n, d}, DType::f32);
+          Tensor g = Tensor::from_host(ctx, idx, {n, k}, DType::i32);
+          KnnResult r = knn_refine(x, g, iterations);
+          r.indices.to_host(idx);
+          r.distances.to_host(dist_out);
+        }
+        ctx->trim_pool();
+      },
+      nb::arg("points"), nb::arg("indices"), nb::arg("out_distances"), nb::arg("iterations") = 1,
+      nb::arg("adapter") = "");
+
+  // The layout from a kNN graph computed elsewhere (map_graph): t-SNE or UMAP as map_points runs
+  // them; options as map_points'.
+  m.def(
+      "map_graph",
+      [](nb::ndarray<const int32_t, nb::ndim<2>, nb::c_contig, nb::device::cpu> indices,
+         nb::ndarray<const float, nb::ndim<2>, nb::c_contig, nb::device::cpu> distances,
+         nb::ndarray<float, nb::ndim<2>, nb::c_contig, nb::device::cpu> out, const std::string& method,
+         const nb::dict& options, const std::string& adapter, nb::object progress,
+         std::optional<nb::ndarray<const float, nb::ndim<2>, nb::c_contig, nb::device::cpu>> init) {
+        const int64_t n = int64_t(indices.shape(0)), k = int64_t(indices.shape(1));
+        if (int64_t(distances.shape(0)) != n || int64_t(distances.shape(1)) != k)
+          throw Error(ErrorKind::Shape, "map_graph: indices and distances must both be [n, k]");
+        if (int64_t(out.shape(0)) != n || out.shape(1) != 2)
+          throw Error(ErrorKind::Shape, "map_graph: the output must be [" + std::to_string(n) + ", 2]");
+        if (init && (int64_t(init->shape(0)) != n || init->shape(1) != 2))
+          throw Error(ErrorKind::Shape, "map_graph: init must be [" + std::to_string(n) + ", 2]");
+        Job job = parse(method, options);
+        const int32_t* idx = indices.data();
+        const float* dist = distances.data();
+        const float* init_data = init ? init->data() : nullptr;
+        float* out_data = out.data();
+        ProgressBridge bridge{std::move(progress), std::nullopt};
+        Outcome o;
+        bool interrupted = false;
+        {
+          nb::gil_scoped_release release;
+          auto [ctx, lock] = map_context_for(adapter);
+          try {
+            Clock clock;
+            MapOptions opt;
+            opt.method = job.tsne ? MapMethod::Tsne : MapMethod::Umap;
+            opt.tsne = job.tsne_options;
+            opt.umap = job.umap_options;
+            opt.seed = job.seed;
+            KnnResult g{Tensor::from_host(ctx, idx, {n, k}, DType::i32),
+                        Tensor::from_host(ctx, dist, {n, k}, DType::f32)};
+            if (init_data) opt.init = Tensor::from_host(ctx, init_data, {n, 2}, DType::f32);
+            ctx->sync();
+            o.phases.emplace_back("upload", clock.lap());
+            MapResult r = map_graph(
+                g, opt, [&](const MapProgressEvent& e) { return bridge.call(e.done, e.total, e.phase == "optimise"); });
+            r.embedding.to_host(out_data);
+            for (const auto& p : r.phases) o.phases.emplace_back(phase_key(p.name), p.seconds);
+            o.k = r.k;
+            o.gpu_peak_bytes = r.gpu_peak_bytes;
+          } catch (const Error&) {
+            if (!bridge.error) throw;
+            interrupted = true;
+          }
+          ctx->trim_pool();
+        }
+        if (interrupted) throw *bridge.error;
+        nb::list phases;
+        for (const auto& [name, seconds] : o.phases) phases.append(nb::make_tuple(name, seconds));
+        nb::dict result;
+        result["phases"] = phases;
+        result["k"] = o.k;
+        result["gpu_peak_bytes"] = o.gpu_peak_bytes;
+        return result;
+      },
+      nb::arg("indices"), nb::arg("distances"), nb::arg("out"), nb::arg("method"), nb::arg("options"),
+      nb::arg("adapter") = "", nb::arg("progress").none() = nb::none(), nb::arg("init").none() = nb::none());
 
   // The quality measures `surfgrad eval` prints, on the maps' context (GIL released).
   m.def(

@@ -114,28 +114,29 @@ static std::vector<int32_t> sample_reverse(const std::vector<int32_t>& idx, int6
   return out;
 }
 
-KnnResult knn_approx(const Tensor& x_in, int k, int iterations, uint64_t seed, int reverse) {
-  if (x_in.rank() != 2) throw Error(ErrorKind::Shape, "knn_approx: points must be [N, D], got " + x_in.describe());
+namespace {
+
+// `iterations` rounds of descent on x from `cur` (random lists when `init`).
+KnnResult descend(const Tensor& x_in, int k, int iterations, uint64_t seed, int reverse, KnnResult cur, bool init) {
   int64_t n = x_in.shape(0), d = x_in.shape(1);
-  if (k < 1 || k > 128 || k >= n)
-    throw Error(ErrorKind::Value,
-                "knn_approx: k = " + std::to_string(k) + " must be in [1, 128] and below N = " + std::to_string(n));
   if (reverse < 0) reverse = std::min(k, 16);
   auto ctx = x_in.context();
   Tensor x = x_in.cast(DType::f32).contiguous();
   if (x.offset() != 0) x = x.clone();
   int r = std::max(reverse, 1);  // a binding of at least one slot, all −1 when reverse = 0
-  auto kernel = [&](bool init) {
+  auto kernel = [&](bool first) {
     return kernels::Program::file(
         ctx, "nndescent.wgsl",
-        {{"K", std::to_string(k)}, {"R", std::to_string(reverse)}, {"INIT", init ? "true" : "false"}});
+        {{"K", std::to_string(k)}, {"R", std::to_string(reverse)}, {"INIT", first ? "true" : "false"}});
   };
-  KnnResult cur{Tensor::empty(ctx, {n, k}, DType::i32), Tensor::empty(ctx, {n, k})};
   KnnResult next{Tensor::empty(ctx, {n, k}, DType::i32), Tensor::empty(ctx, {n, k})};
   Tensor rev = Tensor::full(ctx, {n, r}, -1, DType::i32);
   kernels::Params meta = {n, d, uint32_t(seed * 0x9E3779B9ull)};
   auto groups = kernels::groups_for(*ctx, uint64_t(n), 64);
-  kernel(true).launch({cur.indices, cur.distances, x, next.indices /* unread */, rev}, meta, groups);
+  if (init) {
+    cur = {Tensor::empty(ctx, {n, k}, DType::i32), Tensor::empty(ctx, {n, k})};
+    kernel(true).launch({cur.indices, cur.distances, x, next.indices /* unread */, rev}, meta, groups);
+  }
   for (int it = 0; it < iterations; ++it) {
     if (reverse > 0)  // the reverse lists of the current graph, built on the host (a sync)
       rev = Tensor::from_vector(ctx, sample_reverse(cur.indices.to_vector<int32_t>(), n, k, r), {n, r});
@@ -143,6 +144,40 @@ KnnResult knn_approx(const Tensor& x_in, int k, int iterations, uint64_t seed, i
     std::swap(cur, next);
   }
   return cur;
+}
+
+}  // namespace
+
+KnnResult knn_approx(const Tensor& x_in, int k, int iterations, uint64_t seed, int reverse) {
+  if (x_in.rank() != 2) throw Error(ErrorKind::Shape, "knn_approx: points must be [N, D], got " + x_in.describe());
+  int64_t n = x_in.shape(0);
+  if (k < 1 || k > 128 || k >= n)
+    throw Error(ErrorKind::Value,
+                "knn_approx: k = " + std::to_string(k) + " must be in [1, 128] and below N = " + std::to_string(n));
+  return descend(x_in, k, iterations, seed, reverse, {}, true);
+}
+
+KnnResult knn_refine(const Tensor& x, const Tensor& graph, int iterations, int reverse) {
+  if (x.rank() != 2) throw Error(ErrorKind::Shape, "knn_refine: points must be [N, D], got " + x.describe());
+  int64_t n = x.shape(0);
+  if (graph.rank() != 2 || graph.shape(0) != n || graph.dtype() != DType::i32)
+    throw Error(ErrorKind::Shape,
+                "knn_refine: the graph must be i32 [" + std::to_string(n) + ", k], got " + graph.describe());
+  int k = int(graph.shape(1));
+  if (k < 1 || k > 128 || k >= n)
+    throw Error(ErrorKind::Value,
+                "knn_refine: k = " + std::to_string(k) + " must be in [1, 128] and below N = " + std::to_string(n));
+  if (iterations < 1) throw Error(ErrorKind::Value, "knn_refine: iterations must be >= 1");
+  // Indices outside [−1, N) would be read as rows of x by the kernel: refused on the host.
+  std::vector<int32_t> idx = graph.to_vector<int32_t>();
+  for (size_t e = 0; e < idx.size(); ++e)
+    if (idx[e] < -1 || idx[e] >= n)
+      throw Error(ErrorKind::Value, "knn_refine: graph entry [" + std::to_string(e / size_t(k)) + ", " +
+                                        std::to_string(e % size_t(k)) + "] = " + std::to_string(idx[e]) +
+                                        " is not a row of the " + std::to_string(n) + " points (or −1)");
+  auto ctx = x.context();
+  KnnResult cur{Tensor::from_vector(ctx, idx, {n, k}), Tensor::empty(ctx, {n, k})};  // distances: written by round 2
+  return descend(x, k, iterations, 1, reverse, std::move(cur), false);
 }
 
 bool knn_is_exact(const gpu::Context& ctx, int64_t n, int64_t d, KnnMethod method) {

@@ -59,6 +59,33 @@ void check_spread(const PointBlocks& x) {
                                       " points are identical (zero variance): there is no structure to map");
 }
 
+template <typename Report>
+void run_layout(const Tensor& features, const TsneOptions& topt, const UmapOptions& uopt, const MapOptions& options,
+                MapResult& r, PhaseClock& clock, const Report& report) {
+  const bool tsne_method = options.method == MapMethod::Tsne;
+  const char* graph_phase = tsne_method ? "affinities" : "memberships";
+  report(graph_phase, 0, 1);
+  auto on_step = [&](int it, int total, const Tensor& y) {
+    if (it == 0) {  // tsne()/umap() synced: the graph is built
+      r.phases.push_back({graph_phase, clock.lap(false)});
+      report(graph_phase, 1, 1);
+    } else if (options.check_finite) {
+      // A sum is NaN or infinite as soon as one coordinate is; one scalar comes back.
+      float s = y.sum().to_vector<float>()[0];
+      if (!std::isfinite(s))
+        throw Error(ErrorKind::Value,
+                    std::string(tsne_method ? "tsne" : "umap") + ": the map became non-finite (NaN or infinity) by " +
+                        (tsne_method ? "iteration " : "epoch ") + std::to_string(it) + " of " + std::to_string(total) +
+                        "; standardise the input (zero mean, unit variance per dimension), or lower " +
+                        (tsne_method ? "--learning-rate, --early-exaggeration or --max-step-norm" : "--learning-rate"));
+    }
+    report("optimise", it, total, &y);
+  };
+  const Tensor* start = options.init.defined() ? &options.init : (r.embedding.defined() ? &r.embedding : nullptr);
+  r.embedding = tsne_method ? tsne_layout(features, topt, on_step, &r.neighbours, start)
+                            : umap_layout(features, uopt, on_step, &r.neighbours, start);
+}
+
 }  // namespace
 
 MapResult map_points(PointBlocks x, const MapOptions& options, const MapProgressFn& progress) {
@@ -66,7 +93,6 @@ MapResult map_points(PointBlocks x, const MapOptions& options, const MapProgress
   auto ctx = x.blocks[0].context();
   const int64_t n = x.rows(), d = x.dims();
   check_map_fits(ctx, options, n, d);
-  const bool tsne_method = options.method == MapMethod::Tsne;
   TsneOptions topt = options.tsne;
   UmapOptions uopt = options.umap;
   topt.seed = uopt.seed = options.seed;
@@ -115,27 +141,7 @@ MapResult map_points(PointBlocks x, const MapOptions& options, const MapProgress
     report("recall", 1, 1);
   }
 
-  const char* graph_phase = tsne_method ? "affinities" : "memberships";
-  report(graph_phase, 0, 1);
-  auto on_step = [&](int it, int total, const Tensor& y) {
-    if (it == 0) {  // tsne()/umap() synced: the graph is built
-      r.phases.push_back({graph_phase, clock.lap(false)});
-      report(graph_phase, 1, 1);
-    } else if (options.check_finite) {
-      // A sum is NaN or infinite as soon as one coordinate is; one scalar comes back.
-      float s = y.sum().to_vector<float>()[0];
-      if (!std::isfinite(s))
-        throw Error(ErrorKind::Value,
-                    std::string(tsne_method ? "tsne" : "umap") + ": the map became non-finite (NaN or infinity) by " +
-                        (tsne_method ? "iteration " : "epoch ") + std::to_string(it) + " of " + std::to_string(total) +
-                        "; standardise the input (zero mean, unit variance per dimension), or lower " +
-                        (tsne_method ? "--learning-rate, --early-exaggeration or --max-step-norm" : "--learning-rate"));
-    }
-    report("optimise", it, total, &y);
-  };
-  const Tensor* start = options.init.defined() ? &options.init : nullptr;
-  r.embedding = tsne_method ? tsne_layout(features, topt, on_step, &r.neighbours, start)
-                            : umap_layout(features, uopt, on_step, &r.neighbours, start);
+  run_layout(features, topt, uopt, options, r, clock, report);
   r.phases.push_back({"optimisation", clock.lap()});
   r.gpu_peak_bytes = ctx->pool_stats().peak_live_bytes;
   r.host_peak_bytes = platform::host_peak_resident_bytes();
@@ -148,6 +154,60 @@ MapResult map_points(const Tensor& points, const MapOptions& options, const MapP
   PointBlocks blocks;
   blocks.blocks.push_back(points.dtype() == DType::f32 ? points : points.cast(DType::f32));
   return map_points(std::move(blocks), options, progress);
+}
+
+MapResult map_graph(const KnnResult& graph, const MapOptions& options, const MapProgressFn& progress) {
+  const Tensor& gi = graph.indices;
+  if (!gi.defined() || !graph.distances.defined() || gi.rank() != 2)
+    throw Error(ErrorKind::Shape, "map_graph: the graph's indices must be [N, k], got " +
+                                      (gi.defined() ? gi.describe() : std::string("none")));
+  const int64_t n = gi.shape(0);
+  auto ctx = gi.context();
+  if (options.method == MapMethod::Tsne)
+    validate(options.tsne, n);
+  else
+    validate(options.umap, n);
+  const int k = map_neighbours(options, n);
+  if (gi.shape(1) != k)
+    throw Error(ErrorKind::Shape, "map_graph: the graph has " + std::to_string(gi.shape(1)) +
+                                      " neighbours per point; this map needs k = " + std::to_string(k) +
+                                      (options.method == MapMethod::Tsne ? " (⌊3·perplexity⌋)" : " (n_neighbors)"));
+  if (options.init.defined() && (options.init.rank() != 2 || options.init.shape(0) != n || options.init.shape(1) != 2))
+    throw Error(ErrorKind::Shape,
+                "map_graph: init must be [" + std::to_string(n) + ", 2], got " + options.init.describe());
+  // The layouts index points by these ids on the host and the GPU: every one must be a row.
+  std::vector<int32_t> idx = gi.to_vector<int32_t>();
+  for (size_t e = 0; e < idx.size(); ++e)
+    if (idx[e] < 0 || idx[e] >= n || int64_t(e) / k == idx[e])
+      throw Error(ErrorKind::Value, "map_graph: neighbour [" + std::to_string(int64_t(e) / k) + ", " +
+                                        std::to_string(int64_t(e) % k) + "] = " + std::to_string(idx[e]) +
+                                        " is not another point's row (0 … " + std::to_string(n - 1) + ")");
+  float dsum = graph.distances.cast(DType::f32).sum().to_vector<float>()[0];
+  if (!std::isfinite(dsum)) throw Error(ErrorKind::Value, "map_graph: the graph's distances hold NaN or infinity");
+  TsneOptions topt = options.tsne;
+  UmapOptions uopt = options.umap;
+  topt.seed = uopt.seed = options.seed;
+  MapResult r;
+  PhaseClock clock(ctx);
+  auto report = [&](std::string_view phase, int64_t done, int64_t total, const Tensor* embedding = nullptr) {
+    if (progress && !progress(MapProgressEvent{phase, done, total, embedding}))
+      throw Error(ErrorKind::Cancelled, "map: cancelled by the progress callback during " + std::string(phase) + " (" +
+                                            std::to_string(done) + "/" + std::to_string(total) + ")");
+  };
+  r.k = k;
+  r.neighbours = graph;
+  r.approximate_knn = true;
+  if (!options.init.defined())  // run_layout starts from r.embedding when there is no init
+    r.embedding = options.method == MapMethod::Tsne ? Tensor::normal(ctx, {n, 2}, options.seed, 0, 1e-4)
+                                                    : Tensor::uniform(ctx, {n, 2}, options.seed, -10, 10);
+  // The layouts read only the shape and context of the points when they are given a graph and a start.
+  Tensor rows = Tensor::empty(ctx, {n, 1});
+  clock.lap();
+  run_layout(rows, topt, uopt, options, r, clock, report);
+  r.phases.push_back({"optimisation", clock.lap()});
+  r.gpu_peak_bytes = ctx->pool_stats().peak_live_bytes;
+  r.host_peak_bytes = platform::host_peak_resident_bytes();
+  return r;
 }
 
 }  // namespace surfgrad
