@@ -72,6 +72,25 @@ TEST(GpuContext, CooperativeMatrixRequestNeverBreaksTheContext) {
   EXPECT_EQ(ok.to_vector<float>()[3], 1.0f);
 }
 
+TEST(GpuContext, AdapterByIndex) {
+  // "#N" picks the N-th adapter listed (identical GPUs share a name); an index past the list is
+  // refused with the list, each adapter with its index; "#" without a number is a usage error.
+  std::string listed;
+  try {
+    gpu::Context::create({.adapter = "#999", .quiet = true});
+  } catch (const Error& e) {
+    listed = e.message();
+  }
+  EXPECT_NE(listed.find("no adapter matches '#999'"), std::string::npos) << listed;
+  EXPECT_NE(listed.find("#0 "), std::string::npos) << listed;
+  auto first = gpu::Context::create({.adapter = "#0", .quiet = true});
+  EXPECT_NE(listed.find("#0 " + first->info().name), std::string::npos) << listed;
+  EXPECT_EQ(Tensor::ones(first, {3}).to_vector<float>()[2], 1.0f);
+  sgtest::expect_error(
+      ErrorKind::Value, [] { gpu::Context::create({.adapter = "#one", .quiet = true}); }, {"#one", "index"},
+      "adapter index");
+}
+
 TEST(GpuContext, KernelsAreCachedByContent) {
   Tensor a = Tensor::ones(ctx(), {10});
   (void)(a + a).to_vector<float>();

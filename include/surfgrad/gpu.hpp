@@ -27,7 +27,7 @@ enum class Backend { Auto, Vulkan, Gles, Metal, D3D12 };
 
 struct ContextOptions {
   Backend backend = Backend::Auto;  // env SURFGRAD_BACKEND=vulkan|gles|metal|d3d12 overrides Auto
-  std::string adapter;              // substring of the adapter name; env SURFGRAD_ADAPTER
+  std::string adapter;              // substring of the adapter name, or #N (the N-th); env SURFGRAD_ADAPTER
   bool quiet = false;               // suppress the one-line CPU fallback notice
   bool request_f16 = true;          // request shader-f16 where the adapter has it
   // Request wgpu-native's experimental native feature CooperativeMatrix (tensor cores through

@@ -160,12 +160,24 @@ std::shared_ptr<Context> Context::create(const ContextOptions& options_in) {
   if (count) wgpuInstanceEnumerateAdapters(impl->instance, &eopts, adapters.data());
   int best_score = -1;
   std::string seen;
-  for (WGPUAdapter a : adapters) {
+  // "#N" picks the N-th adapter of the enumeration: identical GPUs of one host share a name, and
+  // NVIDIA's Vulkan driver lists every GPU whatever CUDA_VISIBLE_DEVICES says (checked on a
+  // two-H200 host, BENCHMARKS.md).
+  long index = -1;
+  if (options.adapter.size() > 1 && options.adapter[0] == '#') {
+    char* end = nullptr;
+    index = std::strtol(options.adapter.c_str() + 1, &end, 10);
+    if (*end != '\0' || index < 0)
+      throw Error(ErrorKind::Value, "adapter '" + options.adapter + "': '#' must be followed by an index, e.g. #1");
+  }
+  for (size_t at = 0; at < adapters.size(); ++at) {
+    WGPUAdapter a = adapters[at];
     WGPUAdapterInfo ai = WGPU_ADAPTER_INFO_INIT;
     wgpuAdapterGetInfo(a, &ai);
     std::string name = to_std(ai.device);
-    seen += (seen.empty() ? "" : ", ") + name + " (" + backend_name(ai.backendType) + ")";
-    bool wanted = options.adapter.empty() || name.find(options.adapter) != std::string::npos;
+    seen += (seen.empty() ? "#" : ", #") + std::to_string(at) + " " + name + " (" + backend_name(ai.backendType) + ")";
+    bool wanted =
+        index >= 0 ? long(at) == index : options.adapter.empty() || name.find(options.adapter) != std::string::npos;
     int score = adapter_score(ai);
     if (wanted && score > best_score) {
       if (impl->adapter) wgpuAdapterRelease(impl->adapter);
