@@ -27,11 +27,19 @@ std::string S(int v) { return std::to_string(v); }
 // cost more in sorting than they save in merges (q32: 3.05 s, q64: 6.04 s). The shape needs
 // 13 KiB of workgroup memory: within WebGPU's default 16 KiB. CPU adapters (lavapipe) run the
 // 128×128 shape faster (10k points, k = 90: 9.1 s against 14.4 s): no barrier stalls there.
+// In the browser the 64×64 shape on every adapter: with the 128×128 one (26 KiB of workgroup
+// memory, 64 cells unrolled a thread) Chromium's SwiftShader adapter lost its device on the
+// first map (the GPU process went away); the 64×64 shape passes the browser suite there.
 KnnFusedShape knn_fused_shape(const gpu::Context& ctx) {
   FusedShape gpu{64, 64, 8, 4, 4, 16, 12, 1}, cpu{128, 128, 8, 8, 8, 16, 8, 1};
+#if defined(__wasi__)
+  (void)ctx;
+  (void)cpu;
+#else
   if (ctx.info().is_cpu && cpu.workgroup_bytes() <= ctx.limits().max_compute_workgroup_storage_size &&
       uint32_t(cpu.threads()) <= ctx.limits().max_compute_invocations_per_workgroup)
     return cpu;
+#endif
   return gpu;
 }
 
@@ -191,7 +199,9 @@ KnnResult knn_fused_rows(const Tensor& x, const Tensor& norms, int k, int64_t ro
   int64_t tiles = (n + f.bn - 1) / f.bn;
   // Each dispatch streams all N points for its rows: about 2^36 pairs a dispatch (a quarter of a
   // second at a million points on an H100) keeps every submission short.
-  int64_t per = std::max<int64_t>(f.bm, ((int64_t(1) << 36) / std::max<int64_t>(n, 1)) / f.bm * f.bm);
+  // On CPU adapters 2^28 pairs a dispatch: a browser's GPU process has a watchdog.
+  int64_t pairs = int64_t(1) << (ctx->info().is_cpu ? 28 : 36);
+  int64_t per = std::max<int64_t>(f.bm, (pairs / std::max<int64_t>(n, 1)) / f.bm * f.bm);
   for (int64_t r0 = row_begin; r0 < row_end; r0 += per) {
     int64_t r1 = std::min(row_end, r0 + per);
     program.launch({out.indices, out.distances, x, norms}, {n, d, r0, r1, row_begin, tiles, k},
