@@ -88,6 +88,16 @@ void run_layout(const Tensor& features, const TsneOptions& topt, const UmapOptio
 
 }  // namespace
 
+// Calls `progress` with a phase's state; throws Cancelled when it returns false. Shared by
+// map_points and map_graph.
+static auto phase_reporter(const MapProgressFn& progress) {
+  return [&progress](std::string_view phase, int64_t done, int64_t total, const Tensor* embedding = nullptr) {
+    if (progress && !progress(MapProgressEvent{phase, done, total, embedding}))
+      throw Error(ErrorKind::Cancelled, "map: cancelled by the progress callback during " + std::string(phase) + " (" +
+                                            std::to_string(done) + "/" + std::to_string(total) + ")");
+  };
+}
+
 MapResult map_points(PointBlocks x, const MapOptions& options, const MapProgressFn& progress) {
   if (x.blocks.empty() || x.rows() == 0) throw Error(ErrorKind::Value, "map: no points");
   auto ctx = x.blocks[0].context();
@@ -99,11 +109,7 @@ MapResult map_points(PointBlocks x, const MapOptions& options, const MapProgress
 
   MapResult r;
   PhaseClock clock(ctx);
-  auto report = [&](std::string_view phase, int64_t done, int64_t total, const Tensor* embedding = nullptr) {
-    if (progress && !progress(MapProgressEvent{phase, done, total, embedding}))
-      throw Error(ErrorKind::Cancelled, "map: cancelled by the progress callback during " + std::string(phase) + " (" +
-                                            std::to_string(done) + "/" + std::to_string(total) + ")");
-  };
+  auto report = phase_reporter(progress);
 
   check_spread(x);
   if (options.init.defined()) {
@@ -189,11 +195,7 @@ MapResult map_graph(const KnnResult& graph, const MapOptions& options, const Map
   topt.seed = uopt.seed = options.seed;
   MapResult r;
   PhaseClock clock(ctx);
-  auto report = [&](std::string_view phase, int64_t done, int64_t total, const Tensor* embedding = nullptr) {
-    if (progress && !progress(MapProgressEvent{phase, done, total, embedding}))
-      throw Error(ErrorKind::Cancelled, "map: cancelled by the progress callback during " + std::string(phase) + " (" +
-                                            std::to_string(done) + "/" + std::to_string(total) + ")");
-  };
+  auto report = phase_reporter(progress);
   r.k = k;
   r.neighbours = graph;
   r.approximate_knn = true;
