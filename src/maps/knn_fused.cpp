@@ -85,27 +85,26 @@ kernels::Values generate(const FusedShape& f) {
   for (int w = 0; w < (cells + 31) / 32; ++w) declare += "  var pend" + S(w) + " = 0u;\n";
   std::string zero;
   for (int e = 0; e < cells; ++e) zero += "    acc[" + S(e) + "] = 0.0;\n";
-  // Staging: the query rows' and the points' next BK dimensions, zero past N and D.
   // Staging with prefetch: LOAD reads chunk (lt, lk) — the next one — from global memory into
   // registers while the current chunk is multiplied; STORE puts them into workgroup memory after
   // the barrier. Without it every chunk waited for its loads (measured on the H100: the
   // inner products alone ran at 11 TFLOP/s). Zero past N and D; norms past N are MAXF.
   std::string load = "        let lc0 = lt * BN; let lk0 = lk * BK;\n";
   std::string store;
-  for (int s = 0; s < f.bk * f.bm / f.threads(); ++s) {
-    std::string e = "(lid + " + S(s * f.threads()) + "u)";
-    declare += "  var pa" + S(s) + " = 0.0;\n";
-    load += "        { let gr = row0 + " + e + " / BK; let gk = lk0 + " + e + " % BK; pa" + S(s) +
-            " = 0.0; if (gr < N && gk < D) { pa" + S(s) + " = x[gr * D + gk]; } }\n";
-    store += "      { let at = (" + e + " % BK) * BM + " + e + " / BK; a_tile[at / 4u][at % 4u] = pa" + S(s) + "; }\n";
-  }
-  for (int s = 0; s < f.bk * f.bn / f.threads(); ++s) {
-    std::string e = "(lid + " + S(s * f.threads()) + "u)";
-    declare += "  var pb" + S(s) + " = 0.0;\n";
-    load += "        { let gc = lc0 + " + e + " / BK; let gk = lk0 + " + e + " % BK; pb" + S(s) +
-            " = 0.0; if (gc < N && gk < D) { pb" + S(s) + " = x[gc * D + gk]; } }\n";
-    store += "      { let at = (" + e + " % BK) * BN + " + e + " / BK; b_tile[at / 4u][at % 4u] = pb" + S(s) + "; }\n";
-  }
+  // One tile's registers (prefix p), first row `base`, `rows` (BM or BN) rows, into `tile`.
+  auto stage = [&](const std::string& p, const std::string& base, int rows, const std::string& extent,
+                   const std::string& tile) {
+    for (int s = 0; s < f.bk * rows / f.threads(); ++s) {
+      std::string e = "(lid + " + S(s * f.threads()) + "u)", reg = p + S(s);
+      declare += "  var " + reg + " = 0.0;\n";
+      load += "        { let g = " + base + " + " + e + " / BK; let gk = lk0 + " + e + " % BK; " + reg +
+              " = 0.0; if (g < N && gk < D) { " + reg + " = x[g * D + gk]; } }\n";
+      store += "      { let at = (" + e + " % BK) * " + extent + " + " + e + " / BK; " + tile +
+               "[at / 4u][at % 4u] = " + reg + "; }\n";
+    }
+  };
+  stage("pa", "row0", f.bm, "BM", "a_tile");  // the query rows
+  stage("pb", "lc0", f.bn, "BN", "b_tile");   // the points of the next tile
   declare += "  var pn = MAXF;\n";
   load += "        if (lk == 0u && lid < BN) { pn = MAXF; if (lc0 + lid < N) { pn = norms[lc0 + lid]; } }\n";
   store += "      if (c == 0u && lid < BN) { b_norm[lid] = pn; }\n";
