@@ -44,7 +44,7 @@ KnnResult knn_refine(const Tensor& x, const Tensor& graph, int iterations = 1, i
 // Share of the exact lists' entries that the approximate lists found (recall@k).
 double knn_recall(const KnnResult& approx, const KnnResult& exact);
 // The same measured on `sample` points (eight runs of consecutive rows spread over the set),
-// against exact lists computed for those points only.
+// against exact lists computed for those points only. Only approx.indices is read.
 double knn_recall_sampled(const Tensor& x, const KnnResult& approx, int64_t sample = 1000);
 
 // How t-SNE and UMAP find their neighbours. Auto: exact up to kExactKnnLimit points on every

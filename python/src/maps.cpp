@@ -286,6 +286,37 @@ void bind_maps(nb::module_& m) {
       nb::arg("points"), nb::arg("indices"), nb::arg("out_distances"), nb::arg("iterations") = 1,
       nb::arg("adapter") = "");
 
+  // Recall@k of a graph made elsewhere (surfgrad.distributed's merged graph) against exact lists
+  // of `sample` of its points (knn_recall_sampled: eight runs of consecutive rows), on the GPU.
+  m.def(
+      "knn_recall_sampled",
+      [](nb::ndarray<const float, nb::ndim<2>, nb::c_contig, nb::device::cpu> points,
+         nb::ndarray<const int32_t, nb::ndim<2>, nb::c_contig, nb::device::cpu> indices, int64_t sample,
+         const std::string& adapter) {
+        const int64_t n = int64_t(points.shape(0)), d = int64_t(points.shape(1)), k = int64_t(indices.shape(1));
+        if (n < 2 || d < 1 || int64_t(indices.shape(0)) != n || k < 1 || k >= n)
+          throw Error(ErrorKind::Shape,
+                      "knn_recall_sampled: need points [n, d] and indices [n, k] with 1 <= k < n, got [" +
+                          std::to_string(n) + ", " + std::to_string(d) + "] and [" + std::to_string(indices.shape(0)) +
+                          ", " + std::to_string(k) + "]");
+        if (sample < 1) throw Error(ErrorKind::Value, "knn_recall_sampled: sample must be at least 1");
+        const float* src = points.data();
+        const int32_t* idx = indices.data();
+        double recall = 0;
+        {
+          nb::gil_scoped_release release;
+          auto [ctx, lock] = map_context_for(adapter);
+          {
+            Tensor x = Tensor::from_host(ctx, src, {n, d}, DType::f32);
+            KnnResult graph{Tensor::from_host(ctx, idx, {n, k}, DType::i32), Tensor()};
+            recall = knn_recall_sampled(x, graph, sample);
+          }
+          ctx->trim_pool();
+        }
+        return recall;
+      },
+      nb::arg("points"), nb::arg("indices"), nb::arg("sample") = 1000, nb::arg("adapter") = "");
+
   // The layout from a kNN graph computed elsewhere (map_graph): t-SNE or UMAP as map_points runs
   // them; options as map_points'.
   m.def(

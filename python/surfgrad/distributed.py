@@ -249,9 +249,35 @@ def _read(shard: Shard, dims: int, rows: Optional[np.ndarray] = None) -> np.ndar
 # Ray tasks (plain functions; wrapped by ray.remote when a job starts)
 
 
-def _stats(t0: float) -> Dict[str, Any]:
-    return {"seconds": time.perf_counter() - t0, "worker": f"{socket.gethostname()}:{os.getpid()}",
-            "peak_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}
+def _stats(t0: float, adapter: Optional[str] = None) -> Dict[str, Any]:
+    st = {"seconds": time.perf_counter() - t0, "worker": f"{socket.gethostname()}:{os.getpid()}",
+          "peak_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}
+    if adapter is not None:
+        st["adapter"] = adapter or "default"
+    return st
+
+
+_node_gpu_count: List[int] = []  # per worker process: the GPUs of its node, asked of Ray once
+
+
+def _task_adapter(adapter: str) -> str:
+    """The adapter a GPU task runs on: the one the caller named (``device``), else, on a node with
+    several GPUs, the one Ray gave this task, as "#i": NVIDIA's Vulkan driver lists every GPU of
+    the host, in nvidia-smi's order, whatever CUDA_VISIBLE_DEVICES says (checked on a two-H200
+    host, BENCHMARKS.md), so without this every task would land on the first GPU. On a node with
+    one GPU (or none) the library's default choice stands."""
+    if adapter:
+        return adapter
+    import ray
+
+    ids = ray.get_gpu_ids()
+    if not ids:
+        return adapter
+    if not _node_gpu_count:
+        node = ray.get_runtime_context().get_node_id()
+        _node_gpu_count.append(int(next((nd.get("Resources", {}).get("GPU", 0) for nd in ray.nodes()
+                                         if nd.get("NodeID") == node), 0)))
+    return f"#{int(ids[0])}" if _node_gpu_count[0] > 1 else adapter
 
 
 def _task_sample(shard: Shard, dims: int, rows: np.ndarray):
@@ -300,6 +326,7 @@ def _task_knn(c: int, k: int, seed: int, method: str, adapter: str, offsets: np.
     import ray
 
     t0 = time.perf_counter()
+    adapter = _task_adapter(adapter)
     crash = os.environ.get(_CRASH_ONCE_ENV)
     if crash and c == 0 and not os.path.exists(crash):
         open(crash, "w").close()
@@ -317,7 +344,7 @@ def _task_knn(c: int, k: int, seed: int, method: str, adapter: str, offsets: np.
         _core.knn_graph(x, kk, li, ld, method, seed * 1000003 + c, adapter)
         idx[:, :kk] = ids[li]
         dist[:, :kk] = ld
-    return ids, idx, dist, _stats(t0)
+    return ids, idx, dist, _stats(t0, adapter)
 
 
 def _task_refine(c: int, adapter: str, offsets: np.ndarray, feature_refs: list, assign_refs: list,
@@ -327,10 +354,11 @@ def _task_refine(c: int, adapter: str, offsets: np.ndarray, feature_refs: list, 
     import ray
 
     t0 = time.perf_counter()
+    adapter = _task_adapter(adapter)
     assignments = ray.get(assign_refs)
     own = _members(c, assignments, offsets, primary_only=True)
     if len(own) == 0:
-        return own, graph[:0], np.empty((0, graph.shape[1]), np.float32), _stats(t0)
+        return own, graph[:0], np.empty((0, graph.shape[1]), np.float32), _stats(t0, adapter)
     hop1 = graph[own].ravel()
     hop1 = np.unique(hop1[hop1 >= 0])
     hop2 = graph[hop1].ravel()
@@ -341,22 +369,36 @@ def _task_refine(c: int, adapter: str, offsets: np.ndarray, feature_refs: list, 
     g = graph[listed]
     local[at] = np.where(g >= 0, np.searchsorted(rows, np.maximum(g, 0)), -1)
     if len(rows) <= graph.shape[1] + 1:  # too few points around to search among: lists as merged
-        return own, graph[own], graph_distances[own], _stats(t0)
+        return own, graph[own], graph_distances[own], _stats(t0, adapter)
     x = _gather(rows, offsets, ray.get(feature_refs))
     dist = np.empty(local.shape, dtype=np.float32)
     _core.knn_refine(x, local, dist, 1, adapter)
     mine = np.searchsorted(rows, own)
     li = local[mine]
     out = np.where(li >= 0, rows[np.maximum(li, 0)], -1)
-    return own, out.astype(np.int32), dist[mine], _stats(t0)
+    return own, out.astype(np.int32), dist[mine], _stats(t0, adapter)
+
+
+def _task_recall(graph: np.ndarray, offsets: np.ndarray, feature_refs: list, sample: int, adapter: str):
+    """Recall@k of the merged graph against exact lists of ``sample`` points, on the features the
+    search ran on (all of them gathered to this task: N × components floats)."""
+    import ray
+
+    t0 = time.perf_counter()
+    adapter = _task_adapter(adapter)
+    features = ray.get(feature_refs)
+    x = np.concatenate(features) if len(features) > 1 else np.ascontiguousarray(features[0])
+    del features
+    return _core.knn_recall_sampled(x, graph, sample, adapter), _stats(t0, adapter)
 
 
 def _task_layout(indices: np.ndarray, distances: np.ndarray, init: np.ndarray, method: str, options: dict,
                  adapter: str):
     t0 = time.perf_counter()
+    adapter = _task_adapter(adapter)
     out = np.empty((indices.shape[0], 2), dtype=np.float32)
     report = _core.map_graph(indices, distances, out, method, options, adapter, None, init)
-    return out, report, _stats(t0)
+    return out, report, _stats(t0, adapter)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -452,8 +494,13 @@ def _run(ray, remote, args_list, phase: str, log: _Log, report: Dict[str, Any], 
         w["tasks"] += 1
         w["seconds"] += st["seconds"]
         w["peak_rss"] = max(w["peak_rss"], st["peak_rss"])
+        if "adapter" in st:
+            w.setdefault("adapters", [])
+            if st["adapter"] not in w["adapters"]:
+                w["adapters"].append(st["adapter"])
+        where_ran = st["worker"] + (f" ({st['adapter']})" if "adapter" in st else "")
         log(f"{phase} {len(refs) - len(pending)}/{len(refs)}: {label(i, results[i])} in {st['seconds']:.2f} s "
-            f"on {st['worker']}")
+            f"on {where_ran}")
     report["phases"][phase] = time.perf_counter() - t0
     return results
 
@@ -512,7 +559,8 @@ def merge_lists(ids: np.ndarray, idx: np.ndarray, dist: np.ndarray, n: int, k: i
 def knn_graph(source: Any, k: int = 15, *, address: Optional[str] = None, workers: Optional[int] = None,
               points_per_cluster: int = 8000, sample: int = 0, pca: int = -1, seed: int = 1,
               method: str = "auto", refine: bool = True, gpus_per_task: float = 0, num_gpus: Optional[float] = None,
-              device: Optional[str] = None, verbose: bool = True, _layout: Optional[Tuple[str, dict]] = None) -> Graph:
+              device: Optional[str] = None, recall_sample: int = 0, verbose: bool = True,
+              _layout: Optional[Tuple[str, dict]] = None) -> Graph:
     """The kNN graph of the points in ``source`` (see :func:`open_shards`), sharded over Ray.
 
     ``address``: a running cluster (HOST:PORT or "auto"); None starts a local one with
@@ -523,7 +571,10 @@ def knn_graph(source: Any, k: int = 15, *, address: Optional[str] = None, worker
     the search runs on (−1: 50 where D > 50, else none; 0: none). ``method``: per-cluster kNN,
     "auto" (exact up to 20,000 points), "exact" or "descent". ``gpus_per_task``: Ray's num_gpus
     for GPU tasks (e.g. 0.25: four tasks share a GPU; 0 on machines without one); ``num_gpus``:
-    GPUs of a local cluster (default: Ray's detection).
+    GPUs of a local cluster (default: Ray's detection). A GPU task uses the adapter ``device``
+    names, else, on a node with several GPUs, the GPU Ray assigned it (adapter "#i").
+    ``recall_sample``: if > 0, recall@k of the graph against exact lists of that many points, on
+    the features the search ran on (a GPU task holding all N of them), in ``report["knn_recall"]``.
     """
     if not 1 <= k <= 128:
         raise _core.ArgumentError(f"k must be in [1, 128], got {k}")
@@ -532,6 +583,8 @@ def knn_graph(source: Any, k: int = 15, *, address: Optional[str] = None, worker
                                   f"{points_per_cluster}")
     if method not in ("auto", "exact", "descent"):
         raise _core.ArgumentError(f"method must be 'auto', 'exact' or 'descent', not {method!r}")
+    if recall_sample < 0:
+        raise _core.ArgumentError(f"recall_sample must be 0 (skip) or a number of points, got {recall_sample}")
     shards = open_shards(source)
     n, dims = shards.rows, shards.dims
     if n <= k:
@@ -551,6 +604,7 @@ def knn_graph(source: Any, k: int = 15, *, address: Optional[str] = None, worker
     ray = cluster.ray
     try:
         report["cluster_cpus"] = ray.cluster_resources().get("CPU", 0)
+        report["cluster_gpus"] = ray.cluster_resources().get("GPU", 0)
         cpu = ray.remote(num_cpus=1, max_retries=5)
         gpu = ray.remote(num_cpus=1, num_gpus=gpus_per_task, max_retries=5) if gpus_per_task else cpu
         log(f"{n} points × {dims} in {len(shards.shards)} shards; {clusters} clusters, k = {k}, "
@@ -631,6 +685,13 @@ def knn_graph(source: Any, k: int = 15, *, address: Optional[str] = None, worker
         if missing:
             raise _core.ArgumentError(f"the sharded search found fewer than k = {k} neighbours for some points "
                                       f"({missing} slots empty): raise points_per_cluster (now {points_per_cluster})")
+
+        if recall_sample:
+            rec = ray.remote(num_cpus=1, num_gpus=min(gpus_per_task, 1), max_retries=5) if gpus_per_task else cpu
+            res = _run(ray, rec(_task_recall), [(indices, offsets, feature_refs, min(recall_sample, n), adapter)],
+                       "recall", log, report, lambda i, r: f"recall@{k} {r[0]:.4f}")[0]
+            report["knn_recall"] = res[0]
+            report["recall_sample"] = min(recall_sample, n)
 
         start = np.concatenate([o for o in ray.get([o[2] for o in outs])])
         graph = Graph(indices, distances, start, report)
@@ -753,8 +814,13 @@ def format_report(report: Dict[str, Any]) -> str:
     lines.append("phases: " + ", ".join(f"{k} {v:.2f} s" for k, v in report["phases"].items()))
     if "layout_phases" in report:
         lines.append("layout: " + ", ".join(f"{k} {v:.2f} s" for k, v in report["layout_phases"].items()))
+    if "knn_recall" in report:
+        lines.append(f"kNN recall@{report['k']} {report['knn_recall']:.4f} on {report['recall_sample']} points "
+                     "(against exact lists on the searched features)")
     for w, s in sorted(report.get("workers", {}).items()):
-        lines.append(f"worker {w}: {s['tasks']} tasks, {s['seconds']:.2f} s, peak RSS {s['peak_rss'] / 2**20:.0f} MiB")
+        gpus = f" on {', '.join(s['adapters'])}" if s.get("adapters") else ""
+        lines.append(f"worker {w}: {s['tasks']} tasks{gpus}, {s['seconds']:.2f} s, peak RSS "
+                     f"{s['peak_rss'] / 2**20:.0f} MiB")
     lines.append(f"driver peak RSS {report.get('driver_peak_rss', 0) / 2**20:.0f} MiB"
                  + (f", layout GPU peak {report['gpu_peak_bytes'] / 2**20:.0f} MiB" if "gpu_peak_bytes" in report
                     else ""))
@@ -819,7 +885,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     m.add_argument("--gpus-per-task", type=float, default=0,
                    help="Ray num_gpus of each GPU task (0.25: four share a GPU; 0 without GPUs)")
     m.add_argument("--seed", type=int, default=1)
-    m.add_argument("--device", default=None, help="adapter name substring")
+    m.add_argument("--device", default=None,
+                   help="adapter name substring or #i (default: the GPU Ray gives each task where a node has several)")
+    m.add_argument("--recall-sample", type=int, default=0,
+                   help="report recall@k against exact lists of this many points (0: skip)")
     m.add_argument("--quiet", action="store_true", help="no progress lines")
     args = p.parse_args(argv)
     try:
@@ -828,7 +897,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                             min_dist=args.min_dist, seed=args.seed, address=args.ray, workers=args.workers,
                             points_per_cluster=args.points_per_cluster, pca=args.pca, method_knn=args.knn,
                             refine=not args.no_refine, gpus_per_task=args.gpus_per_task, device=args.device,
-                            verbose=not args.quiet)
+                            recall_sample=args.recall_sample, verbose=not args.quiet)
     except _core.ArgumentError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -59,11 +59,35 @@ def test_graph_is_good_and_identical_for_1_2_4_workers(data, reference):
     assert reference.indices.dtype == np.int32 and reference.indices.shape == (6000, K)
     assert (np.diff(reference.distances, axis=1) >= 0).all()
     for workers in (1, 4):
-        g = graph(folder, workers)
+        g = graph(folder, workers, recall_sample=800 if workers == 4 else 0)
         assert np.array_equal(g.indices, reference.indices), f"{workers} workers: other neighbours"
         assert np.array_equal(g.distances.view(np.uint32), reference.distances.view(np.uint32)), workers
         assert np.array_equal(g.start.view(np.uint32), reference.start.view(np.uint32)), workers
         assert len(g.report["workers"]) >= min(workers, 2)
+    # The recall the cluster reports (exact lists on the GPU, eight runs of 100 consecutive rows)
+    # equals the host's float64 measure on those rows.
+    assert "knn_recall" not in reference.report
+    sampled = np.concatenate([np.arange(r * (len(x) // 8), r * (len(x) // 8) + 100) for r in range(8)])
+    host = sgd.recall(reference.indices, sgd.exact_neighbours(x, sampled, K), sampled)
+    assert g.report["recall_sample"] == 800
+    assert abs(g.report["knn_recall"] - host) < 1e-9, (g.report["knn_recall"], host)
+
+
+def test_gpu_tasks_take_the_gpu_ray_assigned_on_a_node_with_several(monkeypatch):
+    import ray
+
+    class Context:
+        def get_node_id(self):
+            return "node-a"
+
+    monkeypatch.setattr(ray, "get_runtime_context", lambda: Context())
+    for gpus_on_node, assigned, named, expected in ((2, [1], "", "#1"), (2, ["0"], "", "#0"), (1, [0], "", ""),
+                                                    (2, [], "", ""), (2, [1], "H200", "H200")):
+        monkeypatch.setattr(sgd, "_node_gpu_count", [])
+        monkeypatch.setattr(ray, "get_gpu_ids", lambda: assigned)
+        monkeypatch.setattr(ray, "nodes", lambda: [{"NodeID": "node-b", "Resources": {"GPU": 8.0}},
+                                                   {"NodeID": "node-a", "Resources": {"GPU": float(gpus_on_node)}}])
+        assert sgd._task_adapter(named) == expected, (gpus_on_node, assigned, named)
 
 
 def test_a_killed_worker_changes_nothing(data, reference, tmp_path, monkeypatch):

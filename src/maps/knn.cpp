@@ -207,7 +207,9 @@ double knn_recall_sampled(const Tensor& x, const KnnResult& approx, int64_t samp
   for (int64_t r = 0; r < runs; ++r) {
     int64_t b = r * (n / runs), e = std::min(n, b + per);
     KnnResult exact = knn_exact_rows(x.cast(DType::f32), int(k), b, e);
-    KnnResult part{approx.indices.slice(0, b, e).contiguous(), approx.distances.slice(0, b, e).contiguous()};
+    // Recall compares ids only: a graph made elsewhere may come without its distances.
+    KnnResult part{approx.indices.slice(0, b, e).contiguous(),
+                   approx.distances.defined() ? approx.distances.slice(0, b, e).contiguous() : Tensor()};
     hits += knn_recall(part, exact) * double(e - b);
   }
   return hits / double(runs * per);
