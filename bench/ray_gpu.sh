@@ -18,9 +18,15 @@
 # `recall`: 200,000 × 64 points (no PCA), k = 15: recall@15 against exact neighbours of 1,000
 # sampled points, of the sharded graph and of one process's neighbour descent (the issue's
 # criterion: sharded ≥ single − 0.01; on two CPU cores the single-process descent takes > 20 min).
+# The 10M points are the CLI's built-in set (10 Gaussian clusters in 768-D, labelled), written as
+# shards by `data`; `ray` reports recall@15 of the sharded graph against exact lists of RECALL
+# points (on the GPU) and the map's 10-NN label accuracy. On a host with several GPUs (issue 17),
+# NUM_GPUS=2 gives the local Ray cluster two GPUs and each GPU task the adapter "#i" of the GPU Ray
+# assigned it; the logs and JSON of `ray` are named by NUM_GPUS (ray-1gpu.*, ray-2gpu.*).
 # Environment: WORK (venv, shards, outputs; default /tmp/ray-gpu-work; the shards need 31 GB of
 # disk), OUT (logs and JSON; default $WORK/results), POINTS (10000000), DIMS (768), SHARDS (40),
-# WORKERS (Ray CPUs: nproc), GPUS_PER_TASK (0.25: four GPU tasks at once), PPC (points per cluster, 10000), EPOCHS (0: default).
+# WORKERS (Ray CPUs: nproc), NUM_GPUS (1), GPUS_PER_TASK (0.25: four GPU tasks at once on each GPU),
+# PPC (points per cluster, 10000), EPOCHS (0: default), RECALL (10000).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -53,6 +59,8 @@ dims=${DIMS:-768}
 shards=${SHARDS:-40}
 workers=${WORKERS:-$(nproc)}
 gpt=${GPUS_PER_TASK:-0.25}
+gpus=${NUM_GPUS:-1}
+recall=${RECALL:-10000}
 ppc=${PPC:-10000}
 epochs=${EPOCHS:-0}
 mkdir -p "$work" "$out"
@@ -102,17 +110,22 @@ for step in "$@"; do
       nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader >> "$out/device.txt" || true
       ;;
     recall)
-      "$venv/bin/python" bench/ray_maps.py --points 200000 --dims 64 --shards 4 --workers "$workers" \
-        --gpus-per-task "$gpt" --num-gpus 1 --pca 0 --recall-sample 1000 --only recall --work "$work/recall" \
+      "$venv/bin/python" bench/ray_maps.py --data blobs --points 200000 --dims 64 --shards 4 --workers "$workers" \
+        --gpus-per-task "$gpt" --num-gpus "$gpus" --pca 0 --recall-sample 1000 --only recall --work "$work/recall" \
         --json "$out/recall.json" 2>&1 | tee "$out/recall.log"
       ;;
     data | ray | single)
-      args=(--points "$points" --dims "$dims" --shards "$shards" --workers "$workers" --gpus-per-task "$gpt"
-        --num-gpus 1 --points-per-cluster "$ppc" --epochs "$epochs" --recall-sample 0 --work "$work/bench")
+      args=(--data builtin --points "$points" --dims "$dims" --shards "$shards" --workers "$workers"
+        --gpus-per-task "$gpt" --num-gpus "$gpus" --points-per-cluster "$ppc" --epochs "$epochs" --recall-sample 0
+        --graph-recall-sample "$recall" --work "$work/bench")
       if [ "$step" = data ]; then
         "$venv/bin/python" bench/ray_maps.py "${args[@]}" --only data 2>&1 | tee "$out/data.log"
       elif [ "$step" = ray ]; then
-        "$venv/bin/python" bench/ray_maps.py "${args[@]}" --only ray --json "$out/ray.json" 2>&1 | tee "$out/ray.log"
+        nvidia-smi --query-gpu=index,memory.used,utilization.gpu --format=csv,noheader -l 2 >"$out/ray-${gpus}gpu.smi" &
+        smi=$!
+        "$venv/bin/python" bench/ray_maps.py "${args[@]}" --only ray --json "$out/ray-${gpus}gpu.json" 2>&1 |
+          tee "$out/ray-${gpus}gpu.log"
+        kill $smi 2>/dev/null || true
       else
         "$venv/bin/python" bench/ray_maps.py "${args[@]}" --only single --json "$out/single.json" 2>&1 |
           tee "$out/single.log"

@@ -7,8 +7,10 @@ seconds per phase of each, and kNN recall@k of both graphs against exact neighbo
     python bench/ray_maps.py --points 10000000 --dims 768 --workers 4 --gpus-per-task 0.25 --num-gpus 1 \\
         --shards 40 --recall-sample 0 --work /data/ray-bench          # bench/ray_gpu.sh
 
-The points: --centres Gaussian clusters (spread 6, unit noise, seeded per shard), written once
-into WORK/shards (kept for a second run; --fresh rewrites them) by --jobs processes.
+The points (--data): "builtin", the CLI's built-in set (10 Gaussian clusters in 768-D, made on the
+GPU by sg._core.builtin_points; labels kept in WORK/labels.npy for the maps' 10-NN accuracy), or
+"blobs", --centres Gaussian clusters (spread 6, unit noise, seeded per shard, any --dims, by
+--jobs processes); written once into WORK/shards (kept for a second run; --fresh rewrites them).
 """
 
 import argparse
@@ -38,7 +40,8 @@ def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--points", type=int, default=200000)
     p.add_argument("--dims", type=int, default=64)
-    p.add_argument("--centres", type=int, default=50)
+    p.add_argument("--data", choices=("builtin", "blobs"), default="builtin")
+    p.add_argument("--centres", type=int, default=50, help="blobs: Gaussian clusters")
     p.add_argument("--shards", type=int, default=4)
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--gpus-per-task", type=float, default=0)
@@ -50,6 +53,8 @@ def main():
     p.add_argument("--pca", type=int, default=-1)
     p.add_argument("--recall-sample", type=int, default=1000, help="points whose exact neighbours are computed "
                    "(numpy, on the features the searches ran on); 0: skip")
+    p.add_argument("--graph-recall-sample", type=int, default=0, help="map runs: recall@k of the sharded graph "
+                   "against exact lists (on the GPU, on the searched features) of this many points; 0: skip")
     p.add_argument("--only", choices=("all", "data", "ray", "single", "recall"), default="all",
                    help="data: write the shards only; ray / single / recall: the shards and one of the three")
     p.add_argument("--work", default="/tmp/ray-bench")
@@ -66,20 +71,36 @@ def main():
           flush=True)
     shards_dir = os.path.join(args.work, "shards")
     os.makedirs(shards_dir, exist_ok=True)
-    marker = os.path.join(shards_dir, f"points-{args.points}x{args.dims}-c{args.centres}-s{args.shards}")
+    if args.data == "builtin" and args.dims != 768:
+        p.error("--data builtin is 768-D: pass --dims 768, or --data blobs for other dimensions")
+    what = f"{args.data}-c{args.centres}" if args.data == "blobs" else "builtin"
+    marker = os.path.join(args.work, f"points-{args.points}x{args.dims}-{what}-s{args.shards}")
     t0 = time.perf_counter()
     if args.fresh or not os.path.exists(marker):
         for f in os.listdir(shards_dir):
             os.remove(os.path.join(shards_dir, f))
+        for f in os.listdir(args.work):
+            if f.startswith("points-"):
+                os.remove(os.path.join(args.work, f))
         bounds = np.linspace(0, args.points, args.shards + 1).astype(np.int64)
-        jobs = [(os.path.join(shards_dir, f"part-{i:05d}.npy"), int(bounds[i + 1] - bounds[i]), args.dims,
-                 args.centres, 1000 + i) for i in range(args.shards)]
-        with multiprocessing.Pool(min(args.jobs, args.shards)) as pool:
-            pool.map(write_shard, jobs)
+        if args.data == "builtin":
+            x = np.empty((args.points, 768), np.float32)
+            labels = np.empty(args.points, np.int32)
+            sg._core.builtin_points(x, labels)
+            np.save(os.path.join(args.work, "labels.npy"), labels)
+            for i in range(args.shards):
+                np.save(os.path.join(shards_dir, f"part-{i:05d}.npy"), x[bounds[i]:bounds[i + 1]])
+            del x
+        else:
+            jobs = [(os.path.join(shards_dir, f"part-{i:05d}.npy"), int(bounds[i + 1] - bounds[i]), args.dims,
+                     args.centres, 1000 + i) for i in range(args.shards)]
+            with multiprocessing.Pool(min(args.jobs, args.shards)) as pool:
+                pool.map(write_shard, jobs)
         open(marker, "w").close()
         print(f"wrote {args.shards} shards of {args.points} × {args.dims} in {time.perf_counter() - t0:.1f} s",
               flush=True)
-    result = {"points": args.points, "dims": args.dims, "workers": args.workers, "method": args.method,
+    result = {"points": args.points, "dims": args.dims, "data": args.data, "workers": args.workers,
+              "gpus_per_task": args.gpus_per_task, "num_gpus": args.num_gpus, "method": args.method,
               "adapter": info["adapter"], "cpus": os.cpu_count(), "load": os.getloadavg()}
     if args.only == "data":
         return 0
@@ -113,16 +134,41 @@ def run_distributed(args, sgd, shards_dir, out_dir, kw, result):
     t0 = time.perf_counter()
     report = sgd.map_shards(shards_dir, os.path.join(out_dir, "map"), args.method, workers=args.workers,
                             gpus_per_task=args.gpus_per_task, num_gpus=args.num_gpus,
-                            points_per_cluster=args.points_per_cluster, pca=args.pca, seed=1, **kw)
+                            points_per_cluster=args.points_per_cluster, pca=args.pca, seed=1,
+                            recall_sample=args.graph_recall_sample, **kw)
     wall = time.perf_counter() - t0
     print(sgd.format_report(report), flush=True)
     embedding = report.pop("embedding")
     report.pop("outputs", None)
     result["distributed"] = {"wall_seconds": wall, "phases": report["phases"], "layout": report["layout_phases"],
                              "workers": report["workers"], "clusters": report["clusters"],
+                             "cluster_gpus": report.get("cluster_gpus"),
                              "cluster_points": report["cluster_points"], "driver_peak_rss": report["driver_peak_rss"],
-                             "gpu_peak_bytes": report.get("gpu_peak_bytes")}
+                             "gpu_peak_bytes": report.get("gpu_peak_bytes"),
+                             "knn_recall": report.get("knn_recall"), "recall_sample": report.get("recall_sample"),
+                             "map_accuracy_10nn": map_accuracy(args, embedding)}
+    print(f"distributed: {wall:.1f} s; kNN recall {report.get('knn_recall')}; 10-NN accuracy of the map "
+          f"{result['distributed']['map_accuracy_10nn']}", flush=True)
     del embedding
+
+
+def map_accuracy(args, embedding, sample=2000):
+    """10-NN label accuracy of the map on a sample (built-in set only: it has labels)."""
+    path = os.path.join(args.work, "labels.npy")
+    if args.data != "builtin" or not os.path.exists(path):
+        return None
+    labels = np.load(path)
+    rows = np.random.default_rng(0).choice(len(embedding), min(sample, len(embedding)), replace=False)
+    e = embedding.astype(np.float64)
+    sq = (e * e).sum(1)
+    votes = np.empty(len(rows), np.int64)
+    for b in range(0, len(rows), 100):
+        r = rows[b:b + 100]
+        d = sq[r, None] + sq[None, :] - 2.0 * (e[r] @ e.T)
+        d[np.arange(len(r)), r] = np.inf
+        near = np.argpartition(d, 10, axis=1)[:, :10]
+        votes[b:b + 100] = [np.bincount(labels[n], minlength=10).argmax() for n in near]
+    return float((votes == labels[rows]).mean())
 
 
 def run_single(args, sg, shards_dir, k, result):
@@ -141,7 +187,8 @@ def run_single(args, sg, shards_dir, k, result):
           + ", ".join(f"{a} {b:.2f} s" for a, b in est.timings_.items()) + f"; sampled recall {est.knn_recall_}",
           flush=True)
     result["single"] = {"load_seconds": load, "fit_seconds": fit, "phases": est.timings_,
-                        "knn_recall_sampled": est.knn_recall_}
+                        "knn_recall_sampled": est.knn_recall_, "map_accuracy_10nn": map_accuracy(args, est.embedding_)}
+    print(f"single process: 10-NN accuracy of the map {result['single']['map_accuracy_10nn']}", flush=True)
     del x
 
 
