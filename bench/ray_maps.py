@@ -152,9 +152,9 @@ def run_distributed(args, sgd, shards_dir, out_dir, kw, result):
     del embedding
 
 
-def map_accuracy(args, embedding, sample=500):
+def map_accuracy(args, embedding, sample=200):
     """10-NN label accuracy of the map on a sample (built-in set only: it has labels); 2-D
-    distances by differences, 16 sampled rows at a time (at 10M points a float64 matmul per
+    distances by differences, 16 sampled rows at a time, 200 rows (at 10M points a float64 matmul per
     100 rows made this the slowest step of the run)."""
     path = os.path.join(args.work, "labels.npy")
     if args.data != "builtin" or not os.path.exists(path):
