@@ -18,11 +18,16 @@ Steps (each a set of idempotent Ray tasks; Ray reruns a task whose worker died):
   3. prepare: one task per shard projects its rows on the basis and assigns each to its 2
      nearest centroids;
   4. knn: one task per cluster computes the kNN of its points on its worker's GPU (surfgrad's
-     exact kNN up to 20,000 points, neighbour descent past it);
+     choice: exact up to 20,000 points, on GPUs far past that, neighbour descent beyond);
   5. merge (driver, numpy): per point the union of its two lists, duplicates removed, top-k by
      (distance, id);
-  6. refine: one round of neighbour descent across clusters (a task per cluster, over the points
-     it owns and their neighbours' neighbours, wherever those live);
+  6. refine: ``refine_rounds`` rounds of neighbour descent across clusters, from the merged
+     graph: in one GPU task over all points where their search features fit one storage binding
+     (N × components × 4 bytes: 10M points at 50 components), else a task per cluster and round
+     over the points it owns and their neighbours' neighbours, wherever those live. Points far
+     from every cluster boundary are served by step 4; structureless data (where a point's true
+     neighbours straddle many clusters) needs these rounds: 0.39 recall@15 after one round on
+     10M built-in points (BENCHMARKS.md);
   7. layout: the graph gathered to one task, where t-SNE or UMAP runs (surfgrad's map_graph),
      started from the points' first two principal components.
 
@@ -389,6 +394,35 @@ def _task_refine(c: int, adapter: str, offsets: np.ndarray, feature_refs: list, 
     return own, out.astype(np.int32), dist[mine], _stats(t0, adapter)
 
 
+# Descent's lists stall when short: knn_graph's refinement, like the library's own descent
+# (nearest_neighbours), searches with lists of at least 48 and keeps the k nearest.
+_DESCENT_SEARCH = 48
+
+
+def _task_refine_all(graph: np.ndarray, offsets: np.ndarray, feature_refs: list, rounds: int, search: int,
+                     adapter: str):
+    """``rounds`` of neighbour descent over all N points at once on this task's GPU, from the merged
+    graph widened to ``search`` slots (−1: empty, filled by the first round); the k nearest of
+    each list. (None, None) where the features or the lists exceed one binding of the adapter."""
+    import ray
+
+    t0 = time.perf_counter()
+    adapter = _task_adapter(adapter)
+    n, k = graph.shape
+    limits = _core.device_info(adapter)["limits"]
+    cap = min(limits["max_buffer_size"], limits["max_storage_buffer_binding_size"])
+    features = ray.get(feature_refs)
+    if n * max(features[0].shape[1], search) * 4 > cap:
+        return None, None, _stats(t0, adapter)
+    x = np.concatenate(features) if len(features) > 1 else np.ascontiguousarray(features[0])
+    del features
+    g = np.full((n, search), -1, dtype=np.int32)
+    g[:, :k] = graph
+    dist = np.empty((n, search), dtype=np.float32)
+    _core.knn_refine(x, g, dist, rounds, adapter)
+    return np.ascontiguousarray(g[:, :k]), np.ascontiguousarray(dist[:, :k]), _stats(t0, adapter)
+
+
 def _task_recall(graph: np.ndarray, offsets: np.ndarray, feature_refs: list, sample: int, adapter: str):
     """Recall@k of the merged graph against exact lists of ``sample`` points, on the features the
     search ran on (all of them gathered to this task: N × components floats)."""
@@ -568,7 +602,9 @@ def merge_lists(ids: np.ndarray, idx: np.ndarray, dist: np.ndarray, n: int, k: i
 
 def knn_graph(source: Any, k: int = 15, *, address: Optional[str] = None, workers: Optional[int] = None,
               points_per_cluster: int = 8000, sample: int = 0, pca: int = -1, seed: int = 1,
-              method: str = "auto", refine: bool = True, gpus_per_task: float = 0, num_gpus: Optional[float] = None,
+              method: str = "auto", refine: bool = True, refine_rounds: int = 4, refine_on: str = "auto",
+              gpus_per_task: float = 0,
+              num_gpus: Optional[float] = None,
               device: Optional[str] = None, recall_sample: int = 0, verbose: bool = True,
               _layout: Optional[Tuple[str, dict]] = None) -> Graph:
     """The kNN graph of the points in ``source`` (see :func:`open_shards`), sharded over Ray.
@@ -583,6 +619,9 @@ def knn_graph(source: Any, k: int = 15, *, address: Optional[str] = None, worker
     for GPU tasks (e.g. 0.25: four tasks share a GPU; 0 on machines without one); ``num_gpus``:
     GPUs of a local cluster (default: Ray's detection). A GPU task uses the adapter ``device``
     names, else, on a node with several GPUs, the GPU Ray assigned it (adapter "#i").
+    ``refine``, ``refine_rounds``: rounds of descent across clusters after the merge (step 6);
+    ``refine_on``: "auto" (one GPU task over all points where they fit one binding, else a task
+    per cluster and round), "one-gpu" (an error where they do not fit) or "clusters".
     ``recall_sample``: if > 0, recall@k of the graph against exact lists of that many points, on
     the features the search ran on (a GPU task holding all N of them), in ``report["knn_recall"]``.
     """
@@ -593,6 +632,10 @@ def knn_graph(source: Any, k: int = 15, *, address: Optional[str] = None, worker
                                   f"{points_per_cluster}")
     if method not in ("auto", "exact", "descent"):
         raise _core.ArgumentError(f"method must be 'auto', 'exact' or 'descent', not {method!r}")
+    if refine and not 1 <= refine_rounds <= 100:
+        raise _core.ArgumentError(f"refine_rounds must be in [1, 100], got {refine_rounds}")
+    if refine_on not in ("auto", "one-gpu", "clusters"):
+        raise _core.ArgumentError(f"refine_on must be 'auto', 'one-gpu' or 'clusters', not {refine_on!r}")
     if recall_sample < 0:
         raise _core.ArgumentError(f"recall_sample must be 0 (skip) or a number of points, got {recall_sample}")
     shards = open_shards(source)
@@ -684,16 +727,38 @@ def knn_graph(source: Any, k: int = 15, *, address: Optional[str] = None, worker
         report["phases"]["merge"] = time.perf_counter() - t0
         log(f"merge: {len(ids)} lists into {n}")
 
-        # 6. One round of descent across clusters.
+        # 6. Rounds of descent across clusters: on one GPU over all points where their features
+        # fit one binding of its adapter, else a task per cluster and round.
         if refine:
-            graph_ref, dist_ref = ray.put(indices), ray.put(distances)
-            jobs = [(c, adapter, offsets, feature_refs, assign_refs, graph_ref, dist_ref) for c in range(clusters)]
-            parts = _run(ray, gpu(_task_refine), jobs, "refine", log, report,
-                         lambda i, r: f"cluster {i}, {len(r[0])} points")
-            for own, li, ld, _ in parts:
-                indices[own] = li
-                distances[own] = ld
-            del parts
+            t0 = time.perf_counter()
+            one = ray.remote(num_cpus=1, num_gpus=min(gpus_per_task, 1), max_retries=5, max_calls=0) \
+                if gpus_per_task else cpu
+            search = min(max(k, _DESCENT_SEARCH), n - 1, 128)
+            li = None
+            if refine_on != "clusters":
+                li, ld, _ = _run(ray, one(_task_refine_all), [(indices, offsets, feature_refs, refine_rounds, search,
+                                                               adapter)], "refine", log, report,
+                                 lambda i, r: f"{refine_rounds} rounds over all {n} points" if r[0] is not None
+                                 else "the points exceed one binding: a task per cluster instead")[0]
+                if li is None and refine_on == "one-gpu":
+                    raise _core.ArgumentError(f"refine_on='one-gpu': {n} points × {search} slots or their features "
+                                              "exceed one storage binding of the adapter; use 'auto' or 'clusters'")
+            if li is not None:
+                indices, distances = li, ld
+                report["refine"] = {"where": "one GPU", "rounds": refine_rounds, "search": search}
+            else:
+                for _ in range(refine_rounds):
+                    graph_ref, dist_ref = ray.put(indices), ray.put(distances)
+                    jobs = [(c, adapter, offsets, feature_refs, assign_refs, graph_ref, dist_ref)
+                            for c in range(clusters)]
+                    parts = _run(ray, gpu(_task_refine), jobs, "refine", log, report,
+                                 lambda i, r: f"cluster {i}, {len(r[0])} points")
+                    for own, li, ld, _ in parts:
+                        indices[own] = li
+                        distances[own] = ld
+                    del parts, graph_ref, dist_ref
+                report["refine"] = {"where": "clusters", "rounds": refine_rounds}
+            report["phases"]["refine"] = time.perf_counter() - t0
         missing = int((indices < 0).sum())
         if missing:
             raise _core.ArgumentError(f"the sharded search found fewer than k = {k} neighbours for some points "
@@ -895,7 +960,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                    help="C = ceil(N / this) clusters, each point in its 2 nearest")
     m.add_argument("--pca", type=int, default=-1, help="search on this many components (-1: 50 where D > 50)")
     m.add_argument("--knn", choices=("auto", "exact", "descent"), default="auto", help="kNN in each cluster")
-    m.add_argument("--no-refine", action="store_true", help="skip the round of descent across clusters")
+    m.add_argument("--no-refine", action="store_true", help="skip the rounds of descent across clusters")
+    m.add_argument("--refine-rounds", type=int, default=4, help="rounds of descent across clusters")
+    m.add_argument("--refine-on", choices=("auto", "one-gpu", "clusters"), default="auto",
+                   help="where: one GPU over all points (auto: where they fit one binding) or a task per cluster")
     m.add_argument("--gpus-per-task", type=float, default=0,
                    help="Ray num_gpus of each GPU task (0.25: four share a GPU; 0 without GPUs)")
     m.add_argument("--seed", type=int, default=1)
@@ -910,7 +978,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                             n_neighbors=args.n_neighbors, iterations=args.iterations, epochs=args.epochs,
                             min_dist=args.min_dist, seed=args.seed, address=args.ray, workers=args.workers,
                             points_per_cluster=args.points_per_cluster, pca=args.pca, method_knn=args.knn,
-                            refine=not args.no_refine, gpus_per_task=args.gpus_per_task, device=args.device,
+                            refine=not args.no_refine, refine_rounds=args.refine_rounds, refine_on=args.refine_on,
+                            gpus_per_task=args.gpus_per_task, device=args.device,
                             recall_sample=args.recall_sample, verbose=not args.quiet)
     except _core.ArgumentError as e:
         print(f"error: {e}", file=sys.stderr)

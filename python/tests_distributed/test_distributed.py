@@ -90,6 +90,22 @@ def test_gpu_tasks_take_the_gpu_ray_assigned_on_a_node_with_several(monkeypatch)
         assert sgd._task_adapter(named) == expected, (gpus_on_node, assigned, named)
 
 
+def test_refinement_by_cluster_tasks_where_the_points_exceed_one_gpu(data, reference):
+    """The fallback past one binding (forced here): two rounds of per-cluster tasks, as good a graph."""
+    folder, x = data
+    assert reference.report["refine"] == {"where": "one GPU", "rounds": 4, "search": 48}
+    g = graph(folder, 2, refine_on="clusters", refine_rounds=2)
+    assert g.report["refine"] == {"where": "clusters", "rounds": 2}
+    rows = np.arange(0, len(x), 7)
+    exact = sgd.exact_neighbours(x, rows, K)
+    assert sgd.recall(g.indices, exact, rows) >= 0.97
+    assert (np.diff(g.distances, axis=1) >= 0).all()
+    with pytest.raises(sg.ArgumentError, match="refine_on"):
+        graph(folder, 2, refine_on="elsewhere")
+    with pytest.raises(sg.ArgumentError, match="refine_rounds"):
+        graph(folder, 2, refine_rounds=0)
+
+
 def test_a_killed_worker_changes_nothing(data, reference, tmp_path, monkeypatch):
     folder, _ = data
     marker = tmp_path / "crashed"
