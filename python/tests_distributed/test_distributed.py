@@ -137,6 +137,33 @@ def test_merge_keeps_each_neighbour_once_nearest_first_ties_by_id():
     assert d.tolist() == [[1.0, 1.5, 2.0], [0.5, 0.5, pytest.approx(0.7)]]
 
 
+def test_merge_against_a_per_row_reference_fuzzed():
+    """merge_lists (sort keys packed in int64) against a plain per-row union: ties, repeated
+    neighbours, empty slots, zero, −0 and slightly negative distances (exact distances are
+    |a|² + |b|² − 2a·b in float32 and can round below zero), rows with fewer than k."""
+    rng = np.random.default_rng(7)
+    for trial in range(150):
+        n, k, m = int(rng.integers(3, 120)), int(rng.integers(1, 10)), int(rng.integers(1, 10))
+        lists = int(rng.integers(n, 3 * n))
+        ids = np.concatenate([np.arange(n), rng.integers(0, n, lists - n)])
+        idx = rng.integers(-1, n, (lists, m)).astype(np.int64)
+        dist = (rng.integers(-2, 5, (lists, m)) * 0.25).astype(np.float32)
+        dist[rng.random(dist.shape) < 0.05] = -0.0
+        dist[idx < 0] = np.inf
+        got_i, got_d = sgd.merge_lists(ids, idx, dist, n, k)
+        for p in range(n):
+            best = {}
+            for row in np.flatnonzero(ids == p):
+                for q, d in zip(idx[row], dist[row]):
+                    if q >= 0 and (q not in best or d < best[q]):
+                        best[int(q)] = float(d) + 0.0
+            want = sorted(best.items(), key=lambda e: (e[1], e[0]))[:k]
+            want_i = [q for q, _ in want] + [-1] * (k - len(want))
+            want_d = [d for _, d in want] + [np.inf] * (k - len(want))
+            assert got_i[p].tolist() == want_i, (trial, p)
+            assert got_d[p].tolist() == want_d, (trial, p)
+
+
 def test_map_writes_npy_and_parquet(data, tmp_path):
     pq = pytest.importorskip("pyarrow.parquet")
     folder, _ = data
