@@ -350,7 +350,7 @@ def _task_knn(c: int, k: int, seed: int, method: str, adapter: str, offsets: np.
     assignments = ray.get(assign_refs)
     ids = _members(c, assignments, offsets, primary_only=False)
     kk = min(k, len(ids) - 1)
-    idx = np.full((len(ids), k), -1, dtype=np.int64)
+    idx = np.full((len(ids), k), -1, dtype=np.int32)  # ids < 2^31 (checked): half the bytes to the driver
     dist = np.full((len(ids), k), np.inf, dtype=np.float32)
     if kk >= 1:
         x = _gather(ids, offsets, features)

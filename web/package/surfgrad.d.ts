@@ -124,6 +124,8 @@ export class Tensor {
   maximum(other: Tensor): Promise<Tensor>;
   minimum(other: Tensor): Promise<Tensor>;
   matmul(other: Tensor): Promise<Tensor>;
+  /** relu(this · other), [M, K] · [K, N], as one tile kernel (forward and generated backward). */
+  tileMatmulRelu(other: Tensor): Promise<Tensor>;
   eq(other: Tensor): Promise<Tensor>;
   sum(dim?: number | number[], keepdim?: boolean): Promise<Tensor>;
   mean(dim?: number | number[], keepdim?: boolean): Promise<Tensor>;

@@ -120,6 +120,8 @@ export class Tensor {
   maximum(other) { return op('maximum', this, handleOf(other, 'maximum')); }
   minimum(other) { return op('minimum', this, handleOf(other, 'minimum')); }
   matmul(other) { return op('matmul', this, handleOf(other, 'matmul')); }
+  // relu(this · other) as one generated tile kernel (forward and backward): the tile API's check in the browser.
+  tileMatmulRelu(other) { return op('tile_matmul_relu', this, handleOf(other, 'tileMatmulRelu')); }
   eq(other) { return op('eq', this, handleOf(other, 'eq')); }
 
   sum(dim, keepdim = false) { return op('sum', this, null, { dim: dim ?? null, keepdim }); }

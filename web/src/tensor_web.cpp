@@ -18,6 +18,7 @@
 #include "surfgrad/nn.hpp"
 #include "surfgrad/optim.hpp"
 #include "surfgrad/tensor.hpp"
+#include "surfgrad/tiles.hpp"
 #include "web_session.hpp"
 
 #define SG_EXPORT(name) extern "C" __attribute__((export_name(#name)))
@@ -114,6 +115,32 @@ const std::map<std::string, Binary>& binary_ops() {
   return ops;
 }
 
+// relu(x · w) as one tile kernel (surfgrad/tiles.hpp): a workgroup loads a 16-row block of x and
+// all of w into workgroup memory, multiplies and stores; its backward is the generated kernel.
+// The browser's check that tile programs run on the page's WebGPU. Tile shapes are constants of
+// the WGSL, so a kernel is built (and cached) per inner and output width; one that does not fit
+// the device's workgroup memory is refused by the kernel's own check, naming it.
+Var tile_matmul_relu(const Var& x, const Var& w) {
+  if (x.rank() != 2 || w.rank() != 2 || x.shape(1) != w.shape(0))
+    throw Error(ErrorKind::Shape, "tileMatmulRelu: x must be [M, K] and w [K, N], got " + x.value().describe() +
+                                      " and " + w.value().describe());
+  constexpr int kRows = 16;
+  const int K = int(x.shape(1)), N = int(w.shape(1));
+  static std::map<std::pair<int, int>, tiles::Kernel> cache;
+  auto it = cache.find({K, N});
+  if (it == cache.end()) {
+    tiles::Kernel k("tile_matmul_relu_" + std::to_string(K) + "x" + std::to_string(N), 64);
+    tiles::Array xa = k.input("x"), wa = k.input("w"), ya = k.output("y");
+    tiles::Coord row = tiles::Coord::block(0);
+    tiles::Tile xt = tiles::tile_load(xa, {kRows, K}, {row, 0});
+    tiles::Tile wt = tiles::tile_load(wa, {K, N});
+    tiles::tile_store(ya, tiles::tile_map(tiles::Unary::relu, tiles::tile_matmul(xt, wt)), {row, 0});
+    it = cache.emplace(std::make_pair(K, N), std::move(k)).first;
+  }
+  uint32_t blocks = uint32_t((x.shape(0) + kRows - 1) / kRows);
+  return it->second(std::vector<Var>{x, w}, {x.shape(0), int64_t(N)}, {blocks, 1, 1});
+}
+
 // One op by name: a (and b) are tensor handles, args a JSON object of the op's other arguments.
 Var apply(const std::string& op, int32_t a_handle, int32_t b_handle, const nlohmann::json& args) {
   Handles& H = handles();
@@ -143,6 +170,7 @@ Var apply(const std::string& op, int32_t a_handle, int32_t b_handle, const nlohm
   if (op == "mse_loss") return nn::mse_loss(a, H.var(b_handle, op.c_str()).value());
   if (op == "eq") return Var(eq(a.value(), H.var(b_handle, op.c_str()).value()).cast(DType::f32));
   if (op == "detach") return a.detach();
+  if (op == "tile_matmul_relu") return tile_matmul_relu(a, H.var(b_handle, op.c_str()));
   throw Error(ErrorKind::Value, "unknown tensor op '" + op + "'");
 }
 

@@ -140,6 +140,52 @@ async function testGradients() {
   record('gradient of Σ tanh(XW)⊙Y + ½ΣW² against finite differences', !close(grad, fd, 1e-4, 1e-3), close(grad, fd, 1e-4, 1e-3));
 }
 
+// A tile kernel on the page's WebGPU: relu(X·W) as one generated kernel, 37 rows (not a
+// multiple of its 16-row tiles), against float64; d/dX and d/dW of Σ relu(XW) ⊙ Y by its
+// generated backward kernel against central differences; a tile too large for workgroup memory
+// refused by name.
+async function testTileKernel() {
+  const [M, K, N] = [37, 6, 5];
+  const xv = randomArray(M * K, 61), wv = randomArray(K * N, 62, -1, 1), yv = randomArray(M * N, 63);
+  const loss64 = (x, w) => {
+    let total = 0;
+    for (let i = 0; i < M; i++) for (let j = 0; j < N; j++) {
+      let s = 0;
+      for (let k = 0; k < K; k++) s += x[i * K + k] * w[k * N + j];
+      total += Math.max(0, s) * yv[i * N + j];
+    }
+    return total;
+  };
+  const want = [];
+  for (let i = 0; i < M; i++) for (let j = 0; j < N; j++) {
+    let s = 0;
+    for (let k = 0; k < K; k++) s += xv[i * K + k] * wv[k * N + j];
+    want.push(Math.max(0, s));
+  }
+  const x = await sg.tensor(xv, [M, K], { requiresGrad: true });
+  const w = await sg.tensor(wv, [K, N], { requiresGrad: true });
+  const out = await x.tileMatmulRelu(w);
+  const got = await out.toArray();
+  record('tile kernel relu(X·W) 37×6 · 6×5 against float64', !close(got, want, 1e-5, 1e-5), close(got, want, 1e-5, 1e-5));
+  const loss = await (await out.mul(await sg.tensor(yv, [M, N]))).sum();
+  await loss.backward();
+  const h = 1e-6;
+  const fdOf = (values, which) => values.map((_, i) => {
+    const plus = Float64Array.from(values), minus = Float64Array.from(values);
+    plus[i] += h;
+    minus[i] -= h;
+    return which === 'x' ? (loss64(plus, wv) - loss64(minus, wv)) / (2 * h) : (loss64(xv, plus) - loss64(xv, minus)) / (2 * h);
+  });
+  const gx = await (await x.grad()).toArray(), gw = await (await w.grad()).toArray();
+  const fx = Array.from(fdOf(Array.from(xv), 'x')), fw = Array.from(fdOf(Array.from(wv), 'w'));
+  record('tile kernel backward: d/dX against finite differences', !close(gx, fx, 1e-4, 1e-3), close(gx, fx, 1e-4, 1e-3));
+  record('tile kernel backward: d/dW against finite differences', !close(gw, fw, 1e-4, 1e-3), close(gw, fw, 1e-4, 1e-3));
+  const big = await sg.tensor(randomArray(16 * 200, 64), [16, 200]);
+  const bigW = await sg.tensor(randomArray(200 * 200, 65), [200, 200]);
+  await expectError('tile kernel larger than workgroup memory', 'limit', /tile_matmul_relu_200x200.*workgroup memory/i,
+                    () => big.tileMatmulRelu(bigW));
+}
+
 // The C++ demo's two-moons MLP, trained from JavaScript.
 async function testMoons() {
   const n = 400, r = rng(7);
@@ -237,8 +283,8 @@ async function mnistMaps() {
 window.runSuite = async ({ mnist = true } = {}) => {
   const info = await sg.init();
   record('init: a device with its adapter named', !!info.adapter, `${info.adapter} (${info.implementation})`);
-  for (const [name, body] of [['ops', testOps], ['gradients', testGradients], ['moons', testMoons],
-                              ['bad input', testBadInput]]) {
+  for (const [name, body] of [['ops', testOps], ['gradients', testGradients], ['tile kernel', testTileKernel],
+                              ['moons', testMoons], ['bad input', testBadInput]]) {
     try {
       await body();
     } catch (e) {
