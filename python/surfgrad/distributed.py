@@ -463,6 +463,19 @@ def _check_reachable(address: str, timeout: float = 5.0) -> None:
                            "unset for a local cluster on this machine") from None
 
 
+def _check_gpus(ray, gpus_per_task: float, layout: bool) -> None:
+    """GPU tasks that no node can run would wait forever: refused before any work."""
+    if not gpus_per_task:
+        return
+    need = max(gpus_per_task, 1.0 if layout else 0.0)
+    most = max((nd.get("Resources", {}).get("GPU", 0) for nd in ray.nodes() if nd.get("Alive", True)), default=0)
+    if most < need:
+        raise ClusterError(f"gpus_per_task = {gpus_per_task} needs a node with at least {need:g} GPU"
+                           f"{'s' if need != 1 else ''} (the layout task takes a whole one), but the cluster's nodes "
+                           f"have at most {most:g}: pass gpus_per_task=0 to run on CPU adapters, or start Ray "
+                           "where it sees the GPUs (ray start --num-gpus N; num_gpus= for a local cluster)")
+
+
 class _Cluster:
     """Connects to (or starts) a Ray cluster for one job; shuts down only what it started."""
 
@@ -656,6 +669,9 @@ def knn_graph(source: Any, k: int = 15, *, address: Optional[str] = None, worker
     """
     if not 1 <= k <= 128:
         raise _core.ArgumentError(f"k must be in [1, 128], got {k}")
+    if not gpus_per_task >= 0 or (gpus_per_task > 1 and gpus_per_task != int(gpus_per_task)):
+        raise _core.ArgumentError(f"gpus_per_task must be 0 (no GPU), a fraction in (0, 1] or a whole number, "
+                                  f"got {gpus_per_task}")
     if points_per_cluster < 2 * k + 2:
         raise _core.ArgumentError(f"points_per_cluster must be at least 2·k + 2 = {2 * k + 2}, got "
                                   f"{points_per_cluster}")
@@ -687,6 +703,7 @@ def knn_graph(source: Any, k: int = 15, *, address: Optional[str] = None, worker
     try:
         report["cluster_cpus"] = ray.cluster_resources().get("CPU", 0)
         report["cluster_gpus"] = ray.cluster_resources().get("GPU", 0)
+        _check_gpus(ray, gpus_per_task, layout=_layout is not None)
         cpu = ray.remote(num_cpus=1, max_retries=5)
         # max_calls=0: a worker runs any number of GPU tasks. Ray's default for GPU tasks is one
         # task per worker process, which at 10M points (1,000 clusters) started 2,000 processes,

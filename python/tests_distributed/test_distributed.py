@@ -73,6 +73,18 @@ def test_graph_is_good_and_identical_for_1_2_4_workers(data, reference):
     assert abs(g.report["knn_recall"] - host) < 1e-9, (g.report["knn_recall"], host)
 
 
+def test_gpu_tasks_without_gpus_fail_fast_instead_of_waiting(data):
+    """On this GPU-less machine a local cluster has no GPUs: tasks asking for them would wait
+    forever. Refused within seconds, naming the option and the fix."""
+    folder, _ = data
+    t0 = time.perf_counter()
+    with pytest.raises(sgd.ClusterError, match=r"gpus_per_task = 0.25 needs a node with at least 1 GPU.*at most 0"):
+        sgd.map_shards(folder, None, workers=1, gpus_per_task=0.25, num_gpus=0, verbose=False)
+    assert time.perf_counter() - t0 < 60
+    with pytest.raises(sg.ArgumentError, match="gpus_per_task"):
+        graph(folder, 1, gpus_per_task=1.5)
+
+
 def test_gpu_tasks_take_the_gpu_ray_assigned_on_a_node_with_several(monkeypatch):
     import ray
 
