@@ -143,6 +143,23 @@ TEST(TileCholesky, ForwardMatchesFloat64AndSolvesTheSystem) {
   }
 }
 
+// The largest tile: a 64×64 factorisation, its A and L tiles (16 KiB each) filling lavapipe's
+// 32 KiB of workgroup memory; skipped where the adapter has less.
+TEST(TileCholesky, Factor64x64) {
+  const int n = 64;
+  tl::Kernel k("cholesky64", 64);
+  tl::Array a = k.input("a"), lo = k.output("l");
+  tl::tile_store(lo, tl::tile_cholesky(tl::tile_load(a, {n, n})));
+  if (k.workgroup_bytes(false) > ctx()->limits().max_compute_workgroup_storage_size)
+    GTEST_SKIP() << k.workgroup_bytes(false) << " bytes of workgroup memory needed";
+  HostArray ah = spd(1, n, 90).reshape({n, n});
+  Tensor l = Tensor::zeros(ctx(), {n, n});
+  k.launch({to_tensor(ah)}, {l}, {1, 1, 1});
+  EXPECT_TRUE(close(read(l), ref_of(k({ah}, {n, n}, {1, 1, 1})), {1e-4, 1e-4}, "64×64"));
+  HostArray lh = HostArray::from(l);
+  EXPECT_LT(max_abs(sub(lh.matmul(lh.t()), ah)) / max_abs(ah), 1e-5);
+}
+
 // The substitutions alone, on triangular matrices that are not Cholesky factors, with the other
 // triangle full of garbage (it must not be read): against the reference and by residual.
 TEST(TileCholesky, SubstitutionsReadOnlyTheirTriangle) {

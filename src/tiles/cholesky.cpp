@@ -142,13 +142,17 @@ void emit_cholesky_adjoint(Wgsl& w, const Graph& g, int node, const std::vector<
   Element lt = [&](const std::string& i, const std::string& j) { return at(l, j, i, n); };  // Lᵀ, upper
   w.line("// adjoint of " + name + " (L): " + tile_name(g, ax, "a") + " += ½·L⁻ᵀ·(P + Pᵀ)·L⁻¹, P = Φ(Lᵀ·tril(" + adj +
          "))");
-  w.line("// " + sn + " = Lᵀ · tril(" + adj + ")");
+  // Φ reads only W's lower triangle (r ≥ c), where the sum starts at k = r ≥ c: L's zeros cut it
+  // there, and the same bound keeps L̄'s upper triangle out.
+  w.line("// " + sn + " = Lᵀ · tril(" + adj + "), its lower triangle");
   w.each(g, {n, n}, [&] {
+    w.open("if (c <= r) {");
     w.line("var acc = 0.0;");
-    w.open("for (var k = max(r, c); k < " + u32(n) + "; k++) {");
+    w.open("for (var k = r; k < " + u32(n) + "; k++) {");
     w.line("acc += " + at(l, "k", "r", n) + " * " + at(an, "k", "c", n) + ";");
     w.close();
     w.line(s + "[e] = acc;");
+    w.close();
   });
   w.line("// " + adj + " = ½(P + Pᵀ): element (r, c) is half of " + sn + "'s at (max, min)");
   w.each(g, {n, n}, [&] { w.line(an + "[e] = 0.5 * " + at(s, "max(r, c)", "min(r, c)", n) + ";"); });
