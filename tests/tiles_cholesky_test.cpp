@@ -150,6 +150,10 @@ TEST(TileCholesky, Factor64x64) {
   tl::Kernel k("cholesky64", 64);
   tl::Array a = k.input("a"), lo = k.output("l");
   tl::tile_store(lo, tl::tile_cholesky(tl::tile_load(a, {n, n})));
+  // Forward: A and L. Backward, at the Cholesky adjoint: L, its adjoint, A's adjoint and the
+  // adjoint's work tile (A's value is dead by then).
+  EXPECT_EQ(k.workgroup_bytes(false), uint64_t(2 * n * n * 4));
+  EXPECT_EQ(k.workgroup_bytes(true), uint64_t(4 * n * n * 4));
   if (k.workgroup_bytes(false) > ctx()->limits().max_compute_workgroup_storage_size)
     GTEST_SKIP() << k.workgroup_bytes(false) << " bytes of workgroup memory needed";
   HostArray ah = spd(1, n, 90).reshape({n, n});

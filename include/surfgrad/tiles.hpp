@@ -22,7 +22,8 @@
 // the host — the reference for tests and for gradcheck. SURFGRAD_DUMP_WGSL=DIR writes both
 // generated kernels (with a comment per primitive) as they are compiled. Element type: f32.
 //
-// Linear algebra on small square tiles (n up to 64 or so, as workgroup memory allows): L =
+// Linear algebra on small square tiles (as workgroup memory allows: a 64×64 factorisation alone
+// takes 32 KiB forward, and its backward keeps four n×n tiles live, so n ≤ 45 in 32 KiB): L =
 // tile_cholesky(A) factors a symmetric positive definite A = L·Lᵀ (A read as ½(A + Aᵀ), so its
 // gradient is symmetric; a tile that is not positive definite gives an all-NaN L on the GPU and an
 // error from the host reference), tile_lower_solve(L, B) = L⁻¹·B, tile_upper_solve(U, B) = U⁻¹·B
@@ -145,11 +146,12 @@ Tile tile_matmul(const Tile& a, const Tile& b);
 // memory: for weights every block shares that would not fit beside the activations (a 64×64
 // f32 matrix is 16 KiB). Its gradient Aᵀ·dC is added atomically straight into b's gradient.
 Tile tile_matmul(const Tile& a, const Array& b, int cols, int row_offset = 0);
-// Dense linear algebra on small square tiles (cholesky.cpp has the algorithms and adjoints).
-// L = tile_cholesky(A): the lower-triangular factor of A = L·Lᵀ (upper triangle zero) of an n×n
-// tile A, read as its symmetric part ½(A + Aᵀ), so A's gradient is symmetric. A must be positive
-// definite: a pivot that is not positive makes the GPU's L entirely NaN (the host reference throws
-// an error naming the pivot).
+// Dense linear algebra on small square tiles (src/tiles/cholesky.cpp has the algorithms and
+// adjoints). L = tile_cholesky(A): the lower-triangular factor of A = L·Lᵀ (upper triangle zero)
+// of an n×n tile A, read as its symmetric part ½(A + Aᵀ), so A's gradient is symmetric. A must be
+// positive definite (a tile over an array's edge reads zeros there, so it is not): a pivot that is
+// not positive makes the GPU's L entirely NaN (the host reference throws an error naming the
+// pivot).
 Tile tile_cholesky(const Tile& a);
 // X = L⁻¹·B for an n×n tile L, of which only the lower triangle (with the diagonal) is read, and
 // an n×m tile B; the upper analogue reads only U's upper triangle. No pivoting: a zero diagonal
