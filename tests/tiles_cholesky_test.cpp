@@ -267,6 +267,17 @@ TEST(TileCholeskyGradcheck, WholeKernelSpdSolve) {
   EXPECT_NE(bwd.find("let s1_cholesky = &slot"), std::string::npos) << bwd;
 }
 
+// The same solve on a larger tile with a thread count that divides nothing (17×17, 7 threads).
+TEST(TileCholeskyGradcheck, SpdSolve17With7Threads) {
+  const int n = 17, m = 2;
+  tl::Kernel k("spd_solve17", 7);
+  tl::Array a = k.input("a"), b = k.input("b"), xo = k.output("x");
+  tl::Tile l = tl::tile_cholesky(tl::tile_load(a, {n, n}));
+  tl::tile_store(xo, tl::tile_cholesky_solve(l, tl::tile_load(b, {n, m})));
+  Tensor at = to_tensor(spd(1, n, 85).reshape({n, n})), bt = to_tensor(uniform({n, m}, 86, -2, 2));
+  check_grad(k, {at, bt}, {n, m}, {1, 1, 1}, "spd solve 17");
+}
+
 // ---- errors, when the kernel is built
 
 TEST(TileCholeskyErrors, ShapesNamePrimitiveAndShapes) {
