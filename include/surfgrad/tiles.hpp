@@ -22,6 +22,14 @@
 // the host — the reference for tests and for gradcheck. SURFGRAD_DUMP_WGSL=DIR writes both
 // generated kernels (with a comment per primitive) as they are compiled. Element type: f32.
 //
+// Linear algebra on small square tiles (as workgroup memory allows: a 64×64 factorisation alone
+// takes 32 KiB forward, and its backward keeps four n×n tiles live, so n ≤ 45 in 32 KiB): L =
+// tile_cholesky(A) factors a symmetric positive definite A = L·Lᵀ (A read as ½(A + Aᵀ), so its
+// gradient is symmetric; a tile that is not positive definite gives an all-NaN L on the GPU and an
+// error from the host reference), tile_lower_solve(L, B) = L⁻¹·B, tile_upper_solve(U, B) = U⁻¹·B
+// (each reading only its triangle) and tile_cholesky_solve(L, B) = (L·Lᵀ)⁻¹·B. The workgroup
+// factors and substitutes cooperatively, one barrier per pivot; every one has an adjoint.
+//
 // Memory: every tile lives in workgroup memory, and tiles whose lifetimes do not overlap share
 // it (the backward kernel keeps a value only while an adjoint still reads it); weights that
 // every block reads can stay in global memory (the tile_matmul overload taking an Array).
@@ -138,6 +146,21 @@ Tile tile_matmul(const Tile& a, const Tile& b);
 // memory: for weights every block shares that would not fit beside the activations (a 64×64
 // f32 matrix is 16 KiB). Its gradient Aᵀ·dC is added atomically straight into b's gradient.
 Tile tile_matmul(const Tile& a, const Array& b, int cols, int row_offset = 0);
+// Dense linear algebra on small square tiles (src/tiles/cholesky.cpp has the algorithms and
+// adjoints). L = tile_cholesky(A): the lower-triangular factor of A = L·Lᵀ (upper triangle zero)
+// of an n×n tile A, read as its symmetric part ½(A + Aᵀ), so A's gradient is symmetric. A must be
+// positive definite (a tile over an array's edge reads zeros there, so it is not): a pivot that is
+// not positive makes the GPU's L entirely NaN (the host reference throws an error naming the
+// pivot).
+Tile tile_cholesky(const Tile& a);
+// X = L⁻¹·B for an n×n tile L, of which only the lower triangle (with the diagonal) is read, and
+// an n×m tile B; the upper analogue reads only U's upper triangle. No pivoting: a zero diagonal
+// element gives infinities or NaN.
+Tile tile_lower_solve(const Tile& l, const Tile& b);
+Tile tile_upper_solve(const Tile& u, const Tile& b);
+// X = (L·Lᵀ)⁻¹·B = tile_upper_solve(tile_transpose(L), tile_lower_solve(L, B)): A·X = B given
+// L = tile_cholesky(A).
+Tile tile_cholesky_solve(const Tile& l, const Tile& b);
 
 class Kernel {
  public:

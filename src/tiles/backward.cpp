@@ -4,6 +4,7 @@
 // collects both contributions), with a barrier after each update. Gradients leave the kernel
 // where values entered it: a tile_load's adjoint is an atomic add into d_<input>, because
 // several blocks may have loaded the same elements (a weight matrix every block reads).
+#include "tiles/cholesky.hpp"
 #include "tiles/emit.hpp"
 
 namespace surfgrad::tiles::detail {
@@ -156,6 +157,9 @@ void emit_adjoint(Wgsl& w, const Graph& g, int n, const std::vector<bool>& needs
       }
       return;
     }
+    case Op::cholesky:
+    case Op::lower_solve:
+    case Op::upper_solve: emit_linalg_adjoint(w, g, n, needs); return;
   }
 }
 

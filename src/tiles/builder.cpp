@@ -96,6 +96,9 @@ const char* op_name(Op op) {
     case Op::transpose: return "tile_transpose";
     case Op::reduce: return "tile_reduce";
     case Op::matmul: return "tile_matmul";
+    case Op::cholesky: return "tile_cholesky";
+    case Op::lower_solve: return "tile_lower_solve";
+    case Op::upper_solve: return "tile_upper_solve";
   }
   return "?";
 }
@@ -260,6 +263,52 @@ Tile tile_matmul(const Tile& a, const Array& b, int cols, int row_offset) {
   n.array = b.index();
   n.at.row = Coord::element(row_offset);
   return append(a, n);
+}
+
+namespace {
+
+// A triangular or symmetric matrix operand must be square; `role` is its name in the message.
+void check_square(const Graph& g, const char* primitive, const char* role, const Tile& m, const char* fix) {
+  if (m.rows() != m.cols())
+    throw Error(ErrorKind::Shape, where(g, primitive) + role + " is " + detail::shape_text(m.shape()) + "; " + fix);
+}
+
+Tile triangular_solve(Op op, const Tile& m, const Tile& b) {
+  const char* primitive = detail::op_name(op);
+  const char* role = op == Op::lower_solve ? "L" : "U";
+  Graph& g = graph_of(m, primitive);
+  same_kernel(m, b, primitive);
+  check_square(g, primitive, role, m, "a triangular matrix must be a square tile (n×n)");
+  if (b.rows() != m.rows())
+    throw Error(ErrorKind::Shape, where(g, primitive) + role + " is " + detail::shape_text(m.shape()) + " and B is " +
+                                      detail::shape_text(b.shape()) + ": B's rows (" + std::to_string(b.rows()) +
+                                      ") must equal " + role + "'s (" + std::to_string(m.rows()) + ")");
+  return append(m, Node{op, b.shape(), {m.node(), b.node()}});
+}
+
+}  // namespace
+
+Tile tile_cholesky(const Tile& a) {
+  Graph& g = graph_of(a, "tile_cholesky");
+  check_square(g, "tile_cholesky", "A", a,
+               "Cholesky factors a square symmetric positive definite tile (n×n); load A with a square shape");
+  return append(a, Node{Op::cholesky, a.shape(), {a.node()}});
+}
+
+Tile tile_lower_solve(const Tile& l, const Tile& b) { return triangular_solve(Op::lower_solve, l, b); }
+Tile tile_upper_solve(const Tile& u, const Tile& b) { return triangular_solve(Op::upper_solve, u, b); }
+
+Tile tile_cholesky_solve(const Tile& l, const Tile& b) {
+  // Checked here so that the message names this primitive rather than the substitutions.
+  Graph& g = graph_of(l, "tile_cholesky_solve");
+  same_kernel(l, b, "tile_cholesky_solve");
+  check_square(g, "tile_cholesky_solve", "L", l, "pass the n×n factor tile_cholesky returned");
+  if (b.rows() != l.rows())
+    throw Error(ErrorKind::Shape, where(g, "tile_cholesky_solve") + "L is " + detail::shape_text(l.shape()) +
+                                      " and B is " + detail::shape_text(b.shape()) + ": B's rows (" +
+                                      std::to_string(b.rows()) + ") must equal L's (" + std::to_string(l.rows()) + ")");
+  Tile y = tile_lower_solve(l, b);  // its own statement: the nodes in this order
+  return tile_upper_solve(tile_transpose(l), y);
 }
 
 }  // namespace surfgrad::tiles

@@ -5,6 +5,8 @@
 
 #include <set>
 
+#include "tiles/cholesky.hpp"
+
 namespace surfgrad::tiles::detail {
 
 std::string u32(int64_t v) { return std::to_string(v) + "u"; }
@@ -142,6 +144,9 @@ std::string describe(const Graph& g, int n) {
                std::to_string(node.at.row.offset) + " +" + std::to_string(g.nodes[size_t(node.args[0])].shape.cols) +
                ", cols 0 +" + std::to_string(node.shape.cols) + "] in global memory)";
       return lhs + "tile_matmul(" + arg(0) + ", " + arg(1) + ")";
+    case Op::cholesky: return lhs + "tile_cholesky(" + arg(0) + ")";
+    case Op::lower_solve: return lhs + "tile_lower_solve(" + arg(0) + ", " + arg(1) + ")";
+    case Op::upper_solve: return lhs + "tile_upper_solve(" + arg(0) + ", " + arg(1) + ")";
   }
   return "?";
 }
@@ -202,6 +207,9 @@ void emit_forward_node(Wgsl& w, const Graph& g, int n) {
                   x(1) + "[k * " + u32(b.cols) + " + j]");
       return;
     }
+    case Op::cholesky:
+    case Op::lower_solve:
+    case Op::upper_solve: emit_linalg_forward(w, g, n); return;
     case Op::store:
     case Op::atomic_add: return;
   }
@@ -222,6 +230,8 @@ void emit_tile_pointers(Wgsl& w, const Graph& g, const MemoryPlan& plan) {
     if (plan.value[n] >= 0) w.line("let " + tile_name(g, int(n)) + " = &slot" + std::to_string(plan.value[n]) + ";");
     if (plan.adjoint[n] >= 0)
       w.line("let " + tile_name(g, int(n), "a") + " = &slot" + std::to_string(plan.adjoint[n]) + ";");
+    if (!plan.scratch.empty() && plan.scratch[n] >= 0)
+      w.line("let " + tile_name(g, int(n), "s") + " = &slot" + std::to_string(plan.scratch[n]) + ";");
   }
 }
 

@@ -59,7 +59,7 @@ std::string describe(const Graph& g, int n);
 // The forward code of one node into its tile t<n> (every primitive but store/atomic add).
 void emit_forward_node(Wgsl& w, const Graph& g, int n);
 // The workgroup slots (module scope) and, inside the entry point, one pointer let per tile into
-// its slot, named as the tile (t<n>_…, a<n>_…), so the code reads (*t3_matmul)[e].
+// its slot, named as the tile (t<n>_…, a<n>_…, scratch s<n>_…), so the code reads (*t3_matmul)[e].
 void emit_slots(Wgsl& w, const MemoryPlan& plan);
 void emit_tile_pointers(Wgsl& w, const Graph& g, const MemoryPlan& plan);
 // Helper functions for the unary ops the kernel uses (and their derivatives if `derivatives`).

@@ -10,7 +10,20 @@
 
 namespace surfgrad::tiles::detail {
 
-enum class Op { load, store, atomic_add, unary, binary, broadcast, transpose, reduce, matmul };
+enum class Op {
+  load,
+  store,
+  atomic_add,
+  unary,
+  binary,
+  broadcast,
+  transpose,
+  reduce,
+  matmul,
+  cholesky,     // args: A (n×n)
+  lower_solve,  // args: L (n×n, its lower triangle read), B (n×m)
+  upper_solve   // args: U (n×n, its upper triangle read), B (n×m)
+};
 
 struct Node {
   Op op;

@@ -1,8 +1,10 @@
 // The float64 host reference of a tile kernel: the same program, block by block, with each
 // primitive computed by the library's host reference (HostArray: matmul, sum, max, expand,
-// transpose, the unary table's float64 functions) — nothing shared with the WGSL generators
-// except the program itself. gradcheck differentiates it by finite differences.
+// transpose, the unary table's float64 functions; Cholesky and the triangular solves by the
+// textbook loops of cholesky.cpp) — nothing shared with the WGSL generators except the program
+// itself. gradcheck differentiates it by finite differences.
 #include "surfgrad/error.hpp"
+#include "tiles/cholesky.hpp"
 #include "tiles/graph.hpp"
 
 namespace surfgrad::tiles {
@@ -108,6 +110,16 @@ std::vector<HostArray> Kernel::reference(const std::vector<HostArray>& inputs, s
               } else {
                 value[k] = arg(0).matmul(arg(1));
               }
+              break;
+            case Op::cholesky:
+              value[k] =
+                  detail::host_cholesky(arg(0), "tile kernel '" + g.name + "' (host reference), tile_cholesky " +
+                                                    detail::tile_name(g, int(k)) + " in block (" + std::to_string(x) +
+                                                    ", " + std::to_string(y) + ", " + std::to_string(z) + "): ");
+              break;
+            case Op::lower_solve:
+            case Op::upper_solve:
+              value[k] = detail::host_triangular_solve(arg(0), arg(1), n.op == Op::upper_solve);
               break;
           }
         }

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "tiles/cholesky.hpp"
+
 namespace surfgrad::tiles::detail {
 
 namespace {
@@ -37,15 +39,25 @@ std::vector<int> adjoint_reads(const Graph& g, int n, const std::vector<bool>& n
       if (wants(0)) r.push_back(node.args[1]);
       if (wants(1)) r.push_back(node.args[0]);
       break;
+    case Op::cholesky:
+      if (wants(0)) r.push_back(n);  // L
+      break;
+    case Op::lower_solve:
+    case Op::upper_solve:
+      r.push_back(node.args[0]);     // the triangle, for B's adjoint (which M's needs too)
+      if (wants(0)) r.push_back(n);  // X, for M's adjoint
+      break;
     default: break;
   }
   return r;
 }
 
+enum class Kind { value, adjoint, scratch };
+
 struct Interval {
   int start, end;
   int node;
-  bool adjoint;
+  Kind kind;
 };
 
 }  // namespace
@@ -91,9 +103,11 @@ MemoryPlan plan_memory(const Graph& g, bool backward) {
         for (int r : adjoint_reads(g, n, needs)) value_end[size_t(r)] = std::max(value_end[size_t(r)], adjoint_step(n));
   for (int n = 0; n < count; ++n) {
     if (!g.nodes[size_t(n)].makes_tile()) continue;
-    intervals.push_back({n, value_end[size_t(n)], n, false});
+    intervals.push_back({n, value_end[size_t(n)], n, Kind::value});
     if (backward && last_consumer[size_t(n)] >= 0)
-      intervals.push_back({adjoint_step(last_consumer[size_t(n)]), adjoint_step(n), n, true});
+      intervals.push_back({adjoint_step(last_consumer[size_t(n)]), adjoint_step(n), n, Kind::adjoint});
+    if (backward && runs[size_t(n)] && has_scratch(g.nodes[size_t(n)]))
+      intervals.push_back({adjoint_step(n), adjoint_step(n), n, Kind::scratch});
   }
   std::sort(intervals.begin(), intervals.end(), [](const Interval& a, const Interval& b) {
     return a.start != b.start ? a.start < b.start : a.node < b.node;
@@ -101,6 +115,7 @@ MemoryPlan plan_memory(const Graph& g, bool backward) {
   MemoryPlan plan;
   plan.value.assign(size_t(count), -1);
   plan.adjoint.assign(size_t(count), -1);
+  plan.scratch.assign(size_t(count), -1);
   for (const Interval& iv : intervals) {
     int64_t need = int64_t(g.nodes[size_t(iv.node)].shape.rows) * g.nodes[size_t(iv.node)].shape.cols;
     // The free slot closest in size; a larger one wastes its tail, a smaller one grows.
@@ -118,8 +133,11 @@ MemoryPlan plan_memory(const Graph& g, bool backward) {
     Slot& slot = plan.slots[size_t(best)];
     slot.elements = std::max(slot.elements, need);
     slot.last_use = iv.end;
-    slot.holds.push_back(tile_name(g, iv.node, iv.adjoint ? "a" : "t"));
-    (iv.adjoint ? plan.adjoint : plan.value)[size_t(iv.node)] = best;
+    const char* prefix = iv.kind == Kind::value ? "t" : iv.kind == Kind::adjoint ? "a" : "s";
+    slot.holds.push_back(tile_name(g, iv.node, prefix));
+    (iv.kind == Kind::value     ? plan.value
+     : iv.kind == Kind::adjoint ? plan.adjoint
+                                : plan.scratch)[size_t(iv.node)] = best;
   }
   return plan;
 }

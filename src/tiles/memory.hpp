@@ -2,7 +2,8 @@
 // the last step that reads it, and tiles whose lifetimes do not overlap share one workgroup
 // array (a slot). In the backward kernel the steps are the replay (node order) followed by the
 // adjoints (reverse order): a value tile stays live until the last adjoint that reads it, an
-// adjoint tile from its first contribution to its own adjoint step. This is what lets the
+// adjoint tile from its first contribution to its own adjoint step, a scratch tile (the Cholesky
+// adjoint's work space) during its node's adjoint step only. This is what lets the
 // activations of a several-layer MLP fit beside their adjoints.
 #pragma once
 #include <string>
@@ -21,6 +22,7 @@ struct Slot {
 struct MemoryPlan {
   std::vector<int> value;    // slot of t<n> (-1: no tile)
   std::vector<int> adjoint;  // slot of a<n> (-1: none; the backward kernel only)
+  std::vector<int> scratch;  // slot of s<n>, a work tile of n's adjoint (-1: none; backward only)
   std::vector<Slot> slots;
   uint64_t bytes() const {
     uint64_t b = 0;
