@@ -9,6 +9,7 @@
 #include "surfgrad/gradcheck.hpp"
 #include "surfgrad/tiles.hpp"
 #include "test_util.hpp"
+#include "tiles_test_util.hpp"
 
 using namespace sgtest;
 using namespace surfgrad;
@@ -17,7 +18,6 @@ namespace tl = surfgrad::tiles;
 namespace {
 
 Tensor to_tensor(const HostArray& a) { return upload(Ref{a.shape(), a.values()}, DType::f32); }
-Ref ref_of(const HostArray& a) { return Ref{a.shape(), a.values()}; }
 
 // `batch` symmetric positive definite n×n matrices M·Mᵀ + n·I (M uniform in [−1, 1]), rounded to
 // f32 so that the GPU and the reference see the same matrix; `skew` adds an antisymmetric part
@@ -71,25 +71,6 @@ double max_abs(const HostArray& a) {
   for (double v : a.values()) m = std::max(m, std::abs(v));
   return m;
 }
-
-void expect_error(const std::function<void()>& f, ErrorKind kind, const std::vector<std::string>& words) {
-  try {
-    f();
-    ADD_FAILURE() << "no error; expected one mentioning " << words[0];
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), kind) << e.what();
-    for (const auto& w : words) EXPECT_NE(std::string(e.what()).find(w), std::string::npos) << w << " in " << e.what();
-  }
-}
-
-void check_grad(const tl::Kernel& k, const std::vector<Tensor>& inputs, const Shape& out, tl::Grid grid,
-                const std::string& what) {
-  auto f = [&](const auto& xs) { return k(xs, out, grid); };
-  GradcheckResult r = gradcheck(f, inputs);
-  EXPECT_TRUE(r.ok) << what << "\n" << r.report;
-}
-
-const int kThreads[] = {1, 7, 32, 64, 96};
 
 }  // namespace
 

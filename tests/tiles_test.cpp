@@ -9,6 +9,7 @@
 #include "surfgrad/gradcheck.hpp"
 #include "tensor/unary_ops.hpp"
 #include "test_util.hpp"
+#include "tiles_test_util.hpp"
 
 using namespace sgtest;
 using namespace surfgrad;
@@ -19,8 +20,6 @@ namespace {
 Tensor rand_tensor(const Shape& s, uint32_t seed, double lo = -2, double hi = 2) {
   return upload(random_ref(s, seed, DType::f32, lo, hi), DType::f32);
 }
-
-Ref ref_of(const HostArray& a) { return Ref{a.shape(), a.values()}; }
 
 int pick(std::mt19937& gen, int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(gen); }
 
@@ -37,18 +36,6 @@ void expect_reference(const tl::Kernel& k, const std::vector<Tensor>& inputs, co
   HostArray want = k.reference(hin, {HostArray::full(out, start)}, grid)[0];
   EXPECT_TRUE(close(read(y), ref_of(want), tol, what));
 }
-
-void expect_error(const std::function<void()>& f, ErrorKind kind, const std::vector<std::string>& words) {
-  try {
-    f();
-    ADD_FAILURE() << "no error; expected one mentioning " << words[0];
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), kind) << e.what();
-    for (const auto& w : words) EXPECT_NE(std::string(e.what()).find(w), std::string::npos) << w << " in " << e.what();
-  }
-}
-
-const int kThreads[] = {1, 7, 32, 64, 96};
 
 }  // namespace
 
@@ -185,17 +172,6 @@ TEST(TileForward, MatmulAndAtomicSumsAgainstWholeArrays) {
 }
 
 // ---- adjoints
-
-namespace {
-
-void check_grad(const tl::Kernel& k, const std::vector<Tensor>& inputs, const Shape& out, tl::Grid grid,
-                const std::string& what) {
-  auto f = [&](const auto& xs) { return k(xs, out, grid); };
-  GradcheckResult r = gradcheck(f, inputs);
-  EXPECT_TRUE(r.ok) << what << "\n" << r.report;
-}
-
-}  // namespace
 
 TEST(TileGradcheck, EachPrimitive) {
   std::mt19937 gen(61);
