@@ -14,6 +14,7 @@ import pytest
 
 import surfgrad as sg
 import surfgrad.distributed as sgd
+import surfgrad.distributed.tasks as sgd_tasks
 
 K = 10
 
@@ -95,11 +96,11 @@ def test_gpu_tasks_take_the_gpu_ray_assigned_on_a_node_with_several(monkeypatch)
     monkeypatch.setattr(ray, "get_runtime_context", lambda: Context())
     for gpus_on_node, assigned, named, expected in ((2, [1], "", "#1"), (2, ["0"], "", "#0"), (1, [0], "", ""),
                                                     (2, [], "", ""), (2, [1], "H200", "H200")):
-        monkeypatch.setattr(sgd, "_node_gpu_count", [])
+        monkeypatch.setattr(sgd_tasks, "_node_gpu_count", [])
         monkeypatch.setattr(ray, "get_gpu_ids", lambda: assigned)
         monkeypatch.setattr(ray, "nodes", lambda: [{"NodeID": "node-b", "Resources": {"GPU": 8.0}},
                                                    {"NodeID": "node-a", "Resources": {"GPU": float(gpus_on_node)}}])
-        assert sgd._task_adapter(named) == expected, (gpus_on_node, assigned, named)
+        assert sgd_tasks._task_adapter(named) == expected, (gpus_on_node, assigned, named)
 
 
 def test_refinement_by_cluster_tasks_where_the_points_exceed_one_gpu(data, reference):
