@@ -14,16 +14,8 @@ namespace surfgrad {
 // list[N + 1 + offset_i … N + 1 + offset_{i+1}), each an index e of the [N, k] neighbour list
 // (its source point is e / k), in increasing e. Hubs cost their degree, not a padded row of the
 // largest degree. Empty slots (−1, as neighbour descent may leave early on) have no edge.
-inline std::vector<int32_t> incoming_edges(const std::vector<int32_t>& neighbours, int64_t n, int64_t k) {
-  std::vector<int32_t> list(size_t(n + 1 + n * k), 0);
-  for (int64_t e = 0; e < n * k; ++e)
-    if (neighbours[size_t(e)] >= 0) list[size_t(neighbours[size_t(e)]) + 1]++;
-  for (int64_t i = 0; i < n; ++i) list[size_t(i + 1)] += list[size_t(i)];
-  std::vector<int32_t> fill(list.begin(), list.begin() + n);
-  for (int64_t e = 0; e < n * k; ++e)
-    if (neighbours[size_t(e)] >= 0) list[size_t(n + 1 + fill[size_t(neighbours[size_t(e)])]++)] = int32_t(e);
-  return list;
-}
+// Built on the host's cores (graph.cpp); the same list whatever their number.
+std::vector<int32_t> incoming_edges(const std::vector<int32_t>& neighbours, int64_t n, int64_t k);
 
 // Neighbours handed to t-SNE or UMAP must be the [N, k] lists the method would compute.
 // The kNN graph a map runs on: `given` (checked to be i32 indices and f32 distances [N, k], and

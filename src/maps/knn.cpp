@@ -4,6 +4,7 @@
 
 #include "maps/graph.hpp"
 #include "maps/knn_fused.hpp"
+#include "platform/parallel.hpp"
 #include "surfgrad/maps.hpp"
 #include "tensor/internal.hpp"
 
@@ -106,11 +107,14 @@ namespace surfgrad {
 // Points with more are sampled evenly over their (source-ordered) list: deterministic.
 static std::vector<int32_t> sample_reverse(const std::vector<int32_t>& idx, int64_t n, int k, int r) {
   std::vector<int32_t> in = incoming_edges(idx, n, k), out(size_t(n * r), -1);
-  for (int64_t i = 0; i < n; ++i) {
-    int64_t b = in[size_t(i)], deg = in[size_t(i + 1)] - b;
-    for (int64_t t = 0; t < std::min<int64_t>(deg, r); ++t)
-      out[size_t(i * r + t)] = in[size_t(n + 1 + b + (deg <= r ? t : t * deg / r))] / k;
-  }
+  int parts = n * r >= (int64_t(1) << 20) ? platform::host_threads() : 1;
+  platform::parallel_parts(parts, [&](int p) {
+    for (int64_t i = platform::part_begin(n, p, parts); i < platform::part_begin(n, p + 1, parts); ++i) {
+      int64_t b = in[size_t(i)], deg = in[size_t(i + 1)] - b;
+      for (int64_t t = 0; t < std::min<int64_t>(deg, r); ++t)
+        out[size_t(i * r + t)] = in[size_t(n + 1 + b + (deg <= r ? t : t * deg / r))] / k;
+    }
+  });
   return out;
 }
 

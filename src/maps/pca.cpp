@@ -59,12 +59,15 @@ void symmetric_eigen(Matrix a, int s, std::vector<double>& val, Matrix& vec) {
   vec = sorted;
 }
 
-// Orthonormal columns spanning Y [N, s]: Y·W with W = V·Λ^(−1/2) from the eigenvectors of YᵀY
-// (an eigen-based "Cholesky QR", safe when Y is close to rank-deficient: tiny directions are
-// dropped to zero instead of blowing up).
-Tensor orthonormalize(const Tensor& y) {
-  int s = int(y.shape(1));
-  HostArray g = HostArray::from(y.t().matmul(y));
+// Orthonormal columns spanning Y [N, s], held as row blocks (so no [N, s] tensor has to fit one
+// binding: at 10M points an s = 60 sketch is 2.4 GB): Y·W with W = V·Λ^(−1/2) from the
+// eigenvectors of YᵀY = Σ YᵢᵀYᵢ (an eigen-based "Cholesky QR", safe when Y is close to
+// rank-deficient: tiny directions are dropped to zero instead of blowing up).
+std::vector<Tensor> orthonormalize(const std::vector<Tensor>& y) {
+  int s = int(y[0].shape(1));
+  Tensor gram;
+  for (const Tensor& b : y) gram = gram.defined() ? add(gram, b.t().matmul(b)) : b.t().matmul(b);
+  HostArray g = HostArray::from(gram);
   std::vector<double> val;
   Matrix vec;
   symmetric_eigen(g.values(), s, val, vec);
@@ -74,7 +77,10 @@ Tensor orthonormalize(const Tensor& y) {
     double scale = val[size_t(c)] > floor ? 1 / std::sqrt(val[size_t(c)]) : 0.0;
     for (int r = 0; r < s; ++r) w[size_t(r) * s + c] = float(vec[size_t(r) * s + c] * scale);
   }
-  return y.matmul(Tensor::from_vector(y.context(), w, {s, s}));
+  Tensor wt = Tensor::from_vector(y[0].context(), w, {s, s});
+  std::vector<Tensor> q;
+  for (const Tensor& b : y) q.push_back(b.matmul(wt));
+  return q;
 }
 
 }  // namespace
@@ -98,26 +104,24 @@ PcaResult pca(const PointBlocks& x, int components, uint64_t seed, int power_ite
   Tensor mean;
   for (const Tensor& b : x.blocks) mean = mean.defined() ? add(mean, b.sum({0}, true)) : b.sum({0}, true);
   mean = mean / double(n);
-  // One pass over the centred data, block by block: X·M (rows concatenated) or Xᵀ·Q (summed).
+  // One pass over the centred data, block by block: X·M (row blocks like X's) or Xᵀ·Q (summed).
   auto centred = [&](size_t i) { return sub(x.blocks[i], mean); };
+  using Blocks = std::vector<Tensor>;
   auto times = [&](const Tensor& m) {
-    std::vector<Tensor> parts;
+    Blocks parts;
     for (size_t i = 0; i < x.blocks.size(); ++i) parts.push_back(centred(i).matmul(m));
-    return parts.size() == 1 ? parts[0] : concat(parts, 0);
+    return parts;
   };
-  auto transposed_times = [&](const Tensor& q) {
+  auto transposed_times = [&](const Blocks& q) {
     Tensor sum;
-    int64_t r0 = 0;
     for (size_t i = 0; i < x.blocks.size(); ++i) {
-      int64_t r1 = r0 + x.blocks[i].shape(0);
-      Tensor part = centred(i).t().matmul(q.slice(0, r0, r1));
+      Tensor part = centred(i).t().matmul(q[i]);
       sum = sum.defined() ? add(sum, part) : part;
-      r0 = r1;
     }
     return sum;
   };
   int s = int(std::min<int64_t>(std::min(n, d), components + 10));  // oversampling
-  Tensor q = orthonormalize(times(Tensor::normal(ctx, {d, s}, seed)));
+  Blocks q = orthonormalize(times(Tensor::normal(ctx, {d, s}, seed)));
   for (int it = 0; it < power_iterations; ++it) q = orthonormalize(times(transposed_times(q)));
   // B = Qᵀ X [s, D] (as (Xᵀ Q)ᵀ); its small Gram matrix B·Bᵀ gives the singular vectors on the
   // Q side.
@@ -136,7 +140,10 @@ PcaResult pca(const PointBlocks& x, int components, uint64_t seed, int power_ite
   Tensor uu = Tensor::from_vector(ctx, u, {s, components});
   std::vector<float> sigma(static_cast<size_t>(components));
   for (int c = 0; c < components; ++c) sigma[size_t(c)] = float(std::sqrt(std::max(0.0, val[size_t(c)])));
-  out.scores = mul(q.matmul(uu), Tensor::from_vector(ctx, sigma, {components}));
+  Tensor scale = Tensor::from_vector(ctx, sigma, {components});
+  Blocks scores;
+  for (const Tensor& b : q) scores.push_back(mul(b.matmul(uu), scale));
+  out.scores = scores.size() == 1 ? scores[0] : concat(scores, 0);
   out.mean = mean.reshape({d});
   return out;
 }

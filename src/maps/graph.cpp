@@ -1,0 +1,50 @@
+// The kNN graph's incoming edges (graph.hpp), on the host's cores.
+//
+// Each part owns a contiguous range of target points and scans every edge in source order,
+// counting, then filling, only the edges into its own targets. So no two parts write the same
+// word, each target's edges come out in increasing edge id exactly as one serial counting sort
+// gives them, and the memory is the output's alone (no per-thread histograms of N entries). The
+// scan is repeated per part, but it is sequential; what one core could not hide is the random
+// writes, which the parts share out. At 10M × 48 this took 12.8 s on one core.
+#include "maps/graph.hpp"
+
+#include <algorithm>
+
+#include "platform/parallel.hpp"
+
+namespace surfgrad {
+
+std::vector<int32_t> incoming_edges(const std::vector<int32_t>& neighbours, int64_t n, int64_t k) {
+  std::vector<int32_t> list(size_t(n + 1 + n * k), 0);
+  const int64_t edges = n * k;
+  const int parts = edges >= (int64_t(1) << 20) ? int(std::min<int64_t>(platform::host_threads(), n)) : 1;
+  auto range = [&](int p) {
+    return std::pair(platform::part_begin(n, p, parts), platform::part_begin(n, p + 1, parts));
+  };
+  // Counts: list[i + 1] = the in-degree of i; then prefix sums inside each part.
+  std::vector<int64_t> total(size_t(parts), 0);
+  platform::parallel_parts(parts, [&](int p) {
+    auto [lo, hi] = range(p);
+    for (int64_t e = 0; e < edges; ++e) {
+      int64_t v = neighbours[size_t(e)];
+      if (v >= lo && v < hi) list[size_t(v + 1)]++;
+    }
+    for (int64_t i = lo + 1; i < hi; ++i) list[size_t(i + 1)] += list[size_t(i)];
+    total[size_t(p)] = hi > lo ? list[size_t(hi)] : 0;
+  });
+  // Offsets across parts, then each part's edges in source order.
+  std::vector<int64_t> before(size_t(parts), 0);
+  for (int p = 1; p < parts; ++p) before[size_t(p)] = before[size_t(p - 1)] + total[size_t(p - 1)];
+  platform::parallel_parts(parts, [&](int p) {
+    auto [lo, hi] = range(p);
+    for (int64_t i = lo; i < hi; ++i) list[size_t(i + 1)] += int32_t(before[size_t(p)]);
+    std::vector<int32_t> next(list.begin() + lo, list.begin() + hi);
+    for (int64_t e = 0; e < edges; ++e) {
+      int64_t v = neighbours[size_t(e)];
+      if (v >= lo && v < hi) list[size_t(n + 1 + next[size_t(v - lo)]++)] = int32_t(e);
+    }
+  });
+  return list;
+}
+
+}  // namespace surfgrad

@@ -1,0 +1,40 @@
+// The kNN graph's incoming edges (src/maps/graph.cpp), built in parts on the host's cores,
+// against the one-pass serial counting sort they must reproduce exactly.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "maps/graph.hpp"
+
+namespace {
+
+using namespace surfgrad;
+
+std::vector<int32_t> serial_reference(const std::vector<int32_t>& nb, int64_t n, int64_t k) {
+  std::vector<int32_t> list(size_t(n + 1 + n * k), 0);
+  std::vector<std::vector<int32_t>> into(static_cast<size_t>(n));
+  for (int64_t e = 0; e < n * k; ++e)
+    if (nb[size_t(e)] >= 0) into[size_t(nb[size_t(e)])].push_back(int32_t(e));
+  int64_t at = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    for (int32_t e : into[size_t(i)]) list[size_t(n + 1 + at++)] = e;
+    list[size_t(i + 1)] = int32_t(at);
+  }
+  return list;
+}
+
+TEST(IncomingEdges, PartsGiveTheSerialListsWithHubsAndEmptySlots) {
+  // Sizes on both sides of the threshold where the work is split (2^20 edges); hubs (a tenth of
+  // the edges point at point 7 or at the last point), empty slots (−1) and points nobody lists.
+  for (auto [n, k] : {std::pair<int64_t, int64_t>{50, 3}, {1000, 15}, {70001, 16}, {30011, 48}}) {
+    std::mt19937 rng(uint32_t(n * 31 + k));
+    std::vector<int32_t> nb(size_t(n * k));
+    for (int32_t& v : nb) {
+      uint32_t r = rng() % 100;
+      v = r < 5 ? 7 : r < 10 ? int32_t(n - 1) : r < 15 ? -1 : int32_t(rng() % uint32_t(n / 2 + 1));
+    }
+    EXPECT_EQ(incoming_edges(nb, n, k), serial_reference(nb, n, k)) << n << " × " << k;
+  }
+}
+
+}  // namespace
