@@ -22,7 +22,11 @@ enum class Op {
   matmul,
   cholesky,     // args: A (n×n)
   lower_solve,  // args: L (n×n, its lower triangle read), B (n×m)
-  upper_solve   // args: U (n×n, its upper triangle read), B (n×m)
+  upper_solve,  // args: U (n×n, its upper triangle read), B (n×m)
+  // args: re (R×n) and optionally im (absent: a real input). Its tile is 4R×n: rows 0 … R − 1
+  // the result's real part, R … 2R − 1 its imaginary part, the rest the passes' work space.
+  fft,
+  fft_part  // args: an fft node; axis 0 copies its real part, 1 its imaginary part (R×n)
 };
 
 struct Node {
@@ -35,6 +39,7 @@ struct Node {
   Binary binary = Binary::add;
   Reduce reduce = Reduce::sum;
   int axis = 0;
+  bool inverse = false;  // fft: the inverse transform, scaled by 1/n
   bool makes_tile() const { return op != Op::store && op != Op::atomic_add; }
 };
 
