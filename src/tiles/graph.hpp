@@ -61,6 +61,14 @@ struct Graph {
   int threads = 128;
   std::vector<ArrayParam> arrays;
   std::vector<Node> nodes;
+  // The generated kernels, [backward][float atomics], made once rather than at every launch (a
+  // large kernel's source takes longer to build than the GPU takes to run it); valid while the
+  // program has the node and array counts it was made for (both only grow).
+  struct Generated {
+    size_t nodes = 0, arrays = 0;
+    std::string text;
+  };
+  Generated generated[2][2];
 
   std::vector<int> inputs() const {
     std::vector<int> r;
