@@ -70,4 +70,35 @@ struct TileMlpResult {
 };
 TileMlpResult train_tile_mlp(const gpu::ContextPtr& ctx, const TileMlpOptions& opt, const Progress& progress = {});
 
+// FFT convolution (tile-fftconv): `signals` real signals of `length` (a power of two) circularly
+// convolved with one real filter of `taps` ≤ length taps (zero-padded to the length), y_b[i] =
+// Σ_j h[j]·x_b[(i − j) mod length]. Fused: one tile kernel each way (load, fft, multiply by the
+// filter's spectrum computed in the same kernel, ifft, store; two real signals per complex
+// transform); unfused: the same steps as four tile kernels. Both enter autograd (gradients with
+// respect to the signals and the filter); forward and forward + backward are timed.
+struct TileFftConvOptions {
+  int signals = 4096;  // even: transformed in pairs
+  int length = 256;
+  int taps = 64;
+  int tile_rows = 0;  // signal pairs per workgroup; 0: the most whose backward kernel fits
+  int threads = 256;
+  int steps = 20;  // per timed group (five groups, median)
+  uint64_t seed = 1;
+};
+struct TileFftConvTiming {
+  double forward_ms = 0, train_ms = 0;  // forward; forward + backward (wall clock per step)
+  uint64_t forward_dispatches = 0, train_dispatches = 0;
+  uint64_t forward_bytes = 0, train_bytes = 0;  // global memory traffic per step (a model)
+};
+struct TileFftConvResult {
+  // max |y − y_float64| over a few signals (direct convolution), and the output's scale there.
+  double max_error = 0, unfused_max_error = 0, output_scale = 0;
+  double grad_difference = 0;  // max |fused − unfused| over both gradients
+  int tile_rows = 0;
+  uint64_t workgroup_bytes = 0;  // the fused backward kernel's
+  TileFftConvTiming fused, unfused;
+  std::string forward_wgsl, backward_wgsl;
+};
+TileFftConvResult run_tile_fftconv(const gpu::ContextPtr& ctx, const TileFftConvOptions& opt);
+
 }  // namespace surfgrad::demos

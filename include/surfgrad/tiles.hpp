@@ -30,6 +30,11 @@
 // (each reading only its triangle) and tile_cholesky_solve(L, B) = (L·Lᵀ)⁻¹·B. The workgroup
 // factors and substitutes cooperatively, one barrier per pivot; every one has an adjoint.
 //
+// Fourier transforms along the rows of a tile: tile_fft / tile_ifft over a ComplexTile {re, im}
+// (two f32 tiles), each row a signal whose length (the tile's columns) is a power of two; the
+// inverse is scaled by 1/n. With tile_complex_mul, an FFT convolution of a block of signals with a
+// filter is one kernel (src/demos/tile_fftconv.cpp).
+//
 // Memory: every tile lives in workgroup memory, and tiles whose lifetimes do not overlap share
 // it (the backward kernel keeps a value only while an adjoint still reads it); weights that
 // every block reads can stay in global memory (the tile_matmul overload taking an Array).
@@ -161,6 +166,28 @@ Tile tile_upper_solve(const Tile& u, const Tile& b);
 // X = (L·Lᵀ)⁻¹·B = tile_upper_solve(tile_transpose(L), tile_lower_solve(L, B)): A·X = B given
 // L = tile_cholesky(A).
 Tile tile_cholesky_solve(const Tile& l, const Tile& b);
+
+// Complex tiles: a pair of f32 tiles of one shape, the real and the imaginary parts.
+struct ComplexTile {
+  Tile re, im;
+};
+// The discrete Fourier transform of each row of an R×n tile (every row a signal of n values),
+// y_k = Σ_j x_j·exp(−2πi·jk/n), unnormalised; tile_ifft is the inverse, x_j = (1/n)·Σ_k y_k·
+// exp(+2πi·jk/n), so tile_ifft(tile_fft(x)) = x. n (the tile's columns) must be a power of two
+// (1, 2, 4, …); any number of rows. The workgroup transforms all rows at once in workgroup memory
+// (radix-16/8/4/2 Stockham passes, one barrier each: src/tiles/fft.cpp); the transform takes a
+// 4R×n work tile (real, imaginary, and their ping-pong partner), so a 4×256 tile's transform
+// needs 16 KiB of workgroup memory besides its input and output. Adjoints: fft's is n·ifft of
+// the output's adjoint, ifft's is fft(ȳ)/n (the transforms are linear; real and imaginary parts
+// are independent real variables). The one-tile overloads take a real input (imaginary part 0;
+// its adjoint keeps only the real part).
+ComplexTile tile_fft(const Tile& re, const Tile& im);
+ComplexTile tile_fft(const Tile& re);
+ComplexTile tile_fft(const ComplexTile& x);
+ComplexTile tile_ifft(const Tile& re, const Tile& im);
+ComplexTile tile_ifft(const ComplexTile& x);
+// (a.re + i·a.im)·(b.re + i·b.im), element by element, from tile_map's products and sums.
+ComplexTile tile_complex_mul(const ComplexTile& a, const ComplexTile& b);
 
 class Kernel {
  public:

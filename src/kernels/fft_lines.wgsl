@@ -9,10 +9,8 @@
 const M: u32 = {{M}}u;
 var<workgroup> buf: array<vec2<f32>, M>;
 
-fn cmul(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> { return vec2<f32>(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x); }
-// i·s·v: a quarter turn (s = ±1, or a scale).
-fn quarter(v: vec2<f32>, s: f32) -> vec2<f32> { return vec2<f32>(-s * v.y, s * v.x); }
-// exp(dir·2πi·t/M) for dir = −1 (forward) or +1.
+// cmul and quarter (src/kernels/fft_codegen.hpp)
+{{COMPLEX}}// exp(dir·2πi·t/M) for dir = −1 (forward) or +1.
 fn tw(t: u32, dir: f32) -> vec2<f32> { let w = twiddle[t]; return vec2<f32>(w.x, -dir * w.y); }
 
 @compute @workgroup_size({{WG}})

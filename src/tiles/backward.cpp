@@ -6,6 +6,7 @@
 // several blocks may have loaded the same elements (a weight matrix every block reads).
 #include "tiles/cholesky.hpp"
 #include "tiles/emit.hpp"
+#include "tiles/fft.hpp"
 
 namespace surfgrad::tiles::detail {
 
@@ -160,6 +161,8 @@ void emit_adjoint(Wgsl& w, const Graph& g, int n, const std::vector<bool>& needs
     case Op::cholesky:
     case Op::lower_solve:
     case Op::upper_solve: emit_linalg_adjoint(w, g, n, needs); return;
+    case Op::fft:
+    case Op::fft_part: emit_fft_adjoint(w, g, n, needs); return;
   }
 }
 
@@ -187,6 +190,7 @@ std::string backward_wgsl(const Graph& g, bool float_atomics) {
   emit_slots(w, plan);
   w.blank();
   emit_unary_functions(w, g, true);
+  emit_fft_functions(w, g);
   w.line("@compute @workgroup_size(" + std::to_string(g.threads) + ")");
   w.open("fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>) {");
   emit_shape_lets(w, g);

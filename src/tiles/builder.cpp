@@ -99,6 +99,8 @@ const char* op_name(Op op) {
     case Op::cholesky: return "tile_cholesky";
     case Op::lower_solve: return "tile_lower_solve";
     case Op::upper_solve: return "tile_upper_solve";
+    case Op::fft: return "tile_fft";
+    case Op::fft_part: return "tile_fft";
   }
   return "?";
 }
@@ -113,6 +115,12 @@ std::string tile_name(const Graph& g, int node, const char* prefix) {
     case Op::unary: what = unary_name(n.unary); break;
     case Op::binary: what = n.binary == Binary::add ? "add" : n.binary == Binary::sub ? "sub" : "mul"; break;
     case Op::reduce: what = n.reduce == Reduce::sum ? "sum" : "max"; break;
+    // ifft, re, im: a literal per case (GCC 12 warns of an uninitialised string for "re" : "im").
+    case Op::fft:
+      if (n.inverse) return prefix + std::to_string(node) + "_ifft";
+      what = "fft";
+      break;
+    case Op::fft_part: return prefix + std::to_string(node) + (n.axis == 0 ? "_re" : "_im");
     default: what = std::string(op_name(n.op)).substr(5);
   }
   return prefix + std::to_string(node) + "_" + what;
@@ -309,6 +317,47 @@ Tile tile_cholesky_solve(const Tile& l, const Tile& b) {
                                       std::to_string(b.rows()) + ") must equal L's (" + std::to_string(l.rows()) + ")");
   Tile y = tile_lower_solve(l, b);  // its own statement: the nodes in this order
   return tile_upper_solve(tile_transpose(l), y);
+}
+
+namespace {
+
+// The transform node and the two copies of its parts (src/tiles/fft.cpp).
+ComplexTile fourier(const Tile& re, const Tile* im, bool inverse) {
+  const char* primitive = inverse ? "tile_ifft" : "tile_fft";
+  Graph& g = graph_of(re, primitive);
+  if (im) {
+    graph_of(*im, primitive);
+    same_kernel(re, *im, primitive);
+    if (re.rows() != im->rows() || re.cols() != im->cols())
+      throw Error(ErrorKind::Shape, where(g, primitive) + "the real part is " + detail::shape_text(re.shape()) +
+                                        " and the imaginary part " + detail::shape_text(im->shape()) +
+                                        "; they must have one shape");
+  }
+  int n = re.cols();
+  if ((n & (n - 1)) != 0)
+    throw Error(ErrorKind::Shape, where(g, primitive) + "a " + detail::shape_text(re.shape()) +
+                                      " tile: its rows are signals of " + std::to_string(n) +
+                                      " values, and the length must be a power of two (1, 2, 4, 8, …)");
+  Node t{Op::fft, {4 * re.rows(), n}, {re.node()}};
+  if (im) t.args.push_back(im->node());
+  t.inverse = inverse;
+  Tile whole = append(re, t);
+  Node part{Op::fft_part, re.shape(), {whole.node()}};
+  Tile real = append(re, part);
+  part.axis = 1;
+  return {real, append(re, part)};
+}
+
+}  // namespace
+
+ComplexTile tile_fft(const Tile& re, const Tile& im) { return fourier(re, &im, false); }
+ComplexTile tile_fft(const Tile& re) { return fourier(re, nullptr, false); }
+ComplexTile tile_fft(const ComplexTile& x) { return fourier(x.re, &x.im, false); }
+ComplexTile tile_ifft(const Tile& re, const Tile& im) { return fourier(re, &im, true); }
+ComplexTile tile_ifft(const ComplexTile& x) { return fourier(x.re, &x.im, true); }
+
+ComplexTile tile_complex_mul(const ComplexTile& a, const ComplexTile& b) {
+  return {a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};
 }
 
 }  // namespace surfgrad::tiles

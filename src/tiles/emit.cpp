@@ -6,6 +6,7 @@
 #include <set>
 
 #include "tiles/cholesky.hpp"
+#include "tiles/fft.hpp"
 
 namespace surfgrad::tiles::detail {
 
@@ -147,6 +148,13 @@ std::string describe(const Graph& g, int n) {
     case Op::cholesky: return lhs + "tile_cholesky(" + arg(0) + ")";
     case Op::lower_solve: return lhs + "tile_lower_solve(" + arg(0) + ", " + arg(1) + ")";
     case Op::upper_solve: return lhs + "tile_upper_solve(" + arg(0) + ", " + arg(1) + ")";
+    case Op::fft: {
+      int r = node.shape.rows / 4;
+      return lhs + (node.inverse ? "tile_ifft(" : "tile_fft(") + arg(0) + (node.args.size() > 1 ? ", " + arg(1) : "") +
+             "): rows 0 … " + std::to_string(r - 1) + " real, " + std::to_string(r) + " … " +
+             std::to_string(2 * r - 1) + " imaginary, the rest the passes' work space";
+    }
+    case Op::fft_part: return lhs + (node.axis == 0 ? "the real part of " : "the imaginary part of ") + arg(0);
   }
   return "?";
 }
@@ -210,6 +218,8 @@ void emit_forward_node(Wgsl& w, const Graph& g, int n) {
     case Op::cholesky:
     case Op::lower_solve:
     case Op::upper_solve: emit_linalg_forward(w, g, n); return;
+    case Op::fft:
+    case Op::fft_part: emit_fft_forward(w, g, n); return;
     case Op::store:
     case Op::atomic_add: return;
   }

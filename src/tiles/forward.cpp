@@ -1,6 +1,7 @@
 // The forward tile kernel: bindings, one workgroup array per tile, then each primitive's code in
 // the order the builder recorded it, each preceded by a comment saying what it computes.
 #include "tiles/emit.hpp"
+#include "tiles/fft.hpp"
 
 namespace surfgrad::tiles::detail {
 
@@ -26,6 +27,7 @@ std::string forward_wgsl(const Graph& g, bool float_atomics) {
   emit_slots(w, plan);
   w.blank();
   emit_unary_functions(w, g, false);
+  emit_fft_functions(w, g);
   w.line("@compute @workgroup_size(" + std::to_string(g.threads) + ")");
   w.open("fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>) {");
   emit_shape_lets(w, g);

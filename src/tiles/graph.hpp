@@ -22,7 +22,11 @@ enum class Op {
   matmul,
   cholesky,     // args: A (n×n)
   lower_solve,  // args: L (n×n, its lower triangle read), B (n×m)
-  upper_solve   // args: U (n×n, its upper triangle read), B (n×m)
+  upper_solve,  // args: U (n×n, its upper triangle read), B (n×m)
+  // args: re (R×n) and optionally im (absent: a real input). Its tile is 4R×n: rows 0 … R − 1
+  // the result's real part, R … 2R − 1 its imaginary part, the rest the passes' work space.
+  fft,
+  fft_part  // args: an fft node; axis 0 copies its real part, 1 its imaginary part (R×n)
 };
 
 struct Node {
@@ -35,6 +39,7 @@ struct Node {
   Binary binary = Binary::add;
   Reduce reduce = Reduce::sum;
   int axis = 0;
+  bool inverse = false;  // fft: the inverse transform, scaled by 1/n
   bool makes_tile() const { return op != Op::store && op != Op::atomic_add; }
 };
 
@@ -56,6 +61,14 @@ struct Graph {
   int threads = 128;
   std::vector<ArrayParam> arrays;
   std::vector<Node> nodes;
+  // The generated kernels, [backward][float atomics], made once rather than at every launch (a
+  // large kernel's source takes longer to build than the GPU takes to run it); valid while the
+  // program has the node and array counts it was made for (both only grow).
+  struct Generated {
+    size_t nodes = 0, arrays = 0;
+    std::string text;
+  };
+  Generated generated[2][2];
 
   std::vector<int> inputs() const {
     std::vector<int> r;

@@ -1,10 +1,12 @@
 // The float64 host reference of a tile kernel: the same program, block by block, with each
 // primitive computed by the library's host reference (HostArray: matmul, sum, max, expand,
 // transpose, the unary table's float64 functions; Cholesky and the triangular solves by the
-// textbook loops of cholesky.cpp) — nothing shared with the WGSL generators except the program
-// itself. gradcheck differentiates it by finite differences.
+// textbook loops of cholesky.cpp, Fourier transforms by the O(n²) sums of fft.cpp) — nothing
+// shared with the WGSL generators except the program itself. gradcheck differentiates it by
+// finite differences.
 #include "surfgrad/error.hpp"
 #include "tiles/cholesky.hpp"
+#include "tiles/fft.hpp"
 #include "tiles/graph.hpp"
 
 namespace surfgrad::tiles {
@@ -121,6 +123,8 @@ std::vector<HostArray> Kernel::reference(const std::vector<HostArray>& inputs, s
             case Op::upper_solve:
               value[k] = detail::host_triangular_solve(arg(0), arg(1), n.op == Op::upper_solve);
               break;
+            case Op::fft: value[k] = detail::host_fft(arg(0), n.args.size() > 1 ? &arg(1) : nullptr, n.inverse); break;
+            case Op::fft_part: value[k] = arg(0).slice(0, n.axis * n.shape.rows, (n.axis + 1) * n.shape.rows); break;
           }
         }
       }

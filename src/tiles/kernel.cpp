@@ -65,8 +65,22 @@ std::vector<Tensor> dense_all(const std::vector<Tensor>& ts) {
 
 }  // namespace
 
-std::string Kernel::forward_wgsl(bool float_atomics) const { return detail::forward_wgsl(*graph_, float_atomics); }
-std::string Kernel::backward_wgsl(bool float_atomics) const { return detail::backward_wgsl(*graph_, float_atomics); }
+namespace {
+
+const std::string& generated_wgsl(Graph& g, bool backward, bool float_atomics) {
+  Graph::Generated& made = g.generated[backward][float_atomics];
+  if (made.text.empty() || made.nodes != g.nodes.size() || made.arrays != g.arrays.size()) {
+    made.text = backward ? detail::backward_wgsl(g, float_atomics) : detail::forward_wgsl(g, float_atomics);
+    made.nodes = g.nodes.size();
+    made.arrays = g.arrays.size();
+  }
+  return made.text;
+}
+
+}  // namespace
+
+std::string Kernel::forward_wgsl(bool float_atomics) const { return generated_wgsl(*graph_, false, float_atomics); }
+std::string Kernel::backward_wgsl(bool float_atomics) const { return generated_wgsl(*graph_, true, float_atomics); }
 
 uint64_t Kernel::workgroup_bytes(bool backward) const { return detail::plan_memory(*graph_, backward).bytes(); }
 
@@ -140,7 +154,7 @@ void Kernel::launch(const std::vector<Tensor>& inputs, const std::vector<Tensor>
   const gpu::ContextPtr& ctx = (inputs.empty() ? outputs : inputs)[0].context();
   validate(*ctx, inputs, outputs, grid, false);
   std::vector<Tensor> in = dense_all(inputs);
-  std::string source = forward_wgsl(ctx->features().float32_atomics);
+  const std::string& source = generated_wgsl(*graph_, false, ctx->features().float32_atomics);
   // The source is the key: two kernels of one name but different programs never share a pipeline.
   auto program = kernels::Program::generated(ctx, "tiles|" + source, [&] { return source; });
   std::vector<kernels::Arg> args;
@@ -170,7 +184,7 @@ void Kernel::launch_backward(const std::vector<Tensor>& inputs, const std::vecto
     ++d;
   }
   std::vector<Tensor> in = dense_all(inputs), dout = dense_all(output_grads);
-  std::string source = backward_wgsl(ctx->features().float32_atomics);
+  const std::string& source = generated_wgsl(*graph_, true, ctx->features().float32_atomics);
   auto program = kernels::Program::generated(ctx, "tiles|" + source, [&] { return source; });
   std::vector<kernels::Arg> args;
   for (const Tensor& t : in) args.emplace_back(t);
