@@ -80,6 +80,7 @@ void add_demo_commands(CLI::App& app, CommandFn& chosen) {
   mnist->callback([n, &chosen] { chosen = [n](const gpu::ContextPtr& ctx) { return run_mnist(ctx, *n); }; });
 
   add_tile_mlp_demo(*demo, chosen);
+  add_tile_spd_demo(*demo, chosen);
 
   demo->add_subcommand("tensors", "a short tour of GPU tensor ops, each checked against float64 on the host")
       ->callback([&chosen] { chosen = cmd_demo_tensors; });
