@@ -2,7 +2,7 @@
 x = H⁻¹ f with H = Jᵀ M J + diag(R), by torch.linalg.cholesky and torch.cholesky_solve, eager and
 torch.compile, forward and forward + backward (gradients to J, M, R and f).
 
-    python3 bench/tile_spd_torch.py [--systems 1024] [--n 32] [--m 48] [--rhs 1] [--steps 10]
+    python3 bench/tile_spd_torch.py [--systems 1024] [--n 32] [--m 32] [--rhs 1] [--steps 10]
                                     [--repeats 7] [--json FILE]
 
 Data as src/demos/tile_spd.cpp makes it (not the same numbers): J, f uniform in [-1, 1],
@@ -81,7 +81,7 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--systems", type=int, default=1024)
     p.add_argument("--n", type=int, default=32)
-    p.add_argument("--m", type=int, default=48)
+    p.add_argument("--m", type=int, default=32)
     p.add_argument("--rhs", type=int, default=1)
     p.add_argument("--steps", type=int, default=10)
     p.add_argument("--repeats", type=int, default=7)

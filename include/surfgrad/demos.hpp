@@ -83,7 +83,7 @@ TileMlpResult train_tile_mlp(const gpu::ContextPtr& ctx, const TileMlpOptions& o
 // R and f.
 struct TileSpdShape {
   int n = 32;        // unknowns per system
-  int m = 48;        // rows of J
+  int m = 32;        // rows of J (m ≥ n makes JᵀMJ positive definite for J of full rank)
   int rhs = 1;       // columns of f
   int threads = 64;  // workgroup size of every kernel
 };
@@ -113,6 +113,8 @@ class SpdSolver {
   HostArray fused_reference(const HostArray& jm, const HostArray& r, const HostArray& f) const;
   HostArray unfused_reference(const HostArray& j, const HostArray& m, const HostArray& r, const HostArray& f) const;
   const tiles::Kernel& fused_kernel() const { return fused_; }
+  // The most workgroup memory any of the unfused form's four kernels needs.
+  uint64_t unfused_workgroup_bytes(bool backward) const;
   // Global memory traffic of one solve by each form, forward or forward + backward: each tensor a
   // kernel binds read (or written) once, outputs and gradients also zero-filled, atomically added
   // gradients read and written; and the kernel launches (fills not counted here).
@@ -148,8 +150,9 @@ struct TileSpdResult {
   double residual = 0;            // max over systems of ‖H·x − f‖ / ‖f‖, H in float64, x the fused GPU solve
   double unfused_difference = 0;  // max |x_fused − x_unfused| / max |x|
   uint64_t workgroup_bytes_forward = 0, workgroup_bytes_backward = 0;  // the fused kernel's
+  uint64_t unfused_workgroup_bytes_backward = 0;                       // the largest unfused one's
   std::vector<TileSpdRun> runs;  // fused, fused + backward, unfused, unfused + backward
-  std::string note;              // why a run is missing (the fused backward kernel over the workgroup memory)
+  std::string note;              // why runs are missing (a backward kernel over the adapter's workgroup memory)
   std::string forward_wgsl, backward_wgsl;
 };
 // Solves opt.systems random systems by both forms, checks them, and times each.

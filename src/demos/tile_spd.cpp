@@ -242,6 +242,12 @@ HostArray SpdSolver::unfused_reference(const HostArray& j, const HostArray& m, c
   return solve_({l, f}, {B, n, int64_t(shape_.rhs)}, grid);
 }
 
+uint64_t SpdSolver::unfused_workgroup_bytes(bool backward) const {
+  uint64_t most = 0;
+  for (const Kernel* k : {&jtm_, &h_, &cholesky_, &solve_}) most = std::max(most, k->workgroup_bytes(backward));
+  return most;
+}
+
 SpdSolver::Traffic SpdSolver::traffic(int64_t B, bool fused, bool backward) const {
   const int64_t n = shape_.n, m = shape_.m, k = shape_.rhs;
   const int64_t J = B * m * n, M = B * m * m, R = B * n, F = B * n * k, E = n * n, A = B * n * m, H = B * n * n;
@@ -269,6 +275,16 @@ TileSpdResult run_tile_spd(const gpu::ContextPtr& ctx, const TileSpdOptions& opt
   const TileSpdShape& s = opt.shape;
   const int64_t B = opt.systems;
   SpdSolver solver(ctx, s);
+  // Refused before the data is made (the launches would refuse too, later).
+  const uint64_t limit = ctx->limits().max_compute_workgroup_storage_size;
+  uint64_t forward_bytes =
+      std::max(solver.fused_kernel().workgroup_bytes(false), solver.unfused_workgroup_bytes(false));
+  if (forward_bytes > limit)
+    throw Error(ErrorKind::LimitExceeded, "tile-spd: n " + std::to_string(s.n) + ", m " + std::to_string(s.m) +
+                                              " needs " + std::to_string(forward_bytes) +
+                                              " bytes of workgroup memory forward, over this adapter's limit of " +
+                                              std::to_string(limit) +
+                                              " (maxComputeWorkgroupStorageSize): use smaller n or m");
   SpdSystems data = make_spd_systems(ctx, B, s, opt.seed);
   Var jm;
   {
@@ -301,17 +317,19 @@ TileSpdResult run_tile_spd(const gpu::ContextPtr& ctx, const TileSpdOptions& opt
   Var jm_p = Var::param(jm.value()), j_p = Var::param(data.j.value()), m_p = Var::param(data.m.value()),
       r_p = Var::param(data.r.value()), f_p = Var::param(data.f.value());
   Tensor seed = Tensor::uniform(ctx, {B, s.n, s.rhs}, opt.seed + 1, -1, 1);
-  const uint64_t limit = ctx->limits().max_compute_workgroup_storage_size;
-  if (result.workgroup_bytes_backward > limit)
-    result.note = "fused forward + backward not run: its backward kernel needs " +
-                  std::to_string(result.workgroup_bytes_backward) + " bytes of workgroup memory, this adapter has " +
-                  std::to_string(limit);
+  // A backward kernel may not fit where its forward does: that form's backward run is left out.
+  result.unfused_workgroup_bytes_backward = solver.unfused_workgroup_bytes(true);
+  for (bool fused : {true, false}) {
+    uint64_t need = fused ? result.workgroup_bytes_backward : result.unfused_workgroup_bytes_backward;
+    if (need > limit)
+      result.note += std::string(result.note.empty() ? "" : "; ") + (fused ? "fused" : "unfused") +
+                     " forward + backward not run: a backward kernel needs " + std::to_string(need) +
+                     " bytes of workgroup memory, this adapter has " + std::to_string(limit);
+  }
   for (bool fused : {true, false})
     for (bool backward : {false, true}) {
-      if (fused && backward && result.workgroup_bytes_backward > limit) {
-        if (progress) progress(result.note, false);
+      if (backward && (fused ? result.workgroup_bytes_backward : result.unfused_workgroup_bytes_backward) > limit)
         continue;
-      }
       std::function<void()> step;
       if (fused && !backward)
         step = [&] { (void)solver.fused(jm, data.r, data.f); };
@@ -356,6 +374,7 @@ TileSpdResult run_tile_spd(const gpu::ContextPtr& ctx, const TileSpdOptions& opt
         progress(line, false);
       }
     }
+  if (progress && !result.note.empty()) progress(result.note, false);
   return result;
 }
 
