@@ -21,4 +21,5 @@ for shape in "16 24" "24 32" "32 32" "32 48"; do
   python3 bench/tile_spd_torch.py --systems 1024 --n "$1" --m "$2" --steps "$steps" --repeats 7 \
     --json "$out/tile_spd_torch_n$1_m$2.json" 2>&1 | tee -a "$out/tile_spd.log"
 done
+mkdir -p "$out/wgsl"  # the dump writes into an existing folder
 SURFGRAD_DUMP_WGSL="$out/wgsl" $bin demo tile-spd --systems 1024 --n 32 --m 32 2>&1 | tee -a "$out/tile_spd.log"

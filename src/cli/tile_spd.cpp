@@ -113,6 +113,7 @@ int run_bench(const gpu::ContextPtr& ctx, const demos::TileSpdOptions& o, const 
 
 void add_tile_spd_demo(CLI::App& demo, CommandFn& chosen) {
   auto o = std::make_shared<demos::TileSpdOptions>();
+  o->steps = 3;
   o->repeats = 3;
   CLI::App* c = demo.add_subcommand("tile-spd", "batched SPD solves (JᵀMJ + diag R) x = f in one tile kernel");
   add_options(c, *o);
