@@ -6,7 +6,7 @@
 set -u
 steps=${1:-300}
 out=${OUT:-/tmp/tile-mlp-bench}
-mkdir -p "$out"
+mkdir -p "$out" "$out/wgsl"
 bin=${SURFGRAD:-./build/surfgrad}  # the CLI (a carried copy on the GPU machine)
 $bin info | head -4 | tee "$out/tile_mlp.log"
 for rows in 8 16 32; do

@@ -143,3 +143,23 @@ TEST_F(Cli, HugeJobsAreRefusedBeforeTheWork) {
   }
   EXPECT_EQ(s.entries(), 0u);
 }
+
+// The tile-spd bench on a tiny batch writes its JSON; shapes that cannot run are refused at once.
+TEST_F(Cli, TileSpdBenchAndItsLimits) {
+  Scratch s;
+  std::string json = (s.dir / "spd.json").string();
+  Exit r =
+      run("bench tile-spd --systems 4 --n 3 --m 5 --rhs 2 --threads 7 --steps 1 --repeats 1 --json '" + json + "'");
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("dispatches"), std::string::npos) << r.output;
+  std::ifstream in(json);
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  for (const char* key : {"\"bench\": \"tile-spd\"", "\"form\": \"unfused\"", "\"backward\": true", "\"bytes\""})
+    EXPECT_NE(text.find(key), std::string::npos) << key << " in " << text;
+  r = run("demo tile-spd --n 0");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("--n"), std::string::npos) << r.output;
+  r = run("demo tile-spd --n 64 --m 128");
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find("bytes of workgroup memory forward"), std::string::npos) << r.output;
+}

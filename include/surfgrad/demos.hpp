@@ -3,7 +3,10 @@
 #include <functional>
 #include <string>
 
+#include "surfgrad/autograd.hpp"
 #include "surfgrad/gpu.hpp"
+#include "surfgrad/reference.hpp"
+#include "surfgrad/tiles.hpp"
 
 namespace surfgrad::demos {
 
@@ -100,5 +103,89 @@ struct TileFftConvResult {
   std::string forward_wgsl, backward_wgsl;
 };
 TileFftConvResult run_tile_fftconv(const gpu::ContextPtr& ctx, const TileFftConvOptions& opt);
+// Batched SPD solves, the shape of Warp's forward-dynamics example: for each of B systems,
+// x = H⁻¹·f with H = Jᵀ·M·J + diag(R) — J [B, m, n] (m constraint rows, n degrees of freedom),
+// M [B, m, m] symmetric positive definite, R [B, 1, n] positive (the regularisation, e.g. joint
+// armature), f [B, n, rhs]. Fused: one tile kernel, one workgroup per system (grid B), forming H,
+// factoring it and solving in workgroup memory; unfused: the same maths as four tile kernels
+// (JᵀM; H = (JᵀM)·J + diag R; L = chol H; x = (L·Lᵀ)⁻¹·f), each reading and writing global memory,
+// as Warp's Featherstone integrator launches them. Both are one Var each, so gradients reach J, M,
+// R and f.
+struct TileSpdShape {
+  int n = 32;        // unknowns per system
+  int m = 32;        // rows of J (m ≥ n makes JᵀMJ positive definite for J of full rank)
+  int rhs = 1;       // columns of f
+  int threads = 64;  // workgroup size of every kernel
+};
+struct SpdSystems {
+  Var j, m, r, f;  // [B, m, n], [B, m, m], [B, 1, n], [B, n, rhs]
+};
+// Well-conditioned random systems (M = G·Gᵀ/m + ½·I, R in [0.1, 1], J and f in [−1, 1]), the same
+// for a seed; `requires_grad` makes them parameters.
+SpdSystems make_spd_systems(const gpu::ContextPtr& ctx, int64_t systems, const TileSpdShape& shape, uint64_t seed,
+                            bool requires_grad = false);
+
+class SpdSolver {
+ public:
+  // Builds the kernels (checked against the shape; launches check the adapter's limits).
+  SpdSolver(const gpu::ContextPtr& ctx, const TileSpdShape& shape);
+  const TileSpdShape& shape() const { return shape_; }
+  // J and M side by side, [B, m, n + m]: the fused kernel's input. One array for both keeps its
+  // backward kernel at 8 bindings (inputs, the output's gradient, the inputs' gradients); one
+  // concat, differentiable, where the caller holds them apart.
+  static Var pack(const Var& j, const Var& m);
+  static HostArray pack(const HostArray& j, const HostArray& m);
+  // x [B, n, rhs]. The shapes are checked (an error naming them) before any GPU work.
+  Var fused(const Var& jm, const Var& r, const Var& f) const;
+  Var fused(const SpdSystems& s) const { return fused(pack(s.j, s.m), s.r, s.f); }
+  Var unfused(const SpdSystems& s) const;
+  // The fused kernel run in float64 on the host (tiles::Kernel's reference).
+  HostArray fused_reference(const HostArray& jm, const HostArray& r, const HostArray& f) const;
+  HostArray unfused_reference(const HostArray& j, const HostArray& m, const HostArray& r, const HostArray& f) const;
+  const tiles::Kernel& fused_kernel() const { return fused_; }
+  // The most workgroup memory any of the unfused form's four kernels needs.
+  uint64_t unfused_workgroup_bytes(bool backward) const;
+  // Global memory traffic of one solve by each form, forward or forward + backward: each tensor a
+  // kernel binds read (or written) once, outputs and gradients also zero-filled, atomically added
+  // gradients read and written; and the kernel launches (fills not counted here).
+  struct Traffic {
+    uint64_t bytes = 0, kernels = 0;
+  };
+  Traffic traffic(int64_t systems, bool fused, bool backward) const;
+
+ private:
+  void check(const Shape& jm, const Shape& r, const Shape& f, int64_t j_cols) const;
+  TileSpdShape shape_;
+  Tensor eye_;
+  HostArray eye_host_;
+  tiles::Kernel fused_, jtm_, h_, cholesky_, solve_;
+};
+
+struct TileSpdOptions {
+  int64_t systems = 1024;
+  TileSpdShape shape;
+  int steps = 10;   // solves per timed group (one sync at its end)
+  int repeats = 7;  // timed groups; the median is reported
+  uint64_t seed = 1;
+};
+struct TileSpdRun {
+  std::string form;  // "fused" or "unfused"
+  bool backward = false;
+  double ms = 0;            // per solve (forward, or forward + backward), median over the groups
+  uint64_t dispatches = 0;  // per solve, counted (zero fills included)
+  uint64_t kernels = 0;     // of which tile kernel launches
+  uint64_t bytes = 0;       // SpdSolver::traffic
+};
+struct TileSpdResult {
+  double residual = 0;            // max over systems of ‖H·x − f‖ / ‖f‖, H in float64, x the fused GPU solve
+  double unfused_difference = 0;  // max |x_fused − x_unfused| / max |x|
+  uint64_t workgroup_bytes_forward = 0, workgroup_bytes_backward = 0;  // the fused kernel's
+  uint64_t unfused_workgroup_bytes_backward = 0;                       // the largest unfused one's
+  std::vector<TileSpdRun> runs;  // fused, fused + backward, unfused, unfused + backward
+  std::string note;              // why runs are missing (a backward kernel over the adapter's workgroup memory)
+  std::string forward_wgsl, backward_wgsl;
+};
+// Solves opt.systems random systems by both forms, checks them, and times each.
+TileSpdResult run_tile_spd(const gpu::ContextPtr& ctx, const TileSpdOptions& opt, const Progress& progress = {});
 
 }  // namespace surfgrad::demos

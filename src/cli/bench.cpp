@@ -267,6 +267,7 @@ void add_bench_commands(CLI::App& app, CommandFn& chosen) {
   add_bench_coop_command(*bench, chosen);
   add_tile_mlp_bench(*bench, chosen);
   add_tile_fftconv_bench(*bench, chosen);
+  add_tile_spd_bench(*bench, chosen);
   add_bench_knn_command(*bench, chosen);
 }
 

@@ -24,6 +24,8 @@ void add_tile_mlp_demo(CLI::App& demo, CommandFn& chosen);        // demo tile-m
 void add_tile_mlp_bench(CLI::App& bench, CommandFn& chosen);      // bench tile-mlp
 void add_tile_fftconv_demo(CLI::App& demo, CommandFn& chosen);    // demo tile-fftconv
 void add_tile_fftconv_bench(CLI::App& bench, CommandFn& chosen);  // bench tile-fftconv
+void add_tile_spd_demo(CLI::App& demo, CommandFn& chosen);        // demo tile-spd
+void add_tile_spd_bench(CLI::App& bench, CommandFn& chosen);      // bench tile-spd
 void add_bench_knn_command(CLI::App& bench, CommandFn& chosen);   // bench knn
 
 // The job of `surfgrad` without a command: the moons demo with its defaults.

@@ -81,6 +81,7 @@ void add_demo_commands(CLI::App& app, CommandFn& chosen) {
 
   add_tile_mlp_demo(*demo, chosen);
   add_tile_fftconv_demo(*demo, chosen);
+  add_tile_spd_demo(*demo, chosen);
 
   demo->add_subcommand("tensors", "a short tour of GPU tensor ops, each checked against float64 on the host")
       ->callback([&chosen] { chosen = cmd_demo_tensors; });
