@@ -7,7 +7,7 @@
 set -u
 steps=${1:-50}
 out=${OUT:-/tmp/tile-fftconv-bench}
-mkdir -p "$out"
+mkdir -p "$out" "$out/wgsl"  # the dump writes into an existing folder
 bin=${SURFGRAD:-./build/surfgrad}  # the CLI (a carried copy on the GPU machine)
 $bin info | head -4 | tee "$out/tile_fftconv.log"
 for rows in 0 1; do  # 0: the most that fit the backward kernel's workgroup memory (2 in 48 KiB)
