@@ -209,3 +209,40 @@ TEST(Matmul, CheckedAndTrustedKernelsAgree) {
   };
   EXPECT_EQ(on(checked), on(ctx()));
 }
+
+TEST(Matmul, SplitKMatchesFloat64) {
+  // C = Σ_s A[:, K_s]·B[K_s, :] over equal slices of K, as one batched product of views and a sum:
+  // odd M and N, 2, 3, 4 and 8 slices, a transposed A read in place (its slices are strided views).
+  struct Case {
+    int64_t M, N, K;
+    int slices;
+  };
+  for (Case c : {Case{5, 37, 96, 2}, Case{5, 37, 96, 3}, Case{7, 130, 1024, 8}, Case{64, 68, 256, 4}}) {
+    Ref a = random_ref({c.M, c.K}, 81, DType::f32), b = random_ref({c.K, c.N}, 82, DType::f32);
+    Ref at = random_ref({c.K, c.M}, 83, DType::f32);
+    Tensor ta = upload(a, DType::f32), tb = upload(b, DType::f32), tat = upload(at, DType::f32).t();
+    Tol tol{1e-5 * std::sqrt(double(c.K)), 1e-5};
+    std::string what = std::to_string(c.M) + "x" + std::to_string(c.K) + " @ " + std::to_string(c.K) + "x" +
+                       std::to_string(c.N) + " in " + std::to_string(c.slices) + " slices";
+    MatmulProblem straight = make_problem(ta, tb), transposed = make_problem(tat, tb);
+    run_split_k(straight, c.slices);
+    run_split_k(transposed, c.slices);
+    EXPECT_TRUE(close(read(straight.c), matmul_ref(a, b), tol, what));
+    EXPECT_TRUE(close(read(transposed.c), matmul_ref(transpose_ref(at), b), tol, what + " (A transposed)"));
+  }
+  MatmulProblem uneven = make_problem(Tensor::zeros(ctx(), {4, 10}), Tensor::zeros(ctx(), {10, 4}));
+  EXPECT_THROW(run_split_k(uneven, 3), Error);  // K = 10 is not a multiple of 3
+}
+
+TEST(Matmul, SplitKOnlyWhereTheTilesCannotFillAGpu) {
+  TiledParams t64{64, 64, 16, 4, 4, false, 1, true}, t128{128, 128, 16, 8, 8, true, 8, true};
+  // The skinny shape: 64 tiles of 64×64 → 8 slices of 512 (512 workgroups).
+  EXPECT_EQ(split_k_factor(false, DType::f32, 64, 4096, 4096, 1, t64), 8);
+  EXPECT_EQ(split_k_factor(false, DType::f32, 4096, 4096, 4096, 1, t128), 1);  // 1,024 tiles already
+  EXPECT_EQ(split_k_factor(false, DType::f32, 64, 4096, 256, 1, t64), 1);      // K too short to split
+  EXPECT_EQ(split_k_factor(false, DType::f32, 64, 4096, 4100, 1, t64), 1);     // slices would not be vec4-aligned
+  EXPECT_EQ(split_k_factor(false, DType::f32, 64, 4096, 1024, 1, t64), 4);     // K/S stays ≥ 256
+  EXPECT_EQ(split_k_factor(true, DType::f32, 64, 4096, 4096, 1, t64), 1);      // CPU adapters: never
+  EXPECT_EQ(split_k_factor(false, DType::f16, 64, 4096, 4096, 1, t64), 1);     // f16 partials would round
+  EXPECT_EQ(split_k_factor(false, DType::f32, 64, 4096, 4096, 3, t64), 1);     // batched products: never
+}

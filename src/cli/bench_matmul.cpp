@@ -109,10 +109,7 @@ int bench_matmul(const gpu::ContextPtr& ctx, const MatmulArgs& args) {
   std::vector<MatmulVariant> variants = matmul_variants();
   variants.push_back({13, "tuned", "what Tensor::matmul runs: the autotuner's pick or the heuristic", 1e-5,
                       [](const MatmulProblem&) { return std::string(); },
-                      [](const MatmulProblem& p) {
-                        TiledParams params = matmul_params(p.ctx, p.dtype(), p.M, p.N, p.K, matmul_vec4_staging(p));
-                        return std::function<void()>([p, params] { run_tiled(p, params); });
-                      }});
+                      [](const MatmulProblem& p) { return std::function<void()>([p] { run_matmul(p); }); }});
   variants.push_back(
       {13, "f16-tuned", "Tensor::matmul on f16 tensors", 2e-3,
        [&](const MatmulProblem&) { return ctx->features().shader_f16 ? std::string() : std::string("no shader-f16"); },

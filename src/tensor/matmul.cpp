@@ -59,7 +59,7 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
     if (p.K == 0) {
       p.c.assign(scalar_like(p.c, 0));
     } else {
-      run_tiled(p, matmul_params(p.ctx, p.dtype(), p.M, p.N, p.K, matmul_vec4_staging(p)));
+      run_matmul(p);
     }
   }
   // Undo the 1-D promotions, as numpy does.
@@ -340,6 +340,37 @@ void run_tiled(const MatmulProblem& prob, const TiledParams& p) {
         return v;
       });
   dispatch_tiles(prob, kernel, p.bm, p.bn);
+}
+
+int split_k_factor(bool cpu_adapter, DType dtype, int64_t M, int64_t N, int64_t K, int64_t batches,
+                   const TiledParams& p) {
+  if (cpu_adapter || dtype != DType::f32 || batches != 1 || p.direct()) return 1;
+  int64_t tiles = ((M + p.bm - 1) / p.bm) * ((N + p.bn - 1) / p.bn);
+  int s = 1;
+  while (s < 16 && tiles * s < 512 && K % (8 * s) == 0 && K / (2 * s) >= 256) s *= 2;
+  return s;
+}
+
+void run_split_k(const MatmulProblem& prob, int slices) {
+  if (prob.batches != 1 || prob.a.rank() != 2 || prob.b.rank() != 2 || slices < 1 || prob.K % slices)
+    throw Error(ErrorKind::Value, "matmul split-K: " + std::to_string(slices) +
+                                      " slices of K = " + std::to_string(prob.K) + " for " + prob.a.describe() + " @ " +
+                                      prob.b.describe() + " (2-D operands, K a multiple of the slices)");
+  int64_t ks = prob.K / slices;
+  // Splitting an axis is always a view: A [M, S, K/S] → [S, M, K/S], B [S, K/S, N].
+  Tensor a = prob.a.reshape({prob.M, slices, ks}).permute({1, 0, 2}), b = prob.b.reshape({slices, ks, prob.N});
+  MatmulProblem part = make_problem(a, b);
+  run_tiled(part, matmul_params(part.ctx, part.dtype(), part.M, part.N, ks, matmul_vec4_staging(part)));
+  prob.c.assign(part.c.sum({0}));
+}
+
+void run_matmul(const MatmulProblem& prob) {
+  TiledParams p = matmul_params(prob.ctx, prob.dtype(), prob.M, prob.N, prob.K, matmul_vec4_staging(prob));
+  int slices = split_k_factor(prob.ctx->info().is_cpu, prob.dtype(), prob.M, prob.N, prob.K, prob.batches, p);
+  if (slices > 1 && prob.a.rank() == 2 && prob.b.rank() == 2)
+    run_split_k(prob, slices);
+  else
+    run_tiled(prob, p);
 }
 
 }  // namespace surfgrad

@@ -57,4 +57,18 @@ bool matmul_vec4_staging(const MatmulProblem& prob);
 TiledParams matmul_params(const gpu::ContextPtr& ctx, DType dtype, int64_t M, int64_t N, int64_t K,
                           bool vec4_staging = false);
 
+// Split-K for products with few output tiles and a long K (a 64×4096 output is 64 tiles of 64×64,
+// half the workgroups an H100 runs at once, each walking all of K): C = Σ_s A[:, K_s]·B[K_s, :]
+// over S equal slices of K, run as one batched product of views ([S, M, K/S] of A, [S, K/S, N]
+// of B, no copies) into [S, M, N] partials, summed over S into C. split_k_factor gives S for a
+// 2-D f32 problem run with tiles `p` (1: no split): on GPUs only (a CPU adapter runs one
+// workgroup per core anyway), while the tiles would not fill ~512 workgroups, with K/S ≥ 256 and
+// a multiple of 4 (B's slices stay vec4-aligned).
+int split_k_factor(bool cpu_adapter, DType dtype, int64_t M, int64_t N, int64_t K, int64_t batches,
+                   const TiledParams& p);
+void run_split_k(const MatmulProblem& prob, int slices);
+// What Tensor::matmul runs for a prepared problem: split-K where split_k_factor says so, else the
+// tuned tiled kernel (the autotuner's pick or the heuristic).
+void run_matmul(const MatmulProblem& prob);
+
 }  // namespace surfgrad
