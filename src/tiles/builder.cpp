@@ -365,7 +365,7 @@ ComplexTile tile_complex_mul(const ComplexTile& a, const ComplexTile& b) {
 namespace {
 
 // The block of shape `inner` at (row_offset, col_offset) must lie inside the tile `outer`; the
-// message names both shapes, the offsets and the rows and columns that fall outside.
+// message names both shapes, the offsets, and the rows and columns the block and the tile cover.
 void check_block(const Graph& g, const char* primitive, const std::string& block, TileShape outer,
                  const std::string& tile, TileShape inner, int row_offset, int col_offset) {
   int64_t last_row = int64_t(row_offset) + inner.rows - 1, last_col = int64_t(col_offset) + inner.cols - 1;
@@ -375,7 +375,7 @@ void check_block(const Graph& g, const char* primitive, const std::string& block
                   std::to_string(row_offset) + ", column offset " + std::to_string(col_offset) +
                   " does not lie inside the " + detail::shape_text(outer) + " " + tile + ": it covers rows " +
                   std::to_string(row_offset) + " … " + std::to_string(last_row) + " and columns " +
-                  std::to_string(col_offset) + " … " + std::to_string(last_col) + ", the tile rows 0 … " +
+                  std::to_string(col_offset) + " … " + std::to_string(last_col) + "; the " + tile + " has rows 0 … " +
                   std::to_string(outer.rows - 1) + " and columns 0 … " + std::to_string(outer.cols - 1));
 }
 
