@@ -35,6 +35,10 @@
 // inverse is scaled by 1/n. With tile_complex_mul, an FFT convolution of a block of signals with a
 // filter is one kernel (src/demos/tile_fftconv.cpp).
 //
+// Blocks: tile_view(x, shape, r, c) is the block x[r .. +rows, c .. +cols] (a copy in a tile of its
+// own), and tile_assign(dst, src, r, c) a new tile equal to dst with that block replaced by src —
+// Warp's in-place tile_assign in functional form (rebind: dst = tile_assign(dst, src, r, c)).
+//
 // Memory: every tile lives in workgroup memory, and tiles whose lifetimes do not overlap share
 // it (the backward kernel keeps a value only while an adjoint still reads it); weights that
 // every block reads can stay in global memory (the tile_matmul overload taking an Array).
@@ -188,6 +192,18 @@ ComplexTile tile_ifft(const Tile& re, const Tile& im);
 ComplexTile tile_ifft(const ComplexTile& x);
 // (a.re + i·a.im)·(b.re + i·b.im), element by element, from tile_map's products and sums.
 ComplexTile tile_complex_mul(const ComplexTile& a, const ComplexTile& b);
+
+// Blocks of a tile (Warp's tile_view and tile_assign). tile_view: the `shape` block of x whose
+// first element is x[row_offset, col_offset], copied into a new tile (not an alias: later
+// primitives cannot change x through it, and it takes workgroup memory of its own while live).
+// Its adjoint adds the view's adjoint into that block of x's. tile_assign: a new tile of dst's
+// shape, equal to dst except for the block of src's shape at (row_offset, col_offset), which
+// holds src. Warp assigns in place; here the result is a new node so the program stays
+// single-assignment and differentiable: write dst = tile_assign(dst, src, r, c). dst's adjoint gets
+// the output's adjoint with the block zeroed, src's gets the block. Both refuse (a Shape error
+// naming the primitive, the shapes and the offsets) a block that does not lie inside the tile.
+Tile tile_view(const Tile& x, TileShape shape, int row_offset = 0, int col_offset = 0);
+Tile tile_assign(const Tile& dst, const Tile& src, int row_offset = 0, int col_offset = 0);
 
 class Kernel {
  public:

@@ -7,6 +7,7 @@
 #include "tiles/cholesky.hpp"
 #include "tiles/emit.hpp"
 #include "tiles/fft.hpp"
+#include "tiles/view.hpp"
 
 namespace surfgrad::tiles::detail {
 
@@ -163,6 +164,8 @@ void emit_adjoint(Wgsl& w, const Graph& g, int n, const std::vector<bool>& needs
     case Op::upper_solve: emit_linalg_adjoint(w, g, n, needs); return;
     case Op::fft:
     case Op::fft_part: emit_fft_adjoint(w, g, n, needs); return;
+    case Op::view:
+    case Op::assign: emit_block_adjoint(w, g, n, needs); return;
   }
 }
 

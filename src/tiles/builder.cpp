@@ -101,6 +101,8 @@ const char* op_name(Op op) {
     case Op::upper_solve: return "tile_upper_solve";
     case Op::fft: return "tile_fft";
     case Op::fft_part: return "tile_fft";
+    case Op::view: return "tile_view";
+    case Op::assign: return "tile_assign";
   }
   return "?";
 }
@@ -358,6 +360,48 @@ ComplexTile tile_ifft(const ComplexTile& x) { return fourier(x.re, &x.im, true);
 
 ComplexTile tile_complex_mul(const ComplexTile& a, const ComplexTile& b) {
   return {a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};
+}
+
+namespace {
+
+// The block of shape `inner` at (row_offset, col_offset) must lie inside the tile `outer`; the
+// message names both shapes, the offsets, and the rows and columns the block and the tile cover.
+void check_block(const Graph& g, const char* primitive, const std::string& block, TileShape outer,
+                 const std::string& tile, TileShape inner, int row_offset, int col_offset) {
+  int64_t last_row = int64_t(row_offset) + inner.rows - 1, last_col = int64_t(col_offset) + inner.cols - 1;
+  if (row_offset >= 0 && col_offset >= 0 && last_row < outer.rows && last_col < outer.cols) return;
+  throw Error(ErrorKind::Shape,
+              where(g, primitive) + "a " + detail::shape_text(inner) + " " + block + " at row offset " +
+                  std::to_string(row_offset) + ", column offset " + std::to_string(col_offset) +
+                  " does not lie inside the " + detail::shape_text(outer) + " " + tile + ": it covers rows " +
+                  std::to_string(row_offset) + " … " + std::to_string(last_row) + " and columns " +
+                  std::to_string(col_offset) + " … " + std::to_string(last_col) + "; the " + tile + " has rows 0 … " +
+                  std::to_string(outer.rows - 1) + " and columns 0 … " + std::to_string(outer.cols - 1));
+}
+
+}  // namespace
+
+Tile tile_view(const Tile& x, TileShape shape, int row_offset, int col_offset) {
+  Graph& g = graph_of(x, "tile_view");
+  if (shape.rows < 1 || shape.cols < 1)
+    throw Error(ErrorKind::Shape, where(g, "tile_view") + "view shape " + detail::shape_text(shape) + " of the " +
+                                      detail::shape_text(x.shape()) + " tile is empty");
+  check_block(g, "tile_view", "view", x.shape(), "tile", shape, row_offset, col_offset);
+  Node n{Op::view, shape, {x.node()}};
+  n.row_offset = row_offset;
+  n.col_offset = col_offset;
+  return append(x, n);
+}
+
+Tile tile_assign(const Tile& dst, const Tile& src, int row_offset, int col_offset) {
+  Graph& g = graph_of(dst, "tile_assign");
+  graph_of(src, "tile_assign");
+  same_kernel(dst, src, "tile_assign");
+  check_block(g, "tile_assign", "source tile", dst.shape(), "destination tile", src.shape(), row_offset, col_offset);
+  Node n{Op::assign, dst.shape(), {dst.node(), src.node()}};
+  n.row_offset = row_offset;
+  n.col_offset = col_offset;
+  return append(dst, n);
 }
 
 }  // namespace surfgrad::tiles

@@ -7,6 +7,7 @@
 
 #include "tiles/cholesky.hpp"
 #include "tiles/fft.hpp"
+#include "tiles/view.hpp"
 
 namespace surfgrad::tiles::detail {
 
@@ -155,6 +156,16 @@ std::string describe(const Graph& g, int n) {
              std::to_string(2 * r - 1) + " imaginary, the rest the passes' work space";
     }
     case Op::fft_part: return lhs + (node.axis == 0 ? "the real part of " : "the imaginary part of ") + arg(0);
+    case Op::view:
+      return lhs + "tile_view(" + arg(0) + "[rows " + std::to_string(node.row_offset) + " +" +
+             std::to_string(node.shape.rows) + ", cols " + std::to_string(node.col_offset) + " +" +
+             std::to_string(node.shape.cols) + "]), a copy";
+    case Op::assign: {
+      TileShape s = g.nodes[size_t(node.args[1])].shape;
+      return lhs + "tile_assign(" + arg(0) + " with [rows " + std::to_string(node.row_offset) + " +" +
+             std::to_string(s.rows) + ", cols " + std::to_string(node.col_offset) + " +" + std::to_string(s.cols) +
+             "] ← " + arg(1) + ")";
+    }
   }
   return "?";
 }
@@ -220,6 +231,8 @@ void emit_forward_node(Wgsl& w, const Graph& g, int n) {
     case Op::upper_solve: emit_linalg_forward(w, g, n); return;
     case Op::fft:
     case Op::fft_part: emit_fft_forward(w, g, n); return;
+    case Op::view:
+    case Op::assign: emit_block_forward(w, g, n); return;
     case Op::store:
     case Op::atomic_add: return;
   }

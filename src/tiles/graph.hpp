@@ -26,7 +26,9 @@ enum class Op {
   // args: re (R×n) and optionally im (absent: a real input). Its tile is 4R×n: rows 0 … R − 1
   // the result's real part, R … 2R − 1 its imaginary part, the rest the passes' work space.
   fft,
-  fft_part  // args: an fft node; axis 0 copies its real part, 1 its imaginary part (R×n)
+  fft_part,  // args: an fft node; axis 0 copies its real part, 1 its imaginary part (R×n)
+  view,      // args: x; a copy of the block of x at (row_offset, col_offset) of this node's shape
+  assign     // args: dst, src; dst with its block at (row_offset, col_offset) replaced by src
 };
 
 struct Node {
@@ -39,7 +41,8 @@ struct Node {
   Binary binary = Binary::add;
   Reduce reduce = Reduce::sum;
   int axis = 0;
-  bool inverse = false;  // fft: the inverse transform, scaled by 1/n
+  bool inverse = false;                // fft: the inverse transform, scaled by 1/n
+  int row_offset = 0, col_offset = 0;  // view, assign: the block's first row and column
   bool makes_tile() const { return op != Op::store && op != Op::atomic_add; }
 };
 

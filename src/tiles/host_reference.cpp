@@ -1,13 +1,15 @@
 // The float64 host reference of a tile kernel: the same program, block by block, with each
 // primitive computed by the library's host reference (HostArray: matmul, sum, max, expand,
 // transpose, the unary table's float64 functions; Cholesky and the triangular solves by the
-// textbook loops of cholesky.cpp, Fourier transforms by the O(n²) sums of fft.cpp) — nothing
+// textbook loops of cholesky.cpp, Fourier transforms by the O(n²) sums of fft.cpp, views and
+// assigns by element loops in view.cpp) — nothing
 // shared with the WGSL generators except the program itself. gradcheck differentiates it by
 // finite differences.
 #include "surfgrad/error.hpp"
 #include "tiles/cholesky.hpp"
 #include "tiles/fft.hpp"
 #include "tiles/graph.hpp"
+#include "tiles/view.hpp"
 
 namespace surfgrad::tiles {
 
@@ -125,6 +127,10 @@ std::vector<HostArray> Kernel::reference(const std::vector<HostArray>& inputs, s
               break;
             case Op::fft: value[k] = detail::host_fft(arg(0), n.args.size() > 1 ? &arg(1) : nullptr, n.inverse); break;
             case Op::fft_part: value[k] = arg(0).slice(0, n.axis * n.shape.rows, (n.axis + 1) * n.shape.rows); break;
+            case Op::view:
+              value[k] = detail::host_view(arg(0), n.shape.rows, n.shape.cols, n.row_offset, n.col_offset);
+              break;
+            case Op::assign: value[k] = detail::host_assign(arg(0), arg(1), n.row_offset, n.col_offset); break;
           }
         }
       }
