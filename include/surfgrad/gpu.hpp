@@ -200,6 +200,13 @@ class Context : public std::enable_shared_from_this<Context> {
   void sync();   // submit and wait until the device is idle; throws any pending error
   uint64_t pending_dispatches() const;
 
+  // Profiling: with SURFGRAD_PROFILE=1 (or =FILE) in the environment and an adapter with
+  // timestamp queries, every dispatch runs in its own timed compute pass and, when the context
+  // closes, a table of GPU time per kernel (dispatches, total ms, µs each, share) goes to stderr
+  // (or FILE). Separate passes and periodic read-backs slow the work down; the per-kernel times
+  // are what the GPU spent in each. profile_table() gives the table so far.
+  std::string profile_table();
+
   // Timestamp-query timing (benchmarks): every compute pass between begin_timing and
   // end_timing is timed on the GPU; end_timing syncs and returns the summed pass time in ms.
   // Returns a negative value where the adapter has no timestamp queries.
@@ -222,6 +229,10 @@ class Context : public std::enable_shared_from_this<Context> {
   void measure_subgroup_size();
   // Sets the pipeline and bind group of a dispatch (shared by the direct and indirect forms).
   void bind(const Kernel& kernel, std::span<const Buffer* const> bindings, std::span<const uint32_t> meta);
+  // SURFGRAD_PROFILE (src/gpu/profile.cpp): before a dispatch, its own timed pass; reading the
+  // timestamps back; the table written when the context closes.
+  void profile_before_dispatch(const Kernel& kernel);
+  void profile_collect();
   std::unique_ptr<Impl> impl_;
 };
 

@@ -60,7 +60,8 @@ int cmd_info(const gpu::ContextPtr& ctx) {
 int run(int argc, char** argv) {
   CLI::App app{"surfgrad: GPU tensors, autodiff and embedding maps (t-SNE, UMAP) through WebGPU", "surfgrad"};
   app.footer(
-      "environment: SURFGRAD_BACKEND=vulkan|gles|metal|d3d12, SURFGRAD_ADAPTER=<name substring>\n"
+      "environment: SURFGRAD_BACKEND=vulkan|gles|metal|d3d12, SURFGRAD_ADAPTER=<name substring>,\n"
+      "SURFGRAD_PROFILE=1|FILE (GPU time per kernel), SURFGRAD_DUMP_WGSL=DIR\n"
       "exit status: 0 success, 1 error, 2 usage");
   app.require_subcommand(0, 1);
   cli::CommandFn chosen;

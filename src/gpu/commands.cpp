@@ -274,6 +274,7 @@ Kernel Context::kernel(const std::string& wgsl, const std::string& entry, bool v
             [](const KernelBinding& a, const KernelBinding& b) { return a.index < b.index; });
   state->id = next_buffer_id();  // any unique number will do
   state->entry = entry;
+  state->label = entry;
   Kernel k{state};
   impl_->kernels.emplace(std::move(key), k);
   return k;
@@ -287,6 +288,7 @@ Kernel Context::kernel(const std::string& key, const std::function<std::string()
     return it->second;
   }
   Kernel k = kernel(make_wgsl(), entry, validated);
+  if (k.state->label == k.state->entry) k.state->label = profile_label(key, entry);
   impl_->keyed_kernels.emplace(full_key, k);
   return k;
 }
@@ -316,7 +318,15 @@ void Context::Impl::open_pass() {
   if (pass) return;
   WGPUComputePassDescriptor desc = WGPU_COMPUTE_PASS_DESCRIPTOR_INIT;
   WGPUPassTimestampWrites writes = WGPU_PASS_TIMESTAMP_WRITES_INIT;
-  if (timing && query_set) {
+  if (profile.on && profile.next) {  // profile.cpp: this pass holds one dispatch
+    writes.querySet = profile.set;
+    writes.beginningOfPassWriteIndex = profile.used;
+    writes.endOfPassWriteIndex = profile.used + 1;
+    profile.used += 2;
+    profile.pending.push_back(profile.next->label);
+    profile.next = nullptr;
+    desc.timestampWrites = &writes;
+  } else if (timing && query_set) {
     if (queries_used + 2 > query_capacity)
       throw Error(ErrorKind::LimitExceeded,
                   "more than " + std::to_string(kMaxTimedPasses) + " timed passes; time less work at once");
@@ -346,8 +356,10 @@ void Context::dispatch(const Kernel& kernel, std::span<const Buffer* const> bind
     throw Error(ErrorKind::LimitExceeded, "dispatch (" + std::to_string(groups.x) + ", " + std::to_string(groups.y) +
                                               ", " + std::to_string(groups.z) + ") of kernel '" + kernel.state->entry +
                                               "' exceeds " + std::to_string(max) + " workgroups per dimension");
+  if (I.profile.on) profile_before_dispatch(kernel);
   bind(kernel, bindings, meta);
   wgpuComputePassEncoderDispatchWorkgroups(I.pass, groups.x, groups.y, groups.z);
+  if (I.profile.on) I.close_pass();
   if (++I.dispatches >= kMaxDispatchesPerBatch && !I.timing) flush();
 }
 
@@ -363,9 +375,11 @@ void Context::dispatch_indirect(const Kernel& kernel, std::span<const Buffer* co
     if (b == &args)
       throw Error(ErrorKind::Value, "dispatch_indirect of kernel '" + kernel.state->entry +
                                         "': the argument buffer cannot also be bound to the kernel");
+  if (I.profile.on) profile_before_dispatch(kernel);
   bind(kernel, bindings, meta);
   args.state()->last_batch = I.batch_id;
   wgpuComputePassEncoderDispatchWorkgroupsIndirect(I.pass, args.state()->buffer, offset);
+  if (I.profile.on) I.close_pass();
   if (++I.dispatches >= kMaxDispatchesPerBatch && !I.timing) flush();
 }
 

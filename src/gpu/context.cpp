@@ -323,13 +323,43 @@ std::shared_ptr<Context> Context::create(const ContextOptions& options_in) {
   if (options.max_workgroups_per_dimension)
     impl->max_groups_per_dim = std::min(impl->max_groups_per_dim, options.max_workgroups_per_dimension);
   impl->pool = std::make_shared<BufferPool>(impl->device);
+  if (const char* env = std::getenv("SURFGRAD_PROFILE"); env && *env && std::string(env) != "0") {
+    if (!impl->features.timestamp_query) {
+      std::fprintf(stderr, "surfgrad: SURFGRAD_PROFILE is set but %s has no timestamp queries; not profiling\n",
+                   impl->info.name.c_str());
+    } else {
+      WGPUQuerySetDescriptor qd = WGPU_QUERY_SET_DESCRIPTOR_INIT;
+      qd.type = WGPUQueryType_Timestamp;
+      qd.count = 4096;  // WebGPU allows at most 4,096 queries a set: 2,048 dispatches a read-back
+      impl->profile.set = wgpuDeviceCreateQuerySet(impl->device, &qd);
+      impl->profile.capacity = qd.count;
+      impl->profile.on = true;
+      impl->profile.report_path = std::string(env) == "1" ? "" : env;
+    }
+  }
   auto ctx = std::shared_ptr<Context>(new Context(std::move(impl)));
   ctx->measure_subgroup_size();
   return ctx;
 }
 
 Context::Context(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-Context::~Context() = default;
+Context::~Context() {
+  // SURFGRAD_PROFILE's table, where it was asked for (never an exception out of a destructor).
+  if (!impl_ || !impl_->profile.on) return;
+  try {
+    std::string table = profile_table();
+    const std::string& path = impl_->profile.report_path;
+    std::FILE* f = path.empty() ? stderr : std::fopen(path.c_str(), "w");
+    if (!f) {
+      std::fprintf(stderr, "surfgrad: cannot write the profile to %s\n%s", path.c_str(), table.c_str());
+    } else {
+      std::fputs(table.c_str(), f);
+      if (f != stderr) std::fclose(f);
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "surfgrad: the profile could not be read back: %s\n", e.what());
+  }
+}
 
 Context::Impl::~Impl() {
   if (encoder) {
@@ -345,6 +375,7 @@ Context::Impl::~Impl() {
   meta_free.clear();
   if (pool) pool->trim();
   if (query_set) wgpuQuerySetRelease(query_set);
+  if (profile.set) wgpuQuerySetRelease(profile.set);
   if (queue) wgpuQueueRelease(queue);
   if (device) wgpuDeviceRelease(device);
   if (adapter) wgpuAdapterRelease(adapter);

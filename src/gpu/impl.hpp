@@ -66,6 +66,10 @@ struct BufferState {
 
 uint64_t next_buffer_id();
 
+// The profiler's name for a kernel cached under `key` (profile.cpp): the key without its
+// "file|" prefix and entry point, up to any generated code, at most 72 characters.
+std::string profile_label(const std::string& key, const std::string& entry);
+
 struct KernelState {
   WGPUComputePipeline pipeline = nullptr;
   WGPUBindGroupLayout layout = nullptr;
@@ -74,6 +78,7 @@ struct KernelState {
   std::vector<bool> writable;          // per storage binding
   std::vector<KernelBinding> storage_bindings;
   std::string entry;
+  std::string label;  // what the profiler calls it: the kernel's file or generator key
   ~KernelState() {
     if (layout) wgpuBindGroupLayoutRelease(layout);
     if (pipeline) wgpuComputePipelineRelease(pipeline);
@@ -138,6 +143,18 @@ struct Context::Impl {
   WGPUQuerySet query_set = nullptr;
   uint32_t query_capacity = 0, queries_used = 0;
   bool timing = false;
+
+  // SURFGRAD_PROFILE (profile.cpp): each dispatch in its own pass, timed by timestamp queries,
+  // GPU time summed per kernel label and reported when the context closes.
+  struct Profile {
+    bool on = false;
+    std::string report_path;  // "" or "1": stderr
+    WGPUQuerySet set = nullptr;
+    uint32_t capacity = 0, used = 0;
+    const KernelState* next = nullptr;                          // the kernel whose pass open_pass times next
+    std::vector<std::string> pending;                           // labels of the passes not yet read back, in order
+    std::map<std::string, std::pair<uint64_t, double>> totals;  // label → (dispatches, ns)
+  } profile;
 
   void check();  // throws the sticky error or device loss
   void open_pass();

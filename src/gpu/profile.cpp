@@ -1,0 +1,89 @@
+// SURFGRAD_PROFILE: GPU time per kernel (gpu.hpp, Context::profile_table).
+//
+// Where the adapter has timestamp queries, each dispatch gets a compute pass of its own whose
+// beginning and end are timestamped (commands.cpp opens it). The timestamps are resolved and read
+// back whenever the query set fills (2,048 dispatches), and when a table is asked for; each pass's time is added to
+// its kernel's label. Separate passes stop the GPU overlapping consecutive dispatches, so the
+// sum is larger than the unprofiled run's time, but each kernel's share is what it costs.
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#include "impl.hpp"
+
+namespace surfgrad::gpu {
+
+std::string profile_label(const std::string& key, const std::string& entry) {
+  std::string label = key.rfind("file|", 0) == 0 ? key.substr(5) : key;
+  const std::string middle = "|" + entry + "|", last = "|" + entry;
+  if (size_t at = label.find(middle); at != std::string::npos)
+    label.replace(at, middle.size(), "|");
+  else if (label.size() >= last.size() && label.compare(label.size() - last.size(), last.size(), last) == 0)
+    label.erase(label.size() - last.size());
+  if (size_t nl = label.find('\n'); nl != std::string::npos) label = label.substr(0, nl) + "...";  // generated code
+  if (label.size() > 72) label = label.substr(0, 69) + "...";
+  return label;
+}
+
+void Context::profile_before_dispatch(const Kernel& kernel) {
+  Impl& I = *impl_;
+  I.close_pass();
+  if (I.profile.used + 2 > I.profile.capacity) profile_collect();
+  I.profile.next = kernel.state.get();
+}
+
+void Context::profile_collect() {
+  Impl& I = *impl_;
+  uint32_t used = I.profile.used;
+  if (!I.profile.on || used == 0) return;
+  I.close_pass();
+  I.open_pass();  // an encoder to record the resolve into
+  I.close_pass();
+  WGPUBufferDescriptor desc = WGPU_BUFFER_DESCRIPTOR_INIT;
+  desc.usage = WGPUBufferUsage_QueryResolve | WGPUBufferUsage_CopySrc;
+  desc.size = uint64_t(used) * 8;
+  WGPUBuffer resolve = wgpuDeviceCreateBuffer(I.device, &desc);
+  wgpuCommandEncoderResolveQuerySet(I.encoder, I.profile.set, 0, used, resolve, 0);
+  auto host = alloc(desc.size, "profile timestamps");
+  wgpuCommandEncoderCopyBufferToBuffer(I.encoder, resolve, 0, host->state()->buffer, 0, desc.size);
+  std::vector<uint64_t> stamps(used);
+  I.profile.used = 0;  // the download below submits; later dispatches start a fresh set
+  download(*host, stamps.data(), desc.size);
+  wgpuBufferRelease(resolve);
+  double period = wgpuQueueGetTimestampPeriod(I.queue);
+  for (size_t p = 0; p < I.profile.pending.size() && 2 * p + 1 < stamps.size(); ++p) {
+    auto& [count, ns] = I.profile.totals[I.profile.pending[p]];
+    ++count;
+    if (stamps[2 * p + 1] > stamps[2 * p]) ns += double(stamps[2 * p + 1] - stamps[2 * p]) * period;
+  }
+  I.profile.pending.clear();
+}
+
+std::string Context::profile_table() {
+  Impl& I = *impl_;
+  if (!I.profile.on) return "";
+  profile_collect();
+  std::vector<std::pair<std::string, std::pair<uint64_t, double>>> rows(I.profile.totals.begin(),
+                                                                        I.profile.totals.end());
+  std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.second.second > b.second.second; });
+  double total = 0;
+  uint64_t dispatches = 0;
+  for (const auto& r : rows) total += r.second.second, dispatches += r.second.first;
+  std::string out = "surfgrad profile on " + I.info.name + ": GPU time per kernel, one pass per dispatch\n";
+  char line[256];
+  std::snprintf(line, sizeof line, "%12s %10s %12s %7s  %s\n", "dispatches", "total ms", "µs each", "share", "kernel");
+  out += line;
+  for (const auto& [label, v] : rows) {
+    std::snprintf(line, sizeof line, "%12llu %10.3f %12.2f %6.1f%%  %s\n", static_cast<unsigned long long>(v.first),
+                  v.second / 1e6, v.first ? v.second / 1e3 / double(v.first) : 0.0,
+                  total > 0 ? 100 * v.second / total : 0.0, label.c_str());
+    out += line;
+  }
+  std::snprintf(line, sizeof line, "%12llu %10.3f %12s %7s  all kernels\n", static_cast<unsigned long long>(dispatches),
+                total / 1e6, "", "");
+  out += line;
+  return out;
+}
+
+}  // namespace surfgrad::gpu
