@@ -14,7 +14,10 @@ fn add64(node: u32, v: f32) {
   let lo = u32(v - hi * 4294967296.0);
   let old = atomicAdd(&acc[2u * node], lo);
   let carry = select(0u, 1u, old + lo < old);
-  atomicAdd(&acc[2u * node + 1u], bitcast<u32>(i32(hi)) + carry);
+  // The high word changes by hi + carry: nothing for a positive v that did not carry, nor for a
+  // negative one (hi = −1) that did. Skipping those adds leaves the same sums with fewer atomics.
+  let high = bitcast<u32>(i32(hi)) + carry;
+  if (high != 0u) { atomicAdd(&acc[2u * node + 1u], high); }
 }
 
 @compute @workgroup_size(256)
