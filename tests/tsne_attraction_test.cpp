@@ -34,14 +34,10 @@ TEST(TsneAttraction, MatchesFloat64AndIsDeterministic) {
         want[size_t(2 * i)] += q * dx, want[size_t(2 * i + 1)] += q * dy;  // out-edge i → j
         want[size_t(2 * j)] -= q * dx, want[size_t(2 * j + 1)] -= q * dy;  // in-edge of j: y_j − y_i
       }
-    // The kernel's CSR holds source points, with the in-edges' weights in the same order (as
-    // tsne.cpp prepares them).
+    // The in-edges' weights in CSR order beside the CSR of edge ids (as tsne.cpp prepares them).
     std::vector<int32_t> csr = incoming_edges(nbr, n, k);
     std::vector<float> w_in(size_t(n * k));
-    for (size_t t = 0; t < w_in.size(); ++t) {
-      w_in[t] = w[size_t(csr[size_t(n + 1) + t])];
-      csr[size_t(n + 1) + t] /= k;
-    }
+    for (size_t t = 0; t < w_in.size(); ++t) w_in[t] = w[size_t(csr[size_t(n + 1) + t])];
     auto run = [&] {
       Tensor out = Tensor::empty(ctx(), {n, 2});
       kernels::Program::file(ctx(), "tsne_attraction.wgsl", {{"K", std::to_string(k)}})

@@ -1,8 +1,8 @@
 // t-SNE attraction per point, in a fixed order (deterministic):
 // attract_i = Σ_{e = (i→j)} w_e·q_e·(y_i − y_j) + Σ_{e = (s→i)} w_e·q_e·(y_i − y_s),
 // q = 1 / (1 + |Δy|²), over the point's K out-edges (its kNN) and its in-edges (the points that
-// have it among their kNN, listed by the host once as CSR of source points, with the edges'
-// weights gathered into the same order once, so that in-edges read consecutive words too).
+// have it among their kNN, listed by the host once as CSR of edge ids, with the edges' weights
+// gathered into the same order once, so that in-edges read consecutive words too).
 //
 // LANES threads share a point: lane l takes edges l, l + LANES, … of each list, so a group of
 // lanes reads consecutive words of the neighbour, weight and CSR arrays (one thread per point
@@ -15,7 +15,7 @@
 @group(0) @binding(1) var<storage, read> y: array<vec2<f32>>;              // [N]
 @group(0) @binding(2) var<storage, read> nbr: array<i32>;                  // [N, K]
 @group(0) @binding(3) var<storage, read> w: array<f32>;                    // [N, K]
-@group(0) @binding(4) var<storage, read> incoming: array<i32>;  // CSR: [N + 1 offsets, source points]
+@group(0) @binding(4) var<storage, read> incoming: array<i32>;  // CSR: [N + 1 offsets, edge ids]
 @group(0) @binding(5) var<storage, read> w_in: array<f32>;      // [N·K]: the in-edges' weights, CSR order
 const K: u32 = {{K}}u;
 const LANES: u32 = 16u;
@@ -39,7 +39,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     }
     let first = u32(incoming[i]);
     for (var t = first + lane; t < u32(incoming[i + 1u]); t += LANES) {
-      let d = yi - y[u32(incoming[n + 1u + t])];
+      let d = yi - y[u32(incoming[n + 1u + t]) / K];
       f += w_in[t] / (1.0 + dot(d, d)) * d;
     }
   }

@@ -44,14 +44,10 @@ Tensor tsne_layout(const Tensor& x, const TsneOptions& opt, const MapProgress& p
   // Incoming edges of every point (host, once): gathering them keeps the sum's order fixed,
   // where scattering with atomics would not.
   std::vector<int32_t> idx = nn.indices.to_vector<int32_t>();
-  std::vector<int32_t> incoming = incoming_edges(idx, n, k);
-  // The in-edges' weights in CSR order (one gather on the GPU), then their source points in
-  // place of the edge ids: the attraction kernel reads both lists in consecutive words.
-  Tensor w_in =
-      index_select(w.reshape({n * k}), 0,
-                   Tensor::from_vector(ctx, std::vector<int32_t>(incoming.begin() + n + 1, incoming.end()), {n * k}));
-  for (size_t t = size_t(n + 1); t < incoming.size(); ++t) incoming[t] /= k;
-  Tensor rev_t = Tensor::from_vector(ctx, incoming, {n + 1 + n * k});
+  Tensor rev_t = Tensor::from_vector(ctx, incoming_edges(idx, n, k), {n + 1 + n * k});
+  // The in-edges' weights in CSR order (one gather on the GPU): the attraction kernel then reads
+  // them in consecutive words, as it reads the edge ids.
+  Tensor w_in = index_select(w.reshape({n * k}), 0, rev_t.slice(0, n + 1, n + 1 + n * k).contiguous());
 
   Tensor y;
   if (start) {
