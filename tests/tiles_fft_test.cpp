@@ -21,11 +21,8 @@ namespace {
 
 using C = std::complex<double>;
 
-Tensor rand_tensor(const Shape& s, uint32_t seed, double lo = -1, double hi = 1) {
-  return upload(random_ref(s, seed, DType::f32, lo, hi), DType::f32);
-}
-
-int pick(std::mt19937& gen, int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(gen); }
+// Signals in [−1, 1).
+Tensor rand_signal(const Shape& s, uint32_t seed) { return rand_tensor(s, seed, -1, 1); }
 
 // The DFT of one row, by its definition: sign −1 forward, +1 inverse (then scaled by 1/n).
 std::vector<C> dft(const std::vector<C>& x, bool inverse) {
@@ -70,7 +67,7 @@ TEST(TileFft, ForwardAndInverseMatchFloat64Dft) {
       int rows = pick(gen, 1, std::max(1, std::min(9, 1024 / n))), threads = kThreads[trial % 5];
       int64_t array_rows = int64_t(rows) * 2 + pick(gen, 0, rows - 1);
       tl::Kernel k = transform_kernel(rows, n, threads, inverse, real_input);
-      Tensor re = rand_tensor({array_rows, n}, 100 + uint32_t(trial)), im = rand_tensor({array_rows, n}, 200 + trial);
+      Tensor re = rand_signal({array_rows, n}, 100 + uint32_t(trial)), im = rand_signal({array_rows, n}, 200 + trial);
       Tensor yre = Tensor::full(ctx(), {array_rows, n}, 7.0), yim = Tensor::full(ctx(), {array_rows, n}, 7.0);
       tl::Grid grid{uint32_t((array_rows + rows - 1) / rows), 1, 1};
       std::vector<Tensor> ins = real_input ? std::vector<Tensor>{re} : std::vector<Tensor>{re, im};
@@ -119,7 +116,7 @@ TEST(TileFft, RoundTripsReturnTheInput) {
                                      : tl::tile_ifft(tl::tile_fft(x.re));
     tl::tile_store(yre, y.re, at);
     tl::tile_store(yim, y.im, at);
-    Tensor a = rand_tensor({7, n}, 31), b = rand_tensor({7, n}, 32);
+    Tensor a = rand_signal({7, n}, 31), b = rand_signal({7, n}, 32);
     Tensor ya = Tensor::full(ctx(), {7, n}, 7.0), yb = Tensor::full(ctx(), {7, n}, 7.0);
     k.launch({a, b}, {ya, yb}, {3, 1, 1});
     Ref want_im = order == 2 ? Ref{{7, n}, std::vector<double>(size_t(7 * n), 0.0)} : read(b);
@@ -160,8 +157,9 @@ TEST(TileFft, GradcheckEachTransform) {
     tl::tile_store(y, z.re, {tl::Coord::block(0), 0, 0});
     tl::tile_store(y, z.im, {tl::Coord::block(0), 0, 1});
     int64_t array_rows = 2 * c.rows - (c.rows > 1 ? 1 : 0);  // the second block hangs over the edge
-    std::vector<Tensor> ins = {rand_tensor({array_rows, c.n}, seed++)};
-    if (!c.real_input) ins.push_back(rand_tensor({array_rows, c.n}, seed++));
+    Tensor first = rand_signal({array_rows, c.n}, seed++);
+    std::vector<Tensor> ins =
+        c.real_input ? std::vector<Tensor>{first} : std::vector<Tensor>{first, rand_signal({array_rows, c.n}, seed++)};
     check_grad(k, ins, {2, array_rows, c.n}, {2, 1, 1},
                std::string(c.inverse ? "ifft " : "fft ") + std::to_string(c.rows) + "×" + std::to_string(c.n) +
                    (c.real_input ? " (real input)" : ""));
@@ -180,7 +178,7 @@ TEST(TileFft, GradcheckFftConvolutionKernel) {
   tl::ComplexTile hs = tl::tile_fft(tl::tile_load(h, {1, n}));
   tl::ComplexTile hb{tl::tile_broadcast(hs.re, {rows, n}), tl::tile_broadcast(hs.im, {rows, n})};
   tl::tile_store(y, tl::tile_ifft(tl::tile_complex_mul(xs, hb)).re, at);
-  Tensor xt = rand_tensor({5, n}, 71), ht = rand_tensor({1, n}, 72);
+  Tensor xt = rand_signal({5, n}, 71), ht = rand_signal({1, n}, 72);
   // The forward against the convolution's definition: y_i = Σ_j x_j·h_(i−j mod n).
   Tensor yt = Tensor::zeros(ctx(), {5, n});
   k.launch({xt, ht}, {yt}, {2, 1, 1});
@@ -210,7 +208,7 @@ TEST(TileFft, BadInputIsRefusedBeforeGpuWork) {
   tl::Kernel big("big_fft", 64);
   tl::Array bx = big.input("x"), by = big.output("y");
   tl::tile_store(by, tl::tile_fft(tl::tile_load(bx, {16, 1024})).re);
-  Tensor xt = rand_tensor({16, 1024}, 3), yt = Tensor::zeros(ctx(), {16, 1024});
+  Tensor xt = rand_signal({16, 1024}, 3), yt = Tensor::zeros(ctx(), {16, 1024});
   expect_error([&] { big.launch({xt}, {yt}, {1, 1, 1}); }, ErrorKind::LimitExceeded,
                {"big_fft", "workgroup memory", "t1_fft", "64×1024"});
 }

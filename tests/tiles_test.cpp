@@ -17,14 +17,6 @@ namespace tl = surfgrad::tiles;
 
 namespace {
 
-Tensor rand_tensor(const Shape& s, uint32_t seed, double lo = -2, double hi = 2) {
-  return upload(random_ref(s, seed, DType::f32, lo, hi), DType::f32);
-}
-
-int pick(std::mt19937& gen, int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(gen); }
-
-uint32_t blocks(int64_t extent, int tile) { return uint32_t((extent + tile - 1) / tile); }
-
 // Runs a kernel of one output on the GPU (the output starting at `start` everywhere, so that
 // elements a store must not touch are visible) and compares with the float64 reference.
 void expect_reference(const tl::Kernel& k, const std::vector<Tensor>& inputs, const Shape& out, tl::Grid grid,

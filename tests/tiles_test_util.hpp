@@ -1,8 +1,10 @@
-// What the tile tests share (tiles_test.cpp, tiles_cholesky_test.cpp): a host array as a
-// reference, an error expected with words it must name, gradcheck of a one-output tile kernel,
-// and the workgroup sizes every primitive is tried with (none a multiple of the others' tiles).
+// What the tile tests share (tiles_*_test.cpp): random tensors and sizes, a grid's block count,
+// a host array as a reference, an error expected with words it must name, gradcheck of a
+// one-output tile kernel, and the workgroup sizes every primitive is tried with (none a multiple
+// of the others' tiles).
 #pragma once
 #include <functional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -11,6 +13,14 @@
 #include "test_util.hpp"
 
 namespace sgtest {
+
+// A random f32 tensor with values uniform in [lo, hi).
+inline surfgrad::Tensor rand_tensor(const surfgrad::Shape& s, uint32_t seed, double lo = -2, double hi = 2) {
+  return upload(random_ref(s, seed, surfgrad::DType::f32, lo, hi), surfgrad::DType::f32);
+}
+inline int pick(std::mt19937& gen, int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(gen); }
+// Blocks of `tile` that cover `extent`.
+inline uint32_t blocks(int64_t extent, int tile) { return uint32_t((extent + tile - 1) / tile); }
 
 inline sgtest::Ref ref_of(const surfgrad::HostArray& a) { return sgtest::Ref{a.shape(), a.values()}; }
 

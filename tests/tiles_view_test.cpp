@@ -17,14 +17,6 @@ namespace tl = surfgrad::tiles;
 
 namespace {
 
-Tensor rand_tensor(const Shape& s, uint32_t seed, double lo = -2, double hi = 2) {
-  return upload(random_ref(s, seed, DType::f32, lo, hi), DType::f32);
-}
-
-int pick(std::mt19937& gen, int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(gen); }
-
-uint32_t blocks(int64_t extent, int tile) { return uint32_t((extent + tile - 1) / tile); }
-
 // Runs a one-output kernel (the output starting at 7 everywhere, so that elements no store may
 // touch are visible) and compares with the kernel's float64 reference; returns what the GPU wrote.
 Ref run_against_reference(const tl::Kernel& k, const std::vector<Tensor>& inputs, const Shape& out, tl::Grid grid,
