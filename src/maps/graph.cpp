@@ -14,10 +14,11 @@
 
 namespace surfgrad {
 
-std::vector<int32_t> incoming_edges(const std::vector<int32_t>& neighbours, int64_t n, int64_t k) {
+std::vector<int32_t> incoming_edges(const std::vector<int32_t>& neighbours, int64_t n, int64_t k, int parts) {
   std::vector<int32_t> list(size_t(n + 1 + n * k), 0);
   const int64_t edges = n * k;
-  const int parts = edges >= (int64_t(1) << 20) ? int(std::min<int64_t>(platform::host_threads(), n)) : 1;
+  if (parts <= 0) parts = edges >= (int64_t(1) << 20) ? platform::host_threads() : 1;
+  parts = int(std::clamp<int64_t>(parts, 1, std::max<int64_t>(n, 1)));
   auto range = [&](int p) {
     return std::pair(platform::part_begin(n, p, parts), platform::part_begin(n, p + 1, parts));
   };
@@ -32,12 +33,16 @@ std::vector<int32_t> incoming_edges(const std::vector<int32_t>& neighbours, int6
     for (int64_t i = lo + 1; i < hi; ++i) list[size_t(i + 1)] += list[size_t(i)];
     total[size_t(p)] = hi > lo ? list[size_t(hi)] : 0;
   });
-  // Offsets across parts, then each part's edges in source order.
+  // Offsets across parts; then, once every part's are in place (a part's first cursor,
+  // list[lo], is the previous part's last offset), each part's edges in source order.
   std::vector<int64_t> before(size_t(parts), 0);
   for (int p = 1; p < parts; ++p) before[size_t(p)] = before[size_t(p - 1)] + total[size_t(p - 1)];
   platform::parallel_parts(parts, [&](int p) {
     auto [lo, hi] = range(p);
     for (int64_t i = lo; i < hi; ++i) list[size_t(i + 1)] += int32_t(before[size_t(p)]);
+  });
+  platform::parallel_parts(parts, [&](int p) {
+    auto [lo, hi] = range(p);
     std::vector<int32_t> next(list.begin() + lo, list.begin() + hi);
     for (int64_t e = 0; e < edges; ++e) {
       int64_t v = neighbours[size_t(e)];

@@ -14,8 +14,9 @@ namespace surfgrad {
 // list[N + 1 + offset_i … N + 1 + offset_{i+1}), each an index e of the [N, k] neighbour list
 // (its source point is e / k), in increasing e. Hubs cost their degree, not a padded row of the
 // largest degree. Empty slots (−1, as neighbour descent may leave early on) have no edge.
-// Built on the host's cores (graph.cpp); the same list whatever their number.
-std::vector<int32_t> incoming_edges(const std::vector<int32_t>& neighbours, int64_t n, int64_t k);
+// Built on the host's cores (graph.cpp) in `parts` concurrent parts (0: one per hardware thread,
+// one for small graphs); the same list whatever their number.
+std::vector<int32_t> incoming_edges(const std::vector<int32_t>& neighbours, int64_t n, int64_t k, int parts = 0);
 
 // Neighbours handed to t-SNE or UMAP must be the [N, k] lists the method would compute.
 // The kNN graph a map runs on: `given` (checked to be i32 indices and f32 distances [N, k], and
