@@ -224,14 +224,19 @@ TEST(Matmul, SplitKMatchesFloat64) {
     Tol tol{1e-5 * std::sqrt(double(c.K)), 1e-5};
     std::string what = std::to_string(c.M) + "x" + std::to_string(c.K) + " @ " + std::to_string(c.K) + "x" +
                        std::to_string(c.N) + " in " + std::to_string(c.slices) + " slices";
-    MatmulProblem straight = make_problem(ta, tb), transposed = make_problem(tat, tb);
-    run_split_k(straight, c.slices);
-    run_split_k(transposed, c.slices);
-    EXPECT_TRUE(close(read(straight.c), matmul_ref(a, b), tol, what));
-    EXPECT_TRUE(close(read(transposed.c), matmul_ref(transpose_ref(at), b), tol, what + " (A transposed)"));
+    // The heuristic's tiles for a slice, and a second tile shape (the autotuner may pick any).
+    for (TiledParams p :
+         {matmul_params(ctx(), DType::f32, c.M, c.N, c.K / c.slices), TiledParams{32, 32, 16, 2, 2, false, 1, true}}) {
+      MatmulProblem straight = make_problem(ta, tb), transposed = make_problem(tat, tb);
+      run_split_k(straight, c.slices, p);
+      run_split_k(transposed, c.slices, p);
+      EXPECT_TRUE(close(read(straight.c), matmul_ref(a, b), tol, what + " " + p.str()));
+      EXPECT_TRUE(
+          close(read(transposed.c), matmul_ref(transpose_ref(at), b), tol, what + " (A transposed) " + p.str()));
+    }
   }
   MatmulProblem uneven = make_problem(Tensor::zeros(ctx(), {4, 10}), Tensor::zeros(ctx(), {10, 4}));
-  EXPECT_THROW(run_split_k(uneven, 3), Error);  // K = 10 is not a multiple of 3
+  EXPECT_THROW(run_split_k(uneven, 3, matmul_params(ctx(), DType::f32, 4, 4, 10)), Error);  // K = 10, 3 slices
 }
 
 TEST(Matmul, SplitKOnlyWhereTheTilesCannotFillAGpu) {

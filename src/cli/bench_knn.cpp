@@ -120,7 +120,7 @@ void add_bench_knn_command(CLI::App& bench, CommandFn& chosen) {
       })
       ->capture_default_str();
   s->add_option("--shapes", a->shapes,
-                "also run the exact kernel with these tile shapes, BMxBNxBK/TMxTN/qQmMeE[/compute-only|/no-push]")
+                "also run the exact kernel with these tile shapes, BMxBNxBK/TMxTN/qQmMeE[sS][/compute-only|/no-push]")
       ->delimiter(',')
       ->check([](const std::string& v) {
         try {

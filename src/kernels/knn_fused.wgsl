@@ -9,9 +9,9 @@
 // Selection never sees most candidates: each row keeps its K best in global memory (its own rows
 // of the output, sorted by (key, id)), and its K-th key as a threshold in workgroup memory.
 // A candidate that beats the threshold is pushed onto the row's queue of Q slots (workgroup
-// memory). A row merges its queue into its list (sort, then one merge pass from the back, O(K+Q))
-// once the queue holds MERGE_AT candidates (merges cost O(K + Q) each and stall the workgroup
-// at its next barrier: the fuller the queue, the fewer of them), when it overflowed, and at the end. Early tiles overflow (every
+// memory). A row merges its queue into its list once the queue holds MERGE_AT candidates, when
+// it overflowed, and at the end; the whole workgroup merges the rows that are due together
+// (merge_rows). Early tiles overflow (every
 // candidate beats an empty list): candidates that found no slot stay pending, are re-checked
 // against the new threshold after the merge, and are pushed again, until none are left. After
 // the first few tiles a row takes about K/t new candidates in tile t, so pushes are rare and the
@@ -38,6 +38,7 @@ const THREADS: u32 = {{THREADS}}u;
 const Q: u32 = {{Q}}u;
 const MERGE_AT: u32 = {{MERGE_AT}}u;
 const MERGE_EVERY: u32 = {{MERGE_EVERY}}u;
+const SCRATCH: u32 = {{SCRATCH}}u;  // merged-list slots: SCRATCH / K rows merge at once (K ≤ SCRATCH)
 const SELECTING: bool = {{SELECTING}};  // false only for `bench knn`'s compute-only timing
 // false only for `bench knn`'s no-push timing: every bar starts at −MAXF, so the selection code
 // is compiled and its tests run, but nothing is ever pushed or merged.
@@ -55,6 +56,12 @@ var<workgroup> queue_id: array<i32, BM * Q>;
 // Set by a push that found its queue full; read uniformly after the merges. Two slots used in
 // turn, so the one being cleared is never the one being read or written.
 var<workgroup> retry: array<u32, 2>;
+// The rows that merge at this merge point (merge_rows), and the merged lists of G of them.
+var<workgroup> merge_count: atomic<u32>;
+var<workgroup> merge_total: u32;
+var<workgroup> merge_rows_at: array<u32, BM>;
+var<workgroup> scratch_key: array<f32, SCRATCH>;
+var<workgroup> scratch_id: array<i32, SCRATCH>;
 
 fn before(ka: f32, ia: i32, kb: f32, ib: i32) -> bool { return ka < kb || (ka == kb && ia < ib); }
 
@@ -64,8 +71,10 @@ fn passes(v: f32, id: i32, r: u32, row: u32) -> bool {
 }
 
 // Pushes one candidate; false when the row's queue is full (the caller retries after the merge).
+// The push that fills the row's MERGE_AT-th slot puts the row on the list of rows due to merge.
 fn push(r: u32, v: f32, id: i32, parity: u32) -> bool {
   let slot = atomicAdd(&queue_len[r], 1u);
+  if (slot == MERGE_AT - 1u) { merge_rows_at[atomicAdd(&merge_count, 1u)] = r; }
   if (slot < Q) {
     queue_key[r * Q + slot] = v;
     queue_id[r * Q + slot] = id;
@@ -75,51 +84,71 @@ fn push(r: u32, v: f32, id: i32, parity: u32) -> bool {
   return false;
 }
 
-// Row r's queue into its list (out rows at `base`): insertion-sort the queue, then merge from
-// the back, dropping the largest. The list stays sorted; the threshold becomes its K-th entry.
-fn merge_row(r: u32, base: u32, force: bool, K: u32) {
-  let pushed = atomicLoad(&queue_len[r]);
-  if (pushed == 0u || (!force && pushed < MERGE_AT)) { return; }
-  let m = min(pushed, Q);
-  let q0 = r * Q;
-  for (var s = 1u; s < m; s++) {
-    let kv = queue_key[q0 + s];
-    let iv = queue_id[q0 + s];
-    var at = s;
-    while (at > 0u && before(kv, iv, queue_key[q0 + at - 1u], queue_id[q0 + at - 1u])) {
-      queue_key[q0 + at] = queue_key[q0 + at - 1u];
-      queue_id[q0 + at] = queue_id[q0 + at - 1u];
-      at--;
+// The rows whose queues go into their lists at this merge point, all merged by the whole
+// workgroup together, G = SCRATCH / K rows at a time. Every entry of a row's list and queue finds
+// its place in the merged order by ranking: a list entry's place is its index plus the queue
+// entries before it; a queue entry's is the queue entries before it plus the list entries before
+// it (binary search: the list is sorted). The K smallest places are written to `scratch`, then
+// copied over the list. (Keys and ids are distinct pairs, so the places are a permutation.)
+// One thread a row walking ~K global-memory entries one after another stalled the whole
+// workgroup at its next barrier; here a merge costs a few barriers and one binary search.
+fn merge_rows(lid: u32, row0: u32, out_row0: u32, K: u32, count: u32) {
+  let G = SCRATCH / K;
+  for (var g0 = 0u; g0 < count; g0 += G) {
+    let gn = min(G, count - g0);
+    for (var it = lid; it < gn * (K + Q); it += THREADS) {
+      let g = it / (K + Q);
+      let e = it % (K + Q);
+      let r = merge_rows_at[g0 + g];
+      let m = min(atomicLoad(&queue_len[r]), Q);
+      let base = (row0 + r - out_row0) * K;
+      let q0 = r * Q;
+      var kv = MAXF;
+      var iv = -1;
+      var place = K;
+      if (e < K) {
+        kv = out_key[base + e];
+        iv = out_index[base + e];
+        place = e;
+      } else if (e - K < m) {
+        kv = queue_key[q0 + e - K];
+        iv = queue_id[q0 + e - K];
+        var lo = 0u;
+        var hi = K;
+        while (lo < hi) {
+          let mid = (lo + hi) / 2u;
+          if (before(out_key[base + mid], out_index[base + mid], kv, iv)) { lo = mid + 1u; } else { hi = mid; }
+        }
+        place = lo;
+      }
+      if (place < K) {
+        for (var j = 0u; j < m; j++) {
+          if (before(queue_key[q0 + j], queue_id[q0 + j], kv, iv)) { place++; }
+        }
+        if (place < K) {
+          scratch_key[g * K + place] = kv;
+          scratch_id[g * K + place] = iv;
+        }
+      }
     }
-    queue_key[q0 + at] = kv;
-    queue_id[q0 + at] = iv;
-  }
-  // K + m entries, keep the K smallest: skip the m largest, then fill positions K−1 … 0 from the
-  // larger remaining head. Position p is never below the list's read pointer, so in place is safe.
-  var a = i32(K) - 1;
-  var b = i32(m) - 1;
-  for (var drop = 0u; drop < m; drop++) {
-    if (b < 0) { break; }
-    if (a >= 0 && before(queue_key[q0 + u32(b)], queue_id[q0 + u32(b)], out_key[base + u32(a)], out_index[base + u32(a)])) {
-      a--;
-    } else {
-      b--;
+    workgroupBarrier();  // every place written; every read of the old lists done
+    for (var it = lid; it < gn * K; it += THREADS) {
+      let g = it / K;
+      let e = it % K;
+      let r = merge_rows_at[g0 + g];
+      let base = (row0 + r - out_row0) * K;
+      out_key[base + e] = scratch_key[it];
+      out_index[base + e] = scratch_id[it];
+      if (e == K - 1u) {
+        thr_key[r] = scratch_key[it];
+        thr_id[r] = scratch_id[it];
+        atomicStore(&queue_len[r], 0u);
+      }
     }
+    // The new lists, before anyone reads them (the next group's scratch, the next merge's search).
+    storageBarrier();
+    workgroupBarrier();
   }
-  for (var p = i32(K) - 1; p >= 0 && b >= 0; p--) {
-    if (a >= 0 && before(queue_key[q0 + u32(b)], queue_id[q0 + u32(b)], out_key[base + u32(a)], out_index[base + u32(a)])) {
-      out_key[base + u32(p)] = out_key[base + u32(a)];
-      out_index[base + u32(p)] = out_index[base + u32(a)];
-      a--;
-    } else {
-      out_key[base + u32(p)] = queue_key[q0 + u32(b)];
-      out_index[base + u32(p)] = queue_id[q0 + u32(b)];
-      b--;
-    }
-  }
-  thr_key[r] = out_key[base + K - 1u];
-  thr_id[r] = out_index[base + K - 1u];
-  atomicStore(&queue_len[r], 0u);
 }
 
 @compute @workgroup_size(THREADS)
@@ -144,7 +173,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       for (var s = 0u; s < K; s++) { out_key[list_base + s] = MAXF; out_index[list_base + s] = -1; }
     }
   }
-  if (lid == 0u) { retry[0] = 0u; retry[1] = 0u; }
+  if (lid == 0u) { retry[0] = 0u; retry[1] = 0u; atomicStore(&merge_count, 0u); }
+  storageBarrier();  // the empty lists, before another thread's merge reads them
   var parity = 0u;
 {{DECLARE}}
   let chunks = (D + BK - 1u) / BK;
@@ -178,7 +208,19 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       if (!SELECTING) { break; }
 {{PUSH}}
       let again = workgroupUniformLoad(&retry[parity]);  // a barrier: every push is in
-      if ((merge_tile || again != 0u) && owns_row) { merge_row(lid, list_base, last, K); }
+      if (merge_tile || again != 0u) {
+        // The rows due (their queues hold MERGE_AT or overflowed) were listed by their pushes;
+        // at the end every row with anything queued is.
+        if (last) {
+          if (owns_row) {
+            let pushed = atomicLoad(&queue_len[lid]);
+            if (pushed != 0u && pushed < MERGE_AT) { merge_rows_at[atomicAdd(&merge_count, 1u)] = lid; }
+          }
+          workgroupBarrier();
+        }
+        if (lid == 0u) { merge_total = atomicExchange(&merge_count, 0u); }
+        merge_rows(lid, row0, arg(4u), K, workgroupUniformLoad(&merge_total));
+      }
       if (lid == 0u) { retry[parity ^ 1u] = 0u; }
       parity ^= 1u;
       if (again == 0u) { break; }
@@ -189,6 +231,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   // Keys to squared distances: add the query's own |x_i|² (rounding can take a key a little
   // below −|x_i|² for duplicates: clamp at zero).
   if (!SELECTING && owns_row) { out_key[list_base] = sink; }  // keeps the inner products alive
+  storageBarrier();  // the last merges' lists (written by any thread of the workgroup)
   if (SELECTING && owns_row) {
     let qn = norms[my_row];
     for (var s = 0u; s < K; s++) { out_key[list_base + s] = max(out_key[list_base + s] + qn, 0.0); }

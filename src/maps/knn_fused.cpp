@@ -44,20 +44,27 @@ KnnFusedShape knn_fused_shape(const gpu::Context& ctx) {
 }
 
 std::string KnnFusedShape::describe() const {
-  return S(bm) + "x" + S(bn) + "x" + S(bk) + "/" + S(tm) + "x" + S(tn) + "/q" + S(queue) + "m" + S(merge_at) +
-         (select ? (push ? "" : "/no-push") : "/compute-only");
+  return S(bm) + "x" + S(bn) + "x" + S(bk) + "/" + S(tm) + "x" + S(tn) + "/q" + S(queue) + "m" + S(merge_at) + "e" +
+         S(merge_every) + "s" + S(scratch) + (select ? (push ? "" : "/no-push") : "/compute-only");
 }
 
 KnnFusedShape KnnFusedShape::parse(const std::string& text) {
   KnnFusedShape f;
   char tail[16] = "";
-  int got = std::sscanf(text.c_str(), "%dx%dx%d/%dx%d/q%dm%de%d/%15s", &f.bm, &f.bn, &f.bk, &f.tm, &f.tn, &f.queue,
-                        &f.merge_at, &f.merge_every, tail);
+  int got = std::sscanf(text.c_str(), "%dx%dx%d/%dx%d/q%dm%de%ds%d/%15s", &f.bm, &f.bn, &f.bk, &f.tm, &f.tn, &f.queue,
+                        &f.merge_at, &f.merge_every, &f.scratch, tail);
+  if (got == 8) {  // no sS: the default scratch
+    f.scratch = KnnFusedShape().scratch;
+    got = std::sscanf(text.c_str(), "%dx%dx%d/%dx%d/q%dm%de%d/%15s", &f.bm, &f.bn, &f.bk, &f.tm, &f.tn, &f.queue,
+                      &f.merge_at, &f.merge_every, tail);
+  } else if (got >= 9) {
+    --got;  // counted as if sS were absent, below
+  }
   f.select = std::string(tail) != "compute-only";
   f.push = std::string(tail) != "no-push";
   auto bad = [&](const std::string& why) {
     throw Error(ErrorKind::Value,
-                "knn shape '" + text + "': " + why + " (form BMxBNxBK/TMxTN/qQmMeE[/compute-only|/no-push])");
+                "knn shape '" + text + "': " + why + " (form BMxBNxBK/TMxTN/qQmMeE[sS][/compute-only|/no-push])");
   };
   if (got < 8 || (got == 9 && f.select && f.push)) bad("not of the form");
   if (f.merge_every < 1 || f.merge_every > 64) bad("E must be in [1, 64]");
@@ -66,6 +73,7 @@ KnnFusedShape KnnFusedShape::parse(const std::string& text) {
   if (f.bm % f.tm || f.bn % f.tn) bad("BM must be a multiple of TM and BN of TN");
   if (f.bk < 1 || f.bk > 64 || f.queue < 2 || f.queue > 64) bad("BK must be in [1, 64] and Q in [2, 64]");
   if (f.tm * f.tn > 64) bad("TM·TN must be at most 64 (pending bits)");
+  if (f.scratch < 128 || f.scratch > 4096) bad("S must be in [128, 4096] (a merge needs room for k ≤ 128)");
   if ((f.bk * f.bm) % f.threads() || (f.bk * f.bn) % f.threads() || f.threads() < f.bn)
     bad("BK·BM and BK·BN must be multiples of the threads, and the threads at least BN");
   return f;
@@ -165,6 +173,7 @@ kernels::Values generate(const FusedShape& f) {
           {"Q", S(f.queue)},
           {"MERGE_AT", S(f.merge_at)},
           {"MERGE_EVERY", S(f.merge_every)},
+          {"SCRATCH", S(f.scratch)},
           {"SELECTING", f.select ? "true" : "false"},
           {"PUSHING", f.push ? "true" : "false"},
           {"DECLARE", declare},

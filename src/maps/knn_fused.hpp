@@ -9,17 +9,20 @@ namespace surfgrad {
 
 // A workgroup's BM query rows × BN points a tile, BK dimensions staged at a time, TM×TN
 // outputs a thread, Q queue slots a row, merged into the row's list once M are taken,
-// looked at every E tiles. `select` = false skips the
+// looked at every E tiles; S / k rows merged at once. `select` = false skips the
 // selection (the lists are left unfilled): for `bench knn` only, to time the inner products and staging alone.
 struct KnnFusedShape {
   int bm = 128, bn = 128, bk = 8, tm = 8, tn = 8, queue = 16, merge_at = 8, merge_every = 1;
+  // Slots for merged lists: scratch / k rows merge at once (at least 128, the largest k).
+  int scratch = 256;
   bool select = true;
   bool push = true;  // false: nothing passes the bars (for `bench knn`'s no-push timing)
   int threads() const { return (bm / tm) * (bn / tn); }
   uint64_t workgroup_bytes() const {
-    return 4ull * (uint64_t(bk) * bm + uint64_t(bk) * bn + bn + 3ull * bm + 2ull * bm * queue + 2);
+    return 4ull * (uint64_t(bk) * bm + uint64_t(bk) * bn + bn + 4ull * bm + 2ull * bm * queue + 2ull * scratch + 4);
   }
-  // "BMxBNxBK/TMxTN/qQmMeE", with "/compute-only" when select is off, "/no-push" when push is.
+  // "BMxBNxBK/TMxTN/qQmMeEsS", with "/compute-only" when select is off, "/no-push" when push is
+  // (sS may be left out when parsing: 256).
   std::string describe() const;
   // The same text back; an Error naming the text and the rule it breaks otherwise.
   static KnnFusedShape parse(const std::string& text);

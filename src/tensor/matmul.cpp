@@ -351,7 +351,7 @@ int split_k_factor(bool cpu_adapter, DType dtype, int64_t M, int64_t N, int64_t 
   return s;
 }
 
-void run_split_k(const MatmulProblem& prob, int slices) {
+void run_split_k(const MatmulProblem& prob, int slices, const TiledParams& p) {
   if (prob.batches != 1 || prob.a.rank() != 2 || prob.b.rank() != 2 || slices < 1 || prob.K % slices)
     throw Error(ErrorKind::Value, "matmul split-K: " + std::to_string(slices) +
                                       " slices of K = " + std::to_string(prob.K) + " for " + prob.a.describe() + " @ " +
@@ -360,17 +360,22 @@ void run_split_k(const MatmulProblem& prob, int slices) {
   // Splitting an axis is always a view: A [M, S, K/S] → [S, M, K/S], B [S, K/S, N].
   Tensor a = prob.a.reshape({prob.M, slices, ks}).permute({1, 0, 2}), b = prob.b.reshape({slices, ks, prob.N});
   MatmulProblem part = make_problem(a, b);
-  run_tiled(part, matmul_params(part.ctx, part.dtype(), part.M, part.N, ks, matmul_vec4_staging(part)));
-  prob.c.assign(part.c.sum({0}));
+  run_tiled(part, p);
+  int64_t n = prob.M * prob.N;
+  kernels::Program::file(prob.ctx, "sum_slices.wgsl")
+      .launch({prob.c, part.c}, {n, slices}, kernels::groups_for(*prob.ctx, uint64_t(n), 256));
+}
+
+void run_matmul_with(const MatmulProblem& prob, const TiledParams& p) {
+  int slices = split_k_factor(prob.ctx->info().is_cpu, prob.dtype(), prob.M, prob.N, prob.K, prob.batches, p);
+  if (slices > 1 && prob.a.rank() == 2 && prob.b.rank() == 2)
+    run_split_k(prob, slices, p);
+  else
+    run_tiled(prob, p);
 }
 
 void run_matmul(const MatmulProblem& prob) {
-  TiledParams p = matmul_params(prob.ctx, prob.dtype(), prob.M, prob.N, prob.K, matmul_vec4_staging(prob));
-  int slices = split_k_factor(prob.ctx->info().is_cpu, prob.dtype(), prob.M, prob.N, prob.K, prob.batches, p);
-  if (slices > 1 && prob.a.rank() == 2 && prob.b.rank() == 2)
-    run_split_k(prob, slices);
-  else
-    run_tiled(prob, p);
+  run_matmul_with(prob, matmul_params(prob.ctx, prob.dtype(), prob.M, prob.N, prob.K, matmul_vec4_staging(prob)));
 }
 
 }  // namespace surfgrad

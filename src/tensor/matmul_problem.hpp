@@ -66,9 +66,13 @@ TiledParams matmul_params(const gpu::ContextPtr& ctx, DType dtype, int64_t M, in
 // a multiple of 4 (B's slices stay vec4-aligned).
 int split_k_factor(bool cpu_adapter, DType dtype, int64_t M, int64_t N, int64_t K, int64_t batches,
                    const TiledParams& p);
-void run_split_k(const MatmulProblem& prob, int slices);
-// What Tensor::matmul runs for a prepared problem: split-K where split_k_factor says so, else the
-// tuned tiled kernel (the autotuner's pick or the heuristic).
+// The slices run with tiles `p`; the partials are summed in slice order straight into C.
+void run_split_k(const MatmulProblem& prob, int slices, const TiledParams& p);
+// What Tensor::matmul runs for a prepared problem with tiles `p`: split-K where split_k_factor
+// says so, else the tiled kernel. The autotuner times candidates through this, so that what it
+// picks is what runs.
+void run_matmul_with(const MatmulProblem& prob, const TiledParams& p);
+// run_matmul_with the tuned tiles (the autotuner's pick or the heuristic).
 void run_matmul(const MatmulProblem& prob);
 
 }  // namespace surfgrad

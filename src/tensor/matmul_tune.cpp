@@ -179,8 +179,18 @@ TiledParams matmul_params(const gpu::ContextPtr& ctx, DType dtype, int64_t M, in
 
 std::vector<TiledParams> tuning_candidates() {
   std::vector<TiledParams> out;
-  const int tiles[][4] = {{128, 256, 8, 8}, {128, 128, 8, 8}, {128, 64, 8, 4}, {64, 128, 4, 8}, {64, 64, 4, 4},
-                          {128, 128, 8, 4}, {64, 64, 8, 8},   {32, 32, 2, 2},  {32, 64, 2, 4}};
+  const int tiles[][4] = {{128, 256, 8, 8},
+                          {128, 128, 8, 8},
+                          {128, 64, 8, 4},
+                          {64, 128, 4, 8},
+                          {64, 64, 4, 4},
+                          {128, 128, 8, 4},
+                          {64, 64, 8, 8},
+                          {32, 32, 2, 2},
+                          {32, 64, 2, 4},
+                          // 64-row tiles of 8×8 a thread, for skinny products (split K)
+                          {64, 128, 8, 8},
+                          {64, 256, 8, 8}};
   for (auto& t : tiles)
     for (int bk : {8, 16})
       for (bool db : {false, true})
@@ -203,7 +213,7 @@ std::vector<TuneResult> tune_matmul(const gpu::ContextPtr& ctx, const TuneOption
       for (TiledParams p : candidates) {
         if (dtype == DType::f16) p.f32_accumulate = true;
         if (!tiled_unsupported(*ctx, p, dtype).empty()) continue;
-        run_tiled(prob, p);  // compile and warm up
+        run_matmul_with(prob, p);  // compile and warm up (split-K where Tensor::matmul would split)
         double err = matmul_error(prob, 64, 5);
         if (!(err <= (dtype == DType::f16 ? 2e-3 : 1e-5))) {
           if (progress) progress("rejected " + p.str() + ": error " + std::to_string(err));
@@ -213,7 +223,7 @@ std::vector<TuneResult> tune_matmul(const gpu::ContextPtr& ctx, const TuneOption
         for (int r = 0; r < opt.reps; ++r) {
           ctx->begin_timing();
           auto w0 = std::chrono::steady_clock::now();
-          run_tiled(prob, p);
+          run_matmul_with(prob, p);
           double ms = ctx->end_timing_ms();
           ctx->sync();
           if (ms <= 0) ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - w0).count();
