@@ -106,7 +106,8 @@ TEST(Knn, EveryTileShapeGivesTheSameLists) {
   for (int k : {1, 33, 128}) {
     KnnResult want = knn_exact(x, k);
     for (const char* shape : {"64x64x8/4x4/q16m12e1", "64x64x8/4x4/q2m1e1", "64x64x4/4x4/q8m8e4",
-                              "128x128x8/8x8/q16m8e3", "64x128x8/4x8/q4m3e2"}) {
+                              "128x128x8/8x8/q16m8e3", "64x128x8/4x8/q4m3e2", "64x64x8/4x4/q16m16e1s128",
+                              "64x64x8/4x4/q16m12e2s1024"}) {
       KnnResult got = knn_exact_shaped(x, k, KnnFusedShape::parse(shape));
       EXPECT_EQ(got.indices.to_vector<int32_t>(), want.indices.to_vector<int32_t>()) << shape << " k " << k;
       EXPECT_EQ(got.distances.to_vector<float>(), want.distances.to_vector<float>()) << shape << " k " << k;
@@ -115,6 +116,11 @@ TEST(Knn, EveryTileShapeGivesTheSameLists) {
   EXPECT_THROW(KnnFusedShape::parse("64x64x8/3x4/q16m12e1"), Error);  // TM not a multiple of 4
   EXPECT_THROW(KnnFusedShape::parse("64x64x8/4x4/q16m17e1"), Error);  // M past Q
   EXPECT_THROW(KnnFusedShape::parse("64x64"), Error);
+  EXPECT_THROW(KnnFusedShape::parse("64x64x8/4x4/q16m12e1s100"), Error);  // no room for k = 128
+  // describe() gives back what parse() reads, every field included (it keys the pipeline cache).
+  for (const char* shape : {"64x64x8/4x4/q16m12e3s512", "128x128x8/8x8/q16m8e1s256/no-push"})
+    EXPECT_EQ(KnnFusedShape::parse(shape).describe(), shape);
+  EXPECT_EQ(KnnFusedShape::parse("64x64x8/4x4/q16m12e1").describe(), "64x64x8/4x4/q16m12e1s256");
 }
 
 TEST(Knn, BlockedMatchesHostBruteForce) {
