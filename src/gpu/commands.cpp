@@ -562,11 +562,16 @@ double Context::end_timing_ms() {
   std::vector<uint64_t> stamps(used);
   download(*host_buf, stamps.data(), desc.size);
   wgpuBufferRelease(resolve);
+  // From the first pass's beginning to the last pass's end. Summing each pass's own interval
+  // counted overlaps twice: a pass's beginning stamp is written as soon as the pass starts, while
+  // the previous pass may still run (split-K's sum measured as matmul + matmul + sum).
   double period = wgpuQueueGetTimestampPeriod(I.queue);
-  double ns = 0;
-  for (uint32_t i = 0; i + 1 < used; i += 2)
-    if (stamps[i + 1] > stamps[i]) ns += double(stamps[i + 1] - stamps[i]) * period;
-  return ns / 1e6;
+  uint64_t first = UINT64_MAX, last = 0;
+  for (uint32_t i = 0; i + 1 < used; i += 2) {
+    first = std::min(first, stamps[i]);
+    last = std::max(last, stamps[i + 1]);
+  }
+  return last > first ? double(last - first) * period / 1e6 : 0.0;
 }
 
 }  // namespace surfgrad::gpu

@@ -24,14 +24,16 @@ std::string S(int v) { return std::to_string(v); }
 // queue of 16 merged at 12 (2.41 s) beat 128×128 of 8×8 (3.22 s), although 128×128 computes
 // the inner products faster (1.12 s alone): a row's merge stalls its whole workgroup at the next
 // barrier, and a workgroup of 128 rows has a merging row in more of its tiles. Bigger queues
-// cost more in sorting than they save in merges (q32: 3.05 s, q64: 6.04 s). The shape needs
+// cost more in sorting than they save in merges (q32: 3.05 s, q64: 6.04 s). With the workgroup
+// merge (H200, 2026-11-26): 1.77 s at e1, 1.73 s at e4, 1.72 s at e8; 128×128 2.19 s (1.36 s
+// without pushes: its early tiles overflow 128 queues at once). The shape needs
 // 13 KiB of workgroup memory: within WebGPU's default 16 KiB. CPU adapters (lavapipe) run the
 // 128×128 shape faster (10k points, k = 90: 9.1 s against 14.4 s): no barrier stalls there.
 // In the browser the 64×64 shape on every adapter: with the 128×128 one (26 KiB of workgroup
 // memory, 64 cells unrolled a thread) Chromium's SwiftShader adapter lost its device on the
 // first map (the GPU process went away); the 64×64 shape passes the browser suite there.
 KnnFusedShape knn_fused_shape(const gpu::Context& ctx) {
-  FusedShape gpu{64, 64, 8, 4, 4, 16, 12, 1}, cpu{128, 128, 8, 8, 8, 16, 8, 1};
+  FusedShape gpu{64, 64, 8, 4, 4, 16, 12, 8}, cpu{128, 128, 8, 8, 8, 16, 8, 1};
 #if defined(__wasi__)
   (void)ctx;
   (void)cpu;
