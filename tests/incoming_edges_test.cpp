@@ -5,10 +5,12 @@
 #include <random>
 
 #include "maps/graph.hpp"
+#include "test_util.hpp"
 
 namespace {
 
 using namespace surfgrad;
+using sgtest::ctx;
 
 std::vector<int32_t> serial_reference(const std::vector<int32_t>& nb, int64_t n, int64_t k) {
   std::vector<int32_t> list(size_t(n + 1 + n * k), 0);
@@ -42,6 +44,30 @@ TEST(IncomingEdges, PartsGiveTheSerialListsWithHubsAndEmptySlots) {
       for (int run = 0; run < 3; ++run)
         ASSERT_EQ(incoming_edges(nb, n, k, parts), want) << n << " × " << k << ", " << parts << " parts, run " << run;
   }
+}
+
+TEST(IncomingEdges, GpuGivesTheSerialLists) {
+  // The GPU's counting sort (graph_gpu.cpp) against the same reference: hubs past one workgroup's
+  // 64 threads, empty slots, points nobody lists, N·k off every workgroup multiple; run twice
+  // (its fill is atomic, so only the last step's ordering makes the lists repeatable). And a
+  // hub past the GPU path's limit, which takes the host's list.
+  for (auto [n, k, hub_percent] : std::vector<std::tuple<int64_t, int64_t, uint32_t>>{
+           {1, 1, 0}, {50, 3, 10}, {1000, 15, 2}, {7001, 16, 1}, {3001, 48, 1}, {6000, 2, 50}}) {
+    std::mt19937 rng(uint32_t(n * 31 + k));
+    std::vector<int32_t> nb(size_t(n * k));
+    for (int32_t& v : nb) {
+      uint32_t r = rng() % 100;
+      v = r < hub_percent       ? 7 % int32_t(n)
+          : r < 2 * hub_percent ? int32_t(n - 1)
+          : r < 15              ? -1
+                                : int32_t(rng() % uint32_t(n / 2 + 1));
+    }
+    std::vector<int32_t> want = serial_reference(nb, n, k);
+    Tensor t = Tensor::from_vector(ctx(), nb, {n, k});
+    for (int run = 0; run < 2; ++run)
+      ASSERT_EQ(incoming_edges_gpu(t).to_vector<int32_t>(), want) << n << " × " << k << ", run " << run;
+  }
+  EXPECT_THROW(incoming_edges_gpu(Tensor::zeros(ctx(), {4, 2})), Error);  // f32, not i32 ids
 }
 
 }  // namespace

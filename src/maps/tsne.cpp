@@ -41,10 +41,9 @@ Tensor tsne_layout(const Tensor& x, const TsneOptions& opt, const MapProgress& p
       .launch({pcond, nn.distances}, {n, std::log(opt.perplexity)}, kernels::groups_for(*ctx, uint64_t(n), 64));
   Tensor w = (pcond / double(2 * n)).contiguous();  // [N, k] edge weights
 
-  // Incoming edges of every point (host, once): gathering them keeps the sum's order fixed,
+  // Incoming edges of every point (once, on the GPU): gathering them keeps the sum's order fixed,
   // where scattering with atomics would not.
-  std::vector<int32_t> idx = nn.indices.to_vector<int32_t>();
-  Tensor rev_t = Tensor::from_vector(ctx, incoming_edges(idx, n, k), {n + 1 + n * k});
+  Tensor rev_t = incoming_edges_gpu(nn.indices);
   // The in-edges' weights in CSR order (one gather on the GPU): the attraction kernel then reads
   // them in consecutive words, as it reads the edge ids.
   Tensor w_in = index_select(w.reshape({n * k}), 0, rev_t.slice(0, n + 1, n + 1 + n * k).contiguous());

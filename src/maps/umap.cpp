@@ -78,8 +78,7 @@ Tensor umap_layout(const Tensor& x, const UmapOptions& opt, const MapProgress& p
   // never be sampled (umap_union.wgsl).
   int epochs = opt.epochs > 0 ? opt.epochs : (n <= 10000 ? 500 : 200);
   Tensor u_t = umap_fuzzy_union(w, nn.indices, epochs);
-  std::vector<int32_t> idx = nn.indices.to_vector<int32_t>();
-  Tensor rev_t = Tensor::from_vector(ctx, incoming_edges(idx, n, k), {n + 1 + n * k});
+  Tensor rev_t = incoming_edges_gpu(nn.indices);
 
   // Start from the first two principal components scaled to ±10 (umap-learn's spectral
   // initialisation is scaled the same way).

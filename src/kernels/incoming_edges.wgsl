@@ -1,0 +1,49 @@
+// The kNN graph's incoming edges on the GPU (incoming_edges_gpu in graph_gpu.cpp), in three
+// steps of one counting sort by target, and the same list the host's incoming_edges builds:
+//   STEP 0, one thread an edge: count[t] += 1 for the edge's target t (empty slots, −1, skipped);
+//   (the host turns the counts into offsets: N words down, N + 1 up)
+//   STEP 1, one thread an edge: the edge's id into the first free slot of its target's segment
+//           of `scratch` (atomic cursors: the order inside a segment depends on thread timing);
+//   STEP 2, a workgroup a target: its segment in increasing edge id, each id's place counted as
+//           the ids in the segment below it (ids are distinct), into `rev` after the offsets.
+// Step 2 makes the list the same on every run, so the sums that gather over it are too.
+// Parameters: [N, E = N·k]. rev: [offset_0 … offset_N, edge ids …].
+@group(0) @binding(0) var<storage, read> neighbours: array<i32>;  // [N·k]
+@group(0) @binding(1) var<storage, read_write> counter: array<atomic<u32>>;  // [N]
+@group(0) @binding(2) var<storage, read> offsets: array<i32>;  // [N + 1]
+@group(0) @binding(3) var<storage, read_write> scratch: array<i32>;  // [E]
+@group(0) @binding(4) var<storage, read_write> rev: array<i32>;  // [N + 1 + E]
+
+const STEP: u32 = {{STEP}}u;
+const THREADS: u32 = 64u;
+
+@compute @workgroup_size(THREADS)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let n = arg(0u);
+  let edges = arg(1u);
+  let group = linear_group(wid, nwg);
+  if (STEP == 0u || STEP == 1u) {
+    let e = group * THREADS + lid;
+    if (e >= edges) { return; }
+    let t = neighbours[e];
+    if (t < 0) { return; }
+    let slot = atomicAdd(&counter[u32(t)], 1u);
+    if (STEP == 1u) { scratch[u32(offsets[t]) + slot] = i32(e); }
+    return;
+  }
+  let t = group;
+  if (t >= n) { return; }
+  let lo = u32(offsets[t]);
+  let hi = u32(offsets[t + 1u]);
+  if (lid == 0u) {
+    rev[t] = offsets[t];
+    if (t + 1u == n) { rev[n] = offsets[n]; }
+  }
+  for (var i = lo + lid; i < hi; i += THREADS) {
+    let id = scratch[i];
+    var place = 0u;
+    for (var j = lo; j < hi; j++) { place += select(0u, 1u, scratch[j] < id); }
+    rev[n + 1u + lo + place] = id;
+  }
+}
