@@ -190,6 +190,9 @@ struct TileSpdRun {
 struct TileSpdResult {
   double residual = 0;            // max over systems of ‖H·x − f‖ / ‖f‖, H in float64, x the fused GPU solve
   double unfused_difference = 0;  // max |x_fused − x_unfused| / max |x|
+  // max |∂fused − ∂unfused| / max |∂unfused| over the gradients of J, M, R and f (one output
+  // gradient); −1 where a backward kernel does not fit the adapter's workgroup memory.
+  double gradient_difference = -1;
   uint64_t workgroup_bytes_forward = 0, workgroup_bytes_backward = 0;  // the fused kernel's
   uint64_t unfused_workgroup_bytes_backward = 0;                       // the largest unfused one's
   std::vector<TileSpdRun> runs;  // fused, fused + backward, unfused, unfused + backward

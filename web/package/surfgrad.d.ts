@@ -292,6 +292,8 @@ export interface TileSpdResult {
   residual: number;
   /** max |x_fused − x_unfused| / max |x|. */
   unfusedDifference: number;
+  /** max |∂fused − ∂unfused| / max |∂unfused| over the gradients of J, M, R and f; −1 where a backward kernel does not fit. */
+  gradientDifference: number;
   workgroupBytesForward: number;
   workgroupBytesBackward: number;
   unfusedWorkgroupBytesBackward: number;

@@ -128,6 +128,7 @@ json tile_spd(const json& o) {
                     {"bytes", run.bytes}});
   return {{"residual", r.residual},
           {"unfusedDifference", r.unfused_difference},
+          {"gradientDifference", r.gradient_difference},
           {"workgroupBytesForward", r.workgroup_bytes_forward},
           {"workgroupBytesBackward", r.workgroup_bytes_backward},
           {"unfusedWorkgroupBytesBackward", r.unfused_workgroup_bytes_backward},

@@ -257,6 +257,8 @@ async function testTileSpd() {
          `residual ${r.residual.toExponential(2)}`);
   record('tile SPD: fused vs unfused (4 kernels) ≤ 1e-4 of max |x|', r.unfusedDifference <= 1e-4,
          `${r.unfusedDifference.toExponential(2)}`);
+  record('tile SPD: gradients of J, M, R and f, fused vs unfused backward kernels ≤ 1e-4 of their scale',
+         r.gradientDifference >= 0 && r.gradientDifference <= 1e-4, `${r.gradientDifference.toExponential(2)}`);
   const by = (form, backward) => r.runs.find((run) => run.form === form && run.backward === backward);
   record('tile SPD: all four runs, fused in fewer dispatches and kernels', r.runs.length === 4 && !r.note &&
          [false, true].every((b) => by('fused', b).dispatches < by('unfused', b).dispatches),
