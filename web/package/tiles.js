@@ -7,10 +7,14 @@
 //
 // Sizes past the device's workgroup memory (16 KiB in browsers by default) are refused with a
 // SurfgradError of kind 'limit' naming the options to shrink.
-import { cString, fail, requireModule, resultJson, serialized } from './runtime.js';
+import { SurfgradError, cString, fail, requireModule, resultJson, serialized } from './runtime.js';
 
 async function tileDemo(name, fn, options) {
   const { exports } = requireModule(fn);
+  // JSON would turn NaN and Infinity into null, which the module reads as "use the default".
+  for (const [key, value] of Object.entries(options ?? {}))
+    if (typeof value === 'number' && !Number.isFinite(value))
+      throw new SurfgradError('value', `${fn}: option '${key}' must be a finite number, not ${value}`);
   const text = JSON.stringify(options ?? {});
   return serialized(async () => {
     const namePtr = cString(exports, name);

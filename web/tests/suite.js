@@ -221,6 +221,8 @@ async function testTileMlp() {
                     () => sg.tileMlp({ hidden: 256, tileRows: 64 }));
   await expectError('tile MLP: a fractional option refused by name', 'value', /tileMlp option 'steps' must be a whole number/,
                     () => sg.tileMlp({ steps: 2.5 }));
+  await expectError('tile MLP: a NaN option refused by name (not taken as the default)', 'value',
+                    /tileMlp: option 'lr' must be a finite number/, () => sg.tileMlp({ lr: NaN }));
 }
 
 async function testTileFftConv() {
