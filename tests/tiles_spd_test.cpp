@@ -196,6 +196,8 @@ TEST(TileSpd, DemoRunsBothForms) {
   demos::TileSpdResult r = demos::run_tile_spd(ctx(), o);
   EXPECT_LT(r.residual, 1e-5);
   EXPECT_LT(r.unfused_difference, 1e-4);
+  EXPECT_GE(r.gradient_difference, 0);  // both backward kernels fit
+  EXPECT_LT(r.gradient_difference, 1e-4);
   ASSERT_EQ(r.runs.size(), 4u);
   for (bool backward : {false, true}) {
     const auto& f = r.runs[backward ? 1 : 0];

@@ -415,6 +415,21 @@ TEST(TileMlp, FusedMatchesUnfusedAndLearns) {
   o.fused = false;
   auto unfused = demos::train_tile_mlp(ctx(), o);
   EXPECT_NEAR(fused.first_loss, unfused.first_loss, 1e-5 + 1e-4 * unfused.first_loss);
+  // The backward kernel: the same gradient at the initial parameters, in the packed layout.
+  ASSERT_EQ(fused.first_gradient.size(), unfused.first_gradient.size());
+  float scale = 0;
+  for (float g : unfused.first_gradient) scale = std::max(scale, std::abs(g));
+  EXPECT_GT(scale, 0.0f);
+  // (This caught a race: a slot reused while the atomic adds before it still read it.)
+  size_t mismatches = 0, first = 0;
+  for (size_t i = 0; i < fused.first_gradient.size(); ++i)
+    if (!(std::abs(fused.first_gradient[i] - unfused.first_gradient[i]) <= 1e-4f * scale) && mismatches++ == 0)
+      first = i;
+  EXPECT_EQ(mismatches, 0u) << "first at packed element " << first << ": fused " << fused.first_gradient[first]
+                            << ", unfused " << unfused.first_gradient[first];
+  ASSERT_EQ(fused.losses.size(), 11u);  // step 1, then 10 groups of 8
+  EXPECT_EQ(fused.losses.back().step, 80);
+  EXPECT_EQ(fused.fitted.size(), size_t(12 * 12 * 3));
   EXPECT_LT(fused.final_loss, 0.5 * fused.first_loss);
   EXPECT_LT(unfused.final_loss, 0.5 * unfused.first_loss);
   EXPECT_LT(fused.dispatches_per_step, unfused.dispatches_per_step);

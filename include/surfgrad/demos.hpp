@@ -2,6 +2,7 @@
 #pragma once
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "surfgrad/autograd.hpp"
 #include "surfgrad/gpu.hpp"
@@ -60,11 +61,21 @@ struct TileMlpOptions {
   double lr = 5e-3;
   uint64_t seed = 1;
   bool fused = true;
-  std::string png;  // the fitted image; empty = none
+};
+struct TileMlpLoss {
+  int step = 0;  // 1-based: the loss computed by this step, before its update
+  double loss = 0;
 };
 struct TileMlpResult {
   double first_loss = 0;  // at the initial parameters (the same for both forms)
   double final_loss = 0;
+  std::vector<TileMlpLoss> losses;  // step 1, then the last step of each timed group
+  // ∂loss/∂parameters at step 1 (the initial parameters) in the fused form's packed layout
+  // [rows, hidden] (per layer its weight rows, then its bias row), for both forms: they must agree.
+  std::vector<float> first_gradient;
+  // The fitted image after training, side × side RGB in [0, 1], row 0 at v = −1 (the bottom):
+  // callers that show it write it (the CLI as a PNG, the browser as it likes); no file I/O here.
+  std::vector<float> fitted;
   double psnr = 0;         // of the fitted image against the target, dB
   double ms_per_step = 0;  // wall clock, median over groups of steps
   uint64_t dispatches_per_step = 0;
@@ -179,6 +190,9 @@ struct TileSpdRun {
 struct TileSpdResult {
   double residual = 0;            // max over systems of ‖H·x − f‖ / ‖f‖, H in float64, x the fused GPU solve
   double unfused_difference = 0;  // max |x_fused − x_unfused| / max |x|
+  // max |∂fused − ∂unfused| / max |∂unfused| over the gradients of J, M, R and f (one output
+  // gradient); −1 where a backward kernel does not fit the adapter's workgroup memory.
+  double gradient_difference = -1;
   uint64_t workgroup_bytes_forward = 0, workgroup_bytes_backward = 0;  // the fused kernel's
   uint64_t unfused_workgroup_bytes_backward = 0;                       // the largest unfused one's
   std::vector<TileSpdRun> runs;  // fused, fused + backward, unfused, unfused + backward

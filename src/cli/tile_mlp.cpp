@@ -1,5 +1,7 @@
 // `surfgrad demo tile-mlp` (an MLP learns an image, fused into tile kernels; PNG out) and
 // `surfgrad bench tile-mlp` (its training step fused and on ordinary ops, in one call).
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -8,6 +10,7 @@
 #include "cli_options.hpp"
 #include "output_files.hpp"
 #include "surfgrad/demos.hpp"
+#include "surfgrad/io.hpp"
 
 namespace surfgrad::cli {
 
@@ -38,15 +41,28 @@ std::string shape_of(const demos::TileMlpOptions& o) {
   return s + "-3";
 }
 
-int run_demo(const gpu::ContextPtr& ctx, demos::TileMlpOptions o) {
+// The demo's fitted image (row 0 at the bottom) as a PNG (row 0 at the top).
+void write_fitted(const std::string& path, int side, const std::vector<float>& rgb) {
+  Image img(side, side);
+  auto byte = [](float v) { return uint8_t(std::lround(std::clamp(v, 0.0f, 1.0f) * 255)); };
+  for (int y = 0; y < side; ++y)
+    for (int x = 0; x < side; ++x) {
+      size_t i = (size_t(y) * size_t(side) + size_t(x)) * 3;
+      img.set(x, side - 1 - y, byte(rgb[i]), byte(rgb[i + 1]), byte(rgb[i + 2]));
+    }
+  write_png(path, img);
+}
+
+int run_demo(const gpu::ContextPtr& ctx, demos::TileMlpOptions o, const std::string& png) {
   std::printf("tile-mlp: MLP %s (ReLU, sigmoid out) learns a %dx%d image, every pixel each step, Adam, on %s\n",
               shape_of(o).c_str(), o.side, o.side, ctx->info().name.c_str());
   auto r = demos::train_tile_mlp(ctx, o, show);
+  write_fitted(png, o.side, r.fitted);
   std::printf(
       "fused tile kernels (%d pixels per workgroup, %llu bytes of workgroup memory backward): loss %.5f → "
       "%.5f, PSNR %.1f dB, %.3f ms per step, %llu dispatches per step; fitted image written to %s\n",
       o.tile_rows, (unsigned long long)r.workgroup_bytes, r.first_loss, r.final_loss, r.psnr, r.ms_per_step,
-      (unsigned long long)r.dispatches_per_step, o.png.c_str());
+      (unsigned long long)r.dispatches_per_step, png.c_str());
   return r.final_loss < r.first_loss ? 0 : 1;
 }
 
@@ -94,11 +110,11 @@ int run_bench(const gpu::ContextPtr& ctx, demos::TileMlpOptions o, const std::st
 
 void add_tile_mlp_demo(CLI::App& demo, CommandFn& chosen) {
   auto o = std::make_shared<demos::TileMlpOptions>();
-  o->png = "tile_mlp.png";
+  auto png = std::make_shared<std::string>("tile_mlp.png");
   CLI::App* c = demo.add_subcommand("tile-mlp", "an MLP learns an image, forward and backward fused into tile kernels");
   add_network_options(c, *o);
-  c->add_option("--out", o->png, "the fitted image (PNG)")->capture_default_str();
-  c->callback([o, &chosen] { chosen = [o](const gpu::ContextPtr& ctx) { return run_demo(ctx, *o); }; });
+  c->add_option("--out", *png, "the fitted image (PNG)")->capture_default_str();
+  c->callback([o, png, &chosen] { chosen = [o, png](const gpu::ContextPtr& ctx) { return run_demo(ctx, *o, *png); }; });
 }
 
 void add_tile_mlp_bench(CLI::App& bench, CommandFn& chosen) {

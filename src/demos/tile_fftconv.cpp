@@ -97,6 +97,9 @@ TileFftConvResult run_tile_fftconv(const gpu::ContextPtr& ctx, const TileFftConv
     throw Error(ErrorKind::Value, "tile-fftconv: " + std::to_string(opt.taps) + " filter taps; 1 … the length (" +
                                       std::to_string(L) + ")");
   if (opt.steps < 1) throw Error(ErrorKind::Value, "tile-fftconv: steps ≥ 1");
+  if (opt.tile_rows < 0 || opt.threads < 1)
+    throw Error(ErrorKind::Value, "tile-fftconv: tile rows ≥ 0 (0: the most that fit) and threads ≥ 1, got tile rows " +
+                                      std::to_string(opt.tile_rows) + ", threads " + std::to_string(opt.threads));
   const int64_t B = opt.signals, pairs = B / 2;
 
   // Pairs per workgroup: as given, or the most (a power of two) whose backward kernel fits.
@@ -109,6 +112,17 @@ TileFftConvResult run_tile_fftconv(const gpu::ContextPtr& ctx, const TileFftConv
   }
   Kernel fused = fused_kernel(rows, L, opt.threads);
   Steps steps = step_kernels(rows, L, opt.threads);
+  // Refused here, naming the options, rather than by the first launch that does not fit (every
+  // kernel runs backward too: the gradients are checked).
+  uint64_t need = fused.workgroup_bytes(true);
+  for (const Kernel* k : {&steps.signal_fft, &steps.filter_fft, &steps.product, &steps.inverse})
+    need = std::max(need, k->workgroup_bytes(true));
+  if (need > limit)
+    throw Error(ErrorKind::LimitExceeded,
+                "tile-fftconv: signal length " + std::to_string(L) + " with " + std::to_string(rows) +
+                    " signal pair(s) per workgroup (tile rows) needs " + std::to_string(need) +
+                    " bytes of workgroup memory, over this adapter's limit of " + std::to_string(limit) +
+                    " (maxComputeWorkgroupStorageSize): use a shorter length or fewer tile rows");
   const Grid grid{uint32_t((pairs + rows - 1) / rows), 1, 1};
 
   std::mt19937_64 gen(opt.seed);

@@ -13,7 +13,6 @@
 #include <random>
 
 #include "surfgrad/demos.hpp"
-#include "surfgrad/io.hpp"
 #include "surfgrad/optim.hpp"
 #include "surfgrad/tiles.hpp"
 
@@ -79,8 +78,17 @@ double median(std::vector<double> v) {
 }  // namespace
 
 TileMlpResult train_tile_mlp(const gpu::ContextPtr& ctx, const TileMlpOptions& opt, const Progress& progress) {
-  if (opt.side < 2 || opt.hidden < 3 || opt.layers < 1 || opt.tile_rows < 1 || opt.steps < 1)
-    throw Error(ErrorKind::Value, "tile-mlp: side ≥ 2, hidden ≥ 3, layers ≥ 1, tile rows ≥ 1 and steps ≥ 1");
+  auto at_least = [](const char* name, int value, int least) {
+    if (value < least)
+      throw Error(ErrorKind::Value, std::string("tile-mlp: ") + name + " is " + std::to_string(value) +
+                                        "; it must be ≥ " + std::to_string(least));
+  };
+  at_least("side", opt.side, 2);
+  at_least("hidden", opt.hidden, 3);  // the output layer uses 3 of the parameter array's columns
+  at_least("layers", opt.layers, 1);
+  at_least("tile rows", opt.tile_rows, 1);
+  at_least("threads", opt.threads, 1);
+  at_least("steps", opt.steps, 2);  // the first two steps are untimed (compile, count dispatches)
   const int64_t n = int64_t(opt.side) * opt.side;
   std::vector<float> uv(size_t(n) * 2), colour(size_t(n) * 3);
   for (int y = 0; y < opt.side; ++y)
@@ -109,6 +117,17 @@ TileMlpResult train_tile_mlp(const gpu::ContextPtr& ctx, const TileMlpOptions& o
   std::function<Var()> forward;
   tiles::Kernel kernel = mlp_kernel(opt, layers);
   if (opt.fused) {
+    // Refused here, naming the options, rather than by the first launch (the backward kernel holds
+    // every layer's activations of a block).
+    uint64_t need = kernel.workgroup_bytes(true), limit = ctx->limits().max_compute_workgroup_storage_size;
+    if (need > limit)
+      throw Error(ErrorKind::LimitExceeded,
+                  "tile-mlp: hidden " + std::to_string(opt.hidden) + ", layers " + std::to_string(opt.layers) +
+                      " and tile rows " + std::to_string(opt.tile_rows) + " need " + std::to_string(need) +
+                      " bytes of workgroup memory (the backward kernel), over this adapter's limit of " +
+                      std::to_string(limit) +
+                      " (maxComputeWorkgroupStorageSize): use fewer tile rows or a smaller "
+                      "hidden width");
     params.push_back(Var::param(Tensor::from_host(ctx, packed.data(), {rows, opt.hidden}, DType::f32)));
     tiles::Grid grid{uint32_t((n + opt.tile_rows - 1) / opt.tile_rows), 1, 1};
     forward = [&, grid] { return kernel({Var(coords), params[0]}, {n, 3}, grid); };
@@ -135,19 +154,35 @@ TileMlpResult train_tile_mlp(const gpu::ContextPtr& ctx, const TileMlpOptions& o
       return h;
     };
   }
+  // The parameters' gradient in the packed layout, whichever form holds them.
+  auto packed_gradient = [&] {
+    if (opt.fused) return params[0].grad().to_vector<float>();
+    std::vector<float> g(packed.size(), 0.0f);
+    for (size_t l = 0; l < layers.size(); ++l) {
+      const Layer& L = layers[l];
+      std::vector<float> w = params[2 * l].grad().to_vector<float>(), b = params[2 * l + 1].grad().to_vector<float>();
+      for (int i = 0; i <= L.fan_in; ++i)  // the weight rows, then the bias row
+        for (int j = 0; j < L.fan_out; ++j)
+          g[size_t(L.row + i) * size_t(opt.hidden) + size_t(j)] =
+              i < L.fan_in ? w[size_t(i) * size_t(L.fan_out) + size_t(j)] : b[size_t(j)];
+    }
+    return g;
+  };
   optim::Adam adam(params, opt.lr);
-  auto step = [&] {
+  auto step = [&](bool keep_gradient = false) {
     Var diff = forward() - Var(target);
     Var loss = (diff * diff).mean();
     adam.zero_grad();
     loss.backward();
+    if (keep_gradient) result.first_gradient = packed_gradient();
     adam.step();
     return loss;
   };
 
   ctx->sync();
-  Var loss = step();                                       // also compiles the kernels
+  Var loss = step(/*keep_gradient=*/true);                 // also compiles the kernels
   result.first_loss = loss.value().to_vector<float>()[0];  // at the initial parameters
+  result.losses.push_back({1, result.first_loss});
   ctx->flush();
   uint64_t before = ctx->pending_dispatches();
   loss = step();
@@ -163,33 +198,27 @@ TileMlpResult train_tile_mlp(const gpu::ContextPtr& ctx, const TileMlpOptions& o
                        count);
     done += count;
     result.final_loss = value;
+    result.losses.push_back({done, value});
     if (progress) {
       char line[160];
       std::snprintf(line, sizeof line, "step %d/%d  loss %.5f  %.3f ms/step", done, opt.steps, value, per_step.back());
       progress(line, done >= opt.steps);
     }
   }
-  if (per_step.empty()) result.final_loss = loss.value().to_vector<float>()[0];
+  if (per_step.empty()) {
+    result.final_loss = loss.value().to_vector<float>()[0];
+    result.losses.push_back({opt.steps, result.final_loss});
+  }
   result.ms_per_step = per_step.empty() ? 0 : median(per_step);
 
-  std::vector<float> fitted;
   {
     NoGradGuard no_grad;
-    fitted = forward().value().to_vector<float>();
+    result.fitted = forward().value().to_vector<float>();
   }
   double se = 0;
-  for (size_t i = 0; i < fitted.size(); ++i) se += double(fitted[i] - colour[i]) * (fitted[i] - colour[i]);
-  result.psnr = 10 * std::log10(1.0 / std::max(se / double(fitted.size()), 1e-12));
-  if (!opt.png.empty()) {
-    Image img(opt.side, opt.side);
-    auto byte = [](float v) { return uint8_t(std::lround(std::clamp(v, 0.0f, 1.0f) * 255)); };
-    for (int y = 0; y < opt.side; ++y)
-      for (int x = 0; x < opt.side; ++x) {
-        size_t i = (size_t(y) * size_t(opt.side) + size_t(x)) * 3;
-        img.set(x, opt.side - 1 - y, byte(fitted[i]), byte(fitted[i + 1]), byte(fitted[i + 2]));
-      }
-    write_png(opt.png, img);
-  }
+  for (size_t i = 0; i < result.fitted.size(); ++i)
+    se += double(result.fitted[i] - colour[i]) * (result.fitted[i] - colour[i]);
+  result.psnr = 10 * std::log10(1.0 / std::max(se / double(result.fitted.size()), 1e-12));
   return result;
 }
 

@@ -131,6 +131,32 @@ double max_residual(const std::vector<float>& J, const std::vector<float>& M, co
   return worst;
 }
 
+// The backward kernels checked against each other: the gradients of J, M, R and f from the same
+// output gradient, fused (J and M packed side by side) and unfused, as max |difference| over max
+// |unfused gradient|. Leaves the gradients zero.
+double gradient_difference(const SpdSolver& solver, const Var& jm, const SpdSystems& p, const Tensor& seed) {
+  solver.fused(jm, p.r, p.f).backward(seed);
+  std::vector<float> fused_jm = jm.grad().to_vector<float>(), fused_r = p.r.grad().to_vector<float>(),
+                     fused_f = p.f.grad().to_vector<float>();
+  p.r.zero_grad();
+  p.f.zero_grad();
+  solver.unfused(p).backward(seed);
+  std::vector<float> j = p.j.grad().to_vector<float>(), m = p.m.grad().to_vector<float>(),
+                     r = p.r.grad().to_vector<float>(), f = p.f.grad().to_vector<float>();
+  double diff = 0, scale = 0;
+  auto compare = [&](float a, float b) {
+    diff = std::max(diff, double(std::abs(a - b))), scale = std::max(scale, double(std::abs(b)));
+  };
+  const size_t n = size_t(solver.shape().n), cols = n + size_t(solver.shape().m);
+  for (size_t row = 0; row < fused_jm.size() / cols; ++row)  // rows of J|M: B·m of them
+    for (size_t c = 0; c < cols; ++c)
+      compare(fused_jm[row * cols + c], c < n ? j[row * n + c] : m[row * (cols - n) + (c - n)]);
+  for (size_t i = 0; i < r.size(); ++i) compare(fused_r[i], r[i]);
+  for (size_t i = 0; i < f.size(); ++i) compare(fused_f[i], f[i]);
+  for (const Var& v : {jm, p.j, p.m, p.r, p.f}) v.zero_grad();
+  return scale > 0 ? diff / scale : 1.0;  // all-zero gradients are a failure too
+}
+
 }  // namespace
 
 SpdSystems make_spd_systems(const gpu::ContextPtr& ctx, int64_t systems, const TileSpdShape& s, uint64_t seed,
@@ -326,6 +352,8 @@ TileSpdResult run_tile_spd(const gpu::ContextPtr& ctx, const TileSpdOptions& opt
                      " forward + backward not run: a backward kernel needs " + std::to_string(need) +
                      " bytes of workgroup memory, this adapter has " + std::to_string(limit);
   }
+  if (result.workgroup_bytes_backward <= limit && result.unfused_workgroup_bytes_backward <= limit)
+    result.gradient_difference = gradient_difference(solver, jm_p, {j_p, m_p, r_p, f_p}, seed);
   for (bool fused : {true, false})
     for (bool backward : {false, true}) {
       if (backward && (fused ? result.workgroup_bytes_backward : result.unfused_workgroup_bytes_backward) > limit)

@@ -133,16 +133,15 @@ void emit_adjoint(Wgsl& w, const Graph& g, int n, const std::vector<bool>& needs
         }
         if (!b.differentiable) return;
         w.line("// adjoint of " + tn(n) + ": " + grad_name(b) + " += " + tn(x) + "ᵀ · " + an(n) + " (atomic adds)");
-        w.each(
-            g, {as.cols, cols},
-            [&] {
-              w.line("var acc = 0.0;");
-              w.open("for (var k = 0u; k < " + u32(as.rows) + "; k++) {");
-              w.line("acc += " + t(x) + "[k * " + u32(as.cols) + " + r] * " + a(n) + "[k * " + u32(cols) + " + c];");
-              w.close();
-              emit_atomic_add_f32(w, grad_name(b) + "[(" + row0 + " + r) * " + b.name + "_cols + c]", "acc");
-            },
-            false);
+        // With a barrier after (as every step): the loop reads t<x> and a<n>, whose slots the next
+        // step may reuse (see emit_write).
+        w.each(g, {as.cols, cols}, [&] {
+          w.line("var acc = 0.0;");
+          w.open("for (var k = 0u; k < " + u32(as.rows) + "; k++) {");
+          w.line("acc += " + t(x) + "[k * " + u32(as.cols) + " + r] * " + a(n) + "[k * " + u32(cols) + " + c];");
+          w.close();
+          emit_atomic_add_f32(w, grad_name(b) + "[(" + row0 + " + r) * " + b.name + "_cols + c]", "acc");
+        });
         return;
       }
       int x = node.args[0], y = node.args[1];

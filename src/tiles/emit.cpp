@@ -83,20 +83,21 @@ void emit_load(Wgsl& w, const Graph& g, const std::string& target, bool accumula
 
 void emit_write(Wgsl& w, const Graph& g, const std::string& source, int array, const std::string& buffer,
                 TileShape shape, At at, bool atomic) {
-  // No barrier after: nothing in the kernel reads what it writes to its outputs.
-  w.each(
-      g, shape,
-      [&] {
-        emit_global_index(w, g, array, shape, at);
-        w.open("if (inside) {");
-        if (!atomic) {
-          w.line(buffer + "[gi] = " + source + "[e];");
-        } else {
-          emit_atomic_add_f32(w, buffer + "[gi]", source + "[e]");
-        }
-        w.close();
-      },
-      false);
+  // A barrier after, although nothing in the kernel reads what it writes to global memory: the
+  // loop reads `source`, whose workgroup slot the next step may reuse (memory.cpp frees a tile
+  // after its last reader). Without it, threads that finish early overwrite the slot while others
+  // still read it: wrong gradients wherever a workgroup's threads do not run in lockstep
+  // (SwiftShader, lavapipe at 128 threads, GPUs with more than one warp per workgroup).
+  w.each(g, shape, [&] {
+    emit_global_index(w, g, array, shape, at);
+    w.open("if (inside) {");
+    if (!atomic) {
+      w.line(buffer + "[gi] = " + source + "[e];");
+    } else {
+      emit_atomic_add_f32(w, buffer + "[gi]", source + "[e]");
+    }
+    w.close();
+  });
 }
 
 void emit_matmul(Wgsl& w, const Graph& g, const std::string& target, bool accumulate, TileShape shape, int inner,

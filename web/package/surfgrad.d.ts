@@ -177,3 +177,130 @@ export const optim: {
   adam(model: Module, options?: { lr?: number; beta1?: number; beta2?: number; eps?: number; weightDecay?: number }): Promise<Optimizer>;
   sgd(model: Module, options?: { lr?: number; momentum?: number; weightDecay?: number }): Promise<Optimizer>;
 };
+
+/**
+ * The tile examples (issue 15): each runs its fused tile kernels beside the same computation
+ * unfused, on the page's WebGPU, through the library's demos. A size past the device's workgroup
+ * memory is a SurfgradError of kind 'limit' naming the options to shrink; a bad option, 'value'.
+ */
+export interface TileMlpOptions {
+  /** The image is side × side pixels (default 16), every pixel in every step. */
+  side?: number;
+  /** Hidden width (default 16) and hidden layers (default 2). */
+  hidden?: number;
+  layers?: number;
+  /** Pixels per workgroup of the fused kernel (default 8) and its workgroup size (default 64). */
+  tileRows?: number;
+  threads?: number;
+  /** Adam steps (default 60, at least 2) and learning rate (default 0.01). */
+  steps?: number;
+  lr?: number;
+  seed?: number;
+}
+export interface TileMlpForm {
+  /** The loss at the initial parameters (the same for both forms) and after the last step. */
+  firstLoss: number;
+  finalLoss: number;
+  /** The loss of step 1, then of the last step of each timed group. */
+  losses: { step: number; loss: number }[];
+  /** Of the fitted image against the target, dB. */
+  psnr: number;
+  msPerStep: number;
+  dispatchesPerStep: number;
+  /** ∂loss/∂parameters at the initial parameters, packed [rows, hidden] (per layer its weight rows, then its bias row). */
+  firstGradient: Float32Array;
+  /** The fitted image, side × side RGB in [0, 1], row 0 at the bottom. */
+  image: Float32Array;
+}
+export interface TileMlpResult {
+  side: number;
+  /** max |fused − unfused| over firstGradient, and max |unfused| there. */
+  gradientDifference: number;
+  gradientScale: number;
+  /** Workgroup memory of the fused backward kernel. */
+  workgroupBytes: number;
+  fused: TileMlpForm;
+  unfused: TileMlpForm;
+  /** The fused kernels' generated code. */
+  wgsl: { forward: string; backward: string };
+}
+/** An MLP learns an image (coordinates → colour): fused tile kernels, and the same network on ordinary ops. */
+export function tileMlp(options?: TileMlpOptions): Promise<TileMlpResult>;
+
+export interface TileFftConvOptions {
+  /** Signals (default 64, even: transformed in pairs) of `length` samples (default 64, a power of two). */
+  signals?: number;
+  length?: number;
+  /** Filter taps, ≤ length (default 16; zero-padded, circular convolution). */
+  taps?: number;
+  /** Signal pairs per workgroup (default 0: the most that fit). */
+  tileRows?: number;
+  threads?: number;
+  /** Steps per timed group, five groups (default 2). */
+  steps?: number;
+  seed?: number;
+}
+export interface TileFftConvTiming {
+  /** Wall clock per step: forward, and forward + backward. */
+  forwardMs: number;
+  trainMs: number;
+  forwardDispatches: number;
+  trainDispatches: number;
+  /** Global memory traffic per step (a model). */
+  forwardBytes: number;
+  trainBytes: number;
+}
+export interface TileFftConvResult {
+  /** max |y − y_float64| over 5 signals (direct convolution) by each form, and the outputs' scale there. */
+  maxError: number;
+  unfusedMaxError: number;
+  outputScale: number;
+  /** max |fused − unfused| over the gradients of the signals and the filter. */
+  gradDifference: number;
+  tileRows: number;
+  workgroupBytes: number;
+  fused: TileFftConvTiming;
+  unfused: TileFftConvTiming;
+  wgsl: { forward: string; backward: string };
+}
+/** FFT convolution of a batch of signals with one filter: one fused tile kernel each way, and four. */
+export function tileFftConv(options?: TileFftConvOptions): Promise<TileFftConvResult>;
+
+export interface TileSpdOptions {
+  /** Systems (default 256), each n unknowns (default 8), m rows of J (default 8), rhs columns of f (default 1). */
+  systems?: number;
+  n?: number;
+  m?: number;
+  rhs?: number;
+  threads?: number;
+  /** Solves per timed group (default 1) and timed groups (default 3; the median is reported). */
+  steps?: number;
+  repeats?: number;
+  seed?: number;
+}
+export interface TileSpdRun {
+  form: 'fused' | 'unfused';
+  backward: boolean;
+  /** Per solve (forward, or forward + backward), median over the groups. */
+  ms: number;
+  dispatches: number;
+  kernels: number;
+  bytes: number;
+}
+export interface TileSpdResult {
+  /** max over systems of ‖H·x − f‖/‖f‖, H = JᵀMJ + diag R formed in float64, x the fused solve. */
+  residual: number;
+  /** max |x_fused − x_unfused| / max |x|. */
+  unfusedDifference: number;
+  /** max |∂fused − ∂unfused| / max |∂unfused| over the gradients of J, M, R and f; −1 where a backward kernel does not fit. */
+  gradientDifference: number;
+  workgroupBytesForward: number;
+  workgroupBytesBackward: number;
+  unfusedWorkgroupBytesBackward: number;
+  /** fused, fused + backward, unfused, unfused + backward (a backward run left out where it does not fit: see note). */
+  runs: TileSpdRun[];
+  note: string;
+  wgsl: { forward: string; backward: string };
+}
+/** Batched SPD solves x = (JᵀMJ + diag R)⁻¹·f by Cholesky: one fused tile kernel per system, and four launches. */
+export function tileSpd(options?: TileSpdOptions): Promise<TileSpdResult>;

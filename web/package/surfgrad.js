@@ -10,3 +10,4 @@
 export { SurfgradError, device, init, stats } from './runtime.js';
 export { readNpy, tsne, umap } from './maps.js';
 export { Tensor, nn, noGrad, optim, tensor } from './tensor.js';
+export { tileFftConv, tileMlp, tileSpd } from './tiles.js';

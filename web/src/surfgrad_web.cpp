@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "io/host_formats.hpp"
+#include "json_options.hpp"
 #include "surfgrad/error.hpp"
 #include "surfgrad/gpu.hpp"
 #include "surfgrad/map_pipeline.hpp"
@@ -52,46 +53,16 @@ void Session::fail(int kind, const std::string& message) {
 
 namespace {
 
-// A JSON field as a number of the expected kind, with the option named in the error.
-template <typename T>
-T number(const nlohmann::json& options, const char* key, T fallback) {
-  auto it = options.find(key);
-  if (it == options.end() || it->is_null()) return fallback;
-  if (!it->is_number())
-    throw Error(ErrorKind::Value, std::string("map option '") + key + "' must be a number, not " + it->dump());
-  double v = it->get<double>();
-  if constexpr (std::is_integral_v<T>) {
-    if (!std::isfinite(v) || v != std::floor(v) || v < double(std::numeric_limits<T>::lowest()) ||
-        v > double(std::numeric_limits<T>::max()))
-      throw Error(ErrorKind::Value,
-                  std::string("map option '") + key + "' must be a whole number in range, not " + it->dump());
-  }
-  return T(v);
-}
-
 // The options object surfgrad.js passes (its own names, camelCase, already defaulted there
-// where JavaScript has defaults) → MapOptions. Unknown keys are refused: a misspelt option
-// silently ignored would be a map drawn with the wrong parameters.
+// where JavaScript has defaults) → MapOptions. Unknown keys are refused (json_options.hpp).
 MapOptions parse_options(const std::string& method, const std::string& text) {
-  nlohmann::json o = nlohmann::json::parse(text, nullptr, false);
-  if (o.is_discarded() || !o.is_object()) throw Error(ErrorKind::Value, "map options are not a JSON object");
-  static const char* known[] = {"perplexity",
-                                "iterations",
-                                "earlyExaggeration",
-                                "exaggerationIterations",
-                                "learningRate",
-                                "init",
-                                "nNeighbors",
-                                "minDist",
-                                "epochs",
-                                "negativeSampleRate",
-                                "seed",
-                                "pcaComponents"};
-  for (auto& [key, value] : o.items()) {
-    bool ok = false;
-    for (const char* k : known) ok = ok || key == k;
-    if (!ok) throw Error(ErrorKind::Value, "unknown map option '" + key + "'");
-  }
+  const std::string what = "map option";
+  nlohmann::json o = parse_options_object(text.c_str(), what);
+  refuse_unknown_options(o,
+                         {"perplexity", "iterations", "earlyExaggeration", "exaggerationIterations", "learningRate",
+                          "init", "nNeighbors", "minDist", "epochs", "negativeSampleRate", "seed", "pcaComponents"},
+                         what);
+  auto number = [&](const char* key, auto fallback) { return option_number(o, key, fallback, what); };
   MapOptions m;
   if (method == "tsne")
     m.method = MapMethod::Tsne;
@@ -100,12 +71,12 @@ MapOptions parse_options(const std::string& method, const std::string& text) {
   else
     throw Error(ErrorKind::Value, "map method is 'tsne' or 'umap', not '" + method + "'");
   TsneOptions& t = m.tsne;
-  t.perplexity = number(o, "perplexity", t.perplexity);
-  t.iterations = number(o, "iterations", t.iterations);
-  t.exaggeration = number(o, "earlyExaggeration", t.exaggeration);
-  t.exaggeration_iterations = number(o, "exaggerationIterations", t.exaggeration_iterations);
+  t.perplexity = number("perplexity", t.perplexity);
+  t.iterations = number("iterations", t.iterations);
+  t.exaggeration = number("earlyExaggeration", t.exaggeration);
+  t.exaggeration_iterations = number("exaggerationIterations", t.exaggeration_iterations);
   if (auto it = o.find("learningRate"); it != o.end() && !(it->is_string() && *it == "auto"))
-    t.learning_rate = number(o, "learningRate", t.learning_rate);
+    t.learning_rate = number("learningRate", t.learning_rate);
   if (auto it = o.find("init"); it != o.end()) {
     if (*it == "pca")
       t.pca_init = true;
@@ -115,12 +86,12 @@ MapOptions parse_options(const std::string& method, const std::string& text) {
       throw Error(ErrorKind::Value, "map option 'init' is 'pca' or 'random', not " + it->dump());
   }
   UmapOptions& u = m.umap;
-  u.n_neighbors = number(o, "nNeighbors", u.n_neighbors);
-  u.min_dist = number(o, "minDist", u.min_dist);
-  u.epochs = number(o, "epochs", u.epochs);
-  u.negative_sample_rate = number(o, "negativeSampleRate", u.negative_sample_rate);
-  m.seed = t.seed = u.seed = number<uint64_t>(o, "seed", m.seed);
-  m.pca_components = number(o, "pcaComponents", m.pca_components);
+  u.n_neighbors = number("nNeighbors", u.n_neighbors);
+  u.min_dist = number("minDist", u.min_dist);
+  u.epochs = number("epochs", u.epochs);
+  u.negative_sample_rate = number("negativeSampleRate", u.negative_sample_rate);
+  m.seed = t.seed = u.seed = number("seed", m.seed);
+  m.pca_components = number("pcaComponents", m.pca_components);
   return m;
 }
 

@@ -1,7 +1,7 @@
 // The browser suite (run by scripts/test_web.sh): the real package in headless Chromium on its
 // WebGPU adapter (SwiftShader here). web/tests/suite.js checks ops against float64 references,
-// gradients against finite differences, the moons MLP trained from JavaScript and bad input; it
-// returns t-SNE and UMAP maps of MNIST 10k, which this driver scores with the native
+// gradients against finite differences, the tile examples (fused against float64 and unfused),
+// the moons MLP trained from JavaScript and bad input; it returns t-SNE and UMAP maps of MNIST 10k, which this driver scores with the native
 // `surfgrad eval` beside native maps of the same options (`surfgrad map`): every quality measure
 // must be within 0.01 of the native map's.
 //   node web/tests/browser_suite.mjs [--surfgrad build/surfgrad] [--out DIR] [--no-mnist]
@@ -52,6 +52,8 @@ try {
     console.log(`${r.ok ? 'ok  ' : 'FAIL'} ${r.name}${r.detail && (!r.ok || r.detail.length < 120) ? `: ${r.detail}` : ''}`);
     if (!r.ok) failures.push(r.name);
   }
+  const tiles = Object.entries(report.tileTimings || {}).map(([name, t]) => `${name} ${t.seconds.toFixed(1)} s`);
+  if (tiles.length) console.log(`tile examples (each fused and unfused, kernels compiled included): ${tiles.join(', ')}`);
 } finally {
   await browser.close();
   await server.close();

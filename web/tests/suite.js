@@ -186,6 +186,93 @@ async function testTileKernel() {
                     () => big.tileMatmulRelu(bigW));
 }
 
+// The tile examples of issue 15 (sg.tileMlp, sg.tileFftConv, sg.tileSpd: the library's demos,
+// src/demos/tile_*.cpp), each fused beside its unfused form on the page's WebGPU, at sizes that fit
+// 16 KiB of workgroup memory. Their timings go into the report (tileTimings).
+export const tileTimings = {};
+const ms = (t0) => Math.round(performance.now() - t0);
+
+async function testTileMlp() {
+  const t0 = performance.now();
+  const r = await sg.tileMlp({ side: 16, hidden: 16, layers: 2, steps: 40 });
+  const { fused: f, unfused: u } = r;
+  tileTimings.mlp = { seconds: ms(t0) / 1000, fusedMsPerStep: f.msPerStep, unfusedMsPerStep: u.msPerStep,
+                      fusedDispatches: f.dispatchesPerStep, unfusedDispatches: u.dispatchesPerStep };
+  // The forward kernel: the loss at the initial parameters, the same numbers as the unfused network's.
+  record('tile MLP: fused loss at the initial parameters equals the unfused', Math.abs(f.firstLoss - u.firstLoss)
+         <= 1e-5 * u.firstLoss, `${f.firstLoss} vs ${u.firstLoss}`);
+  // The backward kernel: the whole gradient at the initial parameters (packed layout).
+  record('tile MLP: fused gradient at the initial parameters equals the unfused (max |difference| ≤ 1e-4 of its scale)',
+         r.gradientScale > 0 && r.gradientDifference <= 1e-4 * r.gradientScale,
+         `max |difference| ${r.gradientDifference}, scale ${r.gradientScale}`);
+  const curve = f.losses.map((l) => l.loss);
+  record('tile MLP: the loss goes down (40 Adam steps: below 0.6 of the first, every recorded loss below the first)',
+         f.finalLoss < 0.6 * f.firstLoss && u.finalLoss < 0.6 * u.firstLoss && curve.slice(1).every((l) => l < curve[0]),
+         `fused ${curve.map((l) => l.toFixed(4)).join(' ')}; unfused final ${u.finalLoss.toFixed(4)}`);
+  // Same gradients, same Adam: the two forms train alike (a wrong backward would part them).
+  record('tile MLP: fused and unfused final losses agree within 1%', Math.abs(f.finalLoss - u.finalLoss)
+         <= 0.01 * u.finalLoss, `${f.finalLoss} vs ${u.finalLoss}`);
+  record('tile MLP: fused in fewer dispatches per step, image side² × 3 finite values',
+         f.dispatchesPerStep < u.dispatchesPerStep && f.image.length === 16 * 16 * 3 && f.image.every(Number.isFinite),
+         `${f.dispatchesPerStep} vs ${u.dispatchesPerStep} dispatches, ${f.msPerStep.toFixed(1)} vs ${u.msPerStep.toFixed(1)} ms/step`);
+  await expectError('tile MLP: tileRows 0 refused', 'value', /tile rows is 0; it must be ≥ 1/, () => sg.tileMlp({ tileRows: 0 }));
+  await expectError('tile MLP: a network past workgroup memory refused, naming the options', 'limit',
+                    /hidden 256, layers 2 and tile rows 64 need \d+ bytes of workgroup memory.*maxComputeWorkgroupStorageSize/,
+                    () => sg.tileMlp({ hidden: 256, tileRows: 64 }));
+  await expectError('tile MLP: a fractional option refused by name', 'value', /tileMlp option 'steps' must be a whole number/,
+                    () => sg.tileMlp({ steps: 2.5 }));
+  await expectError('tile MLP: a NaN option refused by name (not taken as the default)', 'value',
+                    /tileMlp: option 'lr' must be a finite number/, () => sg.tileMlp({ lr: NaN }));
+}
+
+async function testTileFftConv() {
+  const t0 = performance.now();
+  const r = await sg.tileFftConv({ signals: 64, length: 64, taps: 16, steps: 1 });
+  tileTimings.fftconv = { seconds: ms(t0) / 1000, fused: r.fused, unfused: r.unfused, tileRows: r.tileRows };
+  // Against a direct float64 convolution of 5 signals. The bound is SwiftShader's: WGSL lets sin
+  // and cos (the twiddles between passes) be off by 2^-11, and SwiftShader's are (1.8e-4 of the
+  // scale here; lavapipe's 1e-6). A wrong kernel is off by the scale itself.
+  const bound = 5e-4 * Math.max(1, r.outputScale);
+  record('tile FFT convolution: fused output against float64 direct convolution', r.maxError <= bound,
+         `max |error| ${r.maxError.toExponential(2)} (bound ${bound.toExponential(2)}), outputs up to ${r.outputScale.toFixed(2)}`);
+  record('tile FFT convolution: unfused (4 kernels) output against float64', r.unfusedMaxError <= bound,
+         `max |error| ${r.unfusedMaxError.toExponential(2)}`);
+  record('tile FFT convolution: gradients (signals and filter) fused vs unfused', r.gradDifference <= 1e-3,
+         `max |difference| ${r.gradDifference.toExponential(2)}`);
+  record('tile FFT convolution: fused in fewer dispatches', r.fused.forwardDispatches < r.unfused.forwardDispatches &&
+         r.fused.trainDispatches < r.unfused.trainDispatches,
+         `forward ${r.fused.forwardDispatches} vs ${r.unfused.forwardDispatches}, forward + backward ${r.fused.trainDispatches} vs ${r.unfused.trainDispatches}`);
+  await expectError('tile FFT convolution: a length not a power of two refused', 'value', /signal length 100; a power of two/,
+                    () => sg.tileFftConv({ length: 100 }));
+  await expectError('tile FFT convolution: a length past workgroup memory refused, naming it', 'limit',
+                    /signal length 4096 .* workgroup memory.*maxComputeWorkgroupStorageSize.*shorter length/,
+                    () => sg.tileFftConv({ length: 4096 }));
+  await expectError('tile FFT convolution: an odd signal count refused', 'value', /63 signals; an even number/,
+                    () => sg.tileFftConv({ signals: 63 }));
+}
+
+async function testTileSpd() {
+  const t0 = performance.now();
+  const r = await sg.tileSpd({ systems: 256, n: 8, m: 8, steps: 1, repeats: 1 });
+  tileTimings.spd = { seconds: ms(t0) / 1000, runs: r.runs };
+  record('tile SPD: 256 fused solves, max ‖Hx − f‖/‖f‖ ≤ 1e-4 (H = JᵀMJ + diag R in float64)', r.residual <= 1e-4,
+         `residual ${r.residual.toExponential(2)}`);
+  record('tile SPD: fused vs unfused (4 kernels) ≤ 1e-4 of max |x|', r.unfusedDifference <= 1e-4,
+         `${r.unfusedDifference.toExponential(2)}`);
+  record('tile SPD: gradients of J, M, R and f, fused vs unfused backward kernels ≤ 1e-4 of their scale',
+         r.gradientDifference >= 0 && r.gradientDifference <= 1e-4, `${r.gradientDifference.toExponential(2)}`);
+  const by = (form, backward) => r.runs.find((run) => run.form === form && run.backward === backward);
+  record('tile SPD: all four runs, fused in fewer dispatches and kernels', r.runs.length === 4 && !r.note &&
+         [false, true].every((b) => by('fused', b).dispatches < by('unfused', b).dispatches),
+         r.runs.map((run) => `${run.form}${run.backward ? '+backward' : ''} ${run.ms.toFixed(0)} ms ${run.dispatches} dispatches`).join(', '));
+  const limit = sg.device().limits.maxComputeWorkgroupStorageSize;
+  await expectError(`tile SPD: n = m = 64 past this adapter's workgroup memory (${limit} bytes) refused, naming n and m`,
+                    'limit', /n 64, m 64 needs \d+ bytes of workgroup memory.*maxComputeWorkgroupStorageSize.*smaller n or m/,
+                    () => sg.tileSpd({ n: 64, m: 64 }));
+  await expectError('tile SPD: an unknown option refused by name', 'value', /unknown tileSpd option 'size'/,
+                    () => sg.tileSpd({ size: 8 }));
+}
+
 // The C++ demo's two-moons MLP, trained from JavaScript.
 async function testMoons() {
   const n = 400, r = rng(7);
@@ -284,7 +371,8 @@ window.runSuite = async ({ mnist = true } = {}) => {
   const info = await sg.init();
   record('init: a device with its adapter named', !!info.adapter, `${info.adapter} (${info.implementation})`);
   for (const [name, body] of [['ops', testOps], ['gradients', testGradients], ['tile kernel', testTileKernel],
-                              ['moons', testMoons], ['bad input', testBadInput]]) {
+                              ['tile MLP', testTileMlp], ['tile FFT convolution', testTileFftConv],
+                              ['tile SPD', testTileSpd], ['moons', testMoons], ['bad input', testBadInput]]) {
     try {
       await body();
     } catch (e) {
@@ -299,6 +387,6 @@ window.runSuite = async ({ mnist = true } = {}) => {
       record('MNIST maps: ran', false, `${e.kind || ''} ${e.message}`);
     }
   }
-  return { info, results, maps };
+  return { info, results, maps, tileTimings };
 };
 window.suiteReady = true;

@@ -24,11 +24,16 @@ export async function example(points: Float32Array, labels: Int32Array): Promise
   await opt.step();
   const grad: sg.Tensor | null = await x.grad();
   const scaled = await (await x.mul(2)).add(await x.relu());
+  const mlp: sg.TileMlpResult = await sg.tileMlp({ side: 16, hidden: 16, steps: 40 });
+  const fft: sg.TileFftConvResult = await sg.tileFftConv({ signals: 64, length: 64 });
+  const spd: sg.TileSpdResult = await sg.tileSpd({ systems: 256, n: 8, m: 8 });
+  const tiles = mlp.fused.losses[0].loss + mlp.unfused.image.length + fft.maxError + fft.fused.trainMs +
+    spd.residual + spd.runs[0].dispatches;
   try {
     await sg.umap(points, 3);
   } catch (e) {
     if (e instanceof sg.SurfgradError && e.kind === 'shape') return 0;
   }
   return device.limits.maxBufferSize + map.embedding.length + t.n + npy.shape.length + (grad ? 1 : 0) +
-         scaled.shape.length + (await loss.item());
+         scaled.shape.length + (await loss.item()) + tiles;
 }
