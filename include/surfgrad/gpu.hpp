@@ -233,6 +233,9 @@ class Context : public std::enable_shared_from_this<Context> {
   // timestamps back; the table written when the context closes.
   void profile_before_dispatch(const Kernel& kernel);
   void profile_collect();
+  // The first `count` stamps of the profile's query set (profile) or of begin_timing's, resolved
+  // and read back (a submit and a wait), with the queue's period in ns.
+  std::vector<uint64_t> read_timestamps(bool profile, uint32_t count, double* period_ns);
   std::unique_ptr<Impl> impl_;
 };
 

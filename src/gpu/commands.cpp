@@ -550,28 +550,36 @@ double Context::end_timing_ms() {
   uint32_t used = I.queries_used;
   I.timing = false;
   if (used == 0) return 0.0;
-  WGPUBufferDescriptor desc = WGPU_BUFFER_DESCRIPTOR_INIT;
-  desc.usage = WGPUBufferUsage_QueryResolve | WGPUBufferUsage_CopySrc;
-  desc.size = uint64_t(used) * 8;
-  WGPUBuffer resolve = wgpuDeviceCreateBuffer(I.device, &desc);
-  I.open_pass();
-  I.close_pass();
-  wgpuCommandEncoderResolveQuerySet(I.encoder, I.query_set, 0, used, resolve, 0);
-  auto host_buf = alloc(desc.size, "timestamps");
-  wgpuCommandEncoderCopyBufferToBuffer(I.encoder, resolve, 0, host_buf->state()->buffer, 0, desc.size);
-  std::vector<uint64_t> stamps(used);
-  download(*host_buf, stamps.data(), desc.size);
-  wgpuBufferRelease(resolve);
+  double period = 0;
+  std::vector<uint64_t> stamps = read_timestamps(false, used, &period);
   // From the first pass's beginning to the last pass's end. Summing each pass's own interval
   // counted overlaps twice: a pass's beginning stamp is written as soon as the pass starts, while
   // the previous pass may still run (split-K's sum measured as matmul + matmul + sum).
-  double period = wgpuQueueGetTimestampPeriod(I.queue);
   uint64_t first = UINT64_MAX, last = 0;
   for (uint32_t i = 0; i + 1 < used; i += 2) {
     first = std::min(first, stamps[i]);
     last = std::max(last, stamps[i + 1]);
   }
   return last > first ? double(last - first) * period / 1e6 : 0.0;
+}
+
+std::vector<uint64_t> Context::read_timestamps(bool profile, uint32_t count, double* period_ns) {
+  Impl& I = *impl_;
+  I.close_pass();
+  I.open_pass();  // an encoder to record the resolve into
+  I.close_pass();
+  WGPUBufferDescriptor desc = WGPU_BUFFER_DESCRIPTOR_INIT;
+  desc.usage = WGPUBufferUsage_QueryResolve | WGPUBufferUsage_CopySrc;
+  desc.size = uint64_t(count) * 8;
+  WGPUBuffer resolve = wgpuDeviceCreateBuffer(I.device, &desc);
+  wgpuCommandEncoderResolveQuerySet(I.encoder, profile ? I.profile.set : I.query_set, 0, count, resolve, 0);
+  auto host = alloc(desc.size, "timestamps");
+  wgpuCommandEncoderCopyBufferToBuffer(I.encoder, resolve, 0, host->state()->buffer, 0, desc.size);
+  std::vector<uint64_t> stamps(count);
+  download(*host, stamps.data(), desc.size);
+  wgpuBufferRelease(resolve);
+  *period_ns = wgpuQueueGetTimestampPeriod(I.queue);
+  return stamps;
 }
 
 }  // namespace surfgrad::gpu

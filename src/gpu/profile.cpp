@@ -37,21 +37,9 @@ void Context::profile_collect() {
   Impl& I = *impl_;
   uint32_t used = I.profile.used;
   if (!I.profile.on || used == 0) return;
-  I.close_pass();
-  I.open_pass();  // an encoder to record the resolve into
-  I.close_pass();
-  WGPUBufferDescriptor desc = WGPU_BUFFER_DESCRIPTOR_INIT;
-  desc.usage = WGPUBufferUsage_QueryResolve | WGPUBufferUsage_CopySrc;
-  desc.size = uint64_t(used) * 8;
-  WGPUBuffer resolve = wgpuDeviceCreateBuffer(I.device, &desc);
-  wgpuCommandEncoderResolveQuerySet(I.encoder, I.profile.set, 0, used, resolve, 0);
-  auto host = alloc(desc.size, "profile timestamps");
-  wgpuCommandEncoderCopyBufferToBuffer(I.encoder, resolve, 0, host->state()->buffer, 0, desc.size);
-  std::vector<uint64_t> stamps(used);
-  I.profile.used = 0;  // the download below submits; later dispatches start a fresh set
-  download(*host, stamps.data(), desc.size);
-  wgpuBufferRelease(resolve);
-  double period = wgpuQueueGetTimestampPeriod(I.queue);
+  I.profile.used = 0;  // the read below submits; later dispatches start a fresh set
+  double period = 0;
+  std::vector<uint64_t> stamps = read_timestamps(true, used, &period);
   for (size_t p = 0; p < I.profile.pending.size() && 2 * p + 1 < stamps.size(); ++p) {
     auto& [count, ns] = I.profile.totals[I.profile.pending[p]];
     ++count;
