@@ -102,6 +102,26 @@ void emit_write(Wgsl& w, const Graph& g, const std::string& source, int array, c
 
 void emit_matmul(Wgsl& w, const Graph& g, const std::string& target, bool accumulate, TileShape shape, int inner,
                  const std::string& lhs_element, const std::string& rhs_element) {
+  if (shape.cols % 4 == 0) {
+    // Four outputs of a row a thread: one read of lhs(i, k) serves four products, and the four
+    // sums are independent chains. (lhs names only i and k, rhs only k and j.)
+    const int64_t quads = int64_t(shape.rows) * shape.cols / 4;
+    w.open("for (var q = lid; q < " + u32(quads) + "; q += " + u32(g.threads) + ") {");
+    w.line("let i = q / " + u32(shape.cols / 4) + ";");
+    w.line("let j0 = (q % " + u32(shape.cols / 4) + ") * 4u;");
+    w.line("var acc = vec4<f32>(0.0);");
+    w.open("for (var k = 0u; k < " + u32(inner) + "; k++) {");
+    w.line("let lhs = " + lhs_element + ";");
+    for (int m = 0; m < 4; ++m)
+      w.line("{ let j = j0 + " + u32(m) + "; acc[" + std::to_string(m) + "] += lhs * " + rhs_element + "; }");
+    w.close();
+    for (int m = 0; m < 4; ++m)
+      w.line(target + "[i * " + u32(shape.cols) + " + j0 + " + u32(m) + "] " + (accumulate ? "+=" : "=") + " acc[" +
+             std::to_string(m) + "];");
+    w.close();
+    w.line("workgroupBarrier();");
+    return;
+  }
   w.each(g, shape, [&] {
     w.line("let i = r;");
     w.line("let j = c;");
