@@ -230,6 +230,35 @@ TEST(TileGradcheck, EachPrimitive) {
   }
 }
 
+// The three ways a tile matmul is generated (emit_matmul): one output a thread, four of a row
+// (width a multiple of 4), 4×4 blocks (both a multiple of 4 and a block for every thread). The
+// shapes pick each in the forward product and in both adjoints (dA = dC·Bᵀ, dB = Aᵀ·dC), with B
+// as a tile and read in place; rows off the tile height.
+TEST(TileGradcheck, MatmulThreadBlocks) {
+  struct Case {
+    int tm, K, N;
+  };
+  for (Case c : {Case{16, 8, 32}, Case{4, 16, 64}, Case{5, 6, 7}, Case{8, 12, 4}}) {
+    const int threads = 32;
+    const int64_t R = 2 * c.tm + 3;
+    std::string what = " tm " + std::to_string(c.tm) + ", K " + std::to_string(c.K) + ", N " + std::to_string(c.N);
+    Tensor x = rand_tensor({R, c.K}, 1100 + uint32_t(c.tm)), w = rand_tensor({c.K, c.N}, 1200 + uint32_t(c.N));
+    tl::At rows_at{tl::Coord::block(0), 0};
+    tl::Grid grid{blocks(R, c.tm), 1, 1};
+    tl::Kernel k("matmul_blocks", threads);
+    tl::Array xa = k.input("x"), wa = k.input("w"), out = k.output("out");
+    tl::tile_store(out, tl::tile_matmul(tl::tile_load(xa, {c.tm, c.K}, rows_at), tl::tile_load(wa, {c.K, c.N})),
+                   rows_at);
+    expect_reference(k, {x, w}, {R, c.N}, grid, "matmul" + what, {1e-4, 1e-4});
+    check_grad(k, {x, w}, {R, c.N}, grid, "matmul" + what);
+    tl::Kernel kg("matmul_blocks_in_place", threads);
+    tl::Array gx = kg.input("x"), gw = kg.input("w"), gout = kg.output("out");
+    tl::tile_store(gout, tl::tile_matmul(tl::tile_load(gx, {c.tm, c.K}, rows_at), gw, c.N), rows_at);
+    expect_reference(kg, {x, w}, {R, c.N}, grid, "matmul in place" + what, {1e-4, 1e-4});
+    check_grad(kg, {x, w}, {R, c.N}, grid, "matmul in place" + what);
+  }
+}
+
 // Rank-3 arrays: one workgroup per batch element (grid axis z) and row tile (axis x), a matrix
 // shared by the whole batch, a row-sum reduction; the batch's gradients land in the right slices.
 TEST(TileGradcheck, BatchedOnGridAxisZ) {

@@ -102,6 +102,32 @@ void emit_write(Wgsl& w, const Graph& g, const std::string& source, int array, c
 
 void emit_matmul(Wgsl& w, const Graph& g, const std::string& target, bool accumulate, TileShape shape, int inner,
                  const std::string& lhs_element, const std::string& rhs_element) {
+  if (shape.rows % 4 == 0 && shape.cols % 4 == 0 && int64_t(shape.rows) * shape.cols / 16 >= g.threads) {
+    // Large outputs (a weight gradient Aᵀ·dC, say): 4×4 outputs a thread, four lhs and four rhs
+    // reads for sixteen products, while every thread still has a block.
+    const int64_t blocks = int64_t(shape.rows) * shape.cols / 16;
+    w.open("for (var q = lid; q < " + u32(blocks) + "; q += " + u32(g.threads) + ") {");
+    w.line("let i0 = (q / " + u32(shape.cols / 4) + ") * 4u;");
+    w.line("let j0 = (q % " + u32(shape.cols / 4) + ") * 4u;");
+    // Zeroed by its initializer on every pass of the loop: declared without one, the second
+    // block a thread took began from the first one's sums on lavapipe (the variable is declared
+    // once for the whole function in the SPIR-V), caught by TileGradcheck.MatmulThreadBlocks.
+    w.line("var acc = array<vec4<f32>, 4>(vec4<f32>(0.0), vec4<f32>(0.0), vec4<f32>(0.0), vec4<f32>(0.0));");
+    w.open("for (var k = 0u; k < " + u32(inner) + "; k++) {");
+    w.line("var rhs: vec4<f32>;");
+    for (int m = 0; m < 4; ++m)
+      w.line("{ let j = j0 + " + u32(m) + "; rhs[" + std::to_string(m) + "] = " + rhs_element + "; }");
+    for (int l = 0; l < 4; ++l)
+      w.line("{ let i = i0 + " + u32(l) + "; acc[" + std::to_string(l) + "] += " + lhs_element + " * rhs; }");
+    w.close();
+    for (int l = 0; l < 4; ++l)
+      for (int m = 0; m < 4; ++m)
+        w.line(target + "[(i0 + " + u32(l) + ") * " + u32(shape.cols) + " + j0 + " + u32(m) + "] " +
+               (accumulate ? "+=" : "=") + " acc[" + std::to_string(l) + "][" + std::to_string(m) + "];");
+    w.close();
+    w.line("workgroupBarrier();");
+    return;
+  }
   if (shape.cols % 4 == 0) {
     // Four outputs of a row a thread: one read of lhs(i, k) serves four products, and the four
     // sums are independent chains. (lhs names only i and k, rhs only k and j.)
