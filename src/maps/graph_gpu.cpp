@@ -21,10 +21,10 @@ Tensor incoming_edges_gpu(const Tensor& neighbours) {
   Tensor counter = Tensor::zeros(ctx, {n}, DType::i32);
   Tensor scratch = Tensor::empty(ctx, {std::max<int64_t>(edges, 1)}, DType::i32);
   Tensor rev = Tensor::empty(ctx, {n + 1 + edges}, DType::i32);
-  Tensor no_offsets = Tensor::zeros(ctx, {1}, DType::i32);
   auto per_edge = kernels::groups_for(*ctx, uint64_t(edges), 64);
-  step(0).launch({nb, counter, kernels::unread(no_offsets), kernels::unread(scratch), kernels::unread(rev)}, {n, edges},
-                 per_edge);
+  step(0).launch({nb, counter, kernels::unread(nb) /* offsets: not read by the count */, kernels::unread(scratch),
+                  kernels::unread(rev)},
+                 {n, edges}, per_edge);
   std::vector<int32_t> counts = counter.to_vector<int32_t>(), offsets(size_t(n + 1), 0);
   for (int64_t i = 0; i < n; ++i) offsets[size_t(i + 1)] = offsets[size_t(i)] + counts[size_t(i)];
   // Step 2 orders a target's d edges in d² comparisons by one workgroup: a hub listed by most
