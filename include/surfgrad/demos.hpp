@@ -49,8 +49,9 @@ MnistResult train_mnist(const gpu::ContextPtr& ctx, const MnistOptions& opt, con
 
 // An MLP that learns an image: pixel coordinates (u, v) → colour, `layers` hidden layers of
 // width `hidden` with ReLU, a sigmoid output, MSE over every pixel, Adam. Fused: the whole
-// network, forward and backward, is one tile kernel each way (surfgrad/tiles.hpp), its weights
-// and biases packed into one parameter array; unfused: the same network on ordinary ops.
+// network and its loss, forward and backward, is one tile kernel each way (surfgrad/tiles.hpp),
+// its weights and biases packed into one parameter array (f32, kept by Adam; the kernels may
+// read an f16 copy); unfused: the same network and loss on ordinary ops, f32.
 struct TileMlpOptions {
   int side = 64;  // the image is side × side pixels, all of them in every step
   int hidden = 64;
@@ -61,6 +62,10 @@ struct TileMlpOptions {
   double lr = 5e-3;
   uint64_t seed = 1;
   bool fused = true;
+  // The fused kernels' weights: "f32", "f16" (an f16 copy of the f32 parameters, made each step:
+  // mixed precision, the gradient and Adam in f32), or "auto": f16 where the adapter has
+  // shader-f16. The unfused form is f32 throughout.
+  std::string weights = "auto";
 };
 struct TileMlpLoss {
   int step = 0;  // 1-based: the loss computed by this step, before its update
@@ -80,6 +85,7 @@ struct TileMlpResult {
   double ms_per_step = 0;  // wall clock, median over groups of steps
   uint64_t dispatches_per_step = 0;
   uint64_t workgroup_bytes = 0;             // the fused backward kernel's (0 unfused)
+  std::string weights = "f32";              // the fused kernels' weights as run (f32 unfused)
   std::string forward_wgsl, backward_wgsl;  // the fused kernels' generated code
 };
 TileMlpResult train_tile_mlp(const gpu::ContextPtr& ctx, const TileMlpOptions& opt, const Progress& progress = {});

@@ -142,6 +142,10 @@ Tile tile_map(Binary op, const Tile& a, const Tile& b);  // same shapes (tile_br
 Tile operator+(const Tile& a, const Tile& b);
 Tile operator-(const Tile& a, const Tile& b);
 Tile operator*(const Tile& a, const Tile& b);
+// x · s for a constant s (a loss's 1/N, a step size), fixed when the kernel is built.
+Tile tile_scale(const Tile& x, double s);
+Tile operator*(const Tile& x, double s);
+Tile operator*(double s, const Tile& x);
 // A tile of 1 row and/or 1 column repeated to `shape`.
 Tile tile_broadcast(const Tile& x, TileShape shape);
 Tile tile_transpose(const Tile& x);
@@ -210,8 +214,10 @@ class Kernel {
   // `threads`: the workgroup's size; each thread owns a strided set of every tile's elements.
   explicit Kernel(std::string name, int threads = 128);
   // `differentiable` false: a constant (data, targets) that gets no gradient, so the backward
-  // kernel binds one tensor fewer (the launch seam binds at most 8).
-  Array input(const std::string& name, bool differentiable = true);
+  // kernel binds one tensor fewer (the launch seam binds at most 8). `dtype` f16: the tensor is
+  // half precision (weights, say: half the bytes each block reads), read as f32 in the kernel;
+  // its gradient is f32, and the kernel needs an adapter with shader-f16 (launch says so).
+  Array input(const std::string& name, bool differentiable = true, DType dtype = DType::f32);
   Array output(const std::string& name);
 
   const std::string& name() const;
@@ -229,7 +235,8 @@ class Kernel {
   // dtypes and ranks, grid size) and throws before any GPU work. launch() calls it.
   void validate(const gpu::Context& ctx, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
                 Grid grid, bool backward = false) const;
-  // Tensors for the inputs, then the outputs, in declaration order; f32, rank 2 or 3, dense.
+  // Tensors for the inputs, then the outputs, in declaration order; each of its array's dtype
+  // (outputs f32), rank 2 or 3, dense.
   void launch(const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs, Grid grid) const;
   // The backward kernel: accumulates (atomically) into `input_grads` (zeros, the shapes of the
   // differentiable inputs, in order) the gradients for `output_grads`.

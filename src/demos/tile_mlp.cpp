@@ -3,10 +3,16 @@
 //
 // The parameters of the fused network are one array [rows, hidden]: per layer its weight rows
 // (fan-in of them) and then its bias row; the output layer uses the first 3 columns. One array
-// keeps the backward kernel's bindings at 4 (coordinates, parameters, the output's gradient, the
-// parameters' gradient) and the optimizer at one fused step. The weights are read in place from
-// global memory (every block shares them; a 64×64 f32 matrix alone is 16 KiB of the 16–48 KiB
-// of workgroup memory adapters have); only the activations of the block's pixels are tiles.
+// keeps the backward kernel's bindings at 5 (coordinates, targets, parameters, the loss's
+// gradient, the parameters' gradient) and the optimizer at one fused step. The weights are read
+// in place from global memory (every block shares them; a 64×64 f32 matrix alone is 16 KiB of
+// the 16–48 KiB of workgroup memory adapters have); only the activations of the block's pixels
+// are tiles.
+//
+// The loss is in the kernel too, as in Warp's tile MLP: each block sums its pixels' squared
+// errors, scales by 1/(3N) and adds the sum into a one-word output. A training step is then a
+// few dispatches (zeroing, the f16 copy, forward, backward, Adam) where the loss on ordinary ops
+// took nine more. A second kernel of the same network stores the image itself, for the result.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -53,12 +59,11 @@ std::vector<Layer> layout(const TileMlpOptions& opt) {
   return layers;
 }
 
-tiles::Kernel mlp_kernel(const TileMlpOptions& opt, const std::vector<Layer>& layers) {
+// The network on one block of pixels: coordinates → colours (a tile_rows × 3 tile).
+tiles::Tile network(const TileMlpOptions& opt, const std::vector<Layer>& layers, const tiles::Array& coords,
+                    const tiles::Array& params) {
   using namespace tiles;
-  Kernel k("tile_mlp", opt.threads);
-  Array coords = k.input("coords", /*differentiable=*/false), params = k.input("params"), rgb = k.output("rgb");
-  At pixels{Coord::block(0), 0};
-  Tile h = tile_load(coords, {opt.tile_rows, 2}, pixels);
+  Tile h = tile_load(coords, {opt.tile_rows, 2}, {Coord::block(0), 0});
   for (size_t l = 0; l < layers.size(); ++l) {
     const Layer& L = layers[l];
     Tile z = tile_matmul(h, params, L.fan_out, L.row);
@@ -66,8 +71,46 @@ tiles::Kernel mlp_kernel(const TileMlpOptions& opt, const std::vector<Layer>& la
     z = z + tile_broadcast(bias, {opt.tile_rows, L.fan_out});
     h = tile_map(l + 1 == layers.size() ? Unary::sigmoid : Unary::relu, z);
   }
-  tile_store(rgb, h, pixels);
+  return h;
+}
+
+// The image: rgb [N, 3].
+tiles::Kernel image_kernel(const TileMlpOptions& opt, const std::vector<Layer>& layers, DType weights) {
+  using namespace tiles;
+  Kernel k("tile_mlp", opt.threads);
+  Array coords = k.input("coords", /*differentiable=*/false), params = k.input("params", true, weights);
+  tile_store(k.output("rgb"), network(opt, layers, coords, params), {Coord::block(0), 0});
   return k;
+}
+
+// The loss: mean over the N×3 values of (network − target)², into a [1, 1] output. `target` is
+// [N, 4]: the colour, then 1 (a pixel that exists). Past the last pixel a block's tile reads
+// zeros, the network's output there is not zero, and the mask column removes those rows; it is
+// generated only when N is not a multiple of the tile's rows.
+tiles::Kernel loss_kernel(const TileMlpOptions& opt, const std::vector<Layer>& layers, DType weights, int64_t n) {
+  using namespace tiles;
+  Kernel k("tile_mlp_loss", opt.threads);
+  Array coords = k.input("coords", /*differentiable=*/false), target = k.input("target", /*differentiable=*/false),
+        params = k.input("params", true, weights);
+  Tile y = network(opt, layers, coords, params);
+  Tile t = tile_load(target, {opt.tile_rows, 4}, {Coord::block(0), 0});
+  Tile d = y - tile_view(t, {opt.tile_rows, 3});
+  if (n % opt.tile_rows != 0) d = d * tile_broadcast(tile_view(t, {opt.tile_rows, 1}, 0, 3), {opt.tile_rows, 3});
+  tile_atomic_add(k.output("loss"), tile_sum(d * d) * (1.0 / double(3 * n)));
+  return k;
+}
+
+// "auto" → f16 where the adapter has it.
+DType weight_dtype(const gpu::Context& ctx, const std::string& weights) {
+  if (weights == "f32") return DType::f32;
+  if (weights == "f16") {
+    if (!ctx.features().shader_f16)
+      throw Error(ErrorKind::Unsupported, "tile-mlp: weights f16, but this adapter (" + ctx.info().name +
+                                              ") has no shader-f16; use weights f32 or auto");
+    return DType::f16;
+  }
+  if (weights == "auto") return ctx.features().shader_f16 ? DType::f16 : DType::f32;
+  throw Error(ErrorKind::Value, "tile-mlp: weights '" + weights + "'; use f32, f16 or auto");
 }
 
 double median(std::vector<double> v) {
@@ -89,6 +132,7 @@ TileMlpResult train_tile_mlp(const gpu::ContextPtr& ctx, const TileMlpOptions& o
   at_least("tile rows", opt.tile_rows, 1);
   at_least("threads", opt.threads, 1);
   at_least("steps", opt.steps, 2);  // the first two steps are untimed (compile, count dispatches)
+  const DType weights = opt.fused ? weight_dtype(*ctx, opt.weights) : DType::f32;
   const int64_t n = int64_t(opt.side) * opt.side;
   std::vector<float> uv(size_t(n) * 2), colour(size_t(n) * 3);
   for (int y = 0; y < opt.side; ++y)
@@ -113,13 +157,15 @@ TileMlpResult train_tile_mlp(const gpu::ContextPtr& ctx, const TileMlpOptions& o
   }
 
   TileMlpResult result;
+  result.weights = dtype_name(weights);
   std::vector<Var> params;
-  std::function<Var()> forward;
-  tiles::Kernel kernel = mlp_kernel(opt, layers);
+  std::function<Var()> forward;  // the image [N, 3]
+  std::function<Var()> loss_of;  // the loss [1, 1]
+  tiles::Kernel kernel = image_kernel(opt, layers, weights), fused_loss = loss_kernel(opt, layers, weights, n);
   if (opt.fused) {
     // Refused here, naming the options, rather than by the first launch (the backward kernel holds
     // every layer's activations of a block).
-    uint64_t need = kernel.workgroup_bytes(true), limit = ctx->limits().max_compute_workgroup_storage_size;
+    uint64_t need = fused_loss.workgroup_bytes(true), limit = ctx->limits().max_compute_workgroup_storage_size;
     if (need > limit)
       throw Error(ErrorKind::LimitExceeded,
                   "tile-mlp: hidden " + std::to_string(opt.hidden) + ", layers " + std::to_string(opt.layers) +
@@ -129,11 +175,23 @@ TileMlpResult train_tile_mlp(const gpu::ContextPtr& ctx, const TileMlpOptions& o
                       " (maxComputeWorkgroupStorageSize): use fewer tile rows or a smaller "
                       "hidden width");
     params.push_back(Var::param(Tensor::from_host(ctx, packed.data(), {rows, opt.hidden}, DType::f32)));
+    std::vector<float> masked(size_t(n) * 4);
+    for (int64_t i = 0; i < n; ++i) {
+      for (int c = 0; c < 3; ++c) masked[size_t(4 * i + c)] = colour[size_t(3 * i + c)];
+      masked[size_t(4 * i + 3)] = 1.0f;
+    }
+    Tensor target4 = Tensor::from_host(ctx, masked.data(), {n, 4}, DType::f32);
     tiles::Grid grid{uint32_t((n + opt.tile_rows - 1) / opt.tile_rows), 1, 1};
-    forward = [&, grid] { return kernel({Var(coords), params[0]}, {n, 3}, grid); };
-    result.workgroup_bytes = kernel.workgroup_bytes(true);
-    result.forward_wgsl = kernel.forward_wgsl();
-    result.backward_wgsl = kernel.backward_wgsl();
+    // The kernels' copy of the weights: the f32 parameters themselves, or cast to f16 (the cast's
+    // backward passes the kernel's f32 gradient through to them).
+    auto weights_var = [&params, weights] { return weights == DType::f32 ? params[0] : params[0].cast(DType::f16); };
+    forward = [&, grid, weights_var] { return kernel({Var(coords), weights_var()}, {n, 3}, grid); };
+    loss_of = [&, grid, target4, weights_var] {
+      return fused_loss({Var(coords), Var(target4), weights_var()}, {1, 1}, grid);
+    };
+    result.workgroup_bytes = fused_loss.workgroup_bytes(true);
+    result.forward_wgsl = fused_loss.forward_wgsl(ctx->features().float32_atomics);
+    result.backward_wgsl = fused_loss.backward_wgsl(ctx->features().float32_atomics);
   } else {
     for (const Layer& L : layers) {
       std::vector<float> w(size_t(L.fan_in) * size_t(L.fan_out)), b(size_t(L.fan_out));
@@ -153,6 +211,10 @@ TileMlpResult train_tile_mlp(const gpu::ContextPtr& ctx, const TileMlpOptions& o
       }
       return h;
     };
+    loss_of = [&] {
+      Var diff = forward() - Var(target);
+      return (diff * diff).mean();
+    };
   }
   // The parameters' gradient in the packed layout, whichever form holds them.
   auto packed_gradient = [&] {
@@ -170,8 +232,7 @@ TileMlpResult train_tile_mlp(const gpu::ContextPtr& ctx, const TileMlpOptions& o
   };
   optim::Adam adam(params, opt.lr);
   auto step = [&](bool keep_gradient = false) {
-    Var diff = forward() - Var(target);
-    Var loss = (diff * diff).mean();
+    Var loss = loss_of();
     adam.zero_grad();
     loss.backward();
     if (keep_gradient) result.first_gradient = packed_gradient();

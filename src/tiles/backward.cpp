@@ -47,6 +47,13 @@ void emit_adjoint(Wgsl& w, const Graph& g, int n, const std::vector<bool>& needs
       w.each(g, node.shape, [&] { w.line(a(x) + "[e] += " + a(n) + "[e] * " + f + "(" + xv + ", " + yv + ");"); });
       return;
     }
+    case Op::scale: {
+      int x = node.args[0];
+      std::string s = scalar_literal(node.scalar);
+      w.line("// adjoint of " + tn(n) + ": " + an(x) + " += " + an(n) + " · " + s);
+      w.each(g, node.shape, [&] { w.line(a(x) + "[e] += " + a(n) + "[e] * " + s + ";"); });
+      return;
+    }
     case Op::binary: {
       int x = node.args[0], y = node.args[1];
       const char* sign = node.binary == Binary::sub ? " -= " : " += ";
@@ -129,7 +136,7 @@ void emit_adjoint(Wgsl& w, const Graph& g, int n, const std::vector<bool>& needs
         if (wants(x)) {
           w.line("// adjoint of " + tn(n) + ": " + an(x) + " += " + an(n) + " · " + b.name + "ᵀ");
           emit_matmul(w, g, a(x), true, as, cols, a(n) + "[i * " + u32(cols) + " + k]",
-                      binding_name(b) + "[(" + row0 + " + j) * " + b.name + "_cols + k]");
+                      input_element(b, "(" + row0 + " + j) * " + b.name + "_cols + k"));
         }
         if (!b.differentiable) return;
         w.line("// adjoint of " + tn(n) + ": " + grad_name(b) + " += " + tn(x) + "ᵀ · " + an(n) + " (atomic adds)");
@@ -184,7 +191,7 @@ std::string backward_wgsl(const Graph& g, bool float_atomics) {
     w.line("@group(0) @binding(" + std::to_string(binding++) + ") var<storage, " + access + "> " + name + ": " + type +
            ";");
   };
-  for (int i : ins) bind(binding_name(g.arrays[size_t(i)]), "read", "array<f32>");
+  for (int i : ins) bind(binding_name(g.arrays[size_t(i)]), "read", input_type(g.arrays[size_t(i)]));
   for (int o : outs) bind(grad_name(g.arrays[size_t(o)]), "read", "array<f32>");
   for (int i : g.differentiable_inputs()) bind(grad_name(g.arrays[size_t(i)]), "read_write", w.atomic_array());
   w.blank();

@@ -1,6 +1,7 @@
 // The tile builder: each primitive checks its shapes and appends one node to its kernel's
 // program. Errors name the kernel, the primitive and the shapes, and come before any GPU work.
 #include <cctype>
+#include <cmath>
 
 #include "surfgrad/error.hpp"
 #include "tiles/graph.hpp"
@@ -92,6 +93,7 @@ const char* op_name(Op op) {
     case Op::atomic_add: return "tile_atomic_add";
     case Op::unary: return "tile_map";
     case Op::binary: return "tile_map";
+    case Op::scale: return "tile_scale";
     case Op::broadcast: return "tile_broadcast";
     case Op::transpose: return "tile_transpose";
     case Op::reduce: return "tile_reduce";
@@ -155,12 +157,16 @@ static Array add_array(const std::shared_ptr<Graph>& g, const std::string& name,
   return a;
 }
 
-Array Kernel::input(const std::string& name, bool differentiable) {
+Array Kernel::input(const std::string& name, bool differentiable, DType dtype) {
+  if (dtype != DType::f32 && dtype != DType::f16)
+    throw Error(ErrorKind::DType, "tile kernel '" + graph_->name + "': input '" + name + "' of dtype " +
+                                      dtype_name(dtype) + "; tile inputs are f32 or f16");
   Array a;
   a.graph_ = graph_;
   a.index_ = int(graph_->arrays.size());
   add_array(graph_, name, false, a);
   graph_->arrays.back().differentiable = differentiable;
+  graph_->arrays.back().dtype = dtype;
   return a;
 }
 
@@ -212,6 +218,19 @@ Tile tile_map(Binary op, const Tile& a, const Tile& b) {
   n.binary = op;
   return append(a, n);
 }
+
+Tile tile_scale(const Tile& x, double s) {
+  Graph& g = graph_of(x, "tile_scale");
+  // The factor becomes a WGSL f32 literal: it must be one.
+  if (!std::isfinite(s) || std::fabs(s) > 3.4e38)
+    throw Error(ErrorKind::Value, where(g, "tile_scale") + "the factor " + std::to_string(s) +
+                                      " is not a finite f32; scale by a finite number");
+  Node n{Op::scale, x.shape(), {x.node()}};
+  n.scalar = s;
+  return append(x, n);
+}
+Tile operator*(const Tile& x, double s) { return tile_scale(x, s); }
+Tile operator*(double s, const Tile& x) { return tile_scale(x, s); }
 
 Tile operator+(const Tile& a, const Tile& b) { return tile_map(Binary::add, a, b); }
 Tile operator-(const Tile& a, const Tile& b) { return tile_map(Binary::sub, a, b); }

@@ -3,6 +3,7 @@
 // so any tile shape works with any workgroup size (shapes need not be multiples of it).
 #include "tiles/emit.hpp"
 
+#include <cstdio>
 #include <set>
 
 #include "tiles/cholesky.hpp"
@@ -12,6 +13,13 @@
 namespace surfgrad::tiles::detail {
 
 std::string u32(int64_t v) { return std::to_string(v) + "u"; }
+
+std::string scalar_literal(double v) {
+  // Nine significant digits name the f32 nearest v exactly (and read back as that f32).
+  char text[40];
+  std::snprintf(text, sizeof text, "f32(%.9g)", double(float(v)));
+  return text;
+}
 
 std::string coord_expr(const Coord& c) {
   if (c.axis < 0) return u32(c.constant);
@@ -75,7 +83,9 @@ void emit_load(Wgsl& w, const Graph& g, const std::string& target, bool accumula
     // select() would read the buffer even outside; the branch keeps every read in bounds.
     w.line("var v = 0.0;");
     w.open("if (inside) {");
-    w.line("v = " + buffer + "[gi];");
+    const ArrayParam& a = g.arrays[size_t(array)];
+    // An f16 input is read as f32; gradient buffers (d_…) are f32 whatever the input's type.
+    w.line("v = " + (buffer == binding_name(a) ? input_element(a, "gi") : buffer + "[gi]") + ";");
     w.close();
     w.line(target + "[e] " + (accumulate ? "+=" : "=") + " v;");
   });
@@ -182,6 +192,7 @@ std::string describe(const Graph& g, int n) {
       const char* sym = node.binary == Binary::add ? " + " : node.binary == Binary::sub ? " - " : " * ";
       return lhs + arg(0) + sym + arg(1);
     }
+    case Op::scale: return lhs + arg(0) + " · " + scalar_literal(node.scalar);
     case Op::broadcast: return lhs + "tile_broadcast(" + arg(0) + ")";
     case Op::transpose: return lhs + "tile_transpose(" + arg(0) + ")";
     case Op::reduce:
@@ -234,6 +245,9 @@ void emit_forward_node(Wgsl& w, const Graph& g, int n) {
       w.each(g, node.shape, [&] { w.line(t + "[e] = " + x(0) + "[e]" + sym + x(1) + "[e];"); });
       return;
     }
+    case Op::scale:
+      w.each(g, node.shape, [&] { w.line(t + "[e] = " + x(0) + "[e] * " + scalar_literal(node.scalar) + ";"); });
+      return;
     case Op::broadcast: {
       TileShape s = xs(0);
       std::string row = s.rows == 1 ? "0u" : "r", col = s.cols == 1 ? "0u" : "c";
@@ -265,7 +279,7 @@ void emit_forward_node(Wgsl& w, const Graph& g, int n) {
       if (node.array >= 0) {  // B is the array itself, exactly [a.cols, cols] (checked at launch)
         const ArrayParam& b = g.arrays[size_t(node.array)];
         emit_matmul(w, g, t, false, node.shape, a.cols, x(0) + "[i * " + u32(a.cols) + " + k]",
-                    binding_name(b) + "[(" + u32(node.at.row.offset) + " + k) * " + b.name + "_cols + j]");
+                    input_element(b, "(" + u32(node.at.row.offset) + " + k) * " + b.name + "_cols + j"));
         return;
       }
       TileShape b = xs(1);

@@ -32,6 +32,8 @@ class Wgsl {
 };
 
 std::string u32(int64_t v);
+// A constant factor as a WGSL f32 expression (the f32 nearest it).
+std::string scalar_literal(double v);
 // The element offset of a tile's first row / column: tile index (constant or block id) × extent.
 std::string coord_expr(const Coord& c);
 

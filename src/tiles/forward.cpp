@@ -17,7 +17,7 @@ std::string forward_wgsl(const Graph& g, bool float_atomics) {
   w.line("// extents in the parameter block; tiles over an edge read 0 there and write nothing.");
   for (size_t i = 0; i < g.arrays.size(); ++i) {
     const ArrayParam& a = g.arrays[i];
-    std::string type = a.atomic ? w.atomic_array() : "array<f32>";
+    std::string type = a.atomic ? w.atomic_array() : a.output ? "array<f32>" : input_type(a);
     std::string access = a.output ? "read_write" : "read";
     w.line("@group(0) @binding(" + std::to_string(i) + ") var<storage, " + access + "> " + binding_name(a) + ": " +
            type + ";" + (a.atomic && !float_atomics ? "  // f32 bits, added to atomically" : ""));

@@ -15,6 +15,7 @@ enum class Op {
   store,
   atomic_add,
   unary,
+  scale,  // args: x; x · scalar (a constant of the program)
   binary,
   broadcast,
   transpose,
@@ -41,6 +42,7 @@ struct Node {
   Binary binary = Binary::add;
   Reduce reduce = Reduce::sum;
   int axis = 0;
+  double scalar = 1;                   // scale: the factor
   bool inverse = false;                // fft: the inverse transform, scaled by 1/n
   int row_offset = 0, col_offset = 0;  // view, assign: the block's first row and column
   bool makes_tile() const { return op != Op::store && op != Op::atomic_add; }
@@ -52,12 +54,22 @@ struct ArrayParam {
   bool atomic = false;         // written by tile_atomic_add (bound as atomic words)
   bool stored = false;         // written by tile_store
   bool differentiable = true;  // an input whose gradient the backward kernel computes
+  // An input's element type: f32, or f16 (weights kept in half precision; read as f32, its
+  // gradient f32).
+  DType dtype = DType::f32;
 };
 
 // Binding names in the generated WGSL: in_<name>, out_<name> and d_<name> (gradients), so no
 // array name can collide with the kernels' own variables.
 inline std::string binding_name(const ArrayParam& a) { return (a.output ? "out_" : "in_") + a.name; }
 inline std::string grad_name(const ArrayParam& a) { return "d_" + a.name; }
+
+// How the kernels read element `index` of input array `a` (bound as its binding name): as f32.
+inline std::string input_element(const ArrayParam& a, const std::string& index) {
+  std::string e = binding_name(a) + "[" + index + "]";
+  return a.dtype == DType::f16 ? "f32(" + e + ")" : e;
+}
+inline std::string input_type(const ArrayParam& a) { return a.dtype == DType::f16 ? "array<f16>" : "array<f32>"; }
 
 struct Graph {
   std::string name;

@@ -100,6 +100,12 @@ std::vector<HostArray> Kernel::reference(const std::vector<HostArray>& inputs, s
                          : n.binary == Binary::sub ? sub(arg(0), arg(1))
                                                    : mul(arg(0), arg(1));
               break;
+            case Op::scale: {
+              HostArray t = arg(0);
+              for (double& v : t.values()) v *= double(float(n.scalar));  // the kernel's f32 factor
+              value[k] = t;
+              break;
+            }
             case Op::broadcast: value[k] = arg(0).expand(tile_shape); break;
             case Op::transpose: value[k] = arg(0).t(); break;
             case Op::reduce:

@@ -35,8 +35,9 @@ kernels::Params shape_params(const Graph& g, const std::vector<Tensor>& inputs, 
   return p;
 }
 
+// `gradients`: the tensors are gradients (f32 whatever their array's dtype).
 void check_tensors(const Graph& g, bool backward, const std::vector<Tensor>& tensors, const std::vector<int>& arrays,
-                   const char* role) {
+                   const char* role, bool gradients = false) {
   std::string label = kernel_label(g, backward);
   if (tensors.size() != arrays.size())
     throw Error(ErrorKind::Value, label + ": " + std::to_string(arrays.size()) + " " + role + " declared, " +
@@ -45,8 +46,11 @@ void check_tensors(const Graph& g, bool backward, const std::vector<Tensor>& ten
     const Tensor& t = tensors[i];
     const std::string& name = g.arrays[size_t(arrays[i])].name;
     if (!t.defined()) throw Error(ErrorKind::Value, label + ": array '" + name + "' got an empty tensor");
-    if (t.dtype() != DType::f32)
-      throw Error(ErrorKind::DType, label + ": array '" + name + "' must be f32, got " + t.describe());
+    DType want = gradients ? DType::f32 : g.arrays[size_t(arrays[i])].dtype;
+    if (t.dtype() != want)
+      throw Error(ErrorKind::DType, label + ": array '" + name + "'" + (gradients ? "'s gradient" : "") + " must be " +
+                                        dtype_name(want) + ", got " + t.describe() +
+                                        (want == DType::f32 ? "" : " (declared so by Kernel::input)"));
     if (t.rank() != 2 && t.rank() != 3)
       throw Error(ErrorKind::Shape,
                   label + ": array '" + name + "' must be [rows, cols] or [batch, rows, cols], got " + t.describe());
@@ -66,6 +70,13 @@ std::vector<Tensor> dense_all(const std::vector<Tensor>& ts) {
 }  // namespace
 
 namespace {
+
+// f16 inputs need the enable line (and an adapter with shader-f16: the seam says so otherwise).
+kernels::CompileOptions compile_options(const Graph& g) {
+  kernels::CompileOptions o;
+  o.f16 = std::any_of(g.arrays.begin(), g.arrays.end(), [](const auto& a) { return a.dtype == DType::f16; });
+  return o;
+}
 
 const std::string& generated_wgsl(Graph& g, bool backward, bool float_atomics) {
   Graph::Generated& made = g.generated[backward][float_atomics];
@@ -89,6 +100,10 @@ void Kernel::check_limits(const gpu::Context& ctx, Grid grid, bool backward) con
   std::string label = kernel_label(g, backward);
   bool writes = std::any_of(g.nodes.begin(), g.nodes.end(), [](const auto& n) { return !n.makes_tile(); });
   if (!writes) throw Error(ErrorKind::Value, label + " writes nothing (no tile_store or tile_atomic_add)");
+  for (const auto& a : g.arrays)
+    if (a.dtype == DType::f16 && !ctx.features().shader_f16)
+      throw Error(ErrorKind::Unsupported, label + ": input '" + a.name + "' is f16 and this adapter (" +
+                                              ctx.info().name + ") has no shader-f16; declare it f32");
   const gpu::Limits& L = ctx.limits();
   uint64_t bytes = workgroup_bytes(backward);
   if (bytes > L.max_compute_workgroup_storage_size) {
@@ -146,7 +161,7 @@ void Kernel::validate(const gpu::Context& ctx, const std::vector<Tensor>& inputs
                                         " tile), which must be rank 2 with at least " + shape_str({rows, cols}) +
                                         "; got " + b.describe());
   }
-  check_tensors(g, backward, outputs, g.outputs(), backward ? "output gradients" : "outputs");
+  check_tensors(g, backward, outputs, g.outputs(), backward ? "output gradients" : "outputs", /*gradients=*/backward);
 }
 
 void Kernel::launch(const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs, Grid grid) const {
@@ -156,7 +171,7 @@ void Kernel::launch(const std::vector<Tensor>& inputs, const std::vector<Tensor>
   std::vector<Tensor> in = dense_all(inputs);
   const std::string& source = generated_wgsl(*graph_, false, ctx->features().float32_atomics);
   // The source is the key: two kernels of one name but different programs never share a pipeline.
-  auto program = kernels::Program::generated(ctx, "tiles|" + source, [&] { return source; });
+  auto program = kernels::Program::generated(ctx, "tiles|" + source, [&] { return source; }, compile_options(*graph_));
   std::vector<kernels::Arg> args;
   size_t i = 0, o = 0;
   for (const auto& a : graph_->arrays) {
@@ -174,7 +189,7 @@ void Kernel::launch_backward(const std::vector<Tensor>& inputs, const std::vecto
   const gpu::ContextPtr& ctx = inputs[0].context();
   validate(*ctx, inputs, output_grads, grid, true);
   std::vector<int> ins = graph_->inputs(), diff = graph_->differentiable_inputs();
-  check_tensors(*graph_, true, input_grads, diff, "input gradients");
+  check_tensors(*graph_, true, input_grads, diff, "input gradients", /*gradients=*/true);
   for (size_t i = 0, d = 0; i < ins.size(); ++i) {
     if (!graph_->arrays[size_t(ins[i])].differentiable) continue;
     if (input_grads[d].shape() != inputs[i].shape())
@@ -185,7 +200,7 @@ void Kernel::launch_backward(const std::vector<Tensor>& inputs, const std::vecto
   }
   std::vector<Tensor> in = dense_all(inputs), dout = dense_all(output_grads);
   const std::string& source = generated_wgsl(*graph_, true, ctx->features().float32_atomics);
-  auto program = kernels::Program::generated(ctx, "tiles|" + source, [&] { return source; });
+  auto program = kernels::Program::generated(ctx, "tiles|" + source, [&] { return source; }, compile_options(*graph_));
   std::vector<kernels::Arg> args;
   for (const Tensor& t : in) args.emplace_back(t);
   for (const Tensor& t : dout) args.emplace_back(t);

@@ -196,6 +196,9 @@ export interface TileMlpOptions {
   steps?: number;
   lr?: number;
   seed?: number;
+  /** The fused kernels' weights: 'f16' (an f16 copy of the f32 parameters each step; gradient and
+   * Adam in f32), 'f32', or 'auto' (default): f16 where the adapter has shader-f16. */
+  weights?: 'auto' | 'f16' | 'f32';
 }
 export interface TileMlpForm {
   /** The loss at the initial parameters (the same for both forms) and after the last step. */
@@ -207,6 +210,8 @@ export interface TileMlpForm {
   psnr: number;
   msPerStep: number;
   dispatchesPerStep: number;
+  /** The weights the kernels read: 'f16' or 'f32' (always 'f32' unfused). */
+  weights: 'f16' | 'f32';
   /** ∂loss/∂parameters at the initial parameters, packed [rows, hidden] (per layer its weight rows, then its bias row). */
   firstGradient: Float32Array;
   /** The fitted image, side × side RGB in [0, 1], row 0 at the bottom. */

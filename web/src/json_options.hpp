@@ -49,4 +49,13 @@ T option_number(const nlohmann::json& o, const char* key, T fallback, const std:
   return T(v);
 }
 
+// The option as a string, or `fallback` when absent or null.
+inline std::string option_string(const nlohmann::json& o, const char* key, const std::string& fallback,
+                                 const std::string& what) {
+  auto it = o.find(key);
+  if (it == o.end() || it->is_null()) return fallback;
+  if (!it->is_string()) throw Error(ErrorKind::Value, what + " '" + key + "' must be a string, not " + it->dump());
+  return it->get<std::string>();
+}
+
 }  // namespace surfgrad::web

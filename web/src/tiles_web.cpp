@@ -28,20 +28,18 @@ using nlohmann::json;
 json mlp_form(const demos::TileMlpResult& r) {
   json losses = json::array();
   for (const auto& l : r.losses) losses.push_back({{"step", l.step}, {"loss", l.loss}});
-  return {{"firstLoss", r.first_loss},
-          {"finalLoss", r.final_loss},
-          {"losses", losses},
-          {"psnr", r.psnr},
-          {"msPerStep", r.ms_per_step},
-          {"dispatchesPerStep", r.dispatches_per_step},
-          {"firstGradient", r.first_gradient},
+  return {{"firstLoss", r.first_loss},  {"finalLoss", r.final_loss},
+          {"losses", losses},           {"psnr", r.psnr},
+          {"msPerStep", r.ms_per_step}, {"dispatchesPerStep", r.dispatches_per_step},
+          {"weights", r.weights},       {"firstGradient", r.first_gradient},
           {"image", r.fitted}};
 }
 
 // The image-fitting MLP, trained fused and then unfused from the same initial parameters.
 json tile_mlp(const json& o) {
   const std::string what = "tileMlp option";
-  web::refuse_unknown_options(o, {"side", "hidden", "layers", "tileRows", "threads", "steps", "lr", "seed"}, what);
+  web::refuse_unknown_options(o, {"side", "hidden", "layers", "tileRows", "threads", "steps", "lr", "seed", "weights"},
+                              what);
   demos::TileMlpOptions opt;
   opt.side = web::option_number(o, "side", 16, what);
   opt.hidden = web::option_number(o, "hidden", 16, what);
@@ -51,6 +49,7 @@ json tile_mlp(const json& o) {
   opt.steps = web::option_number(o, "steps", 60, what);
   opt.lr = web::option_number(o, "lr", 1e-2, what);
   opt.seed = web::option_number(o, "seed", uint64_t(1), what);
+  opt.weights = web::option_string(o, "weights", "auto", what);
   gpu::ContextPtr ctx = session().context();
   opt.fused = true;
   demos::TileMlpResult fused = demos::train_tile_mlp(ctx, opt);

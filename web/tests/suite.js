@@ -194,7 +194,8 @@ const ms = (t0) => Math.round(performance.now() - t0);
 
 async function testTileMlp() {
   const t0 = performance.now();
-  const r = await sg.tileMlp({ side: 16, hidden: 16, layers: 2, steps: 40 });
+  // f32 weights: the fused and unfused forms compute the same numbers (f16 weights: see below).
+  const r = await sg.tileMlp({ side: 16, hidden: 16, layers: 2, steps: 40, weights: 'f32' });
   const { fused: f, unfused: u } = r;
   tileTimings.mlp = { seconds: ms(t0) / 1000, fusedMsPerStep: f.msPerStep, unfusedMsPerStep: u.msPerStep,
                       fusedDispatches: f.dispatchesPerStep, unfusedDispatches: u.dispatchesPerStep };
@@ -215,6 +216,17 @@ async function testTileMlp() {
   record('tile MLP: fused in fewer dispatches per step, image side² × 3 finite values',
          f.dispatchesPerStep < u.dispatchesPerStep && f.image.length === 16 * 16 * 3 && f.image.every(Number.isFinite),
          `${f.dispatchesPerStep} vs ${u.dispatchesPerStep} dispatches, ${f.msPerStep.toFixed(1)} vs ${u.msPerStep.toFixed(1)} ms/step`);
+  // The default weights: f16 where the page's adapter has shader-f16 (mixed precision), else f32.
+  const h = await sg.tileMlp({ side: 16, hidden: 16, layers: 2, steps: 40 });
+  // (f16: where rounding moves a pre-activation across 0 a ReLU's derivative flips, so the
+  // gradient moves by more than f16's precision: a few % of its largest element.)
+  record('tile MLP: default weights (f16 where the adapter has shader-f16) learn, gradient within 20% of f32',
+         (h.fused.weights === 'f16' || h.fused.weights === 'f32') && h.fused.finalLoss < 0.6 * h.fused.firstLoss &&
+         h.gradientDifference <= 0.2 * h.gradientScale,
+         `weights ${h.fused.weights}, loss ${h.fused.firstLoss.toFixed(4)} → ${h.fused.finalLoss.toFixed(4)}, ` +
+         `gradient difference ${h.gradientDifference} of ${h.gradientScale}`);
+  await expectError('tile MLP: an unknown weights type refused', 'value', /weights 'f64'; use f32, f16 or auto/,
+                    () => sg.tileMlp({ weights: 'f64' }));
   await expectError('tile MLP: tileRows 0 refused', 'value', /tile rows is 0; it must be ≥ 1/, () => sg.tileMlp({ tileRows: 0 }));
   await expectError('tile MLP: a network past workgroup memory refused, naming the options', 'limit',
                     /hidden 256, layers 2 and tile rows 64 need \d+ bytes of workgroup memory.*maxComputeWorkgroupStorageSize/,
