@@ -267,11 +267,19 @@ TEST(TileGradcheck, MatmulThreadBlocks) {
                    rows_at);
     expect_reference(k, {x, w}, {R, c.N}, grid, "matmul" + what, {1e-4, 1e-4});
     check_grad(k, {x, w}, {R, c.N}, grid, "matmul" + what);
-    tl::Kernel kg("matmul_blocks_in_place", threads);
-    tl::Array gx = kg.input("x"), gw = kg.input("w"), gout = kg.output("out");
-    tl::tile_store(gout, tl::tile_matmul(tl::tile_load(gx, {c.tm, c.K}, rows_at), gw, c.N), rows_at);
-    expect_reference(kg, {x, w}, {R, c.N}, grid, "matmul in place" + what, {1e-4, 1e-4});
-    check_grad(kg, {x, w}, {R, c.N}, grid, "matmul in place" + what);
+    // In place: B staged in workgroup memory (where it fits), and read in global memory.
+    for (bool staged : {true, false}) {
+      tl::Kernel kg("matmul_blocks_in_place", threads);
+      kg.set_weight_staging(staged);
+      tl::Array gx = kg.input("x"), gw = kg.input("w"), gout = kg.output("out");
+      tl::tile_store(gout, tl::tile_matmul(tl::tile_load(gx, {c.tm, c.K}, rows_at), gw, c.N), rows_at);
+      std::string how = staged ? " (staged)" : " (global)";
+      EXPECT_EQ(kg.stages_weights(*ctx(), true), staged) << what;
+      EXPECT_EQ(kg.weight_stage_bytes(), uint64_t(4 * c.K * (c.N + 1)));
+      EXPECT_EQ(kg.backward_wgsl(false, staged).find("weight_stage[") != std::string::npos, staged);
+      expect_reference(kg, {x, w}, {R, c.N}, grid, "matmul in place" + how + what, {1e-4, 1e-4});
+      check_grad(kg, {x, w}, {R, c.N}, grid, "matmul in place" + how + what);
+    }
   }
 }
 

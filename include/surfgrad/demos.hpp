@@ -66,6 +66,9 @@ struct TileMlpOptions {
   // mixed precision, the gradient and Adam in f32), or "auto": f16 where the adapter has
   // shader-f16. The unfused form is f32 throughout.
   std::string weights = "auto";
+  // The fused kernels stage each weight matrix in workgroup memory where it fits (see
+  // tiles::Kernel::set_weight_staging); false reads the weights in global memory.
+  bool stage_weights = true;
 };
 struct TileMlpLoss {
   int step = 0;  // 1-based: the loss computed by this step, before its update

@@ -226,10 +226,20 @@ class Kernel {
   // its preamble): the forward kernel and the backward kernel (replay + adjoints). Atomic f32
   // adds are compare-and-swap loops unless `float_atomics` (launches use the device's atomic<f32>
   // where it has them: gpu::Features::float32_atomics).
-  std::string forward_wgsl(bool float_atomics = false) const;
-  std::string backward_wgsl(bool float_atomics = false) const;
-  // Workgroup memory the forward / backward kernel needs, in bytes.
+  // `stage_weights`: as launched where the weights are staged (see set_weight_staging).
+  std::string forward_wgsl(bool float_atomics = false, bool stage_weights = false) const;
+  std::string backward_wgsl(bool float_atomics = false, bool stage_weights = false) const;
+  // Workgroup memory the forward / backward kernel needs, in bytes (weights not staged).
   uint64_t workgroup_bytes(bool backward) const;
+  // Weights read in place (the tile_matmul overload taking an Array) are copied into workgroup
+  // memory first, one matrix at a time, where the adapter has room for that copy beside the
+  // tiles: every thread then reads them there, not in global memory (on the H200 the global
+  // reads were half the MLP's forward kernel). On by default; off keeps every read in global
+  // memory. weight_stage_bytes: the copy's size (the largest such matrix, rows padded by one);
+  // stages_weights: whether a launch on `ctx` stages them.
+  void set_weight_staging(bool on);
+  uint64_t weight_stage_bytes() const;
+  bool stages_weights(const gpu::Context& ctx, bool backward) const;
 
   // Checks everything a launch on `ctx` needs (workgroup memory, threads, bindings, tensor
   // dtypes and ranks, grid size) and throws before any GPU work. launch() calls it.

@@ -34,6 +34,9 @@ void add_network_options(CLI::App* c, demos::TileMlpOptions& o) {
                 "where the adapter has shader-f16)")
       ->check(CLI::IsMember({"auto", "f16", "f32"}))
       ->capture_default_str();
+  c->add_option("--stage-weights", o.stage_weights,
+                "stage each weight matrix in workgroup memory where it fits (false: read them in global memory)")
+      ->capture_default_str();
 }
 
 void show(const std::string& line, bool final_line) {

@@ -162,6 +162,8 @@ TileMlpResult train_tile_mlp(const gpu::ContextPtr& ctx, const TileMlpOptions& o
   std::function<Var()> forward;  // the image [N, 3]
   std::function<Var()> loss_of;  // the loss [1, 1]
   tiles::Kernel kernel = image_kernel(opt, layers, weights), fused_loss = loss_kernel(opt, layers, weights, n);
+  kernel.set_weight_staging(opt.stage_weights);
+  fused_loss.set_weight_staging(opt.stage_weights);
   if (opt.fused) {
     // Refused here, naming the options, rather than by the first launch (the backward kernel holds
     // every layer's activations of a block).
@@ -189,9 +191,11 @@ TileMlpResult train_tile_mlp(const gpu::ContextPtr& ctx, const TileMlpOptions& o
     loss_of = [&, grid, target4, weights_var] {
       return fused_loss({Var(coords), Var(target4), weights_var()}, {1, 1}, grid);
     };
-    result.workgroup_bytes = fused_loss.workgroup_bytes(true);
-    result.forward_wgsl = fused_loss.forward_wgsl(ctx->features().float32_atomics);
-    result.backward_wgsl = fused_loss.backward_wgsl(ctx->features().float32_atomics);
+    bool staged = fused_loss.stages_weights(*ctx, true);
+    result.workgroup_bytes = fused_loss.workgroup_bytes(true) + (staged ? fused_loss.weight_stage_bytes() : 0);
+    result.forward_wgsl =
+        fused_loss.forward_wgsl(ctx->features().float32_atomics, fused_loss.stages_weights(*ctx, false));
+    result.backward_wgsl = fused_loss.backward_wgsl(ctx->features().float32_atomics, staged);
   } else {
     for (const Layer& L : layers) {
       std::vector<float> w(size_t(L.fan_in) * size_t(L.fan_out)), b(size_t(L.fan_out));

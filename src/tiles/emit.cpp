@@ -3,6 +3,7 @@
 // so any tile shape works with any workgroup size (shapes need not be multiples of it).
 #include "tiles/emit.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <set>
 
@@ -111,7 +112,16 @@ void emit_write(Wgsl& w, const Graph& g, const std::string& source, int array, c
 }
 
 void emit_matmul(Wgsl& w, const Graph& g, const std::string& target, bool accumulate, TileShape shape, int inner,
-                 const std::string& lhs_element, const std::string& rhs_element) {
+                 const std::string& lhs_element, const std::string& rhs_element, const MatmulWriter& writer) {
+  // Each output (i, j) with its sum: into the tile, or however `writer` says.
+  auto put = [&](const std::string& i, const std::string& j, const std::string& value) {
+    if (writer) {
+      writer(w, i, j, value);
+      return;
+    }
+    w.line(target + "[(" + i + ") * " + u32(shape.cols) + " + " + j + "] " + (accumulate ? "+=" : "=") + " " + value +
+           ";");
+  };
   if (shape.rows % 4 == 0 && shape.cols % 4 == 0 && int64_t(shape.rows) * shape.cols / 16 >= g.threads) {
     // Large outputs (a weight gradient Aᵀ·dC, say): 4×4 outputs a thread, four lhs and four rhs
     // reads for sixteen products, while every thread still has a block.
@@ -132,8 +142,7 @@ void emit_matmul(Wgsl& w, const Graph& g, const std::string& target, bool accumu
     w.close();
     for (int l = 0; l < 4; ++l)
       for (int m = 0; m < 4; ++m)
-        w.line(target + "[(i0 + " + u32(l) + ") * " + u32(shape.cols) + " + j0 + " + u32(m) + "] " +
-               (accumulate ? "+=" : "=") + " acc[" + std::to_string(l) + "][" + std::to_string(m) + "];");
+        put("i0 + " + u32(l), "j0 + " + u32(m), "acc[" + std::to_string(l) + "][" + std::to_string(m) + "]");
     w.close();
     w.line("workgroupBarrier();");
     return;
@@ -151,9 +160,7 @@ void emit_matmul(Wgsl& w, const Graph& g, const std::string& target, bool accumu
     for (int m = 0; m < 4; ++m)
       w.line("{ let j = j0 + " + u32(m) + "; acc[" + std::to_string(m) + "] += lhs * " + rhs_element + "; }");
     w.close();
-    for (int m = 0; m < 4; ++m)
-      w.line(target + "[i * " + u32(shape.cols) + " + j0 + " + u32(m) + "] " + (accumulate ? "+=" : "=") + " acc[" +
-             std::to_string(m) + "];");
+    for (int m = 0; m < 4; ++m) put("i", "j0 + " + u32(m), "acc[" + std::to_string(m) + "]");
     w.close();
     w.line("workgroupBarrier();");
     return;
@@ -165,8 +172,43 @@ void emit_matmul(Wgsl& w, const Graph& g, const std::string& target, bool accumu
     w.open("for (var k = 0u; k < " + u32(inner) + "; k++) {");
     w.line("acc += " + lhs_element + " * " + rhs_element + ";");
     w.close();
-    w.line(target + "[e] " + (accumulate ? "+=" : "=") + " acc;");
+    put("i", "j", "acc");
   });
+}
+
+int64_t weight_stage_elements(const Graph& g) {
+  int64_t most = 0;
+  for (const Node& n : g.nodes)
+    if (n.op == Op::matmul && n.array >= 0)
+      most = std::max(most, int64_t(g.nodes[size_t(n.args[0])].shape.cols) * (n.shape.cols + 1));
+  return most;
+}
+
+std::string emit_weight_stage(Wgsl& w, const Graph& g, int n, bool transposed) {
+  const Node& node = g.nodes[size_t(n)];
+  const ArrayParam& b = g.arrays[size_t(node.array)];
+  const int K = g.nodes[size_t(node.args[0])].shape.cols, N = node.shape.cols;
+  // B's element (row, col) of the block, row < K, col < N: k and j, or j and k transposed.
+  const std::string row = transposed ? "j" : "k", col = transposed ? "k" : "j";
+  if (!w.stage_weights)
+    return input_element(b, "(" + u32(node.at.row.offset) + " + " + row + ") * " + b.name + "_cols + " + col);
+  // Every element lies inside B: launch checks B has the rows and columns the product reads.
+  w.line("// " + b.name + " rows " + std::to_string(node.at.row.offset) + " +" + std::to_string(K) + ", cols 0 +" +
+         std::to_string(N) + " into workgroup memory (rows padded to " + std::to_string(N + 1) + ")");
+  w.open("for (var e = lid; e < " + u32(int64_t(K) * N) + "; e += " + u32(g.threads) + ") {");
+  w.line("let k = e / " + u32(N) + ";");
+  w.line("let j = e % " + u32(N) + ";");
+  w.line("weight_stage[k * " + u32(N + 1) +
+         " + j] = " + input_element(b, "(" + u32(node.at.row.offset) + " + k) * " + b.name + "_cols + j") + ";");
+  w.close();
+  w.line("workgroupBarrier();");
+  return "weight_stage[" + row + " * " + u32(N + 1) + " + " + col + "]";
+}
+
+void emit_weight_stage_slot(Wgsl& w, const Graph& g) {
+  if (!w.stage_weights) return;
+  w.line("// Weights read in place, staged here one matrix at a time: every thread reads each many times.");
+  w.line("var<workgroup> weight_stage: array<f32, " + u32(weight_stage_elements(g)) + ">;");
 }
 
 void emit_shape_lets(Wgsl& w, const Graph& g) {
@@ -277,9 +319,8 @@ void emit_forward_node(Wgsl& w, const Graph& g, int n) {
     case Op::matmul: {
       TileShape a = xs(0);
       if (node.array >= 0) {  // B is the array itself, exactly [a.cols, cols] (checked at launch)
-        const ArrayParam& b = g.arrays[size_t(node.array)];
-        emit_matmul(w, g, t, false, node.shape, a.cols, x(0) + "[i * " + u32(a.cols) + " + k]",
-                    input_element(b, "(" + u32(node.at.row.offset) + " + k) * " + b.name + "_cols + j"));
+        std::string rhs = emit_weight_stage(w, g, n, false);  // B(k, j), staged or in place
+        emit_matmul(w, g, t, false, node.shape, a.cols, x(0) + "[i * " + u32(a.cols) + " + k]", rhs);
         return;
       }
       TileShape b = xs(1);

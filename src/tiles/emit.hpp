@@ -24,6 +24,9 @@ class Wgsl {
   // compare-and-swap loops on u32 words: one instruction instead of a retry loop that contended
   // words (every block adding into one weight gradient) serialise on.
   bool float_atomics = false;
+  // Weights read in place (tile_matmul with B an array) staged in workgroup memory first, one
+  // matrix at a time (where the adapter's workgroup memory has room: Kernel::launch decides).
+  bool stage_weights = false;
   std::string atomic_array() const { return float_atomics ? "array<atomic<f32>>" : "array<atomic<u32>>"; }
 
  private:
@@ -48,10 +51,21 @@ void emit_write(Wgsl& w, const Graph& g, const std::string& source, int array, c
                 TileShape shape, At at, bool atomic);
 // word (an atomic<u32> holding f32 bits) += value, by compare-and-swap (WGSL has no f32 atomics).
 void emit_atomic_add_f32(Wgsl& w, const std::string& word, const std::string& value);
+// Emits what becomes of output (i, j) of a product, given index expressions and its sum.
+using MatmulWriter = std::function<void(Wgsl& w, const std::string& i, const std::string& j, const std::string& value)>;
 // target[i, j] (= or +=) Σ_k lhs(i, k) · rhs(k, j), target of `shape` (i < rows, j < cols),
-// the index expressions given in terms of i, j and k.
+// the index expressions given in terms of i, j and k; or, with `writer`, whatever it emits
+// (the sums into global memory atomically, say).
 void emit_matmul(Wgsl& w, const Graph& g, const std::string& target, bool accumulate, TileShape shape, int inner,
-                 const std::string& lhs_element, const std::string& rhs_element);
+                 const std::string& lhs_element, const std::string& rhs_element, const MatmulWriter& writer = {});
+// In-place weights (tile_matmul with B an array, node n): with w.stage_weights, emits the copy of
+// B's block into workgroup memory ([K][N + 1]: rows padded so a column's reads fall in
+// different banks) and returns B(k, j) read there (`transposed`: B(j, k), for dA = dC·Bᵀ);
+// otherwise the same element read in global memory.
+std::string emit_weight_stage(Wgsl& w, const Graph& g, int n, bool transposed);
+// The staging array's declaration (module scope), with w.stage_weights; its size in elements.
+void emit_weight_stage_slot(Wgsl& w, const Graph& g);
+int64_t weight_stage_elements(const Graph& g);
 
 // Bindings of the arrays and the per-array shape lets (<name>_batch, _rows, _cols, from the
 // parameter block: three words per array, in declaration order).

@@ -76,14 +76,15 @@ struct Graph {
   int threads = 128;
   std::vector<ArrayParam> arrays;
   std::vector<Node> nodes;
-  // The generated kernels, [backward][float atomics], made once rather than at every launch (a
+  // The generated kernels, made once rather than at every launch (a
   // large kernel's source takes longer to build than the GPU takes to run it); valid while the
   // program has the node and array counts it was made for (both only grow).
   struct Generated {
     size_t nodes = 0, arrays = 0;
     std::string text;
   };
-  Generated generated[2][2];
+  Generated generated[2][2][2];  // [backward][float atomics][weights staged]
+  bool weight_staging = true;    // Kernel::set_weight_staging
 
   std::vector<int> inputs() const {
     std::vector<int> r;
@@ -127,7 +128,8 @@ UnaryReads unary_derivative_reads(Unary op);
 
 // The generated kernels (forward.cpp / backward.cpp share the per-primitive emitters).
 // `float_atomics`: the device adds f32 atomically in hardware (see Wgsl::float_atomics).
-std::string forward_wgsl(const Graph& g, bool float_atomics);
-std::string backward_wgsl(const Graph& g, bool float_atomics);
+// `stage_weights`: in-place weights staged in workgroup memory (see Wgsl::stage_weights).
+std::string forward_wgsl(const Graph& g, bool float_atomics, bool stage_weights);
+std::string backward_wgsl(const Graph& g, bool float_atomics, bool stage_weights);
 
 }  // namespace surfgrad::tiles::detail

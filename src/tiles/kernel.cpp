@@ -5,6 +5,7 @@
 #include "autograd/var_access.hpp"
 #include "kernels/launch.hpp"
 #include "surfgrad/error.hpp"
+#include "tiles/emit.hpp"
 #include "tiles/graph.hpp"
 #include "tiles/memory.hpp"
 
@@ -78,10 +79,11 @@ kernels::CompileOptions compile_options(const Graph& g) {
   return o;
 }
 
-const std::string& generated_wgsl(Graph& g, bool backward, bool float_atomics) {
-  Graph::Generated& made = g.generated[backward][float_atomics];
+const std::string& generated_wgsl(Graph& g, bool backward, bool float_atomics, bool staged) {
+  Graph::Generated& made = g.generated[backward][float_atomics][staged];
   if (made.text.empty() || made.nodes != g.nodes.size() || made.arrays != g.arrays.size()) {
-    made.text = backward ? detail::backward_wgsl(g, float_atomics) : detail::forward_wgsl(g, float_atomics);
+    made.text =
+        backward ? detail::backward_wgsl(g, float_atomics, staged) : detail::forward_wgsl(g, float_atomics, staged);
     made.nodes = g.nodes.size();
     made.arrays = g.arrays.size();
   }
@@ -90,10 +92,23 @@ const std::string& generated_wgsl(Graph& g, bool backward, bool float_atomics) {
 
 }  // namespace
 
-std::string Kernel::forward_wgsl(bool float_atomics) const { return generated_wgsl(*graph_, false, float_atomics); }
-std::string Kernel::backward_wgsl(bool float_atomics) const { return generated_wgsl(*graph_, true, float_atomics); }
+std::string Kernel::forward_wgsl(bool float_atomics, bool stage_weights) const {
+  return generated_wgsl(*graph_, false, float_atomics, stage_weights && weight_stage_bytes() > 0);
+}
+std::string Kernel::backward_wgsl(bool float_atomics, bool stage_weights) const {
+  return generated_wgsl(*graph_, true, float_atomics, stage_weights && weight_stage_bytes() > 0);
+}
 
 uint64_t Kernel::workgroup_bytes(bool backward) const { return detail::plan_memory(*graph_, backward).bytes(); }
+uint64_t Kernel::weight_stage_bytes() const { return 4 * uint64_t(detail::weight_stage_elements(*graph_)); }
+
+void Kernel::set_weight_staging(bool on) { graph_->weight_staging = on; }
+
+bool Kernel::stages_weights(const gpu::Context& ctx, bool backward) const {
+  uint64_t extra = weight_stage_bytes();
+  return graph_->weight_staging && extra > 0 &&
+         workgroup_bytes(backward) + extra <= ctx.limits().max_compute_workgroup_storage_size;
+}
 
 void Kernel::check_limits(const gpu::Context& ctx, Grid grid, bool backward) const {
   const Graph& g = *graph_;
@@ -169,7 +184,8 @@ void Kernel::launch(const std::vector<Tensor>& inputs, const std::vector<Tensor>
   const gpu::ContextPtr& ctx = (inputs.empty() ? outputs : inputs)[0].context();
   validate(*ctx, inputs, outputs, grid, false);
   std::vector<Tensor> in = dense_all(inputs);
-  const std::string& source = generated_wgsl(*graph_, false, ctx->features().float32_atomics);
+  const std::string& source =
+      generated_wgsl(*graph_, false, ctx->features().float32_atomics, stages_weights(*ctx, false));
   // The source is the key: two kernels of one name but different programs never share a pipeline.
   auto program = kernels::Program::generated(ctx, "tiles|" + source, [&] { return source; }, compile_options(*graph_));
   std::vector<kernels::Arg> args;
@@ -199,7 +215,8 @@ void Kernel::launch_backward(const std::vector<Tensor>& inputs, const std::vecto
     ++d;
   }
   std::vector<Tensor> in = dense_all(inputs), dout = dense_all(output_grads);
-  const std::string& source = generated_wgsl(*graph_, true, ctx->features().float32_atomics);
+  const std::string& source =
+      generated_wgsl(*graph_, true, ctx->features().float32_atomics, stages_weights(*ctx, true));
   auto program = kernels::Program::generated(ctx, "tiles|" + source, [&] { return source; }, compile_options(*graph_));
   std::vector<kernels::Arg> args;
   for (const Tensor& t : in) args.emplace_back(t);
