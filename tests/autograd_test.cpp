@@ -233,6 +233,24 @@ TEST(Autograd, GradientsAccumulateAcrossUsesAndCalls) {
   EXPECT_EQ(x.grad().to_vector<float>(), (std::vector<float>{6, 10, 14}));
   x.zero_grad();
   EXPECT_FALSE(x.grad().defined());
+  // A gradient computed off the tape adds in the same way, and backward adds to it.
+  x.accumulate_grad(Tensor::from_vector(ctx(), std::vector<float>{1, 1, 1}, {3}));
+  EXPECT_EQ(x.grad().to_vector<float>(), (std::vector<float>{1, 1, 1}));
+  (x * x + x).sum().backward();
+  EXPECT_EQ(x.grad().to_vector<float>(), (std::vector<float>{4, 6, 8}));
+  try {
+    x.accumulate_grad(Tensor::ones(ctx(), {2}));
+    ADD_FAILURE() << "a gradient of another shape was taken";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Shape);
+    EXPECT_NE(std::string(e.what()).find("f32[2]"), std::string::npos) << e.what();
+  }
+  try {
+    (x * 2.0).accumulate_grad(Tensor::ones(ctx(), {3}));
+    ADD_FAILURE() << "a non-leaf took a gradient";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("only leaves"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Autograd, ExplicitOutputGradient) {

@@ -428,6 +428,42 @@ TEST(TileF16, WeightsReadAsF32GradientF32) {
   expect_error([&] { (void)bad.input("ids", false, DType::i32); }, ErrorKind::DType, {"'ids'", "i32", "f32 or f16"});
 }
 
+// One kernel for forward and backward (a training step's loss and gradient) gives what the two
+// kernels give: the outputs as launch() writes them (a stored tile and an atomically added
+// scalar) and the input gradients as launch_backward adds them, weights staged or not.
+TEST(TileForwardBackward, OneKernelEqualsTwo) {
+  const int rows = 6, K = 10, N = 8;
+  const int64_t R = 23;
+  tl::Grid grid{blocks(R, rows), 1, 1};
+  tl::At at{tl::Coord::block(0), 0};
+  Tensor x = rand_tensor({R, K}, 1301, -1, 1), w = rand_tensor({K, N}, 1302, -1, 1);
+  Tensor dy = rand_tensor({R, N}, 1303), dl = Tensor::full(ctx(), {1, 1}, 0.7);
+  for (bool staged : {true, false}) {
+    tl::Kernel k("forward_backward", 64);
+    k.set_weight_staging(staged);
+    tl::Array xa = k.input("x", /*differentiable=*/false), wa = k.input("w"), y = k.output("y"),
+              loss = k.output("loss");
+    tl::Tile z = tl::tile_map(tl::Unary::tanh, tl::tile_matmul(tl::tile_load(xa, {rows, K}, at), wa, N));
+    tl::tile_store(y, z, at);
+    tl::tile_atomic_add(loss, tl::tile_sum(z * z) * 0.5);
+    Tensor y1 = Tensor::zeros(ctx(), {R, N}), l1 = Tensor::zeros(ctx(), {1, 1}), g1 = Tensor::zeros(ctx(), {K, N});
+    Tensor y2 = Tensor::zeros(ctx(), {R, N}), l2 = Tensor::zeros(ctx(), {1, 1}), g2 = Tensor::zeros(ctx(), {K, N});
+    k.launch({x, w}, {y1, l1}, grid);
+    k.launch_backward({x, w}, {dy, dl}, {g1}, grid);
+    ctx()->flush();
+    uint64_t before = ctx()->pending_dispatches();
+    k.launch_forward_backward({x, w}, {y2, l2}, {dy, dl}, {g2}, grid);
+    EXPECT_EQ(ctx()->pending_dispatches() - before, 1u);
+    std::string what = staged ? " (staged)" : " (global)";
+    EXPECT_TRUE(close(read(y2), read(y1), {1e-6, 1e-6}, "outputs" + what));
+    EXPECT_TRUE(close(read(l2), read(l1), {1e-5, 1e-6}, "loss" + what));
+    EXPECT_TRUE(close(read(g2), read(g1), {1e-5, 1e-6}, "gradient" + what));
+    EXPECT_NE(k.forward_backward_wgsl().find("out_loss"), std::string::npos);
+    expect_error([&] { k.launch_forward_backward({x, w}, {y2}, {dy, dl}, {g2}, grid); }, ErrorKind::Value,
+                 {"2 outputs declared, 1 tensors"});
+  }
+}
+
 // ---- errors, before any GPU work
 
 TEST(TileErrors, ShapeMismatchesNamePrimitiveAndShapes) {
@@ -503,16 +539,27 @@ TEST(TileErrors, RefusedBeforeAnyGpuWork) {
 TEST(TileMlp, FusedMatchesUnfusedAndLearns) {
   demos::TileMlpOptions o;
   o.side = 12;  // 144 pixels: 18 blocks of 8
+  o.tile_rows = 8;
+  o.threads = 128;
   o.hidden = 16;
   o.layers = 2;
   o.steps = 80;
   o.lr = 1e-2;
   o.weights = "f32";  // the same numbers as the unfused network (f16 weights: the next test)
   o.fused = true;
-  auto fused = demos::train_tile_mlp(ctx(), o);
+  auto fused = demos::train_tile_mlp(ctx(), o);  // one kernel a step (loss and gradient)
+  o.one_kernel = false;
+  auto autograd = demos::train_tile_mlp(ctx(), o);  // the autograd op: forward, then backward kernel
   o.fused = false;
   auto unfused = demos::train_tile_mlp(ctx(), o);
   EXPECT_NEAR(fused.first_loss, unfused.first_loss, 1e-5 + 1e-4 * unfused.first_loss);
+  // The same sums in one kernel or two, added atomically in whatever order the blocks come.
+  EXPECT_NEAR(fused.first_loss, autograd.first_loss, 1e-6 * autograd.first_loss);
+  ASSERT_EQ(fused.first_gradient.size(), autograd.first_gradient.size());
+  for (size_t i = 0; i < fused.first_gradient.size(); ++i)
+    EXPECT_NEAR(fused.first_gradient[i], autograd.first_gradient[i], 1e-8 + 1e-5 * std::abs(autograd.first_gradient[i]))
+        << "packed element " << i;
+  EXPECT_LT(fused.dispatches_per_step, autograd.dispatches_per_step);
   // The backward kernel: the same gradient at the initial parameters, in the packed layout.
   ASSERT_EQ(fused.first_gradient.size(), unfused.first_gradient.size());
   float scale = 0;

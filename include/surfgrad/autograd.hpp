@@ -49,6 +49,10 @@ class Var {
   void backward(const Tensor& grad_output, bool retain_graph = false) const;
   Var detach() const;  // same value, cut from the graph
   void zero_grad() const;
+  // Adds `grad` (this leaf's shape and dtype) into its gradient as backward() would: for
+  // gradients computed off the tape (a fused kernel's loss and gradient in one launch,
+  // tiles::Kernel::launch_forward_backward), so an optimizer steps on them.
+  void accumulate_grad(const Tensor& grad) const;
   // Replaces the value of a leaf (e.g. loading parameters); the shape must stay the same.
   void set_value(const Tensor& value) const;
 

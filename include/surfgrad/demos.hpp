@@ -56,8 +56,11 @@ struct TileMlpOptions {
   int side = 64;  // the image is side × side pixels, all of them in every step
   int hidden = 64;
   int layers = 3;
-  int tile_rows = 8;  // pixels per workgroup of the fused kernel
-  int threads = 128;  // its workgroup size
+  // Pixels per workgroup of the fused kernel, and its workgroup size; 0: chosen for the adapter
+  // (16 pixels and 512 threads where workgroup memory holds the backward kernel's 16 rows, else
+  // 8 and 128: measured on the H200, BENCHMARKS.md).
+  int tile_rows = 0;
+  int threads = 0;
   int steps = 500;
   double lr = 5e-3;
   uint64_t seed = 1;
@@ -69,6 +72,10 @@ struct TileMlpOptions {
   // The fused kernels stage each weight matrix in workgroup memory where it fits (see
   // tiles::Kernel::set_weight_staging); false reads the weights in global memory.
   bool stage_weights = true;
+  // The fused step's loss and gradient from one kernel (tiles::Kernel::launch_forward_backward:
+  // the backward kernel's replay of the forward writes the loss); false: the tile kernel as an
+  // autograd op, its forward kernel and then its backward kernel.
+  bool one_kernel = true;
 };
 struct TileMlpLoss {
   int step = 0;  // 1-based: the loss computed by this step, before its update
@@ -87,9 +94,11 @@ struct TileMlpResult {
   double psnr = 0;         // of the fitted image against the target, dB
   double ms_per_step = 0;  // wall clock, median over groups of steps
   uint64_t dispatches_per_step = 0;
-  uint64_t workgroup_bytes = 0;             // the fused backward kernel's (0 unfused)
-  std::string weights = "f32";              // the fused kernels' weights as run (f32 unfused)
-  std::string forward_wgsl, backward_wgsl;  // the fused kernels' generated code
+  uint64_t workgroup_bytes = 0;  // the fused backward kernel's (0 unfused)
+  std::string weights = "f32";   // the fused kernels' weights as run (f32 unfused)
+  // The fused kernels' generated code (backward: the one-kernel step's, with one_kernel).
+  std::string forward_wgsl, backward_wgsl;
+  int tile_rows = 0, threads = 0;  // the fused kernels' launch shape as run
 };
 TileMlpResult train_tile_mlp(const gpu::ContextPtr& ctx, const TileMlpOptions& opt, const Progress& progress = {});
 

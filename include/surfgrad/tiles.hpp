@@ -229,6 +229,7 @@ class Kernel {
   // `stage_weights`: as launched where the weights are staged (see set_weight_staging).
   std::string forward_wgsl(bool float_atomics = false, bool stage_weights = false) const;
   std::string backward_wgsl(bool float_atomics = false, bool stage_weights = false) const;
+  std::string forward_backward_wgsl(bool float_atomics = false, bool stage_weights = false) const;
   // Workgroup memory the forward / backward kernel needs, in bytes (weights not staged).
   uint64_t workgroup_bytes(bool backward) const;
   // Weights read in place (the tile_matmul overload taking an Array) are copied into workgroup
@@ -252,6 +253,14 @@ class Kernel {
   // differentiable inputs, in order) the gradients for `output_grads`.
   void launch_backward(const std::vector<Tensor>& inputs, const std::vector<Tensor>& output_grads,
                        const std::vector<Tensor>& input_grads, Grid grid) const;
+  // Forward and backward in one kernel, for a training step that wants both at once (a loss and
+  // its gradient): the backward kernel's replay of the forward writes `outputs` as launch()
+  // would (start them at zero for atomically added ones), and its adjoints add the input
+  // gradients for `output_grads` (known before the forward ran: a loss's is 1). One kernel
+  // where the autograd op runs two; it binds each output besides what launch_backward binds.
+  void launch_forward_backward(const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
+                               const std::vector<Tensor>& output_grads, const std::vector<Tensor>& input_grads,
+                               Grid grid) const;
 
   // One op on the autograd tape: a kernel with one output, of `output_shape`, zero-initialised
   // before the kernel runs (so atomically added outputs start from zero too). Constant inputs
@@ -265,7 +274,10 @@ class Kernel {
 
  private:
   // What validate checks that needs no tensors (workgroup memory, threads, bindings, grid).
-  void check_limits(const gpu::Context& ctx, Grid grid, bool backward) const;
+  void check_limits(const gpu::Context& ctx, Grid grid, bool backward, bool with_values = false) const;
+  // The backward kernel's launch; with `outputs`, the one that writes them too.
+  void launch_gradients(const std::vector<Tensor>& inputs, const std::vector<Tensor>& output_grads,
+                        const std::vector<Tensor>& input_grads, const std::vector<Tensor>* outputs, Grid grid) const;
   std::shared_ptr<detail::Graph> graph_;
 };
 

@@ -46,6 +46,16 @@ void Var::zero_grad() const {
   if (node_) node_->grad = Tensor();
 }
 
+void Var::accumulate_grad(const Tensor& g) const {
+  if (!node_ || !is_leaf() || !requires_grad())
+    throw Error(ErrorKind::Value, "accumulate_grad: only leaves that require a gradient (Var::param) take one");
+  if (g.shape() != value().shape() || g.dtype() != value().dtype())
+    throw Error(ErrorKind::Shape, "accumulate_grad: the gradient " + g.describe() + " does not match the parameter " +
+                                      value().describe());
+  Tensor c = g.contiguous();
+  node_->grad = node_->grad.defined() ? add(node_->grad, c) : c;
+}
+
 void Var::set_value(const Tensor& v) const {
   if (!is_leaf())
     throw Error(ErrorKind::Value,

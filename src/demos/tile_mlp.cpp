@@ -120,7 +120,8 @@ double median(std::vector<double> v) {
 
 }  // namespace
 
-TileMlpResult train_tile_mlp(const gpu::ContextPtr& ctx, const TileMlpOptions& opt, const Progress& progress) {
+TileMlpResult train_tile_mlp(const gpu::ContextPtr& ctx, const TileMlpOptions& options, const Progress& progress) {
+  TileMlpOptions opt = options;
   auto at_least = [](const char* name, int value, int least) {
     if (value < least)
       throw Error(ErrorKind::Value, std::string("tile-mlp: ") + name + " is " + std::to_string(value) +
@@ -129,8 +130,21 @@ TileMlpResult train_tile_mlp(const gpu::ContextPtr& ctx, const TileMlpOptions& o
   at_least("side", opt.side, 2);
   at_least("hidden", opt.hidden, 3);  // the output layer uses 3 of the parameter array's columns
   at_least("layers", opt.layers, 1);
-  at_least("tile rows", opt.tile_rows, 1);
-  at_least("threads", opt.threads, 1);
+  if (opt.tile_rows < 0) at_least("tile rows", opt.tile_rows, 0);
+  if (opt.threads < 0) at_least("threads", opt.threads, 0);
+  if (opt.tile_rows == 0 || opt.threads == 0) {
+    // The larger block where the backward kernel's tiles fit (weights staged or not): its
+    // weight gradients take half the atomic adds, and 512 threads keep every SM busy.
+    const gpu::Limits& L = ctx->limits();
+    TileMlpOptions big = opt;
+    big.tile_rows = 16;
+    big.threads =
+        int(std::min<uint32_t>(512, std::min(L.max_compute_invocations_per_workgroup, L.max_compute_workgroup_size_x)));
+    bool fits = loss_kernel(big, layout(big), DType::f32, int64_t(opt.side) * opt.side).workgroup_bytes(true) <=
+                L.max_compute_workgroup_storage_size;
+    if (opt.tile_rows == 0) opt.tile_rows = fits ? 16 : 8;
+    if (opt.threads == 0) opt.threads = fits ? big.threads : std::min(128, big.threads);
+  }
   at_least("steps", opt.steps, 2);  // the first two steps are untimed (compile, count dispatches)
   const DType weights = opt.fused ? weight_dtype(*ctx, opt.weights) : DType::f32;
   const int64_t n = int64_t(opt.side) * opt.side;
@@ -158,9 +172,13 @@ TileMlpResult train_tile_mlp(const gpu::ContextPtr& ctx, const TileMlpOptions& o
 
   TileMlpResult result;
   result.weights = dtype_name(weights);
+  result.tile_rows = opt.tile_rows;
+  result.threads = opt.threads;
   std::vector<Var> params;
   std::function<Var()> forward;  // the image [N, 3]
   std::function<Var()> loss_of;  // the loss [1, 1]
+  // The fused one-kernel step: the loss, its gradient added into the parameters' (no tape).
+  std::function<Var()> loss_and_gradient;
   tiles::Kernel kernel = image_kernel(opt, layers, weights), fused_loss = loss_kernel(opt, layers, weights, n);
   kernel.set_weight_staging(opt.stage_weights);
   fused_loss.set_weight_staging(opt.stage_weights);
@@ -191,11 +209,22 @@ TileMlpResult train_tile_mlp(const gpu::ContextPtr& ctx, const TileMlpOptions& o
     loss_of = [&, grid, target4, weights_var] {
       return fused_loss({Var(coords), Var(target4), weights_var()}, {1, 1}, grid);
     };
+    if (opt.one_kernel) {
+      Tensor seed = Tensor::ones(ctx, {1, 1});  // ∂loss/∂loss, made once
+      loss_and_gradient = [&, grid, target4, seed] {
+        Tensor w = weights == DType::f32 ? params[0].value() : params[0].value().cast(DType::f16);
+        Tensor loss = Tensor::zeros(ctx, {1, 1}), grad = Tensor::zeros(ctx, params[0].shape());
+        fused_loss.launch_forward_backward({coords, target4, w}, {loss}, {seed}, {grad}, grid);
+        params[0].accumulate_grad(grad);
+        return Var(loss);
+      };
+    }
     bool staged = fused_loss.stages_weights(*ctx, true);
     result.workgroup_bytes = fused_loss.workgroup_bytes(true) + (staged ? fused_loss.weight_stage_bytes() : 0);
     result.forward_wgsl =
         fused_loss.forward_wgsl(ctx->features().float32_atomics, fused_loss.stages_weights(*ctx, false));
-    result.backward_wgsl = fused_loss.backward_wgsl(ctx->features().float32_atomics, staged);
+    result.backward_wgsl = opt.one_kernel ? fused_loss.forward_backward_wgsl(ctx->features().float32_atomics, staged)
+                                          : fused_loss.backward_wgsl(ctx->features().float32_atomics, staged);
   } else {
     for (const Layer& L : layers) {
       std::vector<float> w(size_t(L.fan_in) * size_t(L.fan_out)), b(size_t(L.fan_out));
@@ -236,9 +265,15 @@ TileMlpResult train_tile_mlp(const gpu::ContextPtr& ctx, const TileMlpOptions& o
   };
   optim::Adam adam(params, opt.lr);
   auto step = [&](bool keep_gradient = false) {
-    Var loss = loss_of();
-    adam.zero_grad();
-    loss.backward();
+    Var loss;
+    if (loss_and_gradient) {
+      adam.zero_grad();
+      loss = loss_and_gradient();
+    } else {
+      loss = loss_of();
+      adam.zero_grad();
+      loss.backward();
+    }
     if (keep_gradient) result.first_gradient = packed_gradient();
     adam.step();
     return loss;

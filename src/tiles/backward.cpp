@@ -180,7 +180,7 @@ void emit_adjoint(Wgsl& w, const Graph& g, int n, const std::vector<bool>& needs
 
 }  // namespace
 
-std::string backward_wgsl(const Graph& g, bool float_atomics, bool stage_weights) {
+std::string backward_wgsl(const Graph& g, bool float_atomics, bool stage_weights, bool with_values) {
   Wgsl w;
   w.float_atomics = float_atomics;
   w.stage_weights = stage_weights;
@@ -198,6 +198,11 @@ std::string backward_wgsl(const Graph& g, bool float_atomics, bool stage_weights
   for (int i : ins) bind(binding_name(g.arrays[size_t(i)]), "read", input_type(g.arrays[size_t(i)]));
   for (int o : outs) bind(grad_name(g.arrays[size_t(o)]), "read", "array<f32>");
   for (int i : g.differentiable_inputs()) bind(grad_name(g.arrays[size_t(i)]), "read_write", w.atomic_array());
+  if (with_values)
+    for (int o : outs) {
+      const ArrayParam& a = g.arrays[size_t(o)];
+      bind(binding_name(a), "read_write", a.atomic ? w.atomic_array() : "array<f32>");
+    }
   w.blank();
   MemoryPlan plan = plan_memory(g, true);
   emit_slots(w, plan);
@@ -209,11 +214,19 @@ std::string backward_wgsl(const Graph& g, bool float_atomics, bool stage_weights
   w.open("fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>) {");
   emit_shape_lets(w, g);
   emit_tile_pointers(w, g, plan);
-  w.line("// ---- replay of the forward");
+  w.line(with_values ? "// ---- the forward, its outputs written as the forward kernel writes them"
+                     : "// ---- replay of the forward");
   for (size_t n = 0; n < g.nodes.size(); ++n) {
-    if (!g.nodes[n].makes_tile()) continue;
+    const Node& node = g.nodes[n];
+    if (!node.makes_tile() && !with_values) continue;
     w.line("// " + describe(g, int(n)));
-    emit_forward_node(w, g, int(n));
+    if (node.makes_tile()) {
+      emit_forward_node(w, g, int(n));
+    } else {
+      const ArrayParam& a = g.arrays[size_t(node.array)];
+      emit_write(w, g, tile_ref(g, node.args[0]), node.array, binding_name(a), node.shape, node.at,
+                 node.op == Op::atomic_add);
+    }
   }
   w.line("// ---- adjoints, last primitive first; an adjoint tile is zeroed before its first contribution");
   std::vector<bool> runs = adjoint_runs(g), needs = needs_grad(g), zeroed(g.nodes.size(), false);

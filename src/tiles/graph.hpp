@@ -83,7 +83,7 @@ struct Graph {
     size_t nodes = 0, arrays = 0;
     std::string text;
   };
-  Generated generated[2][2][2];  // [backward][float atomics][weights staged]
+  Generated generated[3][2][2];  // [forward, backward, both][float atomics][weights staged]
   bool weight_staging = true;    // Kernel::set_weight_staging
 
   std::vector<int> inputs() const {
@@ -129,7 +129,9 @@ UnaryReads unary_derivative_reads(Unary op);
 // The generated kernels (forward.cpp / backward.cpp share the per-primitive emitters).
 // `float_atomics`: the device adds f32 atomically in hardware (see Wgsl::float_atomics).
 // `stage_weights`: in-place weights staged in workgroup memory (see Wgsl::stage_weights).
+// `with_values`: the backward kernel also writes the forward's outputs during its replay (one
+// kernel for both; Kernel::launch_forward_backward), bound after the input gradients.
 std::string forward_wgsl(const Graph& g, bool float_atomics, bool stage_weights);
-std::string backward_wgsl(const Graph& g, bool float_atomics, bool stage_weights);
+std::string backward_wgsl(const Graph& g, bool float_atomics, bool stage_weights, bool with_values = false);
 
 }  // namespace surfgrad::tiles::detail

@@ -79,11 +79,12 @@ kernels::CompileOptions compile_options(const Graph& g) {
   return o;
 }
 
-const std::string& generated_wgsl(Graph& g, bool backward, bool float_atomics, bool staged) {
-  Graph::Generated& made = g.generated[backward][float_atomics][staged];
+// kind: 0 the forward kernel, 1 the backward, 2 the backward writing the forward's outputs too.
+const std::string& generated_wgsl(Graph& g, int kind, bool float_atomics, bool staged) {
+  Graph::Generated& made = g.generated[kind][float_atomics][staged];
   if (made.text.empty() || made.nodes != g.nodes.size() || made.arrays != g.arrays.size()) {
-    made.text =
-        backward ? detail::backward_wgsl(g, float_atomics, staged) : detail::forward_wgsl(g, float_atomics, staged);
+    made.text = kind ? detail::backward_wgsl(g, float_atomics, staged, kind == 2)
+                     : detail::forward_wgsl(g, float_atomics, staged);
     made.nodes = g.nodes.size();
     made.arrays = g.arrays.size();
   }
@@ -93,10 +94,13 @@ const std::string& generated_wgsl(Graph& g, bool backward, bool float_atomics, b
 }  // namespace
 
 std::string Kernel::forward_wgsl(bool float_atomics, bool stage_weights) const {
-  return generated_wgsl(*graph_, false, float_atomics, stage_weights && weight_stage_bytes() > 0);
+  return generated_wgsl(*graph_, 0, float_atomics, stage_weights && weight_stage_bytes() > 0);
 }
 std::string Kernel::backward_wgsl(bool float_atomics, bool stage_weights) const {
-  return generated_wgsl(*graph_, true, float_atomics, stage_weights && weight_stage_bytes() > 0);
+  return generated_wgsl(*graph_, 1, float_atomics, stage_weights && weight_stage_bytes() > 0);
+}
+std::string Kernel::forward_backward_wgsl(bool float_atomics, bool stage_weights) const {
+  return generated_wgsl(*graph_, 2, float_atomics, stage_weights && weight_stage_bytes() > 0);
 }
 
 uint64_t Kernel::workgroup_bytes(bool backward) const { return detail::plan_memory(*graph_, backward).bytes(); }
@@ -110,7 +114,7 @@ bool Kernel::stages_weights(const gpu::Context& ctx, bool backward) const {
          workgroup_bytes(backward) + extra <= ctx.limits().max_compute_workgroup_storage_size;
 }
 
-void Kernel::check_limits(const gpu::Context& ctx, Grid grid, bool backward) const {
+void Kernel::check_limits(const gpu::Context& ctx, Grid grid, bool backward, bool with_values) const {
   const Graph& g = *graph_;
   std::string label = kernel_label(g, backward);
   bool writes = std::any_of(g.nodes.begin(), g.nodes.end(), [](const auto& n) { return !n.makes_tile(); });
@@ -143,12 +147,15 @@ void Kernel::check_limits(const gpu::Context& ctx, Grid grid, bool backward) con
                 label + ": " + std::to_string(g.threads) + " threads per workgroup, over this adapter's limit of " +
                     std::to_string(std::min(L.max_compute_invocations_per_workgroup, L.max_compute_workgroup_size_x)));
   size_t bindings = backward ? g.arrays.size() + g.differentiable_inputs().size() : g.arrays.size();
+  if (with_values) bindings += g.outputs().size();
   uint32_t most = std::min<uint32_t>(kMaxBindings, L.max_storage_buffers_per_shader_stage);
   if (bindings > most)
     throw Error(ErrorKind::LimitExceeded,
                 label + ": " + std::to_string(bindings) + " tensors bound, over the limit of " + std::to_string(most) +
                     " storage buffers per kernel (a backward kernel binds each input, each output's gradient and "
-                    "each differentiable input's gradient; declare data inputs with differentiable = false)");
+                    "each differentiable input's gradient" +
+                    (with_values ? std::string(", and here each output too") : std::string()) +
+                    "; declare data inputs with differentiable = false)");
   for (uint32_t extent : {grid.x, grid.y, grid.z})
     if (extent < 1 || extent > L.max_compute_workgroups_per_dimension)
       throw Error(ErrorKind::LimitExceeded, label + ": grid " + std::to_string(grid.x) + "×" + std::to_string(grid.y) +
@@ -184,8 +191,7 @@ void Kernel::launch(const std::vector<Tensor>& inputs, const std::vector<Tensor>
   const gpu::ContextPtr& ctx = (inputs.empty() ? outputs : inputs)[0].context();
   validate(*ctx, inputs, outputs, grid, false);
   std::vector<Tensor> in = dense_all(inputs);
-  const std::string& source =
-      generated_wgsl(*graph_, false, ctx->features().float32_atomics, stages_weights(*ctx, false));
+  const std::string& source = generated_wgsl(*graph_, 0, ctx->features().float32_atomics, stages_weights(*ctx, false));
   // The source is the key: two kernels of one name but different programs never share a pipeline.
   auto program = kernels::Program::generated(ctx, "tiles|" + source, [&] { return source; }, compile_options(*graph_));
   std::vector<kernels::Arg> args;
@@ -201,9 +207,25 @@ void Kernel::launch(const std::vector<Tensor>& inputs, const std::vector<Tensor>
 
 void Kernel::launch_backward(const std::vector<Tensor>& inputs, const std::vector<Tensor>& output_grads,
                              const std::vector<Tensor>& input_grads, Grid grid) const {
+  launch_gradients(inputs, output_grads, input_grads, nullptr, grid);
+}
+
+void Kernel::launch_forward_backward(const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
+                                     const std::vector<Tensor>& output_grads, const std::vector<Tensor>& input_grads,
+                                     Grid grid) const {
+  launch_gradients(inputs, output_grads, input_grads, &outputs, grid);
+}
+
+void Kernel::launch_gradients(const std::vector<Tensor>& inputs, const std::vector<Tensor>& output_grads,
+                              const std::vector<Tensor>& input_grads, const std::vector<Tensor>* outputs,
+                              Grid grid) const {
   if (inputs.empty()) throw Error(ErrorKind::Value, kernel_label(*graph_, true) + ": no inputs to differentiate");
   const gpu::ContextPtr& ctx = inputs[0].context();
   validate(*ctx, inputs, output_grads, grid, true);
+  if (outputs) {
+    check_limits(*ctx, grid, true, true);
+    check_tensors(*graph_, false, *outputs, graph_->outputs(), "outputs");
+  }
   std::vector<int> ins = graph_->inputs(), diff = graph_->differentiable_inputs();
   check_tensors(*graph_, true, input_grads, diff, "input gradients", /*gradients=*/true);
   for (size_t i = 0, d = 0; i < ins.size(); ++i) {
@@ -216,12 +238,18 @@ void Kernel::launch_backward(const std::vector<Tensor>& inputs, const std::vecto
   }
   std::vector<Tensor> in = dense_all(inputs), dout = dense_all(output_grads);
   const std::string& source =
-      generated_wgsl(*graph_, true, ctx->features().float32_atomics, stages_weights(*ctx, true));
+      generated_wgsl(*graph_, outputs ? 2 : 1, ctx->features().float32_atomics, stages_weights(*ctx, true));
   auto program = kernels::Program::generated(ctx, "tiles|" + source, [&] { return source; }, compile_options(*graph_));
   std::vector<kernels::Arg> args;
   for (const Tensor& t : in) args.emplace_back(t);
   for (const Tensor& t : dout) args.emplace_back(t);
   for (const Tensor& t : input_grads) args.push_back(kernels::bits(t));
+  if (outputs) {
+    size_t o = 0;
+    for (int a : graph_->outputs())
+      args.push_back(graph_->arrays[size_t(a)].atomic ? kernels::bits((*outputs)[o++]) : kernels::Arg((*outputs)[o++]));
+  }
+  // The shapes of the output gradients are the outputs' (validate checked them as outputs).
   program.launch(std::span<const kernels::Arg>(args), shape_params(*graph_, in, dout), {grid.x, grid.y, grid.z});
 }
 
