@@ -27,12 +27,15 @@ std::string S(int v) { return std::to_string(v); }
 // cost more in sorting than they save in merges (q32: 3.05 s, q64: 6.04 s). With the workgroup
 // merge (H200, 2026-11-26): 1.77 s at e1, 1.73 s at e4, 1.72 s at e8; 128×128 2.19 s (1.36 s
 // without pushes: its early tiles overflow 128 queues at once). The shape needs
-// 13 KiB of workgroup memory: within WebGPU's default 16 KiB. CPU adapters (lavapipe) run the
-// 128×128 shape faster (10k points, k = 90: 9.1 s against 14.4 s): no barrier stalls there.
-// In the browser the 64×64 shape on every adapter: with the 128×128 one (26 KiB of workgroup
-// memory, 64 cells unrolled a thread) Chromium's SwiftShader adapter lost its device on the
-// first map (the GPU process went away); the 64×64 shape passes the browser suite there.
+// 15.3 KiB of workgroup memory (with the merge's scratch lists): within WebGPU's default 16 KiB. CPU adapters
+// (lavapipe) run the 128×128 shape faster (10k points, k = 90: 9.1 s against 14.4 s): no barrier stalls there. In the
+// browser the 64×64 shape on every adapter: with the 128×128 one (26 KiB of workgroup memory, 64 cells unrolled a
+// thread) Chromium's SwiftShader adapter lost its device on the first map (the GPU process went away); the 64×64 shape
+// passes the browser suite there.
 KnnFusedShape knn_fused_shape(const gpu::Context& ctx) {
+  // BK stays 8 at every D: fitting it to D (BK = 10 at D = 50, no padded dimensions) was slower
+  // on the H200 (1M × 50-D, k = 90: 7.54 s against 6.95 s; BENCHMARKS.md), although it
+  // multiplies 12% less: the stream is not bound by its multiply-adds.
   FusedShape gpu{64, 64, 8, 4, 4, 16, 12, 8}, cpu{128, 128, 8, 8, 8, 16, 8, 1};
 #if defined(__wasi__)
   (void)ctx;
@@ -76,8 +79,7 @@ KnnFusedShape KnnFusedShape::parse(const std::string& text) {
   if (f.bk < 1 || f.bk > 64 || f.queue < 2 || f.queue > 64) bad("BK must be in [1, 64] and Q in [2, 64]");
   if (f.tm * f.tn > 64) bad("TM·TN must be at most 64 (pending bits)");
   if (f.scratch < 128 || f.scratch > 4096) bad("S must be in [128, 4096] (a merge needs room for k ≤ 128)");
-  if ((f.bk * f.bm) % f.threads() || (f.bk * f.bn) % f.threads() || f.threads() < f.bn)
-    bad("BK·BM and BK·BN must be multiples of the threads, and the threads at least BN");
+  if ((f.bk * f.bm) % 4 || f.threads() < f.bn) bad("BK·BM must be a multiple of 4, and the threads at least BN");
   return f;
 }
 
@@ -102,15 +104,20 @@ kernels::Values generate(const FusedShape& f) {
   std::string load = "        let lc0 = lt * BN; let lk0 = lk * BK;\n";
   std::string store;
   // One tile's registers (prefix p), first row `base`, `rows` (BM or BN) rows, into `tile`.
+  // BK·rows values over the threads: where the threads do not divide them (BK = 10 for D = 50,
+  // say: no padded dimensions), the last register of some threads has nothing to stage.
   auto stage = [&](const std::string& p, const std::string& base, int rows, const std::string& extent,
                    const std::string& tile) {
-    for (int s = 0; s < f.bk * rows / f.threads(); ++s) {
+    const int values = f.bk * rows, per = (values + f.threads() - 1) / f.threads();
+    for (int s = 0; s < per; ++s) {
       std::string e = "(lid + " + S(s * f.threads()) + "u)", reg = p + S(s);
+      bool ragged = (s + 1) * f.threads() > values;
+      std::string guard = ragged ? e + " < " + S(values) + "u && " : "";
       declare += "  var " + reg + " = 0.0;\n";
       load += "        { let g = " + base + " + " + e + " / BK; let gk = lk0 + " + e + " % BK; " + reg +
-              " = 0.0; if (g < N && gk < D) { " + reg + " = x[g * D + gk]; } }\n";
-      store += "      { let at = (" + e + " % BK) * " + extent + " + " + e + " / BK; " + tile +
-               "[at / 4u][at % 4u] = " + reg + "; }\n";
+              " = 0.0; if (" + guard + "g < N && gk < D) { " + reg + " = x[g * D + gk]; } }\n";
+      store += std::string("      ") + (ragged ? "if (" + e + " < " + S(values) + "u) " : "") + "{ let at = (" + e +
+               " % BK) * " + extent + " + " + e + " / BK; " + tile + "[at / 4u][at % 4u] = " + reg + "; }\n";
     }
   };
   stage("pa", "row0", f.bm, "BM", "a_tile");  // the query rows
