@@ -70,4 +70,40 @@ TEST(IncomingEdges, GpuGivesTheSerialLists) {
   EXPECT_THROW(incoming_edges_gpu(Tensor::zeros(ctx(), {4, 2})), Error);  // f32, not i32 ids
 }
 
+// Neighbour descent's reverse lists, sampled on the GPU, against the host's sample and against
+// the definition (every sampled point lists i; points with at most r in-edges get all of them, in
+// order): hubs with far more than r in-edges (evenly sampled), empty slots, points nobody lists.
+TEST(IncomingEdges, GpuReverseSampleIsTheHosts) {
+  for (auto [n, k, r] : std::vector<std::tuple<int64_t, int, int>>{
+           {2, 1, 1}, {50, 3, 4}, {1000, 15, 16}, {4001, 48, 16}, {3000, 90, 8}, {500, 7, 128}}) {
+    std::mt19937 rng(uint32_t(n * 17 + k + r));
+    std::vector<int32_t> nb(size_t(n * k));
+    for (int32_t& v : nb) {
+      uint32_t p = rng() % 100;
+      v = p < 3 ? 7 % int32_t(n) : p < 12 ? -1 : int32_t(rng() % uint32_t(n / 3 + 1));
+    }
+    std::vector<int32_t> host = sample_reverse(nb, n, k, r);
+    std::vector<int32_t> gpu =
+        sample_reverse_gpu(Tensor::from_vector(ctx(), nb, {n, int64_t(k)}), r).to_vector<int32_t>();
+    ASSERT_EQ(gpu, host) << n << " × " << k << ", r " << r;
+    std::vector<int32_t> in = serial_reference(nb, n, k);
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t deg = in[size_t(i + 1)] - in[size_t(i)];
+      for (int t = 0; t < r; ++t) {
+        int32_t s = host[size_t(i * r + t)];
+        if (t >= deg) {
+          ASSERT_EQ(s, -1) << "point " << i << " slot " << t;
+          continue;
+        }
+        ASSERT_GE(s, 0);
+        bool lists_i = false;
+        for (int q = 0; q < k; ++q) lists_i = lists_i || nb[size_t(s * k + q)] == int32_t(i);
+        ASSERT_TRUE(lists_i) << "sampled " << s << " does not list " << i;
+        if (deg <= r) ASSERT_EQ(s, in[size_t(n + 1 + in[size_t(i)] + t)] / k);
+      }
+    }
+  }
+  EXPECT_THROW(sample_reverse_gpu(Tensor::zeros(ctx(), {4, 2}, DType::i32), 0), Error);
+}
+
 }  // namespace

@@ -53,3 +53,21 @@ std::vector<int32_t> incoming_edges(const std::vector<int32_t>& neighbours, int6
 }
 
 }  // namespace surfgrad
+
+namespace surfgrad {
+
+// Points with more than r incoming edges are sampled evenly over their (source-ordered) list.
+std::vector<int32_t> sample_reverse(const std::vector<int32_t>& idx, int64_t n, int k, int r) {
+  std::vector<int32_t> in = incoming_edges(idx, n, k), out(size_t(n * r), -1);
+  int parts = n * r >= (int64_t(1) << 20) ? platform::host_threads() : 1;
+  platform::parallel_parts(parts, [&](int p) {
+    for (int64_t i = platform::part_begin(n, p, parts); i < platform::part_begin(n, p + 1, parts); ++i) {
+      int64_t b = in[size_t(i)], deg = in[size_t(i + 1)] - b;
+      for (int64_t t = 0; t < std::min<int64_t>(deg, r); ++t)
+        out[size_t(i * r + t)] = in[size_t(n + 1 + b + (deg <= r ? t : t * deg / r))] / k;
+    }
+  });
+  return out;
+}
+
+}  // namespace surfgrad

@@ -23,6 +23,13 @@ std::vector<int32_t> incoming_edges(const std::vector<int32_t>& neighbours, int6
 // k = 90, 360 MB each way and 1.9 s of t-SNE's 13.5).
 Tensor incoming_edges_gpu(const Tensor& neighbours);
 
+// Neighbour descent's reverse lists: for every point i, up to r points that have i among their k
+// neighbours ([N, r], −1 where fewer), sampled evenly over i's incoming edges in edge order
+// (deterministic). On the host from the lists (graph.cpp), and on the GPU from the lists where
+// they are (graph_gpu.cpp: incoming_edges_gpu, then one kernel): the same numbers.
+std::vector<int32_t> sample_reverse(const std::vector<int32_t>& neighbours, int64_t n, int k, int r);
+Tensor sample_reverse_gpu(const Tensor& neighbours, int r);
+
 // Neighbours handed to t-SNE or UMAP must be the [N, k] lists the method would compute.
 // The kNN graph a map runs on: `given` (checked to be i32 indices and f32 distances [N, k], and
 // copied dense where it is a view, e.g. a slice of a larger result: the kernels read plain rows),

@@ -103,21 +103,6 @@ KnnResult knn_exact_blocked(const Tensor& x_in, int k, int64_t row_begin, int64_
 
 namespace surfgrad {
 
-// Up to r points that have i among their k neighbours, for every i: [N, r], −1 where fewer.
-// Points with more are sampled evenly over their (source-ordered) list: deterministic.
-static std::vector<int32_t> sample_reverse(const std::vector<int32_t>& idx, int64_t n, int k, int r) {
-  std::vector<int32_t> in = incoming_edges(idx, n, k), out(size_t(n * r), -1);
-  int parts = n * r >= (int64_t(1) << 20) ? platform::host_threads() : 1;
-  platform::parallel_parts(parts, [&](int p) {
-    for (int64_t i = platform::part_begin(n, p, parts); i < platform::part_begin(n, p + 1, parts); ++i) {
-      int64_t b = in[size_t(i)], deg = in[size_t(i + 1)] - b;
-      for (int64_t t = 0; t < std::min<int64_t>(deg, r); ++t)
-        out[size_t(i * r + t)] = in[size_t(n + 1 + b + (deg <= r ? t : t * deg / r))] / k;
-    }
-  });
-  return out;
-}
-
 namespace {
 
 // `iterations` rounds of descent on x from `cur` (random lists when `init`).
@@ -143,7 +128,7 @@ KnnResult descend(const Tensor& x_in, int k, int iterations, uint64_t seed, int 
   }
   for (int it = 0; it < iterations; ++it) {
     if (reverse > 0)  // the reverse lists of the current graph, built on the host (a sync)
-      rev = Tensor::from_vector(ctx, sample_reverse(cur.indices.to_vector<int32_t>(), n, k, r), {n, r});
+      rev = sample_reverse_gpu(cur.indices, r);
     kernel(false).launch({next.indices, next.distances, x, cur.indices, rev}, meta, groups);
     std::swap(cur, next);
   }

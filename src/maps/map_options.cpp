@@ -133,20 +133,22 @@ MapMemoryEstimate estimate_map_memory(const MapOptions& o, int64_t n, int64_t d)
   };
   uint64_t input = N * D * f4;
   uint64_t pca_work = p > 0 ? N * (p + 10) * f4 * 3 + N * p * f4 : 0;  // sketches and scores
-  // kNN: result lists (indices + distances); descent keeps two pairs and reverse lists; exact
-  // streams (its lists and the points' norms only).
-  uint64_t knn = approximate ? 2 * N * search * 8 + N * 16 * f4 : N * k * 8 + N * f4;
+  // kNN: result lists (indices + distances); descent keeps two pairs, reverse lists, and the
+  // incoming-edge CSR they are sampled from (and its scratch); exact streams (its lists and the
+  // points' norms only).
+  uint64_t knn = approximate ? 2 * N * search * 8 + N * 16 * f4 + 2 * (N + 1 + N * search) * f4 : N * k * 8 + N * f4;
   uint64_t edges = (N + 1 + N * k) * f4;
   uint64_t layout = 2 * N * k * f4 + edges + 8 * N * 2 * f4 + N * 4 * f4;  // weights, edges, positions, repulsion
   e.gpu_bytes = input + std::max(pca_work, std::max(knn, N * k * 8 + layout)) + (p > 0 ? N * p * f4 : 0);
   largest(p > 0 ? N * p * f4 : N * D * f4, p > 0 ? "the principal components" : "the points as one tensor (use --pca)");
   largest(N * search * f4, "the kNN lists");
   largest(edges, "the kNN graph's incoming edges");
+  if (approximate) largest((N + 1 + N * search) * f4, "neighbour descent's incoming edges");
   // Host: the kNN lists read back, incoming edges; UMAP's fuzzy union adds a hash table of the
   // N·k directed edges (~56 bytes each).
   uint64_t host = N * k * f4 * 3 + edges;
   if (o.method == MapMethod::Umap) host += N * k * (56 + 2 * f4);
-  if (approximate) host = std::max(host, N * search * f4 * 3);
+  if (approximate) host = std::max(host, N * search * f4);
   e.host_bytes = host;
   return e;
 }
