@@ -87,6 +87,31 @@ TEST(Errors, EmptyTensorOperand) {
   expect_error(ErrorKind::Value, [&] { add(empty, Tensor::ones(ctx(), {1})); }, {"add"}, "add with empty");
 }
 
+// A device out of memory: the pool's free buffers go back to the device and the allocation is
+// tried once more; only when that fails too is it an error (naming the size and the fix).
+TEST(Errors, OutOfMemoryRetriesAfterThePoolsFreeBuffers) {
+  auto own = gpu::Context::create({.quiet = true});
+  {
+    Tensor cached = Tensor::zeros(own, {1 << 20});
+  }  // 4 MiB, back in the pool
+  own->sync();
+  ASSERT_GT(own->pool_stats().pooled_bytes, 0u);
+  gpu::ContextTesting::fail_allocations(*own, 1);
+  Tensor x = Tensor::full(own, {3 << 20}, 2.0);  // 12 MiB: its first try fails, the retry works
+  EXPECT_EQ(x.to_vector<float>()[5], 2.0f);
+  EXPECT_EQ(own->pool_stats().pooled_bytes, 0u) << "the pool was not emptied before the retry";
+  {
+    Tensor again = Tensor::zeros(own, {1 << 20});
+  }
+  own->sync();
+  gpu::ContextTesting::fail_allocations(*own, 2);
+  expect_error(
+      ErrorKind::OutOfMemory, [&] { Tensor::zeros(own, {5 << 20}); }, {"20.00 MiB", "free tensors"},
+      "out of memory twice");
+  Tensor small = Tensor::ones(own, {16});  // the device still works
+  EXPECT_EQ(small.to_vector<float>()[0], 1.0f);
+}
+
 TEST(Errors, DeviceLossFailsEveryLaterCall) {
   auto own = gpu::Context::create({.quiet = true});
   Tensor x = Tensor::ones(own, {16});

@@ -114,7 +114,8 @@ struct Context::Impl {
   BufferPtr fault;              // one u32 that kernels set when they meet a bad index
   bool fault_pending = false;   // a kernel that may set it ran since the last check
   std::shared_ptr<BufferPool> pool;
-  std::unordered_map<std::string, Kernel> kernels;        // by full source
+  int failing_allocations = 0;                      // tests only (ContextTesting): allocations of 1 MiB or more to fail
+  std::unordered_map<std::string, Kernel> kernels;  // by full source
   std::unordered_map<std::string, Kernel> keyed_kernels;  // by caller's key
   std::unordered_map<BindGroupKey, WGPUBindGroup, BindGroupKeyHash> bind_groups;
   void clear_bind_groups();

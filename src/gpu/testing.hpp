@@ -7,6 +7,8 @@ namespace surfgrad::gpu {
 struct ContextTesting {
   // Destroys the device the way a driver reset would: every later call fails with DeviceLost.
   static void destroy_device(Context& ctx) { ctx.destroy_device(); }
+  // The next `count` allocations of 1 MiB or more fail as the device's out-of-memory would.
+  static void fail_allocations(Context& ctx, int count);
 };
 
 }  // namespace surfgrad::gpu
