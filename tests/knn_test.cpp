@@ -119,6 +119,10 @@ TEST(Knn, EveryTileShapeGivesTheSameLists) {
   EXPECT_THROW(KnnFusedShape::parse("64x64x8/4x4/q16m17e1"), Error);  // M past Q
   EXPECT_THROW(KnnFusedShape::parse("64x64"), Error);
   EXPECT_THROW(KnnFusedShape::parse("64x64x8/4x4/q16m12e1s100"), Error);  // no room for k = 128
+  // Pieces missing or left over are refused, not read as the nearest shape.
+  for (const char* malformed : {"64x64x8/4x4/q16m12e1s/no-push", "64x64x8/4x4/q16m12e8junk", "64x64x8/4x4/q16m12e8/",
+                                "64x64x8/4x4/q16m12e8/fast", " 64x64x8/4x4/q16m12e8", "0x0x8/4x4/q16m12e8"})
+    EXPECT_THROW(KnnFusedShape::parse(malformed), Error) << malformed;
   // describe() gives back what parse() reads, every field included (it keys the pipeline cache).
   for (const char* shape : {"64x64x8/4x4/q16m12e3s512", "128x128x8/8x8/q16m8e1s256/no-push"})
     EXPECT_EQ(KnnFusedShape::parse(shape).describe(), shape);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <regex>
 #include <string>
 
 #include "kernels/launch.hpp"
@@ -55,27 +56,24 @@ std::string KnnFusedShape::describe() const {
 
 KnnFusedShape KnnFusedShape::parse(const std::string& text) {
   KnnFusedShape f;
-  char tail[16] = "";
-  int got = std::sscanf(text.c_str(), "%dx%dx%d/%dx%d/q%dm%de%ds%d/%15s", &f.bm, &f.bn, &f.bk, &f.tm, &f.tn, &f.queue,
-                        &f.merge_at, &f.merge_every, &f.scratch, tail);
-  if (got == 8) {  // no sS: the default scratch
-    f.scratch = KnnFusedShape().scratch;
-    got = std::sscanf(text.c_str(), "%dx%dx%d/%dx%d/q%dm%de%d/%15s", &f.bm, &f.bn, &f.bk, &f.tm, &f.tn, &f.queue,
-                      &f.merge_at, &f.merge_every, tail);
-  } else if (got >= 9) {
-    --got;  // counted as if sS were absent, below
-  }
-  f.select = std::string(tail) != "compute-only";
-  f.push = std::string(tail) != "no-push";
   auto bad = [&](const std::string& why) {
     throw Error(ErrorKind::Value,
                 "knn shape '" + text + "': " + why + " (form BMxBNxBK/TMxTN/qQmMeE[sS][/compute-only|/no-push])");
   };
-  if (got < 8 || (got == 9 && f.select && f.push)) bad("not of the form");
+  // The whole text must be the form: trailing or missing pieces ("…e1s", "…e8junk") are refused.
+  static const std::regex form(R"(^(\d{1,4})x(\d{1,4})x(\d{1,4})/(\d{1,4})x(\d{1,4})/q(\d{1,4})m(\d{1,4})e(\d{1,4}))"
+                               R"((?:s(\d{1,5}))?(?:/(compute-only|no-push))?$)");
+  std::smatch m;
+  if (!std::regex_match(text, m, form)) bad("not of the form");
+  int* fields[] = {&f.bm, &f.bn, &f.bk, &f.tm, &f.tn, &f.queue, &f.merge_at, &f.merge_every};
+  for (int i = 0; i < 8; ++i) *fields[i] = std::stoi(m[i + 1].str());
+  if (m[9].matched) f.scratch = std::stoi(m[9].str());
+  f.select = m[10].str() != "compute-only";
+  f.push = m[10].str() != "no-push";
   if (f.merge_every < 1 || f.merge_every > 64) bad("E must be in [1, 64]");
   if (f.merge_at < 1 || f.merge_at > f.queue) bad("M must be in [1, Q]");
   if (f.tm % 4 || f.tn % 4 || f.tm < 4 || f.tn < 4) bad("TM and TN must be multiples of 4");
-  if (f.bm % f.tm || f.bn % f.tn) bad("BM must be a multiple of TM and BN of TN");
+  if (f.bm < f.tm || f.bn < f.tn || f.bm % f.tm || f.bn % f.tn) bad("BM must be a multiple of TM and BN of TN");
   if (f.bk < 1 || f.bk > 64 || f.queue < 2 || f.queue > 64) bad("BK must be in [1, 64] and Q in [2, 64]");
   if (f.tm * f.tn > 64) bad("TM·TN must be at most 64 (pending bits)");
   if (f.scratch < 128 || f.scratch > 4096) bad("S must be in [128, 4096] (a merge needs room for k ≤ 128)");
