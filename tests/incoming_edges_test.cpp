@@ -99,7 +99,9 @@ TEST(IncomingEdges, GpuReverseSampleIsTheHosts) {
         bool lists_i = false;
         for (int q = 0; q < k; ++q) lists_i = lists_i || nb[size_t(s * k + q)] == int32_t(i);
         ASSERT_TRUE(lists_i) << "sampled " << s << " does not list " << i;
-        if (deg <= r) ASSERT_EQ(s, in[size_t(n + 1 + in[size_t(i)] + t)] / k);
+        if (deg <= r) {
+          ASSERT_EQ(s, in[size_t(n + 1 + in[size_t(i)] + t)] / k);
+        }
       }
     }
   }

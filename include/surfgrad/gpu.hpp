@@ -212,6 +212,10 @@ class Context : public std::enable_shared_from_this<Context> {
   // Returns a negative value where the adapter has no timestamp queries.
   void begin_timing();
   double end_timing_ms();
+  // One timed run of `work` (the benchmarks' and the matmul tuner's): its GPU time in ms, or,
+  // where the adapter has no timestamp queries, the wall time of running it and waiting for it.
+  // `on_gpu` (if given) says which it was.
+  double timed_ms(const std::function<void()>& work, bool* on_gpu = nullptr);
 
   // Checks that webgpu.h matches the loaded library: limits and adapter info read into structs
   // guarded by canary bytes, values in plausible ranges, requested features present on the

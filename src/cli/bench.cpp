@@ -57,14 +57,7 @@ double time_ms(const gpu::ContextPtr& ctx, int reps, F work, bool* used_timestam
   ctx->sync();
   std::vector<double> t;
   for (int r = 0; r < reps; ++r) {
-    ctx->begin_timing();
-    auto w0 = std::chrono::steady_clock::now();
-    work();
-    double gpu_ms = ctx->end_timing_ms();
-    ctx->sync();
-    double wall = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - w0).count();
-    *used_timestamps = gpu_ms > 0;
-    t.push_back(gpu_ms > 0 ? gpu_ms : wall);
+    t.push_back(ctx->timed_ms(work, used_timestamps));
   }
   return median(t);
 }

@@ -70,12 +70,7 @@ double time_variant(const gpu::ContextPtr& ctx, const std::function<void()>& run
   std::vector<double> t;
   double total = 0;
   for (int r = 0; r < max_reps && (r < 3 || total < 300); ++r) {
-    ctx->begin_timing();
-    auto w0 = std::chrono::steady_clock::now();
-    run();
-    double ms = ctx->end_timing_ms();
-    ctx->sync();
-    if (ms <= 0) ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - w0).count();
+    double ms = ctx->timed_ms(run);
     t.push_back(ms);
     total += ms;
     if (ms > 2000) break;  // slow rungs at large sizes: one timed run is enough

@@ -1,5 +1,6 @@
 // Recording and submitting work: buffers in and out, kernels, dispatches, copies, timing.
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -559,6 +560,17 @@ void Context::begin_timing() {
   }
   I.queries_used = 0;
   I.timing = true;
+}
+
+double Context::timed_ms(const std::function<void()>& work, bool* on_gpu) {
+  begin_timing();
+  auto w0 = std::chrono::steady_clock::now();
+  work();
+  double ms = end_timing_ms();
+  sync();
+  if (on_gpu) *on_gpu = ms > 0;
+  if (ms > 0) return ms;
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - w0).count();
 }
 
 double Context::end_timing_ms() {

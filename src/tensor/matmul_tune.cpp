@@ -244,13 +244,7 @@ std::vector<TuneResult> tune_matmul(const gpu::ContextPtr& ctx, const TuneOption
           }
           std::vector<double> t;
           for (int r = 0; r < opt.reps; ++r) {
-            ctx->begin_timing();
-            auto w0 = std::chrono::steady_clock::now();
-            run_matmul_with(prob, p);
-            double ms = ctx->end_timing_ms();
-            ctx->sync();
-            if (ms <= 0) ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - w0).count();
-            t.push_back(ms);
+            t.push_back(ctx->timed_ms([&] { run_matmul_with(prob, p); }));
           }
           std::sort(t.begin(), t.end());
           fastest[c] = std::min(fastest[c], t[t.size() / 2]);
