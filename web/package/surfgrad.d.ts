@@ -189,7 +189,8 @@ export interface TileMlpOptions {
   /** Hidden width (default 16) and hidden layers (default 2). */
   hidden?: number;
   layers?: number;
-  /** Pixels per workgroup of the fused kernel (default 8) and its workgroup size (default 64). */
+  /** Pixels per workgroup of the fused kernel (default 8) and its workgroup size (default 64); 0:
+   * chosen for the adapter (16 and 512 where workgroup memory holds the kernel, else 8 and 128). */
   tileRows?: number;
   threads?: number;
   /** Adam steps (default 60, at least 2) and learning rate (default 0.01). */

@@ -227,7 +227,8 @@ async function testTileMlp() {
          `gradient difference ${h.gradientDifference} of ${h.gradientScale}`);
   await expectError('tile MLP: an unknown weights type refused', 'value', /weights 'f64'; use f32, f16 or auto/,
                     () => sg.tileMlp({ weights: 'f64' }));
-  await expectError('tile MLP: tileRows 0 refused', 'value', /tile rows is 0; it must be ≥ 1/, () => sg.tileMlp({ tileRows: 0 }));
+  await expectError('tile MLP: tileRows −1 refused (0 is "chosen for the adapter")', 'value', /tile rows is -1; it must be ≥ 0/,
+                    () => sg.tileMlp({ tileRows: -1 }));
   await expectError('tile MLP: a network past workgroup memory refused, naming the options', 'limit',
                     /hidden 256, layers 2 and tile rows 64 need \d+ bytes of workgroup memory.*maxComputeWorkgroupStorageSize/,
                     () => sg.tileMlp({ hidden: 256, tileRows: 64 }));
