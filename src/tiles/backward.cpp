@@ -217,16 +217,9 @@ std::string backward_wgsl(const Graph& g, bool float_atomics, bool stage_weights
   w.line(with_values ? "// ---- the forward, its outputs written as the forward kernel writes them"
                      : "// ---- replay of the forward");
   for (size_t n = 0; n < g.nodes.size(); ++n) {
-    const Node& node = g.nodes[n];
-    if (!node.makes_tile() && !with_values) continue;
+    if (!g.nodes[n].makes_tile() && !with_values) continue;
     w.line("// " + describe(g, int(n)));
-    if (node.makes_tile()) {
-      emit_forward_node(w, g, int(n));
-    } else {
-      const ArrayParam& a = g.arrays[size_t(node.array)];
-      emit_write(w, g, tile_ref(g, node.args[0]), node.array, binding_name(a), node.shape, node.at,
-                 node.op == Op::atomic_add);
-    }
+    emit_forward_node(w, g, int(n));
   }
   w.line("// ---- adjoints, last primitive first; an adjoint tile is zeroed before its first contribution");
   std::vector<bool> runs = adjoint_runs(g), needs = needs_grad(g), zeroed(g.nodes.size(), false);

@@ -336,7 +336,11 @@ void emit_forward_node(Wgsl& w, const Graph& g, int n) {
     case Op::view:
     case Op::assign: emit_block_forward(w, g, n); return;
     case Op::store:
-    case Op::atomic_add: return;
+    case Op::atomic_add: {
+      const ArrayParam& a = g.arrays[size_t(node.array)];
+      emit_write(w, g, x(0), node.array, binding_name(a), node.shape, node.at, node.op == Op::atomic_add);
+      return;
+    }
   }
 }
 

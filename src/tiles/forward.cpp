@@ -35,15 +35,8 @@ std::string forward_wgsl(const Graph& g, bool float_atomics, bool stage_weights)
   emit_shape_lets(w, g);
   emit_tile_pointers(w, g, plan);
   for (size_t n = 0; n < g.nodes.size(); ++n) {
-    const Node& node = g.nodes[n];
     w.line("// " + describe(g, int(n)));
-    if (node.makes_tile()) {
-      emit_forward_node(w, g, int(n));
-    } else {
-      const ArrayParam& a = g.arrays[size_t(node.array)];
-      emit_write(w, g, tile_ref(g, node.args[0]), node.array, binding_name(a), node.shape, node.at,
-                 node.op == Op::atomic_add);
-    }
+    emit_forward_node(w, g, int(n));
   }
   w.close();
   return w.text();
