@@ -20,7 +20,10 @@ Tensor incoming_edges_gpu(const Tensor& neighbours) {
   auto step = [&](int s) { return kernels::Program::file(ctx, "incoming_edges.wgsl", {{"STEP", std::to_string(s)}}); };
   Tensor counter = Tensor::zeros(ctx, {n}, DType::i32);
   Tensor scratch = Tensor::empty(ctx, {std::max<int64_t>(edges, 1)}, DType::i32);
-  Tensor rev = Tensor::empty(ctx, {n + 1 + edges}, DType::i32);
+  // Zeros: past the last listed edge (where empty slots, −1, left edges out) the list is 0, as
+  // the host's is, not whatever a recycled buffer held (the tail no kernel reads, but a gather
+  // over the whole edge range would, and the lists are compared whole).
+  Tensor rev = Tensor::zeros(ctx, {n + 1 + edges}, DType::i32);
   auto per_edge = kernels::groups_for(*ctx, uint64_t(edges), 64);
   step(0).launch({nb, counter, kernels::unread(nb) /* offsets: not read by the count */, kernels::unread(scratch),
                   kernels::unread(rev)},
