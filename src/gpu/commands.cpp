@@ -132,7 +132,7 @@ BufferPtr Context::alloc(uint64_t bytes, const std::string& what) {
         if (state->buffer) wgpuBufferRelease(state->buffer);
         state->buffer = nullptr;
         if (attempt == 0 && impl_->pool->stats().pooled_bytes > 0) {
-          impl_->pool->trim();
+          trim_pool();  // the cached bind groups too: they hold the pooled buffers alive
           continue;
         }
         throw Error(ErrorKind::OutOfMemory, "allocating " + human_bytes(bytes) + " for " + what + " on " +

@@ -52,10 +52,6 @@ std::vector<int32_t> incoming_edges(const std::vector<int32_t>& neighbours, int6
   return list;
 }
 
-}  // namespace surfgrad
-
-namespace surfgrad {
-
 // Points with more than r incoming edges are sampled evenly over their (source-ordered) list.
 std::vector<int32_t> sample_reverse(const std::vector<int32_t>& idx, int64_t n, int k, int r) {
   std::vector<int32_t> in = incoming_edges(idx, n, k), out(size_t(n * r), -1);

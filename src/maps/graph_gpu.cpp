@@ -43,20 +43,17 @@ Tensor incoming_edges_gpu(const Tensor& neighbours) {
   return rev;
 }
 
-}  // namespace surfgrad
-
-namespace surfgrad {
-
 // Descent's reverse lists without the round trip the host's sample took every round (the lists
 // down, the CSR built on the host, the sample up: about a third of a million-point descent).
 Tensor sample_reverse_gpu(const Tensor& neighbours, int r) {
   if (r < 1) throw Error(ErrorKind::Value, "reverse sample: r must be ≥ 1, got " + std::to_string(r));
-  Tensor rev = incoming_edges_gpu(neighbours);
-  auto ctx = neighbours.context();
-  const int64_t n = neighbours.shape(0), k = neighbours.shape(1);
+  const int64_t n = neighbours.rank() == 2 ? neighbours.shape(0) : 0,
+                k = neighbours.rank() == 2 ? neighbours.shape(1) : 0;
   if (n * r > std::numeric_limits<int32_t>::max())
     throw Error(ErrorKind::LimitExceeded, "reverse sample: " + std::to_string(n) + " × " + std::to_string(r) +
                                               " slots do not fit 32-bit indices; use fewer reverse neighbours");
+  Tensor rev = incoming_edges_gpu(neighbours);  // checks the lists' rank and dtype
+  auto ctx = neighbours.context();
   Tensor sampled = Tensor::empty(ctx, {n, r}, DType::i32);
   kernels::Program::file(ctx, "reverse_sample.wgsl")
       .launch({rev, sampled}, {n, k, r}, kernels::groups_for(*ctx, uint64_t(n * r), 64));

@@ -127,7 +127,7 @@ KnnResult descend(const Tensor& x_in, int k, int iterations, uint64_t seed, int 
     kernel(true).launch({cur.indices, cur.distances, x, next.indices /* unread */, rev}, meta, groups);
   }
   for (int it = 0; it < iterations; ++it) {
-    if (reverse > 0)  // the reverse lists of the current graph, built on the host (a sync)
+    if (reverse > 0)  // the reverse lists of the current graph (on the GPU: only the in-degrees come down)
       rev = sample_reverse_gpu(cur.indices, r);
     kernel(false).launch({next.indices, next.distances, x, cur.indices, rev}, meta, groups);
     std::swap(cur, next);
