@@ -63,17 +63,32 @@ TEST(IncomingEdges, GpuGivesTheSerialLists) {
                                 : int32_t(rng() % uint32_t(n / 2 + 1));
     }
     std::vector<int32_t> want = serial_reference(nb, n, k);
+    want.resize(size_t(n + 1 + want[size_t(n)]));  // the GPU's list stops at its last edge
     Tensor t = Tensor::from_vector(ctx(), nb, {n, k});
-    // A recycled buffer of the list's size holding other numbers: the list past its last edge
-    // (empty slots leave edges out) must still be the host's zeros.
-    {
-      Tensor dirty = Tensor::full(ctx(), {n + 1 + n * k}, -7, DType::i32);
-    }
-    ctx()->sync();
     for (int run = 0; run < 2; ++run)
-      ASSERT_EQ(incoming_edges_gpu(t).to_vector<int32_t>(), want) << n << " × " << k << ", run " << run;
+      ASSERT_EQ(incoming_edges_gpu(t).to_vector(), want) << n << " × " << k << ", run " << run;
+    // Lists in row blocks (as descent keeps them past one binding) into blocks of whole targets
+    // of at most `cap` edges: the same list, each block within its cap.
+    for (auto [rows, cap] : std::vector<std::pair<int64_t, int64_t>>{
+             {n, 0}, {(n + 2) / 3, 0}, {(n + 1) / 2, n * k / 3 + 1}, {(n + 3) / 4, n * k / 5 + 1}}) {
+      int32_t hub = 0;
+      for (int64_t i = 0; i < n; ++i) hub = std::max(hub, want[size_t(i + 1)] - want[size_t(i)]);
+      if (cap > 0 && cap < hub) continue;  // the largest hub must fit a block
+      std::vector<Tensor> blocks;
+      for (int64_t r0 = 0; r0 < n; r0 += rows) blocks.push_back(t.slice(0, r0, std::min(n, r0 + rows)).contiguous());
+      IncomingEdges in = incoming_edges_gpu(blocks, rows, cap);
+      ASSERT_EQ(in.to_vector(), want) << n << " × " << k << ", " << blocks.size() << " list blocks, cap " << cap;
+      for (size_t q = 0; q + 1 < in.first_edge.size(); ++q)
+        if (cap > 0) ASSERT_LE(in.first_edge[q + 1] - in.first_edge[q], cap);
+      if (cap > 0 && want[size_t(n)] > cap) EXPECT_GT(in.edges.size(), 1u) << n << " × " << k;
+    }
   }
   EXPECT_THROW(incoming_edges_gpu(Tensor::zeros(ctx(), {4, 2})), Error);  // f32, not i32 ids
+  // Blocks that do not match their declared rows are refused, not misread.
+  Tensor a = Tensor::zeros(ctx(), {3, 2}, DType::i32), b = Tensor::zeros(ctx(), {3, 2}, DType::i32);
+  EXPECT_THROW(incoming_edges_gpu({a, b}, 4), Error);
+  // A hub past the cap of a block of edges: named, not split.
+  EXPECT_THROW(incoming_edges_gpu({Tensor::zeros(ctx(), {8, 2}, DType::i32)}, 8, 4), Error);
 }
 
 // Neighbour descent's reverse lists, sampled on the GPU, against the host's sample and against
@@ -89,9 +104,17 @@ TEST(IncomingEdges, GpuReverseSampleIsTheHosts) {
       v = p < 3 ? 7 % int32_t(n) : p < 12 ? -1 : int32_t(rng() % uint32_t(n / 3 + 1));
     }
     std::vector<int32_t> host = sample_reverse(nb, n, k, r);
-    std::vector<int32_t> gpu =
-        sample_reverse_gpu(Tensor::from_vector(ctx(), nb, {n, int64_t(k)}), r).to_vector<int32_t>();
+    Tensor t = Tensor::from_vector(ctx(), nb, {n, int64_t(k)});
+    std::vector<int32_t> gpu = sample_reverse_gpu(t, r).to_vector<int32_t>();
     ASSERT_EQ(gpu, host) << n << " × " << k << ", r " << r;
+    // From lists in three row blocks, into blocks of edges of at most a third of them (plus the hub).
+    if (n >= 3) {
+      int64_t rows = (n + 2) / 3;
+      std::vector<Tensor> blocks;
+      for (int64_t r0 = 0; r0 < n; r0 += rows) blocks.push_back(t.slice(0, r0, std::min(n, r0 + rows)).contiguous());
+      ASSERT_EQ(sample_reverse_gpu(blocks, rows, r, n * k / 3 + n).to_vector<int32_t>(), host)
+          << n << " × " << k << ", r " << r << ", blocks";
+    }
     std::vector<int32_t> in = serial_reference(nb, n, k);
     for (int64_t i = 0; i < n; ++i) {
       int64_t deg = in[size_t(i + 1)] - in[size_t(i)];

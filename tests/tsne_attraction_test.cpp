@@ -38,20 +38,37 @@ TEST(TsneAttraction, MatchesFloat64AndIsDeterministic) {
     std::vector<int32_t> csr = incoming_edges(nbr, n, k);
     std::vector<float> w_in(size_t(n * k));
     for (size_t t = 0; t < w_in.size(); ++t) w_in[t] = w[size_t(csr[size_t(n + 1) + t])];
-    auto run = [&] {
+    // In one dispatch, or in runs of rows as tsne.cpp dispatches list blocks: rows [a, c) with
+    // the lists from row0 and the in-edges from position e0.
+    std::vector<int32_t> offsets(csr.begin(), csr.begin() + (n + 1)), ids(csr.begin() + (n + 1), csr.end());
+    Tensor yt = Tensor::from_vector(ctx(), y, {n, 2});
+    auto run = [&](int64_t cut) {
       Tensor out = Tensor::empty(ctx(), {n, 2});
-      kernels::Program::file(ctx(), "tsne_attraction.wgsl", {{"K", std::to_string(k)}})
-          .launch({out, Tensor::from_vector(ctx(), y, {n, 2}), Tensor::from_vector(ctx(), nbr, {n, int64_t(k)}),
-                   Tensor::from_vector(ctx(), w, {n, int64_t(k)}), Tensor::from_vector(ctx(), csr, {n + 1 + n * k}),
-                   Tensor::from_vector(ctx(), w_in, {n * k})},
-                  {n}, kernels::groups_for(*ctx(), uint64_t(n), 16));
+      auto kernel = kernels::Program::file(ctx(), "tsne_attraction.wgsl", {{"K", std::to_string(k)}});
+      for (auto [a, c] : {std::pair<int64_t, int64_t>{0, cut}, {cut, n}}) {
+        if (a == c) continue;
+        int64_t e0 = offsets[size_t(a)], e1 = std::max<int64_t>(offsets[size_t(c)], e0 + 1);
+        std::vector<int32_t> nb_rows(nbr.begin() + a * k, nbr.begin() + c * k);
+        std::vector<float> w_rows(w.begin() + a * k, w.begin() + c * k);
+        std::vector<int32_t> ids_run(size_t(e1 - e0), 0);
+        std::vector<float> w_in_run(size_t(e1 - e0), 0);
+        for (int64_t t = e0; t < offsets[size_t(c)]; ++t)
+          ids_run[size_t(t - e0)] = ids[size_t(t)], w_in_run[size_t(t - e0)] = w_in[size_t(t)];
+        kernel.launch(
+            {out, yt, Tensor::from_vector(ctx(), nb_rows, {c - a, int64_t(k)}),
+             Tensor::from_vector(ctx(), w_rows, {c - a, int64_t(k)}), Tensor::from_vector(ctx(), offsets, {n + 1}),
+             Tensor::from_vector(ctx(), ids_run, {e1 - e0}), Tensor::from_vector(ctx(), w_in_run, {e1 - e0})},
+            {a, c, a, e0}, kernels::groups_for(*ctx(), uint64_t(c - a), 16));
+      }
       return out.to_vector<float>();
     };
-    std::vector<float> got = run();
+    auto run_whole = [&] { return run(n); };
+    std::vector<float> got = run_whole();
     double scale = 0;
     for (double v : want) scale = std::max(scale, std::abs(v));
     for (size_t e = 0; e < got.size(); ++e)
       ASSERT_NEAR(got[e], want[e], 1e-5 * scale) << "n " << n << ", k " << k << ", point " << e / 2;
-    EXPECT_EQ(run(), got) << "the sum's order is fixed";
+    EXPECT_EQ(run_whole(), got) << "the sum's order is fixed";
+    EXPECT_EQ(run(n / 3 + 1), got) << "in two runs of rows, as list blocks are dispatched";
   }
 }

@@ -45,6 +45,10 @@ struct ContextOptions {
   // Testing aid: pretend the adapter allows at most this many workgroups per dimension, so
   // the multi-dimensional dispatch path is exercised with small tensors. 0 = adapter's limit.
   uint32_t max_workgroups_per_dimension = 0;
+  // Testing aid: pretend one storage binding holds at most this many bytes (and so does one
+  // buffer), so the paths that split what outgrows a binding (a t-SNE graph at 10M points) run
+  // on small inputs. 0 = the adapter's limit.
+  uint64_t max_binding_bytes = 0;
 };
 
 struct AdapterInfo {

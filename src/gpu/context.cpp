@@ -312,6 +312,11 @@ std::shared_ptr<Context> Context::create(const ContextOptions& options_in) {
   Limits& L = impl->limits;
   L.max_buffer_size = dl.maxBufferSize;
   L.max_storage_buffer_binding_size = dl.maxStorageBufferBindingSize;
+  if (options.max_binding_bytes) {
+    L.max_storage_buffer_binding_size =
+        std::min<uint64_t>(L.max_storage_buffer_binding_size, options.max_binding_bytes);
+    L.max_buffer_size = std::min<uint64_t>(L.max_buffer_size, options.max_binding_bytes);
+  }
   L.max_storage_buffers_per_shader_stage = dl.maxStorageBuffersPerShaderStage;
   L.min_storage_buffer_offset_alignment = dl.minStorageBufferOffsetAlignment;
   L.max_compute_workgroups_per_dimension = dl.maxComputeWorkgroupsPerDimension;

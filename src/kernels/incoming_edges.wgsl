@@ -5,14 +5,17 @@
 //   STEP 1, one thread an edge: the edge's id into the first free slot of its target's segment
 //           of `scratch` (atomic cursors: the order inside a segment depends on thread timing);
 //   STEP 2, a workgroup a target: its segment in increasing edge id, each id's place counted as
-//           the ids in the segment below it (ids are distinct), into `rev` after the offsets.
+//           the ids in the segment below it (ids are distinct), into `edges`.
 // Step 2 makes the list the same on every run, so the sums that gather over it are too.
-// Parameters: [N, E = N·k]. rev: [offset_0 … offset_N, edge ids …].
-@group(0) @binding(0) var<storage, read> neighbours: array<i32>;  // [N·k]
+// Lists past one binding come in row blocks and the ids go to blocks of whole targets: steps 0
+// and 1 run once a list block (its edges' ids start at edge_base), steps 1 and 2 once a block of
+// targets [t0, t1), whose ids fill positions from e0 (scratch and edges hold those positions).
+// Parameters: [edges in this list block, edge_base, t0, t1, e0].
+@group(0) @binding(0) var<storage, read> neighbours: array<i32>;  // this block's [rows, k]
 @group(0) @binding(1) var<storage, read_write> counter: array<atomic<u32>>;  // [N]
 @group(0) @binding(2) var<storage, read> offsets: array<i32>;  // [N + 1]
-@group(0) @binding(3) var<storage, read_write> scratch: array<i32>;  // [E]
-@group(0) @binding(4) var<storage, read_write> rev: array<i32>;  // [N + 1 + E]
+@group(0) @binding(3) var<storage, read_write> scratch: array<i32>;  // positions [e0, …) of the targets' block
+@group(0) @binding(4) var<storage, read_write> edges: array<i32>;    // the same positions, ordered
 
 const STEP: u32 = {{STEP}}u;
 const THREADS: u32 = 64u;
@@ -20,30 +23,28 @@ const THREADS: u32 = 64u;
 @compute @workgroup_size(THREADS)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
-  let n = arg(0u);
-  let edges = arg(1u);
+  let t0 = arg(2u);
+  let t1 = arg(3u);
+  let e0 = arg(4u);
   let group = linear_group(wid, nwg);
   if (STEP == 0u || STEP == 1u) {
     let e = group * THREADS + lid;
-    if (e >= edges) { return; }
+    if (e >= arg(0u)) { return; }
     let t = neighbours[e];
     if (t < 0) { return; }
+    if (STEP == 1u && (u32(t) < t0 || u32(t) >= t1)) { return; }
     let slot = atomicAdd(&counter[u32(t)], 1u);
-    if (STEP == 1u) { scratch[u32(offsets[t]) + slot] = i32(e); }
+    if (STEP == 1u) { scratch[u32(offsets[t]) - e0 + slot] = i32(arg(1u) + e); }
     return;
   }
-  let t = group;
-  if (t >= n) { return; }
-  let lo = u32(offsets[t]);
-  let hi = u32(offsets[t + 1u]);
-  if (lid == 0u) {
-    rev[t] = offsets[t];
-    if (t + 1u == n) { rev[n] = offsets[n]; }
-  }
+  let t = t0 + group;
+  if (t >= t1) { return; }
+  let lo = u32(offsets[t]) - e0;
+  let hi = u32(offsets[t + 1u]) - e0;
   for (var i = lo + lid; i < hi; i += THREADS) {
     let id = scratch[i];
     var place = 0u;
     for (var j = lo; j < hi; j++) { place += select(0u, 1u, scratch[j] < id); }
-    rev[n + 1u + lo + place] = id;
+    edges[lo + place] = id;
   }
 }

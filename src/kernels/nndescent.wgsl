@@ -4,19 +4,22 @@
 // the K closest it has seen. Every point reads the previous lists and writes a new one (Jacobi
 // style), and ties go to the smaller index, so the result does not depend on thread order.
 // With INIT, the previous lists are replaced by K pseudo-random points from a counter hash.
-// Parameters: [N, D, seed]
-@group(0) @binding(0) var<storage, read_write> out_index: array<i32>;  // [N, K]
-@group(0) @binding(1) var<storage, read_write> out_dist: array<f32>;   // [N, K] squared
+// Lists past one binding come in row blocks (list_blocks.hpp): a dispatch writes the rows
+// [row0, row0 + rows) of one block, and reads the previous lists of every block through
+// old_index_at, from bindings 4 on.
+// Parameters: [N, D, seed, row0, rows]
+@group(0) @binding(0) var<storage, read_write> out_index: array<i32>;  // [rows, K]
+@group(0) @binding(1) var<storage, read_write> out_dist: array<f32>;   // [rows, K] squared
 @group(0) @binding(2) var<storage, read> x: array<f32>;                // [N, D]
-@group(0) @binding(3) var<storage, read> old_index: array<i32>;        // [N, K]
-@group(0) @binding(4) var<storage, read> reverse: array<i32>;          // [N, R], −1 = none
+@group(0) @binding(3) var<storage, read> reverse: array<i32>;          // [N, R], −1 = none
+{{OLD_INDEX}}
 const K: u32 = {{K}}u;
 const R: u32 = {{R}}u;
 const B: u32 = K + R;
 
 // Member s of B(p): its neighbours, then its reverse neighbours (−1 where there are fewer).
 fn member(p: u32, s: u32) -> i32 {
-  if (s < K) { return old_index[p * K + s]; }
+  if (s < K) { return old_index_at(p * K + s); }
   return reverse[p * R + (s - K)];
 }
 const INIT: bool = {{INIT}};
@@ -40,9 +43,10 @@ fn sqdist(i: u32, j: u32, D: u32, bound: f32) -> f32 {
 @compute @workgroup_size(64)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
-  let i = linear_group(wid, nwg) * 64u + lid;
+  let local = linear_group(wid, nwg) * 64u + lid;
+  if (local >= arg(4u)) { return; }
+  let i = arg(3u) + local;
   let n = arg(0u);
-  if (i >= n) { return; }
   let D = arg(1u);
   var best_d: array<f32, K>;
   var best_i: array<i32, K>;
@@ -78,7 +82,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     best_i[at] = i32(j);
   }
   for (var s = 0u; s < K; s++) {
-    out_index[i * K + s] = best_i[s];
-    out_dist[i * K + s] = best_d[s];
+    out_index[local * K + s] = best_i[s];
+    out_dist[local * K + s] = best_d[s];
   }
 }

@@ -10,13 +10,17 @@
 // line), and the lanes' partial sums are
 // added in a fixed tree in workgroup memory. y (8 bytes a point) is what the edges gather at
 // random; it stays in L2 up to a few million points.
-// Parameters: [N]
+// Lists past one binding come in row blocks (list_blocks.hpp), and the in-edges in blocks of
+// whole targets: one dispatch takes the rows [a, c), which lie in one list block (its first row
+// row0) and one block of in-edges (its first position e0).
+// Parameters: [a, c, row0, e0]
 @group(0) @binding(0) var<storage, read_write> attract: array<vec2<f32>>;  // [N]
 @group(0) @binding(1) var<storage, read> y: array<vec2<f32>>;              // [N]
-@group(0) @binding(2) var<storage, read> nbr: array<i32>;                  // [N, K]
-@group(0) @binding(3) var<storage, read> w: array<f32>;                    // [N, K]
-@group(0) @binding(4) var<storage, read> incoming: array<i32>;  // CSR: [N + 1 offsets, edge ids]
-@group(0) @binding(5) var<storage, read> w_in: array<f32>;      // [N·K]: the in-edges' weights, CSR order
+@group(0) @binding(2) var<storage, read> nbr: array<i32>;                  // the list block's [rows, K]
+@group(0) @binding(3) var<storage, read> w: array<f32>;                    // the list block's [rows, K]
+@group(0) @binding(4) var<storage, read> offsets: array<i32>;  // [N + 1]: in-edges of i at [offsets[i], offsets[i + 1])
+@group(0) @binding(5) var<storage, read> incoming: array<i32>; // edge ids at positions e0 …
+@group(0) @binding(6) var<storage, read> w_in: array<f32>;     // their weights, the same positions
 const K: u32 = {{K}}u;
 const LANES: u32 = 16u;
 const THREADS: u32 = 256u;  // THREADS / LANES points a workgroup
@@ -27,19 +31,20 @@ var<workgroup> partial: array<vec2<f32>, THREADS>;
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
   let lane = lid % LANES;
-  let i = linear_group(wid, nwg) * (THREADS / LANES) + lid / LANES;
-  let n = arg(0u);
+  let i = arg(0u) + linear_group(wid, nwg) * (THREADS / LANES) + lid / LANES;
+  let inside = i < arg(1u);
   var f = vec2<f32>(0.0);
-  if (i < n) {
+  if (inside) {
     let yi = y[i];
+    let row = (i - arg(2u)) * K;
     for (var s = lane; s < K; s += LANES) {
-      let e = i * K + s;
+      let e = row + s;
       let d = yi - y[u32(nbr[e])];
       f += w[e] / (1.0 + dot(d, d)) * d;
     }
-    let first = u32(incoming[i]);
-    for (var t = first + lane; t < u32(incoming[i + 1u]); t += LANES) {
-      let d = yi - y[u32(incoming[n + 1u + t]) / K];
+    let e0 = arg(3u);
+    for (var t = u32(offsets[i]) - e0 + lane; t < u32(offsets[i + 1u]) - e0; t += LANES) {
+      let d = yi - y[u32(incoming[t]) / K];
       f += w_in[t] / (1.0 + dot(d, d)) * d;
     }
   }
@@ -49,5 +54,5 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     if (lane < width) { partial[lid] += partial[lid + width]; }
     workgroupBarrier();
   }
-  if (lane == 0u && i < n) { attract[i] = partial[lid]; }
+  if (lane == 0u && inside) { attract[i] = partial[lid]; }
 }

@@ -10,7 +10,8 @@
 @group(0) @binding(1) var<storage, read> y: array<vec2<f32>>;
 @group(0) @binding(2) var<storage, read> nbr: array<i32>;   // [N, K]
 @group(0) @binding(3) var<storage, read> u: array<f32>;     // [N, K] edge weights in [0, 1]
-@group(0) @binding(4) var<storage, read> incoming: array<i32>;  // CSR: [N + 1 offsets, edge ids]
+@group(0) @binding(4) var<storage, read> offsets: array<i32>;   // [N + 1]: in-edges of i at [offsets[i], offsets[i + 1])
+@group(0) @binding(5) var<storage, read> incoming: array<i32>;  // their edge ids
 const K: u32 = {{K}}u;
 const NEG: u32 = 10u;
 
@@ -37,8 +38,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     g += u[e] * attract(yi - y[u32(nbr[e])], a, b);
     weight += u[e];
   }
-  for (var t = u32(incoming[i]); t < u32(incoming[i + 1u]); t++) {
-    let e = incoming[n + 1u + t];
+  for (var t = u32(offsets[i]); t < u32(offsets[i + 1u]); t++) {
+    let e = incoming[t];
     g += u[u32(e)] * attract(yi - y[u32(e) / K], a, b);
     weight += u[u32(e)];
   }

@@ -1,9 +1,12 @@
 // Exact kNN: the streaming kernel (knn_fused.cpp), and the blocked path it replaced (distance
 // tiles through matmul, then per-row top-k in topk_rows.wgsl), kept as its benchmark baseline.
 #include <algorithm>
+#include <span>
+#include <tuple>
 
 #include "maps/graph.hpp"
 #include "maps/knn_fused.hpp"
+#include "maps/list_blocks.hpp"
 #include "platform/parallel.hpp"
 #include "surfgrad/maps.hpp"
 #include "tensor/internal.hpp"
@@ -105,7 +108,9 @@ namespace surfgrad {
 
 namespace {
 
-// `iterations` rounds of descent on x from `cur` (random lists when `init`).
+// `iterations` rounds of descent on x from `cur` (random lists when `init`). The lists are row
+// blocks where one binding cannot hold them (list_blocks.hpp); a round writes each block in its
+// own dispatch and reads the previous lists of all of them.
 KnnResult descend(const Tensor& x_in, int k, int iterations, uint64_t seed, int reverse, KnnResult cur, bool init) {
   int64_t n = x_in.shape(0), d = x_in.shape(1);
   if (reverse < 0) reverse = std::min(k, 16);
@@ -113,26 +118,61 @@ KnnResult descend(const Tensor& x_in, int k, int iterations, uint64_t seed, int 
   Tensor x = x_in.cast(DType::f32).contiguous();
   if (x.offset() != 0) x = x.clone();
   int r = std::max(reverse, 1);  // a binding of at least one slot, all −1 when reverse = 0
+  const int64_t rows = list_block_rows(*ctx, n, k), blocks = (n + rows - 1) / rows;
   auto kernel = [&](bool first) {
+    size_t old_blocks = first ? 1 : size_t(blocks);  // INIT reads no previous lists
     return kernels::Program::file(
         ctx, "nndescent.wgsl",
-        {{"K", std::to_string(k)}, {"R", std::to_string(reverse)}, {"INIT", first ? "true" : "false"}});
+        {{"K", std::to_string(k)},
+         {"R", std::to_string(reverse)},
+         {"INIT", first ? "true" : "false"},
+         {"OLD_INDEX", blocked_reader("old_index", "i32", 4, old_blocks, uint64_t(rows) * uint64_t(k))}});
   };
-  KnnResult next{Tensor::empty(ctx, {n, k}, DType::i32), Tensor::empty(ctx, {n, k})};
+  auto fresh = [&] {
+    std::vector<Tensor> idx, dist;
+    for (int64_t r0 = 0; r0 < n; r0 += rows) {
+      int64_t m = std::min(n, r0 + rows) - r0;
+      idx.push_back(Tensor::empty(ctx, {m, k}, DType::i32));
+      dist.push_back(Tensor::empty(ctx, {m, k}));
+    }
+    return std::pair{idx, dist};
+  };
+  auto [next_i, next_d] = fresh();
   Tensor rev = Tensor::full(ctx, {n, r}, -1, DType::i32);
-  kernels::Params meta = {n, d, uint32_t(seed * 0x9E3779B9ull)};
-  auto groups = kernels::groups_for(*ctx, uint64_t(n), 64);
+  const uint32_t hashed_seed = uint32_t(seed * 0x9E3779B9ull);
+  // One round: every block of `out` from the previous lists `old` (unread by INIT).
+  auto round = [&](const kernels::Program& program, std::vector<Tensor>& out_i, std::vector<Tensor>& out_d,
+                   const std::vector<Tensor>& old, bool first) {
+    for (int64_t b = 0; b < blocks; ++b) {
+      int64_t r0 = b * rows, m = out_i[size_t(b)].shape(0);
+      std::vector<kernels::Arg> args{out_i[size_t(b)], out_d[size_t(b)], x, rev};
+      if (first)
+        args.push_back(kernels::unread(x));
+      else
+        for (const Tensor& t : old) args.emplace_back(t);
+      program.launch(std::span<const kernels::Arg>(args), {n, d, hashed_seed, r0, m},
+                     kernels::groups_for(*ctx, uint64_t(m), 64));
+    }
+  };
+  std::vector<Tensor> cur_i, cur_d;
   if (init) {
-    cur = {Tensor::empty(ctx, {n, k}, DType::i32), Tensor::empty(ctx, {n, k})};
-    kernel(true).launch({cur.indices, cur.distances, x, next.indices /* unread */, rev}, meta, groups);
+    std::tie(cur_i, cur_d) = fresh();
+    round(kernel(true), cur_i, cur_d, {}, true);
+  } else {
+    cur_i = index_blocks(cur), cur_d = distance_blocks(cur);
+    if (cur_i.size() != size_t(blocks))
+      throw Error(ErrorKind::Shape, "knn: the starting lists come in " + std::to_string(cur_i.size()) +
+                                        " blocks; this adapter needs " + std::to_string(blocks));
   }
+  auto program = kernel(false);
   for (int it = 0; it < iterations; ++it) {
     if (reverse > 0)  // the reverse lists of the current graph (on the GPU: only the in-degrees come down)
-      rev = sample_reverse_gpu(cur.indices, r);
-    kernel(false).launch({next.indices, next.distances, x, cur.indices, rev}, meta, groups);
-    std::swap(cur, next);
+      rev = sample_reverse_gpu(cur_i, rows, r);
+    round(program, next_i, next_d, cur_i, false);
+    std::swap(cur_i, next_i);
+    std::swap(cur_d, next_d);
   }
-  return cur;
+  return knn_from_blocks(std::move(cur_i), std::move(cur_d), rows);
 }
 
 }  // namespace
@@ -184,11 +224,19 @@ KnnResult nearest_neighbours(const Tensor& x, int k, uint64_t seed, KnnMethod me
   int search = int(std::min<int64_t>(std::max(k, 48), x.shape(0) - 1));
   KnnResult r = knn_approx(f, search, search <= 48 ? 8 : 4, seed, search <= 48 ? 16 : 8);
   if (search == k) return r;
-  return {r.indices.slice(1, 0, k).contiguous(), r.distances.slice(1, 0, k).contiguous()};
+  std::vector<Tensor> idx = index_blocks(r), dist = distance_blocks(r);
+  for (size_t b = 0; b < idx.size(); ++b) {
+    idx[b] = idx[b].slice(1, 0, k).contiguous();
+    dist[b] = dist[b].slice(1, 0, k).contiguous();
+  }
+  // The k nearest of longer lists may fit one binding where the search's did not.
+  if (idx.size() > 1 && list_block_rows(*x.context(), x.shape(0), k) == x.shape(0))
+    return {concat(idx, 0), concat(dist, 0)};
+  return knn_from_blocks(std::move(idx), std::move(dist), r.block_rows);
 }
 
 double knn_recall_sampled(const Tensor& x, const KnnResult& approx, int64_t sample) {
-  int64_t n = approx.indices.shape(0), k = approx.indices.shape(1);
+  int64_t n = approx.rows(), k = approx.k();
   sample = std::min(sample, n);
   // Eight runs of consecutive points spread over the set: each run is one block of exact rows.
   int64_t runs = std::min<int64_t>(8, sample), per = sample / runs;
@@ -197,9 +245,7 @@ double knn_recall_sampled(const Tensor& x, const KnnResult& approx, int64_t samp
     int64_t b = r * (n / runs), e = std::min(n, b + per);
     KnnResult exact = knn_exact_rows(x.cast(DType::f32), int(k), b, e);
     // Recall compares ids only: a graph made elsewhere may come without its distances.
-    KnnResult part{approx.indices.slice(0, b, e).contiguous(),
-                   approx.distances.defined() ? approx.distances.slice(0, b, e).contiguous() : Tensor()};
-    hits += knn_recall(part, exact) * double(e - b);
+    hits += knn_recall(approx.rows_between(b, e), exact) * double(e - b);
   }
   return hits / double(runs * per);
 }

@@ -8,6 +8,7 @@
 #include <sstream>
 #include <string>
 
+#include "maps/list_blocks.hpp"
 #include "platform/host_resources.hpp"
 #include "surfgrad/error.hpp"
 #include "surfgrad/gpu.hpp"
@@ -141,9 +142,14 @@ MapMemoryEstimate estimate_map_memory(const MapOptions& o, int64_t n, int64_t d)
   uint64_t layout = 2 * N * k * f4 + edges + 8 * N * 2 * f4 + N * 4 * f4;  // weights, edges, positions, repulsion
   e.gpu_bytes = input + std::max(pca_work, std::max(knn, N * k * 8 + layout)) + (p > 0 ? N * p * f4 : 0);
   largest(p > 0 ? N * p * f4 : N * D * f4, p > 0 ? "the principal components" : "the points as one tensor (use --pca)");
-  largest(N * search * f4, "the kNN lists");
-  largest(edges, "the kNN graph's incoming edges");
-  if (approximate) largest((N + 1 + N * search) * f4, "neighbour descent's incoming edges");
+  // t-SNE on descent's lists takes them in row blocks and their incoming edges in blocks of
+  // targets (list_blocks.hpp; checked against the adapter in check_map_fits); UMAP and the exact
+  // kernel need each as one tensor.
+  if (!(approximate && o.method == MapMethod::Tsne)) {
+    largest(N * search * f4, "the kNN lists");
+    largest(edges, "the kNN graph's incoming edges");
+    if (approximate) largest((N + 1 + N * search) * f4, "neighbour descent's incoming edges");
+  }
   // Host: the kNN lists read back, incoming edges; UMAP's fuzzy union adds a hash table of the
   // N·k directed edges (~56 bytes each).
   uint64_t host = N * k * f4 * 3 + edges;
@@ -164,6 +170,10 @@ void check_map_fits(const gpu::ContextPtr& ctx, const MapOptions& o, int64_t n, 
                                             " dimensions need about " + mib(need) + " of host memory" +
                                             (ctx->info().is_cpu ? " (this CPU adapter's buffers included)" : "") +
                                             ", more than the " + mib(have) + " available; map fewer points");
+  const bool approximate =
+      !knn_is_exact(*ctx, n, map_pca_components(o, n, d) > 0 ? map_pca_components(o, n, d) : d, o.knn);
+  if (approximate && o.method == MapMethod::Tsne)  // names the blocks past kMaxListBlocks
+    list_block_rows(*ctx, n, std::max(map_neighbours(o, n), 48));
   const gpu::Limits& l = ctx->limits();
   uint64_t limit = std::min(l.max_buffer_size, l.max_storage_buffer_binding_size);
   if (limit > 0 && e.largest_tensor > limit)

@@ -9,6 +9,7 @@
 #include "kernels/launch.hpp"
 #include "maps/graph.hpp"
 #include "maps/layout.hpp"
+#include "maps/list_blocks.hpp"
 #include "maps/tsne_repulsion.hpp"
 #include "surfgrad/maps.hpp"
 #include "surfgrad/reference.hpp"
@@ -34,19 +35,48 @@ Tensor tsne_layout(const Tensor& x, const TsneOptions& opt, const MapProgress& p
   int k = tsne_neighbours(opt.perplexity, n);
   auto ctx = x.context();
   KnnResult nn = graph_for(x, k, opt.seed, neighbours, "tsne", "⌊3·perplexity⌋");
+  // Lists past one binding (10M points at k = 90) are row blocks: every step below runs a block
+  // (or a pair of blocks) at a time, and one block is the plain lists.
+  std::vector<Tensor> nbr = index_blocks(nn), dist = distance_blocks(nn);
+  const int64_t block_rows = nn.blocked() ? nn.block_rows : n;
 
   // p_{j|i} per kNN edge, then edge weights p_{j|i} / 2N of the symmetrised P.
-  Tensor pcond = Tensor::empty(ctx, {n, k});
-  kernels::Program::file(ctx, "tsne_affinity.wgsl", {{"K", std::to_string(k)}})
-      .launch({pcond, nn.distances}, {n, std::log(opt.perplexity)}, kernels::groups_for(*ctx, uint64_t(n), 64));
-  Tensor w = (pcond / double(2 * n)).contiguous();  // [N, k] edge weights
+  auto affinity = kernels::Program::file(ctx, "tsne_affinity.wgsl", {{"K", std::to_string(k)}});
+  std::vector<Tensor> w;  // [rows, k] edge weights a block
+  for (const Tensor& d : dist) {
+    Tensor pcond = Tensor::empty(ctx, {d.shape(0), k});
+    affinity.launch({pcond, d}, {d.shape(0), std::log(opt.perplexity)},
+                    kernels::groups_for(*ctx, uint64_t(d.shape(0)), 64));
+    w.push_back((pcond / double(2 * n)).contiguous());
+  }
 
   // Incoming edges of every point (once, on the GPU): gathering them keeps the sum's order fixed,
   // where scattering with atomics would not.
-  Tensor rev_t = incoming_edges_gpu(nn.indices);
-  // The in-edges' weights in CSR order (one gather on the GPU): the attraction kernel then reads
-  // them in consecutive words, as it reads the edge ids.
-  Tensor w_in = index_select(w.reshape({n * k}), 0, rev_t.slice(0, n + 1, n + 1 + n * k).contiguous());
+  IncomingEdges in = incoming_edges_gpu(nbr, block_rows);
+  // The in-edges' weights in the same order (one gather on the GPU, a pass a pair of blocks):
+  // the attraction kernel then reads them in consecutive words, as it reads the edge ids.
+  std::vector<Tensor> w_in;
+  auto gather = kernels::Program::file(ctx, "in_edge_weights.wgsl");
+  for (size_t q = 0; q < in.edges.size(); ++q) {
+    int64_t ids = in.first_edge[q + 1] - in.first_edge[q];
+    w_in.push_back(Tensor::empty(ctx, {std::max<int64_t>(ids, 1)}));
+    for (size_t b = 0; b < w.size() && ids > 0; ++b)
+      gather.launch({in.edges[q], w[b], w_in.back()}, {ids, int64_t(b) * block_rows * k, w[b].numel()},
+                    kernels::groups_for(*ctx, uint64_t(ids), 256));
+  }
+  // The attraction's dispatches: runs of rows inside one list block and one block of in-edges.
+  struct Run {
+    int64_t a, c;
+    size_t list, edges;
+  };
+  std::vector<Run> runs;
+  for (int64_t a = 0; a < n;) {
+    size_t b = size_t(a / block_rows), q = 0;
+    while (in.first_target[q + 1] <= a) ++q;
+    int64_t c = std::min({n, int64_t(b + 1) * block_rows, in.first_target[q + 1]});
+    runs.push_back({a, c, b, q});
+    a = c;
+  }
 
   Tensor y;
   if (start) {
@@ -74,7 +104,10 @@ Tensor tsne_layout(const Tensor& x, const TsneOptions& opt, const MapProgress& p
   }
   for (int it = 0; it < opt.iterations; ++it) {
     bool early = it < opt.exaggeration_iterations;
-    attraction.launch({attract, y, nn.indices, w, rev_t, w_in}, {n}, kernels::groups_for(*ctx, uint64_t(n), 16));
+    for (const Run& r : runs)
+      attraction.launch({attract, y, nbr[r.list], w[r.list], in.offsets, in.edges[r.edges], w_in[r.edges]},
+                        {r.a, r.c, int64_t(r.list) * block_rows, in.first_edge[r.edges]},
+                        kernels::groups_for(*ctx, uint64_t(r.c - r.a), 16));
     if (!use_fft) {
       repulsion.exact(y, rep);
     } else {

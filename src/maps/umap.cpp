@@ -70,6 +70,10 @@ Tensor umap_layout(const Tensor& x, const UmapOptions& opt, const MapProgress& p
   int k = opt.n_neighbors;
   auto ctx = x.context();
   KnnResult nn = graph_for(x, k, opt.seed, neighbours, "umap", "n_neighbors");
+  if (nn.blocked())
+    throw Error(ErrorKind::LimitExceeded, "umap: " + std::to_string(n) + " points × " + std::to_string(k) +
+                                              " neighbours are more than one storage binding holds on this adapter; "
+                                              "lower --n-neighbors or map fewer points");
   Tensor w = Tensor::empty(ctx, {n, k});
   kernels::Program::file(ctx, "umap_membership.wgsl", {{"K", std::to_string(k)}})
       .launch({w, nn.distances}, {n}, kernels::groups_for(*ctx, uint64_t(n), 64));
@@ -78,7 +82,7 @@ Tensor umap_layout(const Tensor& x, const UmapOptions& opt, const MapProgress& p
   // never be sampled (umap_union.wgsl).
   int epochs = opt.epochs > 0 ? opt.epochs : (n <= 10000 ? 500 : 200);
   Tensor u_t = umap_fuzzy_union(w, nn.indices, epochs);
-  Tensor rev_t = incoming_edges_gpu(nn.indices);
+  IncomingEdges in = incoming_edges_gpu(nn.indices);
 
   // Start from the first two principal components scaled to ±10 (umap-learn's spectral
   // initialisation is scaled the same way).
@@ -102,8 +106,8 @@ Tensor umap_layout(const Tensor& x, const UmapOptions& opt, const MapProgress& p
   }
   for (int ep = 0; ep < epochs; ++ep) {
     float alpha = float(opt.learning_rate * (1.0 - double(ep) / epochs));
-    step.launch({y_next, y, nn.indices, u_t, rev_t}, {n, 0u, ep, alpha, a, b, opt.negative_sample_rate},
-                kernels::groups_for(*ctx, uint64_t(n), 64));
+    step.launch({y_next, y, nn.indices, u_t, in.offsets, in.edges[0]},
+                {n, 0u, ep, alpha, a, b, opt.negative_sample_rate}, kernels::groups_for(*ctx, uint64_t(n), 64));
     std::swap(y, y_next);
     if (progress && (ep % 50 == 49 || ep + 1 == epochs)) progress(ep + 1, epochs, y);
   }

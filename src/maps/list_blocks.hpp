@@ -1,0 +1,35 @@
+// [N, k] neighbour lists kept as row blocks where one storage binding cannot hold them
+// (KnnResult's blocks): t-SNE's k = 90 lists at 10M points are 3.6 GB, NVIDIA binds 2 GiB.
+// Kernels that stay in their own rows run once a block; the one that reads other points'
+// lists (neighbour descent) binds every block and reads through blocked_reader's function.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "surfgrad/knn.hpp"
+
+namespace surfgrad {
+
+// Descent binds the blocks of the previous lists beside four other bindings, within the eight
+// storage bindings WebGPU guarantees a kernel.
+constexpr int kMaxListBlocks = 4;
+
+// Rows per block of an [n, k] list of 4-byte words on this adapter: n (one block) where it fits
+// one binding, else as many equal blocks as it needs. Throws LimitExceeded (naming n, k and
+// the binding limit) past kMaxListBlocks blocks.
+int64_t list_block_rows(const gpu::Context& ctx, int64_t n, int64_t k);
+
+// The blocks of a result (a plain result is one block).
+std::vector<Tensor> index_blocks(const KnnResult& r);
+std::vector<Tensor> distance_blocks(const KnnResult& r);
+// A result from its blocks: plain tensors where there is one block.
+KnnResult knn_from_blocks(std::vector<Tensor> indices, std::vector<Tensor> distances, int64_t block_rows);
+
+// WGSL for a flat list bound as `blocks` read-only bindings `name_0 …` from binding `first`,
+// `block_words` elements each (the last may be shorter), and `fn name_at(e: u32) -> type` that
+// reads element e of the whole list. With one block it is a plain read.
+std::string blocked_reader(const std::string& name, const std::string& type, uint32_t first, size_t blocks,
+                           uint64_t block_words);
+
+}  // namespace surfgrad

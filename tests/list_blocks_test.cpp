@@ -1,0 +1,94 @@
+// Neighbour lists past one storage binding (list_blocks.hpp): a context that pretends a binding
+// holds 200 KB makes descent keep 2,000 × 64 lists (512 KB) in three row blocks and t-SNE run on
+// them block by block. Both must give, bit for bit, what the plain path gives on an ordinary
+// context (the kernels are deterministic: Jacobi rounds, ties by index, gathers in a fixed order).
+#include "maps/list_blocks.hpp"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "surfgrad/maps.hpp"
+#include "test_util.hpp"
+
+namespace {
+
+using namespace surfgrad;
+using sgtest::ctx;
+
+constexpr uint64_t kSmallBinding = 200 << 10;
+
+const gpu::ContextPtr& small_binding_ctx() {
+  static auto c = gpu::Context::create({.quiet = true, .max_binding_bytes = kSmallBinding});
+  return c;
+}
+
+// Clustered points: distinct distances, so the lists are well defined.
+std::vector<float> clustered(int64_t n, int64_t d) {
+  std::mt19937 rng(7);
+  std::normal_distribution<float> g(0, 1);
+  std::vector<float> centre(size_t(8 * d)), x(size_t(n * d));
+  for (float& v : centre) v = 6 * g(rng);
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t c = 0; c < d; ++c) x[size_t(i * d + c)] = centre[size_t((i % 8) * d + c)] + g(rng);
+  return x;
+}
+
+TEST(ListBlocks, BlockRowsFollowTheBindingLimit) {
+  EXPECT_EQ(list_block_rows(*ctx(), 2000, 64), 2000);
+  int64_t rows = list_block_rows(*small_binding_ctx(), 2000, 64);
+  EXPECT_EQ(rows, 667);  // three equal blocks of at most 200 KB
+  EXPECT_LE(uint64_t(rows) * 64 * 4, kSmallBinding);
+  // Past kMaxListBlocks blocks: refused by name, with what to change.
+  try {
+    list_block_rows(*small_binding_ctx(), 20000, 64);
+    FAIL() << "20,000 × 64 lists in 200 KB bindings need 26 blocks";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::LimitExceeded);
+    EXPECT_NE(std::string(e.what()).find("fewer neighbours"), std::string::npos) << e.what();
+  }
+  std::string wgsl = blocked_reader("old", "i32", 4, 3, 100);
+  EXPECT_NE(wgsl.find("@binding(6) var<storage, read> old_2: array<i32>;"), std::string::npos) << wgsl;
+  EXPECT_NE(wgsl.find("if (e < 200u) { return old_1[e - 100u]; }"), std::string::npos) << wgsl;
+}
+
+TEST(ListBlocks, DescentAndTsneInBlocksMatchThePlainPath) {
+  const int64_t n = 2000, d = 16;
+  std::vector<float> host = clustered(n, d);
+  auto run = [&](const gpu::ContextPtr& c, KnnResult& graph) {
+    Tensor x = Tensor::from_vector(c, host, {n, d});
+    graph = nearest_neighbours(x, 64, 3, KnnMethod::Descent);
+    TsneOptions o;
+    o.perplexity = 64.0 / 3 + 0.1;  // k = 64
+    o.iterations = 60;
+    o.exaggeration_iterations = 30;
+    o.repulsion = Repulsion::Exact;
+    return tsne(x, o, {}, &graph).to_vector<float>();
+  };
+  KnnResult plain, blocked;
+  std::vector<float> want = run(ctx(), plain), got = run(small_binding_ctx(), blocked);
+  ASSERT_FALSE(plain.blocked());
+  ASSERT_TRUE(blocked.blocked());
+  ASSERT_EQ(blocked.index_blocks.size(), 3u);
+  EXPECT_EQ(blocked.block_rows, 667);
+  EXPECT_EQ(blocked.rows(), n);
+  EXPECT_EQ(blocked.k(), 64);
+  std::vector<int32_t> pi(size_t(n * 64)), bi(pi.size());
+  std::vector<float> pd(pi.size()), bd(pi.size());
+  plain.to_host(pi.data(), pd.data());
+  blocked.to_host(bi.data(), bd.data());
+  ASSERT_EQ(bi, pi) << "descent's lists in three blocks";
+  ASSERT_EQ(bd, pd);
+  EXPECT_GT(knn_recall_sampled(Tensor::from_vector(small_binding_ctx(), host, {n, d}), blocked, 1000), 0.95);
+  // Rows across a block boundary, as the recall sample takes them.
+  KnnResult rows = blocked.rows_between(660, 670);
+  EXPECT_EQ(rows.indices.to_vector<int32_t>(), std::vector<int32_t>(pi.begin() + 660 * 64, pi.begin() + 670 * 64));
+  ASSERT_EQ(got, want) << "t-SNE on lists in blocks";
+  // UMAP needs its lists in one binding: refused by name.
+  UmapOptions u;
+  u.n_neighbors = 64;
+  u.epochs = 2;
+  EXPECT_THROW(umap(Tensor::from_vector(small_binding_ctx(), host, {n, d}), u, {}, &blocked), Error);
+}
+
+}  // namespace
