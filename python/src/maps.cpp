@@ -250,8 +250,7 @@ void bind_maps(nb::module_& m) {
                           : method == "descent" ? KnnMethod::Descent
                                                 : KnnMethod::Auto;
           KnnResult r = nearest_neighbours(x, k, seed, how);
-          r.indices.to_host(idx_out);
-          r.distances.to_host(dist_out);
+          r.to_host(idx_out, dist_out);  // blocked or not
         }
         ctx->trim_pool();
       },
