@@ -103,7 +103,13 @@ BufferPtr Context::alloc(uint64_t bytes, const std::string& what) {
   // device: what the pool keeps for reuse (at 10M points, rounds of descent leave tens of GB
   // of free CSR buffers of other sizes) must not make a tensor that fits fail.
   for (int attempt = 0;; ++attempt) {
-    if (big) wgpuDevicePushErrorScope(impl_->device, WGPUErrorFilter_OutOfMemory);
+    // wgpu-native reports some failed allocations as validation errors ("Not enough memory
+    // left", seen at 10M points on an H100): a second scope catches those. Sizes were checked
+    // against the limits above, so a validation error here is the allocation failing.
+    if (big) {
+      wgpuDevicePushErrorScope(impl_->device, WGPUErrorFilter_OutOfMemory);
+      wgpuDevicePushErrorScope(impl_->device, WGPUErrorFilter_Validation);
+    }
     bool fresh = false;
     std::shared_ptr<BufferState> state;
     if (BufferPool::size_class(bytes) > cap) {
@@ -121,7 +127,9 @@ BufferPtr Context::alloc(uint64_t bytes, const std::string& what) {
       state->pool = impl_->pool;
     }
     if (big) {
+      auto [invalid, invalid_message] = pop_scope(*impl_);
       auto [type, message] = pop_scope(*impl_);
+      if (type == WGPUErrorType_NoError && invalid != WGPUErrorType_NoError) type = invalid, message = invalid_message;
       if (impl_->failing_allocations > 0 && type == WGPUErrorType_NoError) {
         --impl_->failing_allocations;
         type = WGPUErrorType_OutOfMemory;

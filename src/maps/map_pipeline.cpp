@@ -133,12 +133,16 @@ MapResult map_points(PointBlocks x, const MapOptions& options, const MapProgress
     features = x.single();
   }
   x.blocks.clear();  // the full-dimensional points are not needed any more
+  // Nor is their memory: the pool would keep it for tensors of their sizes, which do not come
+  // again (at 10M × 768, 31 GB the kNN lists and t-SNE's graph then could not get).
+  ctx->trim_pool();
 
   r.k = map_neighbours(options, n);
   r.approximate_knn = !knn_is_exact(*features.context(), n, features.shape(1), options.knn);
   report("knn", 0, 1);
   r.neighbours = nearest_neighbours(features, r.k, options.seed, options.knn);
   r.phases.push_back({r.approximate_knn ? "kNN (descent)" : "kNN (exact)", clock.lap()});
+  ctx->trim_pool();  // descent's rounds leave lists and edge blocks the layout does not reuse
   report("knn", 1, 1);
   if (r.approximate_knn && options.recall_sample > 0) {
     report("recall", 0, 1);
