@@ -91,4 +91,17 @@ TEST(ListBlocks, DescentAndTsneInBlocksMatchThePlainPath) {
   EXPECT_THROW(umap(Tensor::from_vector(small_binding_ctx(), host, {n, d}), u, {}, &blocked), Error);
 }
 
+// UMAP's k = 15 from descent's lists of 48: searched in blocks (2,000 × 48 is 384 KB), cut to 15
+// and joined into one tensor again (120 KB fits), equal to the plain path's.
+TEST(ListBlocks, ShortListsSearchedInBlocksAreJoined) {
+  const int64_t n = 2000, d = 16;
+  std::vector<float> host = clustered(n, d);
+  KnnResult plain = nearest_neighbours(Tensor::from_vector(ctx(), host, {n, d}), 15, 5, KnnMethod::Descent);
+  KnnResult joined =
+      nearest_neighbours(Tensor::from_vector(small_binding_ctx(), host, {n, d}), 15, 5, KnnMethod::Descent);
+  ASSERT_FALSE(joined.blocked());
+  EXPECT_EQ(joined.indices.to_vector<int32_t>(), plain.indices.to_vector<int32_t>());
+  EXPECT_EQ(joined.distances.to_vector<float>(), plain.distances.to_vector<float>());
+}
+
 }  // namespace
