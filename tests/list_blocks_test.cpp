@@ -8,6 +8,7 @@
 
 #include <random>
 
+#include "surfgrad/map_pipeline.hpp"
 #include "surfgrad/maps.hpp"
 #include "test_util.hpp"
 
@@ -89,6 +90,34 @@ TEST(ListBlocks, DescentAndTsneInBlocksMatchThePlainPath) {
   u.n_neighbors = 64;
   u.epochs = 2;
   EXPECT_THROW(umap(Tensor::from_vector(small_binding_ctx(), host, {n, d}), u, {}, &blocked), Error);
+}
+
+// The most blocks descent binds (kMaxListBlocks = 4, beside four other bindings: eight in all),
+// and a graph given in blocks that do not match their declared rows, refused.
+TEST(ListBlocks, FourBlocksAndMismatchedBlocks) {
+  const int64_t n = 2000, d = 16;
+  std::vector<float> host = clustered(n, d);
+  static auto tiny = gpu::Context::create({.quiet = true, .max_binding_bytes = 140 << 10});
+  KnnResult plain = nearest_neighbours(Tensor::from_vector(ctx(), host, {n, d}), 64, 3, KnnMethod::Descent);
+  KnnResult four = nearest_neighbours(Tensor::from_vector(tiny, host, {n, d}), 64, 3, KnnMethod::Descent);
+  ASSERT_EQ(four.index_blocks.size(), 4u);
+  std::vector<int32_t> pi(size_t(n * 64)), fi(pi.size());
+  std::vector<float> pd(pi.size()), fd(pi.size());
+  plain.to_host(pi.data(), pd.data());
+  four.to_host(fi.data(), fd.data());
+  EXPECT_EQ(fi, pi);
+  EXPECT_EQ(fd, pd);
+  EXPECT_DOUBLE_EQ(knn_recall(four, plain), 1.0);  // blocked lists joined for the comparison
+  KnnResult bad = four;
+  bad.block_rows = 0;
+  TsneOptions o;
+  o.perplexity = 64.0 / 3 + 0.1;
+  o.iterations = 1;
+  EXPECT_THROW(tsne(Tensor::from_vector(tiny, host, {n, d}), o, {}, &bad), Error);
+  bad.block_rows = four.block_rows - 1;  // the blocks hold more rows than declared
+  EXPECT_THROW(tsne(Tensor::from_vector(tiny, host, {n, d}), o, {}, &bad), Error);
+  MapOptions m;
+  EXPECT_THROW(map_graph(four, m), Error);  // map_graph takes one tensor each
 }
 
 // UMAP's k = 15 from descent's lists of 48: searched in blocks (2,000 × 48 is 384 KB), cut to 15

@@ -23,7 +23,8 @@ struct KnnResult {
   bool blocked() const { return !index_blocks.empty(); }
   int64_t rows() const;
   int64_t k() const;
-  // Both lists into host memory (rows() × k() each, C order), blocked or not.
+  // Both lists into host memory (rows() × k() each, C order), blocked or not; distances_out may
+  // be null (the ids only).
   void to_host(int32_t* indices_out, float* distances_out) const;
   // The rows [begin, end) as one plain result, blocked or not (a sample for recall, say).
   KnnResult rows_between(int64_t begin, int64_t end) const;

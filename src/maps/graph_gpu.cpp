@@ -17,9 +17,13 @@ void check_lists(const std::vector<Tensor>& lists, int64_t block_rows, const cha
     const Tensor& t = lists[b];
     if (t.rank() != 2 || t.dtype() != DType::i32 || t.shape(1) != lists[0].shape(1))
       throw Error(ErrorKind::Shape, std::string(op) + ": neighbours must be i32 [N, k], got " + t.describe());
-    if (b + 1 < lists.size() && t.shape(0) != block_rows)
-      throw Error(ErrorKind::Shape, std::string(op) + ": block " + std::to_string(b) + " has " +
-                                        std::to_string(t.shape(0)) + " rows, not " + std::to_string(block_rows));
+    // Every block but the last has block_rows rows; the last at most that many (and some).
+    bool last = b + 1 == lists.size();
+    if (block_rows <= 0 || (!last && t.shape(0) != block_rows) || (last && (t.shape(0) < 1 || t.shape(0) > block_rows)))
+      throw Error(ErrorKind::Shape, std::string(op) + ": block " + std::to_string(b) + " of " +
+                                        std::to_string(lists.size()) + " has " + std::to_string(t.shape(0)) +
+                                        " rows; blocks of " + std::to_string(block_rows) +
+                                        " rows (the last one at most that) were declared");
   }
 }
 

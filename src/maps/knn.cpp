@@ -251,8 +251,16 @@ double knn_recall_sampled(const Tensor& x, const KnnResult& approx, int64_t samp
 }
 
 double knn_recall(const KnnResult& approx, const KnnResult& exact) {
-  auto a = approx.indices.to_vector<int32_t>(), e = exact.indices.to_vector<int32_t>();
-  int64_t k = exact.indices.shape(1), n = exact.indices.shape(0);
+  // Both lists' ids on the host, block by block where they are row blocks (their distances are
+  // not needed, and a graph made elsewhere may come without them).
+  int64_t k = exact.k(), n = exact.rows();
+  if (approx.rows() != n || approx.k() != k)
+    throw Error(ErrorKind::Shape,
+                "knn_recall: the lists compared must both be [N, k]: " + std::to_string(approx.rows()) + " × " +
+                    std::to_string(approx.k()) + " against " + std::to_string(n) + " × " + std::to_string(k));
+  std::vector<int32_t> a(size_t(n * k)), e(size_t(n * k));
+  approx.to_host(a.data(), nullptr);
+  exact.to_host(e.data(), nullptr);
   double hit = 0;
   for (int64_t i = 0; i < n; ++i)
     for (int64_t p = 0; p < k; ++p)

@@ -72,9 +72,11 @@ void KnnResult::to_host(int32_t* indices_out, float* distances_out) const {
   std::vector<Tensor> ib = surfgrad::index_blocks(*this), db = surfgrad::distance_blocks(*this);
   for (size_t b = 0; b < ib.size(); ++b) {
     ib[b].to_host(indices_out);
-    db[b].to_host(distances_out);
     indices_out += ib[b].numel();
-    distances_out += db[b].numel();
+    if (distances_out) {
+      db[b].to_host(distances_out);
+      distances_out += db[b].numel();
+    }
   }
 }
 

@@ -172,8 +172,18 @@ void check_map_fits(const gpu::ContextPtr& ctx, const MapOptions& o, int64_t n, 
                                             ", more than the " + mib(have) + " available; map fewer points");
   const bool approximate =
       !knn_is_exact(*ctx, n, map_pca_components(o, n, d) > 0 ? map_pca_components(o, n, d) : d, o.knn);
+  const int k = map_neighbours(o, n);
   if (approximate && o.method == MapMethod::Tsne)  // names the blocks past kMaxListBlocks
-    list_block_rows(*ctx, n, std::max(map_neighbours(o, n), 48));
+    list_block_rows(*ctx, n, std::max(k, 48));
+  // The exact kernel (Auto picks it on GPUs up to N²·D = 5e14: 10M low-dimensional points, say)
+  // writes its lists as one tensor each.
+  if (!approximate && uint64_t(n) * uint64_t(k) * 4 >
+                          std::min(ctx->limits().max_buffer_size, ctx->limits().max_storage_buffer_binding_size))
+    throw Error(ErrorKind::LimitExceeded, "map: exact kNN lists of " + std::to_string(n) + " points × " +
+                                              std::to_string(k) +
+                                              " neighbours are more than the adapter binds in "
+                                              "one buffer; use --knn descent (it keeps them in blocks), fewer "
+                                              "neighbours or fewer points");
   const gpu::Limits& l = ctx->limits();
   uint64_t limit = std::min(l.max_buffer_size, l.max_storage_buffer_binding_size);
   if (limit > 0 && e.largest_tensor > limit)

@@ -167,6 +167,11 @@ MapResult map_points(const Tensor& points, const MapOptions& options, const MapP
 }
 
 MapResult map_graph(const KnnResult& graph, const MapOptions& options, const MapProgressFn& progress) {
+  if (graph.blocked())
+    throw Error(ErrorKind::Shape,
+                "map_graph: the graph must be one [N, k] tensor each of indices and distances, "
+                "not row blocks (lists past one storage binding: use map_points, which runs "
+                "t-SNE on them)");
   const Tensor& gi = graph.indices;
   if (!gi.defined() || !graph.distances.defined() || gi.rank() != 2)
     throw Error(ErrorKind::Shape, "map_graph: the graph's indices must be [N, k], got " +

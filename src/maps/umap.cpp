@@ -73,7 +73,7 @@ Tensor umap_layout(const Tensor& x, const UmapOptions& opt, const MapProgress& p
   if (nn.blocked())
     throw Error(ErrorKind::LimitExceeded, "umap: " + std::to_string(n) + " points × " + std::to_string(k) +
                                               " neighbours are more than one storage binding holds on this adapter; "
-                                              "lower --n-neighbors or map fewer points");
+                                              "lower n_neighbors (--n-neighbors) or map fewer points");
   Tensor w = Tensor::empty(ctx, {n, k});
   kernels::Program::file(ctx, "umap_membership.wgsl", {{"K", std::to_string(k)}})
       .launch({w, nn.distances}, {n}, kernels::groups_for(*ctx, uint64_t(n), 64));
