@@ -23,7 +23,6 @@ fn member(p: u32, s: u32) -> i32 {
   return reverse[p * R + (s - K)];
 }
 const INIT: bool = {{INIT}};
-const DISTANCE_FIRST: bool = K > 48u;
 
 // |x_i − x_j|², or, once a partial sum passes `bound`, that partial sum: the sum only grows, so
 // the candidate would be refused anyway, and the ones kept get the same full sum as ever. After
@@ -68,32 +67,16 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     if (jj < 0) { continue; }
     let j = u32(jj);
     if (j == i) { continue; }
-    // Long lists (DISTANCE_FIRST, K > 48): the distance first, then whether j is listed already.
-    // A listed j has this very distance (the same full sum; partial sums only come back past the
-    // bar), so it sits just above the place a new (v, j) would go, and the walk to that place
-    // finds it. Short lists: the scan of the list first, as it costs K reads (the list lives in
-    // local memory: it is indexed at run time) and saves the listed candidates' distances.
-    if (!DISTANCE_FIRST) {
-      var seen = false;
-      for (var s = 0u; s < K; s++) { if (best_i[s] == jj) { seen = true; } }
-      if (seen) { continue; }
-    }
+    var seen = false;
+    for (var s = 0u; s < K; s++) { if (best_i[s] == i32(j)) { seen = true; } }
+    if (seen) { continue; }
     let v = sqdist(i, j, D, best_d[K - 1u]);
     if (!(v < best_d[K - 1u] || (v == best_d[K - 1u] && jj < best_i[K - 1u]))) { continue; }
     var at = K - 1u;
-    if (DISTANCE_FIRST) {
-      while (at > 0u && (best_d[at - 1u] > v || (best_d[at - 1u] == v && best_i[at - 1u] > jj))) { at--; }
-      if (at > 0u && best_d[at - 1u] == v && best_i[at - 1u] == jj) { continue; }  // listed already
-      for (var s = K - 1u; s > at; s--) {
-        best_d[s] = best_d[s - 1u];
-        best_i[s] = best_i[s - 1u];
-      }
-    } else {
-      while (at > 0u && (best_d[at - 1u] > v || (best_d[at - 1u] == v && best_i[at - 1u] > jj))) {
-        best_d[at] = best_d[at - 1u];
-        best_i[at] = best_i[at - 1u];
-        at--;
-      }
+    while (at > 0u && (best_d[at - 1u] > v || (best_d[at - 1u] == v && best_i[at - 1u] > jj))) {
+      best_d[at] = best_d[at - 1u];
+      best_i[at] = best_i[at - 1u];
+      at--;
     }
     best_d[at] = v;
     best_i[at] = i32(j);
