@@ -92,32 +92,63 @@ TEST(ListBlocks, DescentAndTsneInBlocksMatchThePlainPath) {
   EXPECT_THROW(umap(Tensor::from_vector(small_binding_ctx(), host, {n, d}), u, {}, &blocked), Error);
 }
 
-// The most blocks descent binds (kMaxListBlocks = 4, beside four other bindings: eight in all),
-// and a graph given in blocks that do not match their declared rows, refused.
-TEST(ListBlocks, FourBlocksAndMismatchedBlocks) {
+// The most blocks descent binds (kMaxListBlocks = 3, beside five other bindings: eight in all)
+// and one more refused by name; a graph given in blocks that do not match their declared rows,
+// refused.
+TEST(ListBlocks, MostBlocksAndMismatchedBlocks) {
   const int64_t n = 2000, d = 16;
   std::vector<float> host = clustered(n, d);
   static auto tiny = gpu::Context::create({.quiet = true, .max_binding_bytes = 140 << 10});
+  EXPECT_THROW(nearest_neighbours(Tensor::from_vector(tiny, host, {n, d}), 64, 3, KnnMethod::Descent), Error)
+      << "2,000 × 64 lists in 140 KB bindings need four blocks";
   KnnResult plain = nearest_neighbours(Tensor::from_vector(ctx(), host, {n, d}), 64, 3, KnnMethod::Descent);
-  KnnResult four = nearest_neighbours(Tensor::from_vector(tiny, host, {n, d}), 64, 3, KnnMethod::Descent);
-  ASSERT_EQ(four.index_blocks.size(), 4u);
-  std::vector<int32_t> pi(size_t(n * 64)), fi(pi.size());
-  std::vector<float> pd(pi.size()), fd(pi.size());
-  plain.to_host(pi.data(), pd.data());
-  four.to_host(fi.data(), fd.data());
-  EXPECT_EQ(fi, pi);
-  EXPECT_EQ(fd, pd);
-  EXPECT_DOUBLE_EQ(knn_recall(four, plain), 1.0);  // blocked lists joined for the comparison
-  KnnResult bad = four;
+  KnnResult three =
+      nearest_neighbours(Tensor::from_vector(small_binding_ctx(), host, {n, d}), 64, 3, KnnMethod::Descent);
+  ASSERT_EQ(three.index_blocks.size(), size_t(kMaxListBlocks));
+  EXPECT_DOUBLE_EQ(knn_recall(three, plain), 1.0);  // blocked lists read on the host for the comparison
+  KnnResult bad = three;
   bad.block_rows = 0;
   TsneOptions o;
   o.perplexity = 64.0 / 3 + 0.1;
   o.iterations = 1;
-  EXPECT_THROW(tsne(Tensor::from_vector(tiny, host, {n, d}), o, {}, &bad), Error);
-  bad.block_rows = four.block_rows - 1;  // the blocks hold more rows than declared
-  EXPECT_THROW(tsne(Tensor::from_vector(tiny, host, {n, d}), o, {}, &bad), Error);
+  Tensor x = Tensor::from_vector(small_binding_ctx(), host, {n, d});
+  EXPECT_THROW(tsne(x, o, {}, &bad), Error);
+  bad.block_rows = three.block_rows - 1;  // the blocks hold more rows than declared
+  EXPECT_THROW(tsne(x, o, {}, &bad), Error);
   MapOptions m;
-  EXPECT_THROW(map_graph(four, m), Error);  // map_graph takes one tensor each
+  EXPECT_THROW(map_graph(three, m), Error);  // map_graph takes one tensor each
+}
+
+// Descent skips the pairs it looked at in an earlier round (both members old in their lists):
+// the lists must be those of looking at every pair, bit for bit — from random lists (k = 90,
+// lists of 15 searched in 48) and from a given graph (knn_refine), plain and in blocks.
+TEST(ListBlocks, SkippingOldPairsChangesNoList) {
+  const int64_t n = 1500, d = 12;
+  std::vector<float> host = clustered(n, d);
+  auto lists = [&](const gpu::ContextPtr& c, bool skip, int k) {
+    set_descent_skips_old_pairs(skip);
+    Tensor x = Tensor::from_vector(c, host, {n, d});
+    KnnResult r = nearest_neighbours(x, k, 11, KnnMethod::Descent);
+    // Two more rounds from a graph of every point's next ids: a start with no new/old history.
+    std::vector<int32_t> start(size_t(n * 8));
+    for (int64_t i = 0; i < n; ++i)
+      for (int s = 0; s < 8; ++s) start[size_t(i * 8 + s)] = int32_t((i + 1 + s) % n);
+    KnnResult refined = knn_refine(x, Tensor::from_vector(c, start, {n, 8}), 3, 4);
+    set_descent_skips_old_pairs(true);
+    std::vector<int32_t> ids(size_t(n * k));
+    std::vector<float> dist(ids.size());
+    r.to_host(ids.data(), dist.data());
+    std::vector<int32_t> more = refined.indices.to_vector<int32_t>();
+    ids.insert(ids.end(), more.begin(), more.end());
+    return std::pair{ids, dist};
+  };
+  for (int k : {90, 15}) {
+    auto every = lists(ctx(), false, k), skipping = lists(ctx(), true, k);
+    EXPECT_EQ(skipping.first, every.first) << "k = " << k;
+    EXPECT_EQ(skipping.second, every.second) << "k = " << k;
+  }
+  auto blocked = lists(small_binding_ctx(), true, 90), every = lists(ctx(), false, 90);
+  EXPECT_EQ(blocked.first, every.first) << "in blocks";
 }
 
 // UMAP's k = 15 from descent's lists of 48: searched in blocks (2,000 × 48 is 384 KB), cut to 15

@@ -4,18 +4,37 @@
 // the K closest it has seen. Every point reads the previous lists and writes a new one (Jacobi
 // style), and ties go to the smaller index, so the result does not depend on thread order.
 // With INIT, the previous lists are replaced by K pseudo-random points from a counter hash.
+//
+// Only pairs that are new are looked at (the "new/old" flags of Dong et al.): a neighbour u of
+// i that was in i's list the round before, and a neighbour j of u that was in u's list the round
+// before, were a pair i looked at then, and i's list then kept j or K points before it, all of
+// which i looks at again as B(i) itself. So skipping such pairs changes no list: the result is
+// the same bit for bit, with fewer distances as the lists settle. Each list entry carries a bit,
+// set where the entry is new this round; reverse neighbours are always looked at.
+//
 // Lists past one binding come in row blocks (list_blocks.hpp): a dispatch writes the rows
 // [row0, row0 + rows) of one block, and reads the previous lists of every block through
-// old_index_at, from bindings 4 on.
-// Parameters: [N, D, seed, row0, rows]
+// old_index_at, from binding 5 on.
+// Parameters: [N, D, seed, row0, rows, flag words read from, flag words written from]
 @group(0) @binding(0) var<storage, read_write> out_index: array<i32>;  // [rows, K]
 @group(0) @binding(1) var<storage, read_write> out_dist: array<f32>;   // [rows, K] squared
 @group(0) @binding(2) var<storage, read> x: array<f32>;                // [N, D]
 @group(0) @binding(3) var<storage, read> reverse: array<i32>;          // [N, R], −1 = none
+// [2][N][W]: the previous lists' new-bits in one half, this round's in the other (ping-pong,
+// so reads and writes never meet, in one binding).
+@group(0) @binding(4) var<storage, read_write> flags: array<u32>;
 {{OLD_INDEX}}
 const K: u32 = {{K}}u;
 const R: u32 = {{R}}u;
 const B: u32 = K + R;
+const W: u32 = (K + 31u) / 32u;  // flag words a list
+const SKIP_OLD: bool = {{SKIP_OLD}};  // false only in the test that checks the skip changes nothing
+
+// Whether member s of B(p) is new: reverse neighbours always; list entries by their bit.
+fn is_new(p: u32, s: u32) -> bool {
+  if (s >= K) { return true; }
+  return ((flags[arg(5u) + p * W + s / 32u] >> (s % 32u)) & 1u) != 0u;
+}
 
 // Member s of B(p): its neighbours, then its reverse neighbours (−1 where there are fewer).
 fn member(p: u32, s: u32) -> i32 {
@@ -60,9 +79,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     } else if (c < B) {
       jj = member(i, c);                              // B(i) itself
     } else {
-      let via = member(i, (c - B) / B);
+      let a = (c - B) / B;
+      let s = (c - B) % B;
+      let via = member(i, a);
       if (via < 0) { continue; }
-      jj = member(u32(via), (c - B) % B);             // B(u) for u in B(i)
+      if (SKIP_OLD && !is_new(i, a) && !is_new(u32(via), s)) { continue; }  // an old pair: looked at before
+      jj = member(u32(via), s);                       // B(u) for u in B(i)
     }
     if (jj < 0) { continue; }
     let j = u32(jj);
@@ -84,5 +106,17 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   for (var s = 0u; s < K; s++) {
     out_index[local * K + s] = best_i[s];
     out_dist[local * K + s] = best_d[s];
+  }
+  // The new-bits of this list: entries that were not in the previous one (all, after INIT).
+  for (var w = 0u; w < W; w++) {
+    var bits = 0u;
+    for (var s = w * 32u; s < min(K, w * 32u + 32u); s++) {
+      var fresh = true;
+      if (!INIT) {
+        for (var t = 0u; t < K; t++) { if (member(i, t) == best_i[s]) { fresh = false; } }
+      }
+      if (fresh) { bits |= 1u << (s % 32u); }
+    }
+    flags[arg(6u) + i * W + w] = bits;
   }
 }

@@ -126,7 +126,8 @@ KnnResult descend(const Tensor& x_in, int k, int iterations, uint64_t seed, int 
         {{"K", std::to_string(k)},
          {"R", std::to_string(reverse)},
          {"INIT", first ? "true" : "false"},
-         {"OLD_INDEX", blocked_reader("old_index", "i32", 4, old_blocks, uint64_t(rows) * uint64_t(k))}});
+         {"SKIP_OLD", descent_skips_old_pairs() ? "true" : "false"},
+         {"OLD_INDEX", blocked_reader("old_index", "i32", 5, old_blocks, uint64_t(rows) * uint64_t(k))}});
   };
   auto fresh = [&] {
     std::vector<Tensor> idx, dist;
@@ -139,25 +140,30 @@ KnnResult descend(const Tensor& x_in, int k, int iterations, uint64_t seed, int 
   };
   auto [next_i, next_d] = fresh();
   Tensor rev = Tensor::full(ctx, {n, r}, -1, DType::i32);
+  // Each list entry's new-bit (nndescent.wgsl), in two halves the rounds read and write in turn;
+  // all set at the start (a given graph's entries are all new; INIT writes its half).
+  const int64_t words = n * ((k + 31) / 32);
+  Tensor flags = Tensor::full(ctx, {2 * words}, -1, DType::i32);
   const uint32_t hashed_seed = uint32_t(seed * 0x9E3779B9ull);
-  // One round: every block of `out` from the previous lists `old` (unread by INIT).
+  // One round: every block of `out` from the previous lists `old` (unread by INIT), reading the
+  // new-bits from half `half` and writing them to the other.
   auto round = [&](const kernels::Program& program, std::vector<Tensor>& out_i, std::vector<Tensor>& out_d,
-                   const std::vector<Tensor>& old, bool first) {
+                   const std::vector<Tensor>& old, bool first, int half) {
     for (int64_t b = 0; b < blocks; ++b) {
       int64_t r0 = b * rows, m = out_i[size_t(b)].shape(0);
-      std::vector<kernels::Arg> args{out_i[size_t(b)], out_d[size_t(b)], x, rev};
+      std::vector<kernels::Arg> args{out_i[size_t(b)], out_d[size_t(b)], x, rev, kernels::bits(flags)};
       if (first)
         args.push_back(kernels::unread(x));
       else
         for (const Tensor& t : old) args.emplace_back(t);
-      program.launch(std::span<const kernels::Arg>(args), {n, d, hashed_seed, r0, m},
+      program.launch(std::span<const kernels::Arg>(args), {n, d, hashed_seed, r0, m, half * words, (1 - half) * words},
                      kernels::groups_for(*ctx, uint64_t(m), 64));
     }
   };
   std::vector<Tensor> cur_i, cur_d;
   if (init) {
     std::tie(cur_i, cur_d) = fresh();
-    round(kernel(true), cur_i, cur_d, {}, true);
+    round(kernel(true), cur_i, cur_d, {}, true, 1);  // writes half 0, which round 0 reads
   } else {
     cur_i = index_blocks(cur), cur_d = distance_blocks(cur);
     if (cur_i.size() != size_t(blocks))
@@ -168,7 +174,7 @@ KnnResult descend(const Tensor& x_in, int k, int iterations, uint64_t seed, int 
   for (int it = 0; it < iterations; ++it) {
     if (reverse > 0)  // the reverse lists of the current graph (on the GPU: only the in-degrees come down)
       rev = sample_reverse_gpu(cur_i, rows, r);
-    round(program, next_i, next_d, cur_i, false);
+    round(program, next_i, next_d, cur_i, false, it % 2);
     std::swap(cur_i, next_i);
     std::swap(cur_d, next_d);
   }

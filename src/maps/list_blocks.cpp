@@ -2,11 +2,19 @@
 #include "maps/list_blocks.hpp"
 
 #include <algorithm>
+#include <atomic>
 
 #include "surfgrad/error.hpp"
 #include "surfgrad/gpu.hpp"
 
 namespace surfgrad {
+
+namespace {
+std::atomic<bool> skip_old_pairs{true};
+}  // namespace
+
+void set_descent_skips_old_pairs(bool skip) { skip_old_pairs = skip; }
+bool descent_skips_old_pairs() { return skip_old_pairs; }
 
 int64_t list_block_rows(const gpu::Context& ctx, int64_t n, int64_t k) {
   const gpu::Limits& l = ctx.limits();

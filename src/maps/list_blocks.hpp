@@ -11,9 +11,15 @@
 
 namespace surfgrad {
 
-// Descent binds the blocks of the previous lists beside four other bindings, within the eight
-// storage bindings WebGPU guarantees a kernel.
-constexpr int kMaxListBlocks = 4;
+// Descent binds the blocks of the previous lists beside five other bindings, within the eight
+// storage bindings WebGPU guarantees a kernel. Three blocks hold more than the 50 principal
+// components that go with them fit in one binding (10.7M points with 2 GiB bindings).
+constexpr int kMaxListBlocks = 3;
+
+// Testing aid: whether descent skips the pairs it looked at in an earlier round (nndescent.wgsl;
+// the default). The test that turns it off checks the lists come out the same bit for bit.
+void set_descent_skips_old_pairs(bool skip);
+bool descent_skips_old_pairs();
 
 // Rows per block of an [n, k] list of 4-byte words on this adapter: n (one block) where it fits
 // one binding, else as many equal blocks as it needs. Throws LimitExceeded (naming n, k and
