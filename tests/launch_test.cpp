@@ -32,15 +32,15 @@ kernels::Program axpy() {
 
 TEST(Launch, BindingsAreReadFromTheSource) {
   auto all = gpu::declared_bindings(kernels::assemble(*ctx(), "tsne_attraction.wgsl", {{"K", "4"}}, {}));
-  ASSERT_EQ(all.size(), 7u) << "six storage bindings and the parameter block";
+  ASSERT_EQ(all.size(), 8u) << "seven storage bindings and the parameter block";
   std::vector<gpu::KernelBinding> bindings;
   for (auto& b : all) {
     if (b.uniform)
-      EXPECT_EQ(b.index, 6u) << "the parameter block follows the storage bindings";
+      EXPECT_EQ(b.index, 7u) << "the parameter block follows the storage bindings";
     else
       bindings.push_back(b);
   }
-  ASSERT_EQ(bindings.size(), 6u);
+  ASSERT_EQ(bindings.size(), 7u);
   EXPECT_EQ(bindings[0].name, "attract");
   EXPECT_EQ(bindings[0].element, "vec2<f32>");
   EXPECT_TRUE(bindings[0].writable);
