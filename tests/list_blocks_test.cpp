@@ -125,9 +125,19 @@ TEST(ListBlocks, MostBlocksAndMismatchedBlocks) {
 TEST(ListBlocks, SkippingOldPairsChangesNoList) {
   const int64_t n = 1500, d = 12;
   std::vector<float> host = clustered(n, d);
-  auto lists = [&](const gpu::ContextPtr& c, bool skip, int k) {
+  // Uniform points too: no clusters, so the lists keep changing through the rounds and old pairs
+  // are skipped while new ones still arrive (also across three blocks).
+  std::vector<float> uniform(size_t(2000 * d));
+  std::mt19937 rng(3);
+  for (float& v : uniform) v = std::uniform_real_distribution<float>(-1, 1)(rng);
+  struct Restore {
+    ~Restore() { set_descent_skips_old_pairs(true); }
+  } restore;  // the default again, even if a check throws
+  auto lists = [&](const gpu::ContextPtr& c, bool skip, int k, const std::vector<float>& points = {}) {
     set_descent_skips_old_pairs(skip);
-    Tensor x = Tensor::from_vector(c, host, {n, d});
+    const std::vector<float>& p = points.empty() ? host : points;
+    const int64_t n = int64_t(p.size()) / d;
+    Tensor x = Tensor::from_vector(c, p, {n, d});
     KnnResult r = nearest_neighbours(x, k, 11, KnnMethod::Descent);
     // Two more rounds from a graph of every point's next ids: a start with no new/old history.
     std::vector<int32_t> start(size_t(n * 8));
@@ -147,8 +157,9 @@ TEST(ListBlocks, SkippingOldPairsChangesNoList) {
     EXPECT_EQ(skipping.first, every.first) << "k = " << k;
     EXPECT_EQ(skipping.second, every.second) << "k = " << k;
   }
-  auto blocked = lists(small_binding_ctx(), true, 90), every = lists(ctx(), false, 90);
-  EXPECT_EQ(blocked.first, every.first) << "in blocks";
+  auto blocked = lists(small_binding_ctx(), true, 64, uniform), every = lists(ctx(), false, 64, uniform);
+  EXPECT_EQ(blocked.first, every.first) << "uniform points, in blocks";
+  EXPECT_EQ(blocked.second, every.second) << "uniform points, in blocks";
 }
 
 // UMAP's k = 15 from descent's lists of 48: searched in blocks (2,000 × 48 is 384 KB), cut to 15

@@ -137,7 +137,10 @@ MapMemoryEstimate estimate_map_memory(const MapOptions& o, int64_t n, int64_t d)
   // kNN: result lists (indices + distances); descent keeps two pairs, reverse lists, and the
   // incoming-edge CSR they are sampled from (and its scratch); exact streams (its lists and the
   // points' norms only).
-  uint64_t knn = approximate ? 2 * N * search * 8 + N * 16 * f4 + 2 * (N + 1 + N * search) * f4 : N * k * 8 + N * f4;
+  // (+ descent's new-bits: two halves of ⌈search/32⌉ words a point)
+  uint64_t knn =
+      approximate ? 2 * N * search * 8 + N * 16 * f4 + 2 * (N + 1 + N * search) * f4 + 2 * N * ((search + 31) / 32) * f4
+                  : N * k * 8 + N * f4;
   uint64_t edges = (N + 1 + N * k) * f4;
   uint64_t layout = 2 * N * k * f4 + edges + 8 * N * 2 * f4 + N * 4 * f4;  // weights, edges, positions, repulsion
   e.gpu_bytes = input + std::max(pca_work, std::max(knn, N * k * 8 + layout)) + (p > 0 ? N * p * f4 : 0);
