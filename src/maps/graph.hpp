@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kernels/launch.hpp"
+#include "maps/list_blocks.hpp"
 #include "surfgrad/maps.hpp"
 
 namespace surfgrad {
@@ -51,8 +52,7 @@ inline KnnResult graph_for(const Tensor& x, int k, uint64_t seed, const KnnResul
                            const std::string& what_k) {
   if (!given) return nearest_neighbours(x, k, seed);
   int64_t n = x.shape(0);
-  const std::vector<Tensor> idx = given->blocked() ? given->index_blocks : std::vector<Tensor>{given->indices},
-                            dist = given->blocked() ? given->distance_blocks : std::vector<Tensor>{given->distances};
+  const std::vector<Tensor> idx = index_blocks(*given), dist = distance_blocks(*given);
   if (given->rows() != n || given->k() != k || idx.size() != dist.size())
     throw Error(ErrorKind::Shape, op + ": given neighbours " +
                                       (given->blocked() ? "in blocks" : given->indices.describe()) + " are not [" +
