@@ -109,11 +109,29 @@ TEST(Knn, EveryTileShapeGivesTheSameLists) {
          {"64x64x8/4x4/q16m12e1", "64x64x8/4x4/q2m1e1", "64x64x4/4x4/q8m8e4", "128x128x8/8x8/q16m8e3",
           "64x128x8/4x8/q4m3e2", "64x64x8/4x4/q16m16e1s128", "64x64x8/4x4/q16m12e2s1024",
           // staging steps the threads do not divide (BK·BM = 640 values over 256 threads)
-          "64x64x10/4x4/q16m12e8", "64x64x12/4x4/q16m12e4", "128x128x10/8x8/q16m8e3"}) {
+          "64x64x10/4x4/q16m12e8", "64x64x12/4x4/q16m12e4", "128x128x10/8x8/q16m8e3",
+          // every dimension in one chunk (BK ≥ D = 21), ragged and not
+          "64x64x21/4x4/q16m12e2", "64x64x24/4x4/q16m12e8", "64x128x24/4x8/q4m3e1",
+          // the merged lists in the staging tiles' memory (s ≤ BK·(BM + 4)) or apart, at the edge
+          "64x64x8/4x4/q16m12e8s544", "64x64x8/4x4/q16m12e8s548",
+          // the GPU default (knn_fused_shape)
+          "64x64x8/4x4/q12m10e8s512"}) {
       KnnResult got = knn_exact_shaped(x, k, KnnFusedShape::parse(shape));
       EXPECT_EQ(got.indices.to_vector<int32_t>(), want.indices.to_vector<int32_t>()) << shape << " k " << k;
       EXPECT_EQ(got.distances.to_vector<float>(), want.distances.to_vector<float>()) << shape << " k " << k;
     }
+    // The points streamed over several dispatches, each going on from the lists the last left:
+    // 3 tiles of 64 a dispatch (5 dispatches over the 13 tiles), then 128 rows × 1 tile (7 × 13),
+    // on the default shape and a 128-wide one; and rows [100, 700) only.
+    for (const char* shape : {"64x64x8/4x4/q12m10e8s512", "128x128x8/8x8/q16m8e3"})
+      for (int64_t pairs : {777 * 64 * 3, 128 * 64}) {
+        std::string what = std::string(shape) + " pairs " + std::to_string(pairs) + " k " + std::to_string(k);
+        KnnResult got = knn_exact_shaped(x, k, KnnFusedShape::parse(shape), 0, -1, pairs);
+        EXPECT_EQ(got.indices.to_vector<int32_t>(), want.indices.to_vector<int32_t>()) << what;
+        EXPECT_EQ(got.distances.to_vector<float>(), want.distances.to_vector<float>()) << what;
+        KnnResult part = knn_exact_shaped(x, k, KnnFusedShape::parse(shape), 100, 700, pairs);
+        EXPECT_EQ(part.indices.to_vector<int32_t>(), want.indices.slice(0, 100, 700).to_vector<int32_t>()) << what;
+      }
   }
   EXPECT_THROW(KnnFusedShape::parse("64x64x8/3x4/q16m12e1"), Error);  // TM not a multiple of 4
   EXPECT_THROW(KnnFusedShape::parse("64x64x8/4x4/q16m17e1"), Error);  // M past Q

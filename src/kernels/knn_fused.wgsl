@@ -20,9 +20,16 @@
 // Ties are broken by the smaller id, both in the threshold test and in the lists, so the result
 // does not depend on the order in which candidates arrive (tile shape, workgroup order).
 //
-// Parameters: [N, D, row_begin, row_end, out_row0, tiles, K]: points N×D (dense), this dispatch's
-// query rows [row_begin, row_end), the global row of the output's first row, ⌈N/BN⌉, the list
-// length (a parameter, not a constant: no register holds a list, and one pipeline serves every k).
+// Parameters: [N, D, row_begin, row_end, out_row0, tile_begin, tile_end, tiles, K]: points N×D
+// (dense), this dispatch's query rows [row_begin, row_end), the global row of the output's first
+// row, this dispatch's tiles of points [tile_begin, tile_end) of all ⌈N/BN⌉, the list length (a
+// parameter, not a constant: no register holds a list, and one pipeline serves every k).
+//
+// A dispatch streams a range of the points for all its rows, and the next dispatch goes on from
+// the lists it left (keys, not yet distances; the bars are read back from them): so every
+// dispatch has a workgroup for every row block. Split by rows instead, a dispatch of a million
+// points held ~1.5 waves of workgroups, each streaming all N points, and waited on the last
+// half-empty wave (H100: 1M × 50-D, k = 90, one dispatch 4.45 s against 16 of them 5.16 s).
 @group(0) @binding(0) var<storage, read_write> out_index: array<i32>;  // [rows, K]
 @group(0) @binding(1) var<storage, read_write> out_key: array<f32>;    // [rows, K]
 @group(0) @binding(2) var<storage, read> x: array<f32>;                // [N, D]
@@ -38,15 +45,19 @@ const THREADS: u32 = {{THREADS}}u;
 const Q: u32 = {{Q}}u;
 const MERGE_AT: u32 = {{MERGE_AT}}u;
 const MERGE_EVERY: u32 = {{MERGE_EVERY}}u;
-const SCRATCH: u32 = {{SCRATCH}}u;  // merged-list slots: SCRATCH / K rows merge at once (K ≤ SCRATCH)
+const SCRATCH: u32 = {{SCRATCH}}u;  // slots for copies of lists: SCRATCH / K rows merge at once (K ≤ SCRATCH)
 const SELECTING: bool = {{SELECTING}};  // false only for `bench knn`'s compute-only timing
 // false only for `bench knn`'s no-push timing: every bar starts at −MAXF, so the selection code
 // is compiled and its tests run, but nothing is ever pushed or merged.
 const PUSHING: bool = {{PUSHING}};
 const MAXF: f32 = 0x1.fffffep+127f;
 
-var<workgroup> a_tile: array<vec4<f32>, BK * BM / 4u>;  // [BK][BM] query chunk
-var<workgroup> b_tile: array<vec4<f32>, BK * BN / 4u>;  // [BK][BN] point chunk
+// The tiles' rows are padded by 4 words: staging writes down a column (consecutive threads,
+// consecutive dimensions), which with a row of BM = 64 words put 8 threads on one bank.
+const AS: u32 = BM + 4u;
+const BS: u32 = BN + 4u;
+var<workgroup> a_tile: array<vec4<u32>, BK * AS / 4u>;  // [BK][BM] query chunk (f32 bits), padded rows
+var<workgroup> b_tile: array<vec4<u32>, BK * BS / 4u>;  // [BK][BN] point chunk (f32 bits), padded rows
 var<workgroup> b_norm: array<f32, BN>;
 var<workgroup> thr_key: array<f32, BM>;  // each row's K-th (key, id): the bar a candidate must beat
 var<workgroup> thr_id: array<i32, BM>;
@@ -60,8 +71,7 @@ var<workgroup> retry: array<u32, 2>;
 var<workgroup> merge_count: atomic<u32>;
 var<workgroup> merge_total: u32;
 var<workgroup> merge_rows_at: array<u32, BM>;
-var<workgroup> scratch_key: array<f32, SCRATCH>;
-var<workgroup> scratch_id: array<i32, SCRATCH>;
+{{SCRATCH_MEMORY}}
 
 fn before(ka: f32, ia: i32, kb: f32, ib: i32) -> bool { return ka < kb || (ka == kb && ia < ib); }
 
@@ -85,30 +95,38 @@ fn push(r: u32, v: f32, id: i32, parity: u32) -> bool {
 }
 
 // The rows whose queues go into their lists at this merge point, all merged by the whole
-// workgroup together, G = SCRATCH / K rows at a time. Every entry of a row's list and queue finds
-// its place in the merged order by ranking: a list entry's place is its index plus the queue
-// entries before it; a queue entry's is the queue entries before it plus the list entries before
-// it (binary search: the list is sorted). The K smallest places are written to `scratch`, then
-// copied over the list. (Keys and ids are distinct pairs, so the places are a permutation.)
+// workgroup together, G = SCRATCH / K rows at a time. Their lists are first copied into
+// `scratch` (one coalesced read). Then every entry of a row's list and queue finds its place in
+// the merged order by ranking: a list entry's place is its index plus the queue entries before
+// it; a queue entry's is the queue entries before it plus the list entries before it (binary
+// search of the copy: the list is sorted). Entries placed before K are written straight to their
+// place in the list. (Keys and ids are distinct pairs, so the places are a permutation.)
 // One thread a row walking ~K global-memory entries one after another stalled the whole
-// workgroup at its next barrier; here a merge costs a few barriers and one binary search.
+// workgroup at its next barrier. The binary search once ran in global memory too, a chain of
+// dependent reads; searching the copy instead gained little (H100, 1M × 50-D, k = 90: 5.18 →
+// 5.16 s) but takes a pass and a barrier less.
 fn merge_rows(lid: u32, row0: u32, out_row0: u32, K: u32, count: u32) {
   let G = SCRATCH / K;
   for (var g0 = 0u; g0 < count; g0 += G) {
     let gn = min(G, count - g0);
+    for (var it = lid; it < gn * K; it += THREADS) {
+      let base = (row0 + merge_rows_at[g0 + it / K] - out_row0) * K + it % K;
+      scratch_put(it, out_key[base], out_index[base]);
+    }
+    workgroupBarrier();  // the lists' copies
     for (var it = lid; it < gn * (K + Q); it += THREADS) {
       let g = it / (K + Q);
       let e = it % (K + Q);
       let r = merge_rows_at[g0 + g];
       let m = min(atomicLoad(&queue_len[r]), Q);
-      let base = (row0 + r - out_row0) * K;
+      let s0 = g * K;
       let q0 = r * Q;
       var kv = MAXF;
       var iv = -1;
       var place = K;
       if (e < K) {
-        kv = out_key[base + e];
-        iv = out_index[base + e];
+        kv = scratch_key(s0 + e);
+        iv = scratch_id(s0 + e);
         place = e;
       } else if (e - K < m) {
         kv = queue_key[q0 + e - K];
@@ -117,7 +135,7 @@ fn merge_rows(lid: u32, row0: u32, out_row0: u32, K: u32, count: u32) {
         var hi = K;
         while (lo < hi) {
           let mid = (lo + hi) / 2u;
-          if (before(out_key[base + mid], out_index[base + mid], kv, iv)) { lo = mid + 1u; } else { hi = mid; }
+          if (before(scratch_key(s0 + mid), scratch_id(s0 + mid), kv, iv)) { lo = mid + 1u; } else { hi = mid; }
         }
         place = lo;
       }
@@ -126,29 +144,22 @@ fn merge_rows(lid: u32, row0: u32, out_row0: u32, K: u32, count: u32) {
           if (before(queue_key[q0 + j], queue_id[q0 + j], kv, iv)) { place++; }
         }
         if (place < K) {
-          scratch_key[g * K + place] = kv;
-          scratch_id[g * K + place] = iv;
+          let base = (row0 + r - out_row0) * K;
+          out_key[base + place] = kv;
+          out_index[base + place] = iv;
+          if (place == K - 1u) {
+            thr_key[r] = kv;
+            thr_id[r] = iv;
+          }
         }
       }
     }
-    workgroupBarrier();  // every place written; every read of the old lists done
-    for (var it = lid; it < gn * K; it += THREADS) {
-      let g = it / K;
-      let e = it % K;
-      let r = merge_rows_at[g0 + g];
-      let base = (row0 + r - out_row0) * K;
-      out_key[base + e] = scratch_key[it];
-      out_index[base + e] = scratch_id[it];
-      if (e == K - 1u) {
-        thr_key[r] = scratch_key[it];
-        thr_id[r] = scratch_id[it];
-        atomicStore(&queue_len[r], 0u);
-      }
-    }
-    // The new lists, before anyone reads them (the next group's scratch, the next merge's search).
-    storageBarrier();
-    workgroupBarrier();
+    workgroupBarrier();  // every read of the copies and of the queues' lengths done
+    for (var g = lid; g < gn; g += THREADS) { atomicStore(&queue_len[merge_rows_at[g0 + g]], 0u); }
   }
+  // The new lists (written by any thread), before the next merge's copy or the last pass reads them.
+  storageBarrier();
+  workgroupBarrier();
 }
 
 @compute @workgroup_size(THREADS)
@@ -156,8 +167,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         @builtin(local_invocation_index) lid: u32) {
   let N = arg(0u); let D = arg(1u);
   let row_end = arg(3u);
-  let tiles = arg(5u);
-  let K = arg(6u);
+  let tile_begin = arg(5u);
+  let tile_end = arg(6u);
+  let tiles = arg(7u);
+  let K = arg(8u);
   let row0 = arg(2u) + linear_group(wid, nwg) * BM;  // this workgroup's first query row
   let tx = lid % TX;
   let ty = lid / TX;
@@ -166,24 +179,29 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let owns_row = lid < BM && my_row < row_end;
   let list_base = (my_row - arg(4u)) * K;
   if (lid < BM) {
-    thr_key[lid] = select(-MAXF, MAXF, PUSHING);
-    thr_id[lid] = -1;
-    atomicStore(&queue_len[lid], 0u);
-    if (owns_row) {
+    var tk = select(-MAXF, MAXF, PUSHING);
+    var ti = -1;
+    if (owns_row && tile_begin == 0u) {
       for (var s = 0u; s < K; s++) { out_key[list_base + s] = MAXF; out_index[list_base + s] = -1; }
+    } else if (owns_row && PUSHING) {  // the list an earlier dispatch left, and its bar
+      tk = out_key[list_base + K - 1u];
+      ti = out_index[list_base + K - 1u];
     }
+    thr_key[lid] = tk;
+    thr_id[lid] = ti;
+    atomicStore(&queue_len[lid], 0u);
   }
   if (lid == 0u) { retry[0] = 0u; retry[1] = 0u; atomicStore(&merge_count, 0u); }
   storageBarrier();  // the empty lists, before another thread's merge reads them
   var parity = 0u;
 {{DECLARE}}
   let chunks = (D + BK - 1u) / BK;
-  var lt = 0u;  // the tile and chunk whose values the prefetch registers hold
+  var lt = tile_begin;  // the tile and chunk whose values the prefetch registers hold
   var lk = 0u;
   {
 {{LOAD}}
   }
-  for (var t = 0u; t < tiles; t++) {
+  for (var t = tile_begin; t < tile_end; t++) {
     let col0 = t * BN;
 {{ZERO}}
     for (var c = 0u; c < chunks; c++) {
@@ -193,14 +211,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       lk = c + 1u;
       lt = t;
       if (lk == chunks) { lk = 0u; lt = t + 1u; }
-      if (lt < tiles) {
+      if (lt < tile_end) {
 {{LOAD}}
       }
 {{COMPUTE}}
     }
     // Keys, and which of this thread's TM×TN candidates beat their row's current bar.
 {{SELECT}}
-    let last = t + 1u == tiles;
+    let last = t + 1u == tile_end;
     // Merges run every MERGE_EVERY tiles (and whenever a queue overflowed, and at the end): a
     // merging row holds up its whole workgroup, so the fewer tiles with any merge, the better.
     let merge_tile = last || t % MERGE_EVERY == MERGE_EVERY - 1u;
@@ -228,11 +246,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 {{REFILTER}}
     }
   }
-  // Keys to squared distances: add the query's own |x_i|² (rounding can take a key a little
-  // below −|x_i|² for duplicates: clamp at zero).
+  // After the last tile of all, keys to squared distances: add the query's own |x_i|² (rounding
+  // can take a key a little below −|x_i|² for duplicates: clamp at zero).
   if (!SELECTING && owns_row) { out_key[list_base] = sink; }  // keeps the inner products alive
   storageBarrier();  // the last merges' lists (written by any thread of the workgroup)
-  if (SELECTING && owns_row) {
+  if (SELECTING && owns_row && tile_end == tiles) {
     let qn = norms[my_row];
     for (var s = 0u; s < K; s++) { out_key[list_base + s] = max(out_key[list_base + s] + qn, 0.0); }
   }

@@ -47,12 +47,13 @@ KnnResult knn_exact_rows(const Tensor& x, int k, int64_t row_begin, int64_t row_
   return knn_exact_shaped(x, k, knn_fused_shape(*x.context()), row_begin, row_end);
 }
 
-KnnResult knn_exact_shaped(const Tensor& x_in, int k, const KnnFusedShape& shape, int64_t row_begin, int64_t row_end) {
+KnnResult knn_exact_shaped(const Tensor& x_in, int k, const KnnFusedShape& shape, int64_t row_begin, int64_t row_end,
+                           int64_t pairs_per_dispatch) {
   if (row_end < 0) row_end = x_in.rank() == 2 ? x_in.shape(0) : 0;
   check_exact(x_in, k, row_begin, row_end);
   Tensor x = kernels::dense(x_in);
   Tensor norms = (x * x).sum({1});  // [N]
-  return knn_fused_rows(x, norms, k, row_begin, row_end, shape);
+  return knn_fused_rows(x, norms, k, row_begin, row_end, shape, pairs_per_dispatch);
 }
 
 KnnResult knn_exact_blocked(const Tensor& x_in, int k, int64_t row_begin, int64_t row_end, int64_t block_rows,

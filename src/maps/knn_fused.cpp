@@ -27,8 +27,11 @@ std::string S(int v) { return std::to_string(v); }
 // barrier, and a workgroup of 128 rows has a merging row in more of its tiles. Bigger queues
 // cost more in sorting than they save in merges (q32: 3.05 s, q64: 6.04 s). With the workgroup
 // merge (H200, 2026-11-26): 1.77 s at e1, 1.73 s at e4, 1.72 s at e8; 128×128 2.19 s (1.36 s
-// without pushes: its early tiles overflow 128 queues at once). The shape needs
-// 15.3 KiB of workgroup memory (with the merge's scratch lists): within WebGPU's default 16 KiB. CPU adapters
+// without pushes: its early tiles overflow 128 queues at once). What counts most on the H100 now
+// (2026-11-26, fourth session; 1M × 50-D, k = 90) is the workgroups an SM holds: the merge's lists
+// in the staging tiles' memory and a queue of 12 merged at 10 took 2.2 KiB and 1 KiB off, and
+// 5.26 → 5.16 s (rows a dispatch) and 4.70 → 4.39 s (points a dispatch). The shape needs
+// 11.5 KiB of workgroup memory: within WebGPU's default 16 KiB. CPU adapters
 // (lavapipe) run the 128×128 shape faster (10k points, k = 90: 9.1 s against 14.4 s): no barrier stalls there. In the
 // browser the 64×64 shape on every adapter: with the 128×128 one (26 KiB of workgroup memory, 64 cells unrolled a
 // thread) Chromium's SwiftShader adapter lost its device on the first map (the GPU process went away); the 64×64 shape
@@ -36,8 +39,9 @@ std::string S(int v) { return std::to_string(v); }
 KnnFusedShape knn_fused_shape(const gpu::Context& ctx) {
   // BK stays 8 at every D: fitting it to D (BK = 10 at D = 50, no padded dimensions) was slower
   // on the H200 (1M × 50-D, k = 90: 7.54 s against 6.95 s; BENCHMARKS.md), although it
-  // multiplies 12% less: the stream is not bound by its multiply-adds.
-  FusedShape gpu{64, 64, 8, 4, 4, 16, 12, 8}, cpu{128, 128, 8, 8, 8, 16, 8, 1};
+  // multiplies 12% less: the stream is not bound by its multiply-adds. With padded tile rows it
+  // is still no faster on the H100 (500k: 1.312 s against 1.259 s at q12m10).
+  FusedShape gpu{64, 64, 8, 4, 4, 12, 10, 8, 512}, cpu{128, 128, 8, 8, 8, 16, 8, 1};
 #if defined(__wasi__)
   (void)ctx;
   (void)cpu;
@@ -83,6 +87,23 @@ KnnFusedShape KnnFusedShape::parse(const std::string& text) {
 
 namespace {
 
+// Where a merge copies the merging rows' lists: past the staging tiles (their own arrays), or in
+// them. Merges run between tiles, after every thread's last read of the tiles and before the next
+// tile is staged, so the tiles hold nothing live then. Measured on the H100 (BENCHMARKS.md), the
+// 2 KiB this frees raised the workgroups an SM holds: 1M × 50-D, k = 90, 5.63 → 5.35 s. The tiles
+// hold u32 so that ids go through them bit for bit (bitcasts, no float moves).
+const char* scratch_in_tiles = R"(fn scratch_put(i: u32, key: f32, id: i32) {
+  a_tile[i / 4u][i % 4u] = bitcast<u32>(key);
+  b_tile[i / 4u][i % 4u] = bitcast<u32>(id);
+}
+fn scratch_key(i: u32) -> f32 { return bitcast<f32>(a_tile[i / 4u][i % 4u]); }
+fn scratch_id(i: u32) -> i32 { return bitcast<i32>(b_tile[i / 4u][i % 4u]); })";
+const char* scratch_apart = R"(var<workgroup> scratch_keys: array<f32, SCRATCH>;
+var<workgroup> scratch_ids: array<i32, SCRATCH>;
+fn scratch_put(i: u32, key: f32, id: i32) { scratch_keys[i] = key; scratch_ids[i] = id; }
+fn scratch_key(i: u32) -> f32 { return scratch_keys[i]; }
+fn scratch_id(i: u32) -> i32 { return scratch_ids[i]; })";
+
 // The per-thread blocks of knn_fused.wgsl, unrolled: every register index is a constant.
 kernels::Values generate(const FusedShape& f) {
   const int cells = f.tm * f.tn;
@@ -115,11 +136,12 @@ kernels::Values generate(const FusedShape& f) {
       load += "        { let g = " + base + " + " + e + " / BK; let gk = lk0 + " + e + " % BK; " + reg +
               " = 0.0; if (" + guard + "g < N && gk < D) { " + reg + " = x[g * D + gk]; } }\n";
       store += std::string("      ") + (ragged ? "if (" + e + " < " + S(values) + "u) " : "") + "{ let at = (" + e +
-               " % BK) * " + extent + " + " + e + " / BK; " + tile + "[at / 4u][at % 4u] = " + reg + "; }\n";
+               " % BK) * " + extent + " + " + e + " / BK; " + tile + "[at / 4u][at % 4u] = bitcast<u32>(" + reg +
+               "); }\n";
     }
   };
-  stage("pa", "row0", f.bm, "BM", "a_tile");  // the query rows
-  stage("pb", "lc0", f.bn, "BN", "b_tile");   // the points of the next tile
+  stage("pa", "row0", f.bm, "AS", "a_tile");  // the query rows
+  stage("pb", "lc0", f.bn, "BS", "b_tile");   // the points of the next tile
   declare += "  var pn = MAXF;\n";
   load += "        if (lk == 0u && lid < BN) { pn = MAXF; if (lc0 + lid < N) { pn = norms[lc0 + lid]; } }\n";
   store += "      if (c == 0u && lid < BN) { b_norm[lid] = pn; }\n";
@@ -129,9 +151,11 @@ kernels::Values generate(const FusedShape& f) {
   for (int kk = 0; kk < f.bk; ++kk) {
     compute += "    {\n";
     for (int i4 = 0; i4 < f.tm / 4; ++i4)
-      compute += "      let a" + S(i4) + " = a_tile[" + S(kk * f.bm / 4) + "u + ty * (TM / 4u) + " + S(i4) + "u];\n";
+      compute += "      let a" + S(i4) + " = bitcast<vec4<f32>>(a_tile[" + S(kk * (f.bm + 4) / 4) +
+                 "u + ty * (TM / 4u) + " + S(i4) + "u]);\n";
     for (int j4 = 0; j4 < f.tn / 4; ++j4)
-      compute += "      let b" + S(j4) + " = b_tile[" + S(kk * f.bn / 4) + "u + tx * (TN / 4u) + " + S(j4) + "u];\n";
+      compute += "      let b" + S(j4) + " = bitcast<vec4<f32>>(b_tile[" + S(kk * (f.bn + 4) / 4) +
+                 "u + tx * (TN / 4u) + " + S(j4) + "u]);\n";
     for (int i = 0; i < f.tm; ++i)
       for (int j = 0; j < f.tn; ++j)
         compute += "      " + cell(i, j) + " = fma(a" + S(i / 4) + "." + lane[i % 4] + ", b" + S(j / 4) + "." +
@@ -139,20 +163,28 @@ kernels::Values generate(const FusedShape& f) {
     compute += "    }\n";
   }
   // Keys |x_j|² − 2·x_i·x_j, and the candidates that beat their row's bar (its threshold read
-  // once per row, the points' norms once per tile).
+  // once per row, the points' norms once per tile). After the first tiles almost no key beats
+  // its bar, so a row's keys are first tested together, their minimum against the bar: the exact
+  // test (ties, the row itself, rows past the end) runs only where one may pass. "Not above"
+  // rather than "at most" sends a NaN minimum to the exact test too.
   std::string select;
   if (f.select) {
     for (int j = 0; j < f.tn; ++j) select += "    let bn" + S(j) + " = b_norm[tx * TN + " + S(j) + "u];\n";
     for (int i = 0; i < f.tm; ++i) {
-      select += "    {\n      let r = " + local_row(i) +
-                "; let row = row0 + r; let live = row < row_end; let tk = thr_key[r]; let ti = thr_id[r];\n";
+      select += "    {\n      let r = " + local_row(i) + "; let tk = thr_key[r];\n";
+      std::string least;
+      for (int j = 0; j < f.tn; ++j) {
+        select += "      " + cell(i, j) + " = bn" + S(j) + " - 2.0 * " + cell(i, j) + ";\n";
+        least = j == 0 ? cell(i, j) : "min(" + least + ", " + cell(i, j) + ")";
+      }
+      select += "      if (!(" + least +
+                " > tk)) {\n        let row = row0 + r; let live = row < row_end; let ti = thr_id[r];\n";
       for (int j = 0; j < f.tn; ++j) {
         int e = i * f.tn + j;
-        select += "      " + cell(i, j) + " = bn" + S(j) + " - 2.0 * " + cell(i, j) + ";\n";
-        select += "      { let id = " + col(j) + "; if (live && u32(id) != row && before(" + cell(i, j) +
+        select += "        { let id = " + col(j) + "; if (live && u32(id) != row && before(" + cell(i, j) +
                   ", id, tk, ti)) { " + word(e) + " |= " + bit(e) + "; } }\n";
       }
-      select += "    }\n";
+      select += "      }\n    }\n";
     }
   } else {
     for (int e = 0; e < cells; ++e) select += "    sink += acc[" + S(e) + "];\n";
@@ -181,6 +213,7 @@ kernels::Values generate(const FusedShape& f) {
           {"MERGE_AT", S(f.merge_at)},
           {"MERGE_EVERY", S(f.merge_every)},
           {"SCRATCH", S(f.scratch)},
+          {"SCRATCH_MEMORY", f.scratch_in_tiles() ? scratch_in_tiles : scratch_apart},
           {"SELECTING", f.select ? "true" : "false"},
           {"PUSHING", f.push ? "true" : "false"},
           {"DECLARE", declare},
@@ -196,7 +229,7 @@ kernels::Values generate(const FusedShape& f) {
 }  // namespace
 
 KnnResult knn_fused_rows(const Tensor& x, const Tensor& norms, int k, int64_t row_begin, int64_t row_end,
-                         const KnnFusedShape& f) {
+                         const KnnFusedShape& f, int64_t pairs_per_dispatch) {
   auto ctx = x.context();
   const int64_t n = x.shape(0), d = x.shape(1);
   if (f.workgroup_bytes() > ctx->limits().max_compute_workgroup_storage_size ||
@@ -208,19 +241,24 @@ KnnResult knn_fused_rows(const Tensor& x, const Tensor& norms, int k, int64_t ro
                                       std::to_string(ctx->limits().max_compute_invocations_per_workgroup));
   std::string key = "knn_fused|" + f.describe();
   auto program = kernels::Program::generated(
-      ctx, key, [&] { return kernels::fill_template(kernels::wgsl_source("knn_fused.wgsl"), generate(f)); });
+      ctx, key, [&] { return kernels::fill_template(kernels::wgsl_source("knn_fused.wgsl"), generate(f)); },
+      {.validated = true});
   int64_t rows = row_end - row_begin;
   KnnResult out{Tensor::empty(ctx, {rows, k}, DType::i32), Tensor::empty(ctx, {rows, k}, DType::f32)};
   int64_t tiles = (n + f.bn - 1) / f.bn;
-  // Each dispatch streams all N points for its rows: about 2^36 pairs a dispatch (a quarter of a
-  // second at a million points on an H100) keeps every submission short.
-  // On CPU adapters 2^28 pairs a dispatch: a browser's GPU process has a watchdog.
-  int64_t pairs = int64_t(1) << (ctx->info().is_cpu ? 28 : 36);
-  int64_t per = std::max<int64_t>(f.bm, (pairs / std::max<int64_t>(n, 1)) / f.bm * f.bm);
-  for (int64_t r0 = row_begin; r0 < row_end; r0 += per) {
-    int64_t r1 = std::min(row_end, r0 + per);
-    program.launch({out.indices, out.distances, x, norms}, {n, d, r0, r1, row_begin, tiles, k},
-                   kernels::groups_for(*ctx, uint64_t((r1 - r0 + f.bm - 1) / f.bm), 1));
+  // About 2^36 pairs a dispatch (a quarter of a second at a million points on an H100) keeps every
+  // submission short; on CPU adapters 2^28 (a browser's GPU process has a watchdog). A dispatch
+  // takes all the rows (up to that many pairs a tile) and as many tiles of points as fit: the
+  // next dispatch goes on from the lists it left (knn_fused.wgsl).
+  const int64_t pairs = pairs_per_dispatch > 0 ? pairs_per_dispatch : int64_t(1) << (ctx->info().is_cpu ? 28 : 36);
+  const int64_t rows_per = std::max<int64_t>(f.bm, (pairs / f.bn) / f.bm * f.bm);
+  for (int64_t r0 = row_begin; r0 < row_end; r0 += rows_per) {
+    const int64_t r1 = std::min(row_end, r0 + rows_per);
+    const int64_t tiles_per = std::max<int64_t>(1, pairs / ((r1 - r0) * f.bn));
+    for (int64_t t0 = 0; t0 < tiles; t0 += tiles_per)
+      program.launch({out.indices, out.distances, x, norms},
+                     {n, d, r0, r1, row_begin, t0, std::min(tiles, t0 + tiles_per), tiles, k},
+                     kernels::groups_for(*ctx, uint64_t((r1 - r0 + f.bm - 1) / f.bm), 1));
   }
   return out;
 }

@@ -1,5 +1,6 @@
 // The streaming exact-kNN kernel behind knn_exact (knn_fused.cpp, knn_fused.wgsl).
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -18,8 +19,12 @@ struct KnnFusedShape {
   bool select = true;
   bool push = true;  // false: nothing passes the bars (for `bench knn`'s no-push timing)
   int threads() const { return (bm / tm) * (bn / tn); }
+  // Whether the merged lists fit in the staging tiles (keys in the queries', ids in the points'),
+  // which hold nothing live while rows merge: then they take no workgroup memory of their own.
+  bool scratch_in_tiles() const { return scratch <= bk * (std::min(bm, bn) + 4); }
   uint64_t workgroup_bytes() const {
-    return 4ull * (uint64_t(bk) * bm + uint64_t(bk) * bn + bn + 4ull * bm + 2ull * bm * queue + 2ull * scratch + 4);
+    return 4ull * (uint64_t(bk) * (bm + 4) + uint64_t(bk) * (bn + 4) + bn + 4ull * bm + 2ull * bm * queue +
+                   (scratch_in_tiles() ? 0ull : 2ull * scratch) + 4);
   }
   // "BMxBNxBK/TMxTN/qQmMeEsS", with "/compute-only" when select is off, "/no-push" when push is
   // (sS may be left out when parsing: 256).
@@ -31,13 +36,14 @@ struct KnnFusedShape {
 KnnFusedShape knn_fused_shape(const gpu::Context& ctx);
 
 // knn_exact_rows with a given shape (checked against the adapter's limits): for `bench knn`.
-// row_end < 0: all rows.
+// row_end < 0: all rows. pairs_per_dispatch > 0 replaces the adapter's default (for tests: many
+// dispatches on small inputs).
 KnnResult knn_exact_shaped(const Tensor& x, int k, const KnnFusedShape& shape, int64_t row_begin = 0,
-                           int64_t row_end = -1);
+                           int64_t row_end = -1, int64_t pairs_per_dispatch = 0);
 
 // Rows [row_begin, row_end) of the exact k-nearest-neighbour lists of x (f32 [N, D], dense from
 // its buffer's start), given norms = |x_i|² (f32 [N]). Checked by the caller.
 KnnResult knn_fused_rows(const Tensor& x, const Tensor& norms, int k, int64_t row_begin, int64_t row_end,
-                         const KnnFusedShape& shape);
+                         const KnnFusedShape& shape, int64_t pairs_per_dispatch = 0);
 
 }  // namespace surfgrad
