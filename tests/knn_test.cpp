@@ -93,8 +93,12 @@ TEST(Knn, StreamingBreaksTiesByIndex) {
             << "n " << n << " row " << i << " rank " << q;
         ASSERT_EQ(double(dist[size_t(i * k + q)]), ref[size_t(i)][size_t(q)].first) << "row " << i << " rank " << q;
       }
-    // And the same bits again (no dependence on timing).
+    // And the same bits again (no dependence on timing), and with the points streamed over many
+    // dispatches (a bar read back from the lists an earlier one left decides ties by id too).
     EXPECT_EQ(knn_exact(x, k).indices.to_vector<int32_t>(), idx);
+    KnnResult split = knn_exact_shaped(x, k, KnnFusedShape::parse("64x64x8/4x4/q12m10e8s512"), 0, -1, 64 * 64);
+    EXPECT_EQ(split.indices.to_vector<int32_t>(), idx) << "n " << n << " split";
+    EXPECT_EQ(split.distances.to_vector<float>(), dist) << "n " << n << " split";
   }
 }
 
@@ -121,9 +125,10 @@ TEST(Knn, EveryTileShapeGivesTheSameLists) {
       EXPECT_EQ(got.distances.to_vector<float>(), want.distances.to_vector<float>()) << shape << " k " << k;
     }
     // The points streamed over several dispatches, each going on from the lists the last left:
-    // 3 tiles of 64 a dispatch (5 dispatches over the 13 tiles), then 128 rows × 1 tile (7 × 13),
-    // on the default shape and a 128-wide one; and rows [100, 700) only.
-    for (const char* shape : {"64x64x8/4x4/q12m10e8s512", "128x128x8/8x8/q16m8e3"})
+    // 777·64·3 pairs a dispatch (the 64-wide shapes: 3 tiles a dispatch, 5 over the 13 tiles; the
+    // 128-wide one: 1 tile, 7 dispatches), then 128·64 (blocks of 128 rows, 1 tile a dispatch);
+    // the lists' copies in the tiles and apart (s548); and rows [100, 700) only.
+    for (const char* shape : {"64x64x8/4x4/q12m10e8s512", "64x64x8/4x4/q16m12e8s548", "128x128x8/8x8/q16m8e3"})
       for (int64_t pairs : {777 * 64 * 3, 128 * 64}) {
         std::string what = std::string(shape) + " pairs " + std::to_string(pairs) + " k " + std::to_string(k);
         KnnResult got = knn_exact_shaped(x, k, KnnFusedShape::parse(shape), 0, -1, pairs);
@@ -131,12 +136,14 @@ TEST(Knn, EveryTileShapeGivesTheSameLists) {
         EXPECT_EQ(got.distances.to_vector<float>(), want.distances.to_vector<float>()) << what;
         KnnResult part = knn_exact_shaped(x, k, KnnFusedShape::parse(shape), 100, 700, pairs);
         EXPECT_EQ(part.indices.to_vector<int32_t>(), want.indices.slice(0, 100, 700).to_vector<int32_t>()) << what;
+        EXPECT_EQ(part.distances.to_vector<float>(), want.distances.slice(0, 100, 700).to_vector<float>()) << what;
       }
   }
   EXPECT_THROW(KnnFusedShape::parse("64x64x8/3x4/q16m12e1"), Error);  // TM not a multiple of 4
   EXPECT_THROW(KnnFusedShape::parse("64x64x8/4x4/q16m17e1"), Error);  // M past Q
   EXPECT_THROW(KnnFusedShape::parse("64x64"), Error);
   EXPECT_THROW(KnnFusedShape::parse("64x64x8/4x4/q16m12e1s100"), Error);  // no room for k = 128
+  EXPECT_THROW(KnnFusedShape::parse("128x16x8/8x4/q16m8e1"), Error);      // 64 threads for 128 rows
   // Pieces missing or left over are refused, not read as the nearest shape.
   for (const char* malformed : {"64x64x8/4x4/q16m12e1s/no-push", "64x64x8/4x4/q16m12e8junk", "64x64x8/4x4/q16m12e8/",
                                 "64x64x8/4x4/q16m12e8/fast", " 64x64x8/4x4/q16m12e8", "0x0x8/4x4/q16m12e8"})

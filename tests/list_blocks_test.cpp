@@ -48,6 +48,12 @@ TEST(ListBlocks, BlockRowsFollowTheBindingLimit) {
     EXPECT_EQ(e.kind(), ErrorKind::LimitExceeded);
     EXPECT_NE(std::string(e.what()).find("fewer neighbours"), std::string::npos) << e.what();
   }
+  // Auto picks exact kNN only where its lists (one tensor each) fit one binding: 2,000 × 64
+  // do not in 200 KB, 2,000 × 15 do; without k only the size counts.
+  EXPECT_FALSE(knn_is_exact(*small_binding_ctx(), 2000, 16, KnnMethod::Auto, 64));
+  EXPECT_TRUE(knn_is_exact(*small_binding_ctx(), 2000, 16, KnnMethod::Auto, 15));
+  EXPECT_TRUE(knn_is_exact(*small_binding_ctx(), 2000, 16, KnnMethod::Auto));
+  EXPECT_TRUE(knn_is_exact(*small_binding_ctx(), 2000, 16, KnnMethod::Exact, 64));  // asked for: refused later by name
   std::string wgsl = blocked_reader("old", "i32", 4, 3, 100);
   EXPECT_NE(wgsl.find("@binding(6) var<storage, read> old_2: array<i32>;"), std::string::npos) << wgsl;
   EXPECT_NE(wgsl.find("if (e < 200u) { return old_1[e - 100u]; }"), std::string::npos) << wgsl;

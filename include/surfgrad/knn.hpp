@@ -64,11 +64,13 @@ double knn_recall_sampled(const Tensor& x, const KnnResult& approx, int64_t samp
 
 // How t-SNE and UMAP find their neighbours. Auto: exact up to kExactKnnLimit points on every
 // adapter, and on GPUs (not CPU adapters) while N²·D ≤ kExactPairWorkOnGpu, where the streaming
-// exact kernel beats neighbour descent (measured on an H100, BENCHMARKS.md); descent past that.
+// exact kernel beats neighbour descent (measured on an H100, BENCHMARKS.md: at 4M × 50-D exact
+// 65–67 s, descent 71–80 s at k = 15 and 90), and its lists of k (when given) fit one binding;
+// descent past that.
 enum class KnnMethod { Auto, Exact, Descent };
 constexpr int64_t kExactKnnLimit = 20000;
-constexpr double kExactPairWorkOnGpu = 5e14;  // 3.2M points in 50-D
-bool knn_is_exact(const gpu::Context& ctx, int64_t n, int64_t d, KnnMethod method);
+constexpr double kExactPairWorkOnGpu = 1e15;  // 4.5M points in 50-D
+bool knn_is_exact(const gpu::Context& ctx, int64_t n, int64_t d, KnnMethod method, int k = 0);
 KnnResult nearest_neighbours(const Tensor& x, int k, uint64_t seed = 1, KnnMethod method = KnnMethod::Auto);
 
 }  // namespace surfgrad

@@ -130,7 +130,8 @@ void add_map_commands(CLI::App& app, CommandFn& chosen) {
       ->check(integer_in<int>(-1, 1 << 20))
       ->capture_default_str();
   map->add_option("--knn", a->knn,
-                  "neighbours: exact, descent, or auto (exact up to 20,000 points, and on GPUs while N²·D <= 5e14)")
+                  "neighbours: exact, descent, or auto (exact up to 20,000 points, and on GPUs while N²·D <= 1e15 and "
+                  "the lists fit one binding)")
       ->check(one_of({"auto", "exact", "descent"}))
       ->capture_default_str();
   map->add_option("--recall-sample", a->map.recall_sample,

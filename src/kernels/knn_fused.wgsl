@@ -1,6 +1,7 @@
 // Exact k-nearest neighbours in one pass, without the N×N distance matrix (knn_fused.cpp).
 //
-// A workgroup owns BM query rows and streams over all N points in tiles of BN. Each tile's
+// A workgroup owns BM query rows and streams over the N points (over one dispatch or several,
+// below) in tiles of BN. Each tile's
 // BM×BN inner products come from the matmul's register tiling (BK dimensions at a time staged in
 // workgroup memory, TM×TN outputs per thread, fully unrolled by the host so the accumulators stay
 // in registers). The ranking key of point j for query i is |x_j|² − 2·x_i·x_j: the query's own
@@ -48,7 +49,8 @@ const MERGE_EVERY: u32 = {{MERGE_EVERY}}u;
 const SCRATCH: u32 = {{SCRATCH}}u;  // slots for copies of lists: SCRATCH / K rows merge at once (K ≤ SCRATCH)
 const SELECTING: bool = {{SELECTING}};  // false only for `bench knn`'s compute-only timing
 // false only for `bench knn`'s no-push timing: every bar starts at −MAXF, so the selection code
-// is compiled and its tests run, but nothing is ever pushed or merged.
+// is compiled and the keys and each row's minimum computed, but the exact tests never run and
+// nothing is pushed or merged.
 const PUSHING: bool = {{PUSHING}};
 const MAXF: f32 = 0x1.fffffep+127f;
 
@@ -67,7 +69,8 @@ var<workgroup> queue_id: array<i32, BM * Q>;
 // Set by a push that found its queue full; read uniformly after the merges. Two slots used in
 // turn, so the one being cleared is never the one being read or written.
 var<workgroup> retry: array<u32, 2>;
-// The rows that merge at this merge point (merge_rows), and the merged lists of G of them.
+// The rows that merge at this merge point (merge_rows); copies of G of their lists go in
+// scratch (SCRATCH_MEMORY).
 var<workgroup> merge_count: atomic<u32>;
 var<workgroup> merge_total: u32;
 var<workgroup> merge_rows_at: array<u32, BM>;
@@ -172,6 +175,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let tiles = arg(7u);
   let K = arg(8u);
   let row0 = arg(2u) + linear_group(wid, nwg) * BM;  // this workgroup's first query row
+  // A grid past 65,535 workgroups a dimension overhangs the rows by a few workgroups: they would
+  // stream every tile for nothing (uniform: the whole workgroup returns).
+  if (row0 >= row_end) { return; }
   let tx = lid % TX;
   let ty = lid / TX;
   // Row thread `lid` (< BM) owns the list of query row row0 + lid.

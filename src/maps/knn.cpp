@@ -216,15 +216,18 @@ KnnResult knn_refine(const Tensor& x, const Tensor& graph, int iterations, int r
   return descend(x, k, iterations, 1, reverse, std::move(cur), false);
 }
 
-bool knn_is_exact(const gpu::Context& ctx, int64_t n, int64_t d, KnnMethod method) {
+bool knn_is_exact(const gpu::Context& ctx, int64_t n, int64_t d, KnnMethod method, int k) {
   if (method != KnnMethod::Auto) return method == KnnMethod::Exact;
+  // Exact lists are one tensor each; descent keeps longer ones in blocks (list_blocks.hpp).
+  const uint64_t binding = std::min(ctx.limits().max_buffer_size, ctx.limits().max_storage_buffer_binding_size);
+  if (k > 0 && uint64_t(n) * uint64_t(k) * 4 > binding) return false;
   return n <= kExactKnnLimit || (!ctx.info().is_cpu && double(n) * double(n) * double(d) <= kExactPairWorkOnGpu);
 }
 
 KnnResult nearest_neighbours(const Tensor& x, int k, uint64_t seed, KnnMethod method) {
   if (x.rank() != 2) throw Error(ErrorKind::Shape, "knn: points must be [N, D], got " + x.describe());
   Tensor f = x.cast(DType::f32);
-  if (knn_is_exact(*x.context(), x.shape(0), x.shape(1), method)) return knn_exact(f, k);
+  if (knn_is_exact(*x.context(), x.shape(0), x.shape(1), method, k)) return knn_exact(f, k);
   // Short lists stall early in descent: search with 48 and keep the k nearest (recall@15 at a
   // million 50-D points: 0.87 with 32). Reverse neighbours: 16 for short lists, 8 for long ones
   // (whose own candidates are already many; 4 rounds reach 0.95 recall@90 there).

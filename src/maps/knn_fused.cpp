@@ -1,6 +1,6 @@
 // Exact kNN in one streaming kernel (knn_fused.wgsl): inner products by register tiles, per-row
 // top-k by threshold and queue, no distance matrix in memory. This file picks the tile shape for
-// the adapter, generates the unrolled per-thread code and splits the rows over dispatches.
+// the adapter, generates the unrolled per-thread code and splits the work over dispatches.
 #include "maps/knn_fused.hpp"
 
 #include <algorithm>
@@ -29,7 +29,7 @@ std::string S(int v) { return std::to_string(v); }
 // merge (H200, 2026-11-26): 1.77 s at e1, 1.73 s at e4, 1.72 s at e8; 128×128 2.19 s (1.36 s
 // without pushes: its early tiles overflow 128 queues at once). What counts most on the H100 now
 // (2026-11-26, fourth session; 1M × 50-D, k = 90) is the workgroups an SM holds: the merge's lists
-// in the staging tiles' memory and a queue of 12 merged at 10 took 2.2 KiB and 1 KiB off, and
+// in the staging tiles' memory and a queue of 12 merged at 10 took 15.3 KiB down to 11.5, and
 // 5.26 → 5.16 s (rows a dispatch) and 4.70 → 4.39 s (points a dispatch). The shape needs
 // 11.5 KiB of workgroup memory: within WebGPU's default 16 KiB. CPU adapters
 // (lavapipe) run the 128×128 shape faster (10k points, k = 90: 9.1 s against 14.4 s): no barrier stalls there. In the
@@ -81,7 +81,9 @@ KnnFusedShape KnnFusedShape::parse(const std::string& text) {
   if (f.bk < 1 || f.bk > 64 || f.queue < 2 || f.queue > 64) bad("BK must be in [1, 64] and Q in [2, 64]");
   if (f.tm * f.tn > 64) bad("TM·TN must be at most 64 (pending bits)");
   if (f.scratch < 128 || f.scratch > 4096) bad("S must be in [128, 4096] (a merge needs room for k ≤ 128)");
-  if ((f.bk * f.bm) % 4 || f.threads() < f.bn) bad("BK·BM must be a multiple of 4, and the threads at least BN");
+  // A row's list is set up, flushed and finished by thread `row` (< BM); the norms by thread j < BN.
+  if ((f.bk * f.bm) % 4 || f.threads() < std::max(f.bm, f.bn))
+    bad("BK·BM must be a multiple of 4, and the threads at least BM and BN");
   return f;
 }
 
@@ -90,7 +92,8 @@ namespace {
 // Where a merge copies the merging rows' lists: past the staging tiles (their own arrays), or in
 // them. Merges run between tiles, after every thread's last read of the tiles and before the next
 // tile is staged, so the tiles hold nothing live then. Measured on the H100 (BENCHMARKS.md), the
-// 2 KiB this frees raised the workgroups an SM holds: 1M × 50-D, k = 90, 5.63 → 5.35 s. The tiles
+// memory this frees (2 KiB at 256 slots, 4 at 512) raised the workgroups an SM holds: 1M × 50-D,
+// k = 90, 5.63 → 5.35 s. The tiles
 // hold u32 so that ids go through them bit for bit (bitcasts, no float moves).
 const char* scratch_in_tiles = R"(fn scratch_put(i: u32, key: f32, id: i32) {
   a_tile[i / 4u][i % 4u] = bitcast<u32>(key);

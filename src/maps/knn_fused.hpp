@@ -14,12 +14,13 @@ namespace surfgrad {
 // selection (the lists are left unfilled): for `bench knn` only, to time the inner products and staging alone.
 struct KnnFusedShape {
   int bm = 128, bn = 128, bk = 8, tm = 8, tn = 8, queue = 16, merge_at = 8, merge_every = 1;
-  // Slots for merged lists: scratch / k rows merge at once (at least 128, the largest k).
+  // Slots for copies of the merging rows' lists: scratch / k rows merge at once (at least 128, the
+  // largest k).
   int scratch = 256;
   bool select = true;
   bool push = true;  // false: nothing passes the bars (for `bench knn`'s no-push timing)
   int threads() const { return (bm / tm) * (bn / tn); }
-  // Whether the merged lists fit in the staging tiles (keys in the queries', ids in the points'),
+  // Whether the lists' copies fit in the staging tiles (keys in the queries', ids in the points'),
   // which hold nothing live while rows merge: then they take no workgroup memory of their own.
   bool scratch_in_tiles() const { return scratch <= bk * (std::min(bm, bn) + 4); }
   uint64_t workgroup_bytes() const {

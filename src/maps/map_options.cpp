@@ -173,13 +173,12 @@ void check_map_fits(const gpu::ContextPtr& ctx, const MapOptions& o, int64_t n, 
                                             " dimensions need about " + mib(need) + " of host memory" +
                                             (ctx->info().is_cpu ? " (this CPU adapter's buffers included)" : "") +
                                             ", more than the " + mib(have) + " available; map fewer points");
-  const bool approximate =
-      !knn_is_exact(*ctx, n, map_pca_components(o, n, d) > 0 ? map_pca_components(o, n, d) : d, o.knn);
   const int k = map_neighbours(o, n);
+  const bool approximate =
+      !knn_is_exact(*ctx, n, map_pca_components(o, n, d) > 0 ? map_pca_components(o, n, d) : d, o.knn, k);
   if (approximate && o.method == MapMethod::Tsne)  // names the blocks past kMaxListBlocks
     list_block_rows(*ctx, n, std::max(k, 48));
-  // The exact kernel (Auto picks it on GPUs up to N²·D = 5e14: 10M low-dimensional points, say)
-  // writes its lists as one tensor each.
+  // The exact kernel writes its lists as one tensor each (Auto picks it only where they fit).
   if (!approximate && uint64_t(n) * uint64_t(k) * 4 >
                           std::min(ctx->limits().max_buffer_size, ctx->limits().max_storage_buffer_binding_size))
     throw Error(ErrorKind::LimitExceeded, "map: exact kNN lists of " + std::to_string(n) + " points × " +

@@ -138,7 +138,7 @@ MapResult map_points(PointBlocks x, const MapOptions& options, const MapProgress
   ctx->trim_pool();
 
   r.k = map_neighbours(options, n);
-  r.approximate_knn = !knn_is_exact(*features.context(), n, features.shape(1), options.knn);
+  r.approximate_knn = !knn_is_exact(*features.context(), n, features.shape(1), options.knn, r.k);
   report("knn", 0, 1);
   r.neighbours = nearest_neighbours(features, r.k, options.seed, options.knn);
   r.phases.push_back({r.approximate_knn ? "kNN (descent)" : "kNN (exact)", clock.lap()});
