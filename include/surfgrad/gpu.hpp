@@ -10,6 +10,7 @@
 // sync(), or when the batch grows large). Errors from WebGPU callbacks are kept in a sticky
 // state and thrown as surfgrad::Error at the next call.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
@@ -81,6 +82,8 @@ struct Limits {
   uint32_t max_compute_invocations_per_workgroup = 0;
   uint32_t max_compute_workgroup_storage_size = 0;
   uint32_t max_compute_workgroup_size_x = 0;
+  // The most one tensor may take: it is one buffer, bound whole as storage.
+  uint64_t largest_binding() const { return std::min(max_buffer_size, max_storage_buffer_binding_size); }
 };
 
 struct PoolStats {

@@ -89,7 +89,7 @@ BufferPtr Context::alloc(uint64_t bytes, const std::string& what) {
   impl_->check();
   bytes = std::max<uint64_t>((bytes + 3) / 4 * 4, 4);
   const Limits& L = impl_->limits;
-  uint64_t cap = std::min(L.max_buffer_size, L.max_storage_buffer_binding_size);
+  uint64_t cap = L.largest_binding();
   if (bytes > cap) {
     throw Error(ErrorKind::LimitExceeded,
                 what + " needs " + human_bytes(bytes) + " but this adapter (" + impl_->info.name + ") binds at most " +

@@ -74,9 +74,7 @@ IncomingEdges incoming_edges_gpu(const std::vector<Tensor>& lists_in, int64_t bl
     throw Error(ErrorKind::LimitExceeded,
                 "incoming edges: " + std::to_string(edges) +
                     " edges do not fit the list's 32-bit ids; use fewer points or neighbours");
-  if (max_block_edges <= 0)
-    max_block_edges =
-        int64_t(std::min(ctx->limits().max_buffer_size, ctx->limits().max_storage_buffer_binding_size) / 4);
+  if (max_block_edges <= 0) max_block_edges = int64_t(ctx->limits().largest_binding() / 4);
   auto step = [&](int s) { return kernels::Program::file(ctx, "incoming_edges.wgsl", {{"STEP", std::to_string(s)}}); };
   IncomingEdges out;
   Tensor counter = Tensor::zeros(ctx, {n}, DType::i32);

@@ -219,8 +219,7 @@ KnnResult knn_refine(const Tensor& x, const Tensor& graph, int iterations, int r
 bool knn_is_exact(const gpu::Context& ctx, int64_t n, int64_t d, KnnMethod method, int k) {
   if (method != KnnMethod::Auto) return method == KnnMethod::Exact;
   // Exact lists are one tensor each; descent keeps longer ones in blocks (list_blocks.hpp).
-  const uint64_t binding = std::min(ctx.limits().max_buffer_size, ctx.limits().max_storage_buffer_binding_size);
-  if (k > 0 && uint64_t(n) * uint64_t(k) * 4 > binding) return false;
+  if (k > 0 && uint64_t(n) * uint64_t(k) * 4 > ctx.limits().largest_binding()) return false;
   return n <= kExactKnnLimit || (!ctx.info().is_cpu && double(n) * double(n) * double(d) <= kExactPairWorkOnGpu);
 }
 

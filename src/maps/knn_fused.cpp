@@ -93,8 +93,8 @@ namespace {
 // them. Merges run between tiles, after every thread's last read of the tiles and before the next
 // tile is staged, so the tiles hold nothing live then. Measured on the H100 (BENCHMARKS.md), the
 // memory this frees (2 KiB at 256 slots, 4 at 512) raised the workgroups an SM holds: 1M × 50-D,
-// k = 90, 5.63 → 5.35 s. The tiles
-// hold u32 so that ids go through them bit for bit (bitcasts, no float moves).
+// k = 90, 5.63 → 5.35 s. The tiles hold u32 so that ids go through them bit for bit (bitcasts,
+// no float moves).
 const char* scratch_in_tiles = R"(fn scratch_put(i: u32, key: f32, id: i32) {
   a_tile[i / 4u][i % 4u] = bitcast<u32>(key);
   b_tile[i / 4u][i % 4u] = bitcast<u32>(id);

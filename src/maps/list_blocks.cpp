@@ -17,8 +17,7 @@ void set_descent_skips_old_pairs(bool skip) { skip_old_pairs = skip; }
 bool descent_skips_old_pairs() { return skip_old_pairs; }
 
 int64_t list_block_rows(const gpu::Context& ctx, int64_t n, int64_t k) {
-  const gpu::Limits& l = ctx.limits();
-  uint64_t limit = std::min(l.max_buffer_size, l.max_storage_buffer_binding_size);
+  uint64_t limit = ctx.limits().largest_binding();
   int64_t most = std::max<int64_t>(1, int64_t(limit / (uint64_t(k) * 4)));  // rows one binding holds
   int64_t blocks = (n + most - 1) / most;
   if (blocks > kMaxListBlocks)

@@ -179,15 +179,13 @@ void check_map_fits(const gpu::ContextPtr& ctx, const MapOptions& o, int64_t n, 
   if (approximate && o.method == MapMethod::Tsne)  // names the blocks past kMaxListBlocks
     list_block_rows(*ctx, n, std::max(k, 48));
   // The exact kernel writes its lists as one tensor each (Auto picks it only where they fit).
-  if (!approximate && uint64_t(n) * uint64_t(k) * 4 >
-                          std::min(ctx->limits().max_buffer_size, ctx->limits().max_storage_buffer_binding_size))
+  if (!approximate && uint64_t(n) * uint64_t(k) * 4 > ctx->limits().largest_binding())
     throw Error(ErrorKind::LimitExceeded, "map: exact kNN lists of " + std::to_string(n) + " points × " +
                                               std::to_string(k) +
                                               " neighbours are more than the adapter binds in "
                                               "one buffer; use --knn descent (it keeps them in blocks), fewer "
                                               "neighbours or fewer points");
-  const gpu::Limits& l = ctx->limits();
-  uint64_t limit = std::min(l.max_buffer_size, l.max_storage_buffer_binding_size);
+  uint64_t limit = ctx->limits().largest_binding();
   if (limit > 0 && e.largest_tensor > limit)
     throw Error(ErrorKind::LimitExceeded, "map: " + e.largest_name + " of " + std::to_string(n) +
                                               " points would take " + mib(e.largest_tensor) +
