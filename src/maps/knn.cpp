@@ -109,6 +109,9 @@ namespace surfgrad {
 
 namespace {
 
+// Threads that build one point's list together (nndescent.wgsl, the GPUs' kernel).
+constexpr int kDescentThreads = 64;
+
 // `iterations` rounds of descent on x from `cur` (random lists when `init`). The lists are row
 // blocks where one binding cannot hold them (list_blocks.hpp); a round writes each block in its
 // own dispatch and reads the previous lists of all of them.
@@ -120,13 +123,18 @@ KnnResult descend(const Tensor& x_in, int k, int iterations, uint64_t seed, int 
   if (x.offset() != 0) x = x.clone();
   int r = std::max(reverse, 1);  // a binding of at least one slot, all −1 when reverse = 0
   const int64_t rows = list_block_rows(*ctx, n, k), blocks = (n + rows - 1) / rows;
+  DescentKernel which = descent_kernel();
+  if (which == DescentKernel::Auto)
+    which = ctx->info().is_cpu ? DescentKernel::ThreadAPoint : DescentKernel::WorkgroupAPoint;
+  const bool per_thread = which == DescentKernel::ThreadAPoint;
   auto kernel = [&](bool first) {
     size_t old_blocks = first ? 1 : size_t(blocks);  // INIT reads no previous lists
     return kernels::Program::file(
-        ctx, "nndescent.wgsl",
+        ctx, per_thread ? "nndescent_thread.wgsl" : "nndescent.wgsl",
         {{"K", std::to_string(k)},
          {"R", std::to_string(reverse)},
          {"INIT", first ? "true" : "false"},
+         {"T", std::to_string(kDescentThreads)},
          {"SKIP_OLD", descent_skips_old_pairs() ? "true" : "false"},
          {"OLD_INDEX", blocked_reader("old_index", "i32", 5, old_blocks, uint64_t(rows) * uint64_t(k))}});
   };
@@ -158,7 +166,7 @@ KnnResult descend(const Tensor& x_in, int k, int iterations, uint64_t seed, int 
       else
         for (const Tensor& t : old) args.emplace_back(t);
       program.launch(std::span<const kernels::Arg>(args), {n, d, hashed_seed, r0, m, half * words, (1 - half) * words},
-                     kernels::groups_for(*ctx, uint64_t(m), 64));
+                     kernels::groups_for(*ctx, uint64_t(m), per_thread ? 64 : 1));
     }
   };
   std::vector<Tensor> cur_i, cur_d;

@@ -11,10 +11,13 @@ namespace surfgrad {
 
 namespace {
 std::atomic<bool> skip_old_pairs{true};
+std::atomic<DescentKernel> kernel_choice{DescentKernel::Auto};
 }  // namespace
 
 void set_descent_skips_old_pairs(bool skip) { skip_old_pairs = skip; }
 bool descent_skips_old_pairs() { return skip_old_pairs; }
+void set_descent_kernel(DescentKernel kernel) { kernel_choice = kernel; }
+DescentKernel descent_kernel() { return kernel_choice; }
 
 int64_t list_block_rows(const gpu::Context& ctx, int64_t n, int64_t k) {
   uint64_t limit = ctx.limits().largest_binding();

@@ -21,6 +21,13 @@ constexpr int kMaxListBlocks = 3;
 void set_descent_skips_old_pairs(bool skip);
 bool descent_skips_old_pairs();
 
+// Testing aid: which descent kernel runs. Auto (the default): a thread a point on CPU adapters
+// (nndescent_thread.wgsl), a workgroup a point elsewhere (nndescent.wgsl); the test that forces
+// each checks they give the same bits.
+enum class DescentKernel { Auto, ThreadAPoint, WorkgroupAPoint };
+void set_descent_kernel(DescentKernel kernel);
+DescentKernel descent_kernel();
+
 // Rows per block of an [n, k] list of 4-byte words on this adapter: n (one block) where it fits
 // one binding, else as many equal blocks as it needs. Throws LimitExceeded (naming n, k and
 // the binding limit) past kMaxListBlocks blocks.
