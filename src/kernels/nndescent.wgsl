@@ -7,8 +7,11 @@
 // workgroup merges the queue into the list. The list is the K best distinct candidates whatever
 // the order they came in, so it is nndescent_thread.wgsl's, bit for bit. That kernel keeps each
 // list in its thread's local memory and scans it for every candidate, ~K² candidates in one
-// thread's chain: on the H100 (1M × 50-D) 18.5 s against this kernel's 5.5 s at k = 90, 10.1
-// against 3.9 s at k = 15 (lists of 48).
+// thread's chain: on the H100 (1M × 50-D, 4 rounds at k = 90, 8 rounds of lists of 48 at
+// k = 15) 18.5 against 5.3 s at k = 90, 10.1 against 3.3 s at k = 15. This kernel is bound by
+// the bytes of the candidates' rows: testing the bar more often helps (nndescent_common.wgsl);
+// keeping the ids looked at in a workgroup table (to skip repeats without a distance), or
+// several points a workgroup, measured slower.
 // #include "nndescent_common.wgsl"
 @group(0) @binding(0) var<storage, read_write> out_index: array<i32>;  // [rows, K]
 @group(0) @binding(1) var<storage, read_write> out_dist: array<f32>;   // [rows, K] squared

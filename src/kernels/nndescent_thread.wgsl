@@ -2,7 +2,7 @@
 // list in its own memory, scans it for each candidate and inserts the ones that beat the K-th.
 // For CPU adapters, whose SIMD lanes run a workgroup's threads in step and for which the
 // workgroup kernel's merges cost more than the scans (lavapipe, 5,000 × 50-D, k = 15: 4.8 s
-// against 12.3 s); on GPUs nndescent.wgsl, with the same bits, is 2.6–3.4× faster.
+// against 12.3 s); on GPUs nndescent.wgsl, with the same bits, is 3.1–3.5× faster.
 // #include "nndescent_common.wgsl"
 @group(0) @binding(0) var<storage, read_write> out_index: array<i32>;  // [rows, K]
 @group(0) @binding(1) var<storage, read_write> out_dist: array<f32>;   // [rows, K] squared
