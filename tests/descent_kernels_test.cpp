@@ -101,6 +101,41 @@ TEST(DescentKernels, ThreadAndWorkgroupKernelsGiveTheSameBits) {
   }
 }
 
+// Single rounds, where later rounds cannot repair a difference: the random start alone, and one
+// round from it, on the grid's ties and duplicates, with lists longer than a workgroup's threads
+// (K = 33 on 32 threads, K = 70 on 64) and more than one word of new-bits; and descent in three
+// row blocks (a context whose bindings hold 200 KB) against the plain thread kernel.
+TEST(DescentKernels, SingleRoundsAndBlocksGiveTheSameBits) {
+  std::mt19937 rng(8);
+  std::vector<float> grid(size_t(1200 * 6));
+  for (float& v : grid) v = float(rng() % 3);
+  for (int k : {33, 70}) {
+    for (int rounds : {0, 1}) {
+      auto lists = [&](DescentKernel kernel) {
+        KernelChoice choice(kernel);
+        return host_lists(knn_approx(Tensor::from_vector(ctx(), grid, {1200, 6}), k, rounds, 4, 8));
+      };
+      Lists thread = lists(DescentKernel::ThreadAPoint), group = lists(DescentKernel::WorkgroupAPoint);
+      expect_well_formed(group, 1200, k, "grid");
+      EXPECT_EQ(group.ids, thread.ids) << "k = " << k << ", rounds " << rounds;
+      EXPECT_EQ(group.dist, thread.dist) << "k = " << k << ", rounds " << rounds;
+    }
+  }
+  static auto small = gpu::Context::create({.quiet = true, .max_binding_bytes = 200 << 10});
+  std::normal_distribution<float> g(0, 1);
+  std::vector<float> x(size_t(2000 * 8));
+  for (float& v : x) v = g(rng);
+  auto lists = [&](const gpu::ContextPtr& c, DescentKernel kernel) {
+    KernelChoice choice(kernel);
+    KnnResult r = knn_approx(Tensor::from_vector(c, x, {2000, 8}), 64, 2, 6, 8);
+    EXPECT_EQ(r.index_blocks.size(), c == small ? 3u : 0u);
+    return host_lists(r);
+  };
+  Lists blocked = lists(small, DescentKernel::WorkgroupAPoint), plain = lists(ctx(), DescentKernel::ThreadAPoint);
+  EXPECT_EQ(blocked.ids, plain.ids) << "three blocks";
+  EXPECT_EQ(blocked.dist, plain.dist) << "three blocks";
+}
+
 // One round from a given graph, no reverse neighbours: each point looks at its list and its
 // neighbours' lists, all of them (every entry is new). The float64 host search of the same
 // candidates must find the same ids, and distances to f32 rounding.
