@@ -30,16 +30,17 @@ void append_includes(std::string_view text, const Values& values, std::vector<st
   }
 }
 
-// common.wgsl declares the parameter block at the binding after the kernel's storage bindings.
+// common.wgsl declares the parameter block at the binding after the kernel's storage bindings
+// (its body's and those of the files it includes).
 std::string with_common(const gpu::Context& ctx, const std::string& body, const Values& values,
                         const CompileOptions& options) {
-  uint32_t storage = 0;
-  for (const auto& b : gpu::declared_bindings(body)) storage += b.uniform ? 0 : 1;
-  Values v = values;
-  v["META_BINDING"] = std::to_string(storage);
   std::string includes;
   std::vector<std::string> seen = {"common.wgsl"};
-  append_includes(body, v, seen, includes);
+  append_includes(body, values, seen, includes);
+  uint32_t storage = 0;
+  for (const auto& b : gpu::declared_bindings(includes + body)) storage += b.uniform ? 0 : 1;
+  Values v = values;
+  v["META_BINDING"] = std::to_string(storage);
   return ctx.wgsl_preamble(options.f16, options.subgroups) + fill_template(wgsl_source("common.wgsl"), v) + includes +
          body;
 }

@@ -13,14 +13,6 @@
 // keeping the ids looked at in a workgroup table (to skip repeats without a distance), or
 // several points a workgroup, measured slower.
 // #include "nndescent_common.wgsl"
-@group(0) @binding(0) var<storage, read_write> out_index: array<i32>;  // [rows, K]
-@group(0) @binding(1) var<storage, read_write> out_dist: array<f32>;   // [rows, K] squared
-@group(0) @binding(2) var<storage, read> x: array<f32>;                // [N, D]
-@group(0) @binding(3) var<storage, read> reverse: array<i32>;          // [N, R], −1 = none
-// [2][N][W]: the previous lists' new-bits in one half, this round's in the other (ping-pong,
-// so reads and writes never meet, in one binding).
-@group(0) @binding(4) var<storage, read_write> flags: array<u32>;
-{{OLD_INDEX}}
 const T: u32 = {{T}}u;  // threads a point
 
 // The list in two halves, read from one and merged into the other in turn; empty slots hold

@@ -14,9 +14,16 @@
 // the same bit for bit, with fewer distances as the lists settle. Each list entry carries a bit,
 // set where the entry is new this round; reverse neighbours are always looked at.
 //
-// The bindings are the kernels' own (0: out_index, 1: out_dist, 2: x, 3: reverse, 4: flags, and
-// the previous lists from 5 on, read through old_index_at: list_blocks.hpp).
 // Parameters: [N, D, seed, row0, rows, flag words read from, flag words written from]
+@group(0) @binding(0) var<storage, read_write> out_index: array<i32>;  // [rows, K]
+@group(0) @binding(1) var<storage, read_write> out_dist: array<f32>;   // [rows, K] squared
+@group(0) @binding(2) var<storage, read> x: array<f32>;                // [N, D]
+@group(0) @binding(3) var<storage, read> reverse: array<i32>;          // [N, R], −1 = none
+// [2][N][W]: the previous lists' new-bits in one half, this round's in the other (ping-pong,
+// so reads and writes never meet, in one binding).
+@group(0) @binding(4) var<storage, read_write> flags: array<u32>;
+// The previous lists, from binding 5 on, read through old_index_at (list_blocks.hpp).
+{{OLD_INDEX}}
 const K: u32 = {{K}}u;
 const R: u32 = {{R}}u;
 const B: u32 = K + R;

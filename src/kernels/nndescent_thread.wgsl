@@ -4,14 +4,6 @@
 // workgroup kernel's merges cost more than the scans (lavapipe, 5,000 × 50-D, k = 15: 4.8 s
 // against 12.3 s); on GPUs nndescent.wgsl, with the same bits, is 3.1–3.5× faster.
 // #include "nndescent_common.wgsl"
-@group(0) @binding(0) var<storage, read_write> out_index: array<i32>;  // [rows, K]
-@group(0) @binding(1) var<storage, read_write> out_dist: array<f32>;   // [rows, K] squared
-@group(0) @binding(2) var<storage, read> x: array<f32>;                // [N, D]
-@group(0) @binding(3) var<storage, read> reverse: array<i32>;          // [N, R], −1 = none
-// [2][N][W]: the previous lists' new-bits in one half, this round's in the other (ping-pong,
-// so reads and writes never meet, in one binding).
-@group(0) @binding(4) var<storage, read_write> flags: array<u32>;
-{{OLD_INDEX}}
 
 @compute @workgroup_size(64)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
