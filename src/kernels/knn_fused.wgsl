@@ -3,8 +3,9 @@
 // A workgroup owns BM query rows and streams over the N points (in one dispatch or several,
 // below) in tiles of BN. Each tile's BM×BN inner products come from the matmul's register
 // tiling (BK dimensions at a time staged in workgroup memory, TM×TN outputs per thread, fully
-// unrolled by the host so the accumulators stay in registers). The ranking key of point j for query i is |x_j|² − 2·x_i·x_j: the query's own
-// |x_i|² is the same for every j and is added once at the end.
+// unrolled by the host so the accumulators stay in registers). The ranking key of point j for
+// query i is |x_j|² − 2·x_i·x_j: the query's own |x_i|² is the same for every j and is added
+// once at the end.
 //
 // Selection never sees most candidates: each row keeps its K best in global memory (its own rows
 // of the output, sorted by (key, id)), and its K-th key as a threshold in workgroup memory.

@@ -14,6 +14,8 @@
 // the same bit for bit, with fewer distances as the lists settle. Each list entry carries a bit,
 // set where the entry is new this round; reverse neighbours are always looked at.
 //
+// Lists past one binding come in row blocks (list_blocks.hpp): a dispatch writes the rows
+// [row0, row0 + rows) of one block, and reads the previous lists of every block.
 // Parameters: [N, D, seed, row0, rows, flag words read from, flag words written from]
 @group(0) @binding(0) var<storage, read_write> out_index: array<i32>;  // [rows, K]
 @group(0) @binding(1) var<storage, read_write> out_dist: array<f32>;   // [rows, K] squared
@@ -70,7 +72,9 @@ fn candidate(i: u32, c: u32, n: u32) -> i32 {
 // on the H200, a thread a point: 27.4 → 22.0 s at k = 15, 27.3 → 25.2 s at k = 90). The
 // workgroup kernel is bound by the bytes of the rows it reads, so the test comes every 4
 // dimensions (H100, k = 15 / 90: every 4: 3.25 / 5.25 s; 8: 3.36 / 5.49; 16: 3.60 / 5.97;
-// never: 4.27 / 7.45).
+// never: 4.27 / 7.45). Testing the bar before the already-listed check instead was slower (a
+// thread a point, 25.0 s at k = 15): neighbours' neighbours repeat the list often, and the list
+// check is cheaper than a distance.
 fn sqdist(i: u32, j: u32, D: u32, bound: f32) -> f32 {
   var s = 0.0;
   for (var c = 0u; c < D; c++) {
