@@ -1,7 +1,11 @@
 // t-SNE's attraction kernel (tsne_attraction.wgsl) against a float64 host sum over each point's
 // out-edges and in-edges: K not a multiple of the lanes a point shares, N not a multiple of the
-// points a workgroup takes, hubs with many in-edges and points with none.
+// points a workgroup takes, hubs with many in-edges and points with none; points visited in
+// their order or shuffled within each run of rows (as attraction_order.hpp orders them), to the
+// same bits.
+#include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <random>
 
 #include "kernels/launch.hpp"
@@ -42,7 +46,15 @@ TEST(TsneAttraction, MatchesFloat64AndIsDeterministic) {
     // the lists from row0 and the in-edges from position e0.
     std::vector<int32_t> offsets(csr.begin(), csr.begin() + (n + 1)), ids(csr.begin() + (n + 1), csr.end());
     Tensor yt = Tensor::from_vector(ctx(), y, {n, 2});
-    auto run = [&](int64_t cut) {
+    // The order the slots visit the points in: the identity, or shuffled within each run.
+    auto run = [&](int64_t cut, bool shuffled = false) {
+      std::vector<uint32_t> order(static_cast<size_t>(n));
+      std::iota(order.begin(), order.end(), 0u);
+      if (shuffled) {
+        std::mt19937 mix{uint32_t(cut)};
+        std::shuffle(order.begin(), order.begin() + cut, mix);
+        std::shuffle(order.begin() + cut, order.end(), mix);
+      }
       Tensor out = Tensor::empty(ctx(), {n, 2});
       auto kernel = kernels::Program::file(ctx(), "tsne_attraction.wgsl", {{"K", std::to_string(k)}});
       for (auto [a, c] : {std::pair<int64_t, int64_t>{0, cut}, {cut, n}}) {
@@ -54,11 +66,11 @@ TEST(TsneAttraction, MatchesFloat64AndIsDeterministic) {
         std::vector<float> w_in_run(size_t(e1 - e0), 0);
         for (int64_t t = e0; t < offsets[size_t(c)]; ++t)
           ids_run[size_t(t - e0)] = ids[size_t(t)], w_in_run[size_t(t - e0)] = w_in[size_t(t)];
-        kernel.launch(
-            {out, yt, Tensor::from_vector(ctx(), nb_rows, {c - a, int64_t(k)}),
-             Tensor::from_vector(ctx(), w_rows, {c - a, int64_t(k)}), Tensor::from_vector(ctx(), offsets, {n + 1}),
-             Tensor::from_vector(ctx(), ids_run, {e1 - e0}), Tensor::from_vector(ctx(), w_in_run, {e1 - e0})},
-            {a, c, a, e0}, kernels::groups_for(*ctx(), uint64_t(c - a), 16));
+        kernel.launch({out, yt, Tensor::from_vector(ctx(), nb_rows, {c - a, int64_t(k)}),
+                       Tensor::from_vector(ctx(), w_rows, {c - a, int64_t(k)}),
+                       Tensor::from_vector(ctx(), offsets, {n + 1}), Tensor::from_vector(ctx(), ids_run, {e1 - e0}),
+                       Tensor::from_vector(ctx(), w_in_run, {e1 - e0}), Tensor::from_vector(ctx(), order, {n})},
+                      {a, c, a, e0}, kernels::groups_for(*ctx(), uint64_t(c - a), 16));
       }
       return out.to_vector<float>();
     };
@@ -70,5 +82,7 @@ TEST(TsneAttraction, MatchesFloat64AndIsDeterministic) {
       ASSERT_NEAR(got[e], want[e], 1e-5 * scale) << "n " << n << ", k " << k << ", point " << e / 2;
     EXPECT_EQ(run_whole(), got) << "the sum's order is fixed";
     EXPECT_EQ(run(n / 3 + 1), got) << "in two runs of rows, as list blocks are dispatched";
+    EXPECT_EQ(run(n, true), got) << "points visited in a shuffled order";
+    EXPECT_EQ(run(n / 3 + 1, true), got) << "shuffled within two runs of rows";
   }
 }

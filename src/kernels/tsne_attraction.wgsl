@@ -13,6 +13,9 @@
 // Lists past one binding come in row blocks (list_blocks.hpp), and the in-edges in blocks of
 // whole targets: one dispatch takes the rows [a, c), which lie in one list block (its first row
 // row0) and one block of in-edges (its first position e0).
+// The dispatch's slots [a, c) take the points order[a], …, order[c - 1], a permutation of [a, c):
+// the identity, or heaviest in-edge lists first (attraction_order.hpp), so that a workgroup's
+// points have lists of about one length. A point's sum does not depend on when it is computed.
 // Parameters: [a, c, row0, e0]
 @group(0) @binding(0) var<storage, read_write> attract: array<vec2<f32>>;  // [N]
 @group(0) @binding(1) var<storage, read> y: array<vec2<f32>>;              // [N]
@@ -21,6 +24,7 @@
 @group(0) @binding(4) var<storage, read> offsets: array<i32>;  // [N + 1]: in-edges of i at [offsets[i], offsets[i + 1])
 @group(0) @binding(5) var<storage, read> incoming: array<i32>; // edge ids at positions e0 …
 @group(0) @binding(6) var<storage, read> w_in: array<f32>;     // their weights, the same positions
+@group(0) @binding(7) var<storage, read> order: array<u32>;    // [N]: the point each slot takes
 const K: u32 = {{K}}u;
 const LANES: u32 = 16u;
 const THREADS: u32 = 256u;  // THREADS / LANES points a workgroup
@@ -31,10 +35,12 @@ var<workgroup> partial: array<vec2<f32>, THREADS>;
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
   let lane = lid % LANES;
-  let i = arg(0u) + linear_group(wid, nwg) * (THREADS / LANES) + lid / LANES;
-  let inside = i < arg(1u);
+  let slot = arg(0u) + linear_group(wid, nwg) * (THREADS / LANES) + lid / LANES;
+  let inside = slot < arg(1u);
+  var i = 0u;
   var f = vec2<f32>(0.0);
   if (inside) {
+    i = order[slot];
     let yi = y[i];
     let row = (i - arg(2u)) * K;
     for (var s = lane; s < K; s += LANES) {

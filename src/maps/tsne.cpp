@@ -7,6 +7,7 @@
 #include <map>
 
 #include "kernels/launch.hpp"
+#include "maps/attraction_order.hpp"
 #include "maps/graph.hpp"
 #include "maps/layout.hpp"
 #include "maps/list_blocks.hpp"
@@ -77,6 +78,18 @@ Tensor tsne_layout(const Tensor& x, const TsneOptions& opt, const MapProgress& p
     runs.push_back({a, c, b, q});
     a = c;
   }
+  // The order each run visits its points in: heaviest in-edge lists first, or their own order.
+  std::vector<uint32_t> visit;
+  if (uses_heavy_first_order(ctx->info().is_cpu)) {
+    std::vector<std::pair<int64_t, int64_t>> ranges;
+    for (const Run& r : runs) ranges.emplace_back(r.a, r.c);
+    visit = heavy_first_order(in.offsets.to_vector<int32_t>(), ranges);
+  } else {
+    visit.resize(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) visit[size_t(i)] = uint32_t(i);
+  }
+  Tensor order = Tensor::from_vector(ctx, visit, {n});
+  visit = {};
 
   Tensor y;
   if (start) {
@@ -105,7 +118,7 @@ Tensor tsne_layout(const Tensor& x, const TsneOptions& opt, const MapProgress& p
   for (int it = 0; it < opt.iterations; ++it) {
     bool early = it < opt.exaggeration_iterations;
     for (const Run& r : runs)
-      attraction.launch({attract, y, nbr[r.list], w[r.list], in.offsets, in.edges[r.edges], w_in[r.edges]},
+      attraction.launch({attract, y, nbr[r.list], w[r.list], in.offsets, in.edges[r.edges], w_in[r.edges], order},
                         {r.a, r.c, int64_t(r.list) * block_rows, in.first_edge[r.edges]},
                         kernels::groups_for(*ctx, uint64_t(r.c - r.a), 16));
     if (!use_fft) {

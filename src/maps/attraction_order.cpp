@@ -1,0 +1,37 @@
+// Heaviest in-edge lists first (see attraction_order.hpp).
+#include "maps/attraction_order.hpp"
+
+#include <algorithm>
+
+namespace surfgrad {
+
+namespace {
+AttractionOrder order_mode = AttractionOrder::Auto;
+}
+
+std::vector<uint32_t> heavy_first_order(const std::vector<int32_t>& offsets,
+                                        const std::vector<std::pair<int64_t, int64_t>>& ranges) {
+  std::vector<uint32_t> order;
+  for (auto [a, c] : ranges) {
+    // A counting sort by in-degree, from the highest: stable, so ties stay in row order.
+    int32_t most = 0;
+    for (int64_t i = a; i < c; ++i) most = std::max(most, offsets[size_t(i + 1)] - offsets[size_t(i)]);
+    std::vector<size_t> start(size_t(most) + 2, 0);
+    for (int64_t i = a; i < c; ++i) ++start[size_t(most - (offsets[size_t(i + 1)] - offsets[size_t(i)])) + 1];
+    for (size_t d = 1; d < start.size(); ++d) start[d] += start[d - 1];
+    const size_t base = order.size();
+    order.resize(base + size_t(c - a));
+    for (int64_t i = a; i < c; ++i)
+      order[base + start[size_t(most - (offsets[size_t(i + 1)] - offsets[size_t(i)]))]++] = uint32_t(i);
+  }
+  return order;
+}
+
+void set_attraction_order(AttractionOrder mode) { order_mode = mode; }
+
+bool uses_heavy_first_order(bool cpu_adapter) {
+  if (order_mode != AttractionOrder::Auto) return order_mode == AttractionOrder::Always;
+  return !cpu_adapter;
+}
+
+}  // namespace surfgrad
