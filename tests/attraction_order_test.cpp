@@ -41,12 +41,7 @@ TEST(AttractionOrder, RangesByInDegreeFromTheHighest) {
 // One list block, and three (a context whose storage bindings hold 200 KiB).
 TEST(AttractionOrder, TsneMapIsBitEqualWithAndWithoutIt) {
   const int64_t n = 2000, d = 16;
-  std::mt19937 rng(7);
-  std::normal_distribution<float> g(0, 1);
-  std::vector<float> centre(size_t(8 * d)), host(size_t(n * d));
-  for (float& v : centre) v = 6 * g(rng);
-  for (int64_t i = 0; i < n; ++i)
-    for (int64_t c = 0; c < d; ++c) host[size_t(i * d + c)] = centre[size_t((i % 8) * d + c)] + g(rng);
+  std::vector<float> host = clustered(n, d);
   static auto small = gpu::Context::create({.quiet = true, .max_binding_bytes = 200 << 10});
   for (const gpu::ContextPtr& c : {ctx(), small}) {
     Tensor x = Tensor::from_vector(c, host, {n, d});

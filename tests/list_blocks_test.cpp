@@ -15,6 +15,7 @@
 namespace {
 
 using namespace surfgrad;
+using sgtest::clustered;
 using sgtest::ctx;
 
 constexpr uint64_t kSmallBinding = 200 << 10;
@@ -22,17 +23,6 @@ constexpr uint64_t kSmallBinding = 200 << 10;
 const gpu::ContextPtr& small_binding_ctx() {
   static auto c = gpu::Context::create({.quiet = true, .max_binding_bytes = kSmallBinding});
   return c;
-}
-
-// Clustered points: distinct distances, so the lists are well defined.
-std::vector<float> clustered(int64_t n, int64_t d) {
-  std::mt19937 rng(7);
-  std::normal_distribution<float> g(0, 1);
-  std::vector<float> centre(size_t(8 * d)), x(size_t(n * d));
-  for (float& v : centre) v = 6 * g(rng);
-  for (int64_t i = 0; i < n; ++i)
-    for (int64_t c = 0; c < d; ++c) x[size_t(i * d + c)] = centre[size_t((i % 8) * d + c)] + g(rng);
-  return x;
 }
 
 TEST(ListBlocks, BlockRowsFollowTheBindingLimit) {

@@ -162,6 +162,18 @@ inline Shape broadcast(const Shape& a, const Shape& b) {
   return out;
 }
 
+// Points in 8 Gaussian clusters in d dimensions (point i in cluster i mod 8; fixed seed): distinct
+// distances, so kNN lists are well defined, and clusters a map should separate.
+inline std::vector<float> clustered(int64_t n, int64_t d) {
+  std::mt19937 rng(7);
+  std::normal_distribution<float> g(0, 1);
+  std::vector<float> centre(size_t(8 * d)), x(size_t(n * d));
+  for (float& v : centre) v = 6 * g(rng);
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t c = 0; c < d; ++c) x[size_t(i * d + c)] = centre[size_t((i % 8) * d + c)] + g(rng);
+  return x;
+}
+
 // Element of `r` at output coordinate `c` under broadcasting.
 inline double at_broadcast(const Ref& r, const std::vector<int64_t>& c) {
   size_t lead = c.size() - r.shape.size();
