@@ -32,21 +32,23 @@ kernels::Program axpy() {
 
 TEST(Launch, BindingsAreReadFromTheSource) {
   auto all = gpu::declared_bindings(kernels::assemble(*ctx(), "tsne_attraction.wgsl", {{"K", "4"}}, {}));
-  ASSERT_EQ(all.size(), 8u) << "seven storage bindings and the parameter block";
+  ASSERT_EQ(all.size(), 9u) << "eight storage bindings and the parameter block";
   std::vector<gpu::KernelBinding> bindings;
   for (auto& b : all) {
     if (b.uniform)
-      EXPECT_EQ(b.index, 7u) << "the parameter block follows the storage bindings";
+      EXPECT_EQ(b.index, 8u) << "the parameter block follows the storage bindings";
     else
       bindings.push_back(b);
   }
-  ASSERT_EQ(bindings.size(), 7u);
+  ASSERT_EQ(bindings.size(), 8u);
   EXPECT_EQ(bindings[0].name, "attract");
   EXPECT_EQ(bindings[0].element, "vec2<f32>");
   EXPECT_TRUE(bindings[0].writable);
   EXPECT_EQ(bindings[2].name, "nbr");
   EXPECT_EQ(bindings[2].element, "i32");
   EXPECT_FALSE(bindings[2].writable);
+  EXPECT_EQ(bindings[7].name, "order");
+  EXPECT_EQ(bindings[7].element, "u32");
   const auto& declared = axpy().kernel().storage_bindings();
   ASSERT_EQ(declared.size(), 3u) << "a binding in a comment is not a binding";
   EXPECT_EQ(declared[1].name, "a");
