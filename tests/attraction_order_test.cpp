@@ -42,7 +42,7 @@ TEST(AttractionOrder, RangesByInDegreeFromTheHighest) {
 TEST(AttractionOrder, TsneMapIsBitEqualWithAndWithoutIt) {
   const int64_t n = 2000, d = 16;
   std::vector<float> host = clustered(n, d);
-  static auto small = gpu::Context::create({.quiet = true, .max_binding_bytes = 200 << 10});
+  const gpu::ContextPtr& small = small_binding_ctx();
   for (const gpu::ContextPtr& c : {ctx(), small}) {
     Tensor x = Tensor::from_vector(c, host, {n, d});
     KnnResult graph = nearest_neighbours(x, 64, 3, KnnMethod::Descent);

@@ -121,7 +121,7 @@ TEST(DescentKernels, SingleRoundsAndBlocksGiveTheSameBits) {
       EXPECT_EQ(group.dist, thread.dist) << "k = " << k << ", rounds " << rounds;
     }
   }
-  static auto small = gpu::Context::create({.quiet = true, .max_binding_bytes = 200 << 10});
+  const gpu::ContextPtr& small = sgtest::small_binding_ctx();
   std::normal_distribution<float> g(0, 1);
   std::vector<float> x(size_t(2000 * 8));
   for (float& v : x) v = g(rng);

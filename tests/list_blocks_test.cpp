@@ -17,13 +17,8 @@ namespace {
 using namespace surfgrad;
 using sgtest::clustered;
 using sgtest::ctx;
-
-constexpr uint64_t kSmallBinding = 200 << 10;
-
-const gpu::ContextPtr& small_binding_ctx() {
-  static auto c = gpu::Context::create({.quiet = true, .max_binding_bytes = kSmallBinding});
-  return c;
-}
+using sgtest::kSmallBinding;
+using sgtest::small_binding_ctx;
 
 TEST(ListBlocks, BlockRowsFollowTheBindingLimit) {
   EXPECT_EQ(list_block_rows(*ctx(), 2000, 64), 2000);

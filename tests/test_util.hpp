@@ -23,6 +23,14 @@ inline const surfgrad::gpu::ContextPtr& ctx() {
   return c;
 }
 
+// A context whose storage bindings hold 200 KiB, so that a few thousand points' kNN lists come
+// in row blocks (list_blocks.hpp), as 10M points' do on a real GPU.
+constexpr uint64_t kSmallBinding = 200 << 10;
+inline const surfgrad::gpu::ContextPtr& small_binding_ctx() {
+  static auto c = surfgrad::gpu::Context::create({.quiet = true, .max_binding_bytes = kSmallBinding});
+  return c;
+}
+
 // A dense C-order float64 array on the host: the reference every kernel is compared with.
 struct Ref {
   Shape shape;
