@@ -49,6 +49,25 @@ def test_links_point_at_files(page):
     assert not missing, f"{page} links to files that do not exist: {missing}"
 
 
+def test_readme_cli_options_exist():
+    """Every option the README's command-line examples use is one `surfgrad CMD --help` lists."""
+    cli = ROOT / "build" / "surfgrad"
+    if not cli.exists():
+        pytest.skip("build/surfgrad is not built")
+    checked = 0
+    for block in _blocks(_text(README), "sh"):
+        for line in block.splitlines():
+            m = re.search(r"\./build/surfgrad ([a-z-]+)\s(.*?)(?:\s#\s|$)", line.lstrip("# "))
+            if not m:
+                continue
+            helped = subprocess.run([str(cli), m.group(1), "--help"], capture_output=True, text=True, timeout=60)
+            for option in re.findall(r"(?<!\S)(--[a-z][a-z0-9-]*)", m.group(2)):
+                if option != "--help":
+                    assert option in helped.stdout, f"README: `surfgrad {m.group(1)}` has no {option}"
+                    checked += 1
+    assert checked, "no command-line example found in README.md"
+
+
 @pytest.mark.skipif(os.environ.get("SURFGRAD_BACKEND", "").lower() == "gles",
                     reason="once is enough: the default adapter's pass runs it")
 def test_readme_python_example_runs(tmp_path):
