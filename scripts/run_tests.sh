@@ -4,6 +4,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # Formatting first: it takes a second and says which files differ from .clang-format.
 bash scripts/check_format.sh
+bash scripts/check_layers.sh  # no include points up a layer (instant)
 bash scripts/build.sh
 # The installed CMake package, as an outside project uses it (tests/consumer/).
 bash scripts/test_consumer.sh

@@ -79,6 +79,24 @@ TEST(Launch, RunsAndChecksWhatIsBound) {
       ErrorKind::Value, [&] { k.launch({out, Tensor(), b}, {int64_t(10)}, {1, 1, 1}); }, {"empty"}, "undefined");
 }
 
+// A probe's text reaches the compiler unchanged (no preamble, no common.wgsl): its own parameter
+// block, its own refusals.
+TEST(Launch, VerbatimKernelsRunAsWritten) {
+  auto k = kernels::Program::verbatim(ctx(), R"(
+@group(0) @binding(0) var<storage, read_write> out: array<f32>;
+@group(0) @binding(1) var<uniform> own_meta: array<vec4<u32>, 64>;
+@compute @workgroup_size(8)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+  if (gid.x < own_meta[0].x) { out[gid.x] = f32(gid.x) * 3.0; }
+}
+)");
+  Tensor out = Tensor::zeros(ctx(), {8});
+  k.launch({out}, {uint32_t(5)}, {1, 1, 1});
+  std::vector<float> got = out.to_vector<float>();
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(got[size_t(i)], i < 5 ? float(i) * 3.0f : 0.0f);
+  EXPECT_THROW(kernels::Program::verbatim(ctx(), "fn main() { arg(0u); }"), Error) << "common.wgsl is not added";
+}
+
 TEST(Launch, ParametersMustFit32Bits) {
   expect_error(ErrorKind::LimitExceeded, [] { kernels::Param p(int64_t(1) << 33); }, {"32 bits"}, "2^33");
   expect_error(ErrorKind::LimitExceeded, [] { kernels::Param p(int64_t(-1) << 40); }, {"32 bits"}, "-2^40");

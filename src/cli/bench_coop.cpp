@@ -17,12 +17,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "cli.hpp"
+#include "kernels/launch.hpp"
 
 namespace surfgrad::cli {
 
@@ -236,10 +238,10 @@ std::string first_part(const std::string& message) {  // naga's message without 
 }
 
 int run_case(const gpu::ContextPtr& ctx, const Case& k, const std::vector<int64_t>& sizes, int reps) {
-  gpu::Kernel kernel;
+  std::optional<kernels::Program> kernel;
   auto t0 = std::chrono::steady_clock::now();
   try {
-    kernel = ctx->kernel(k.wgsl, "main", /*validated=*/true);
+    kernel = kernels::Program::verbatim(ctx, k.wgsl, /*validated=*/true);
   } catch (const Error& e) {
     std::printf("case %s: REFUSED (%s)\n  %s\n", k.name.c_str(), k.what.c_str(), first_part(e.what()).c_str());
     return 10;
@@ -281,7 +283,7 @@ int run_case(const gpu::ContextPtr& ctx, const Case& k, const std::vector<int64_
     }
     std::vector<uint32_t> meta = {uint32_t(M), uint32_t(N), uint32_t(K), 0};
     gpu::Workgroups groups{uint32_t(N / bn), uint32_t(M / bm), 1};
-    auto dispatch = [&] { ctx->dispatch(kernel, {a.get(), b.get(), c.get()}, meta, groups); };
+    auto dispatch = [&] { kernel->launch({*a, *b, *c}, kernels::Params(meta), groups); };
     // Correctness: one product into a zeroed C, against float64 (every row up to 512, else 16 rows).
     dispatch();
     std::vector<float> out(size_t(M * N));

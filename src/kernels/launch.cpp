@@ -3,7 +3,7 @@
 
 #include <limits>
 
-#include "tensor/tensor_access.hpp"
+#include "kernels/tensor_access.hpp"
 
 namespace surfgrad::kernels {
 
@@ -129,6 +129,10 @@ Program Program::generated(const gpu::ContextPtr& ctx, const std::string& key, c
                            const CompileOptions& options) {
   return Program(
       ctx, ctx->kernel(key, [&] { return with_common(*ctx, make(), {}, options); }, options.entry, options.validated));
+}
+
+Program Program::verbatim(const gpu::ContextPtr& ctx, const std::string& wgsl, bool validated) {
+  return Program(ctx, ctx->kernel(wgsl, "main", validated));
 }
 
 void Program::resolve(std::span<const Arg> args, std::array<const gpu::Buffer*, kMaxBindings>& buffers) const {

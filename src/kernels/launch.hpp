@@ -120,6 +120,11 @@ class Program {
   // building the source.
   static Program generated(const gpu::ContextPtr& ctx, const std::string& key, const std::function<std::string()>& make,
                            const CompileOptions& options = {});
+  // A kernel compiled from exactly `wgsl` (entry "main"): no enable lines, no common.wgsl, for
+  // probes of the WGSL compiler itself (`surfgrad bench coop`), whose text must reach it unchanged
+  // and may be refused (the compiler's error is thrown). Its parameter block, if it reads one, is
+  // its own `var<uniform>` at the binding after its storage bindings.
+  static Program verbatim(const gpu::ContextPtr& ctx, const std::string& wgsl, bool validated = false);
 
   void launch(std::initializer_list<Arg> args, const Params& params, gpu::Workgroups groups) const;
   void launch(std::span<const Arg> args, const Params& params, gpu::Workgroups groups) const;

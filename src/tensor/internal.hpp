@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "kernels/launch.hpp"
+#include "kernels/tensor_access.hpp"
 #include "surfgrad/tensor.hpp"
-#include "tensor/tensor_access.hpp"
 
 namespace surfgrad {
 

@@ -1,5 +1,7 @@
-// The private side of Tensor, for the tensor layer and the launch seam only: building a tensor
-// from parts, and the device buffer behind one.
+// The private side of Tensor, for the launch seam and the tensor layer above it only: building a
+// tensor from parts, and the device buffer behind one. It lives here, below the tensor layer,
+// because the seam binds a tensor's buffer and layers only point downward
+// (scripts/check_layers.sh).
 #pragma once
 #include "surfgrad/tensor.hpp"
 
