@@ -213,6 +213,10 @@ class Context : public std::enable_shared_from_this<Context> {
   // (or FILE). Separate passes and periodic read-backs slow the work down; the per-kernel times
   // are what the GPU spent in each. profile_table() gives the table so far.
   std::string profile_table();
+  // Writes that table now, once (the destructor does otherwise, where a failure can only be
+  // printed): a program calls it before exiting so that a profile that cannot be written (a full
+  // disk, /dev/full) fails the run. Throws Error(IO) naming SURFGRAD_PROFILE and the file.
+  void write_profile();
 
   // Timestamp-query timing (benchmarks): every compute pass between begin_timing and
   // end_timing is timed on the GPU; end_timing syncs and returns the summed pass time in ms.

@@ -71,5 +71,8 @@ PointBlocks builtin_point_blocks(const gpu::ContextPtr& ctx, int64_t n, Tensor& 
 Tensor builtin_points(const gpu::ContextPtr& ctx, int64_t n, Tensor& labels);
 // Writes OUT.npy (f32 [N, 2]), OUT.csv (x,y[,label]) and OUT.png (coloured by label).
 void write_outputs(const std::string& out, const Tensor& embedding, const Tensor& labels);
+// The same three, each at its own path (e.g. one staged under a hidden name, one a device).
+void write_outputs(const std::string& npy, const std::string& csv, const std::string& png, const Tensor& embedding,
+                   const Tensor& labels);
 
 }  // namespace surfgrad

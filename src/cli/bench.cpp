@@ -226,7 +226,7 @@ void add_bench_commands(CLI::App& app, CommandFn& chosen) {
   bench->require_subcommand(1);
   auto a = std::make_shared<BenchArgs>();
   auto json_option = [&](CLI::App* sub) {
-    sub->add_option("--json", a->json_path, "also write the results to this JSON file");
+    sub->add_option("--json", a->json_path, "also write the results to this JSON file (- for standard output)");
   };
   auto reps_option = [&](CLI::App* sub) {
     sub->add_option("--reps", a->reps, "timed repetitions (median)")

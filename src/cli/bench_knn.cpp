@@ -134,7 +134,7 @@ void add_bench_knn_command(CLI::App& bench, CommandFn& chosen) {
   s->add_option("--recall-sample", a->sample, "rows checked against exact lists")
       ->check(integer_in<int64_t>(8, 1000000))
       ->capture_default_str();
-  s->add_option("--json", a->json_path, "also write the results to this JSON file");
+  s->add_option("--json", a->json_path, "also write the results to this JSON file (- for standard output)");
   s->callback([a, &chosen] {
     if (a->k >= a->points) throw CLI::ValidationError("--k", "must be below --points");
     chosen = [a](const gpu::ContextPtr& ctx) { return bench_knn(ctx, *a); };

@@ -221,7 +221,7 @@ void add_bench_matmul_command(CLI::App& bench, CommandFn& chosen) {
   CLI::App* m = bench.add_subcommand("matmul", "the matmul kernel ladder, validated then timed, beside cuBLAS");
   m->add_option("--sizes", a->sizes, "MxNxK,... problem sizes")->capture_default_str();
   m->add_option("--variants", a->variants, "only these variants (comma-separated names)");
-  m->add_option("--json", a->json_path, "also write the results to this JSON file");
+  m->add_option("--json", a->json_path, "also write the results to this JSON file (- for standard output)");
   m->add_option("--torch-script", a->script, "the PyTorch reference script")->capture_default_str();
   m->add_option("--reps", a->reps, "timed repetitions (median)")->check(integer_in(1, 10000))->capture_default_str();
   m->callback([a, m, &chosen] {

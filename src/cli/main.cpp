@@ -5,7 +5,9 @@
 // exception), 2 a usage error (unknown command or option, a value out of range). Nothing
 // escapes main: every failure ends in one line on stderr.
 #include <CLI/CLI.hpp>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <new>
 #include <string>
@@ -85,17 +87,30 @@ int run(int argc, char** argv) {
   if (!chosen) chosen = cli::default_job();  // no command: the moons demo with its defaults
   auto ctx = gpu::Context::create();
   int rc = chosen(ctx);
+  ctx->write_profile();  // SURFGRAD_PROFILE=FILE: a table that cannot be written fails the run
   return rc;
+}
+
+// Whatever went to standard output must have arrived: `surfgrad eval … > /dev/full` (or a full
+// disk) fails only when the buffered output is flushed, after the command has returned.
+int check_stdout(int rc) {
+  errno = 0;
+  bool ok = std::fflush(stdout) == 0 && !std::ferror(stdout);
+  if (ok) return rc;
+  int err = errno;
+  std::fprintf(stderr, "surfgrad: cannot write to standard output (%s)\n", err ? std::strerror(err) : "a write failed");
+  return rc == 0 ? kExitError : rc;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  int rc = kExitError;
   try {
-    return run(argc, argv);
+    rc = run(argc, argv);
   } catch (const cli::UsageError& e) {
     std::fprintf(stderr, "surfgrad: %s\n", e.what());
-    return kExitUsage;
+    rc = kExitUsage;
   } catch (const Error& e) {
     std::fprintf(stderr, "surfgrad: %s\n", e.what());
   } catch (const std::bad_alloc&) {
@@ -105,5 +120,5 @@ int main(int argc, char** argv) {
   } catch (...) {
     std::fprintf(stderr, "surfgrad: internal error (an unknown exception)\n");
   }
-  return kExitError;
+  return check_stdout(rc);
 }

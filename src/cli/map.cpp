@@ -66,7 +66,9 @@ int run_map(const gpu::ContextPtr& ctx, MapArgs& a) {
                 (long long)std::min(n, opt.recall_sample), r.knn_recall);
 
   auto t1 = std::chrono::steady_clock::now();
-  write_outputs(outputs.staging_stem(), r.embedding, labels);
+  outputs.write([&] {
+    write_outputs(outputs.path(".npy"), outputs.path(".csv"), outputs.path(".png"), r.embedding, labels);
+  });
   outputs.commit();
   double write_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
 

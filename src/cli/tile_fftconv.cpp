@@ -121,7 +121,7 @@ void add_tile_fftconv_bench(CLI::App& bench, CommandFn& chosen) {
   auto json_path = std::make_shared<std::string>();
   CLI::App* c = bench.add_subcommand("tile-fftconv", "FFT convolution: one fused tile kernel vs one per step");
   add_options(c, *o);
-  c->add_option("--json", *json_path, "write the results as JSON");
+  c->add_option("--json", *json_path, "write the results to this JSON file (- for standard output)");
   c->callback([o, json_path, &chosen] {
     chosen = [o, json_path](const gpu::ContextPtr& ctx) { return run_bench(ctx, *o, *json_path); };
   });

@@ -68,17 +68,30 @@ void write_fitted(const std::string& path, int side, const std::vector<float>& r
 }
 
 int run_demo(const gpu::ContextPtr& ctx, demos::TileMlpOptions o, const std::string& png) {
+  StagedOutputs out(png, {""}, {}, "--out");  // a bad output name is refused before the work
   std::printf("tile-mlp: MLP %s (ReLU, sigmoid out) learns a %dx%d image, every pixel each step, Adam, on %s\n",
               shape_of(o).c_str(), o.side, o.side, ctx->info().name.c_str());
   auto r = demos::train_tile_mlp(ctx, o, show);
-  write_fitted(png, o.side, r.fitted);
+  out.write([&] { write_fitted(out.path(""), o.side, r.fitted); });
+  out.commit();
   std::printf(
       "fused tile kernels (%s weights, %d pixels and %d threads per workgroup, %llu bytes of workgroup memory "
       "backward): loss %.5f → %.5f, PSNR %.1f dB, %.3f ms per step, %llu dispatches per step; fitted image written "
       "to %s\n",
       r.weights.c_str(), r.tile_rows, r.threads, (unsigned long long)r.workgroup_bytes, r.first_loss, r.final_loss,
       r.psnr, r.ms_per_step, (unsigned long long)r.dispatches_per_step, png.c_str());
-  return r.final_loss < r.first_loss ? 0 : 1;
+  if (r.final_loss < r.first_loss) return 0;
+  // A run that did not learn fails (exit 1), and says so: the output above looks normal.
+  char lr[32];
+  std::snprintf(lr, sizeof lr, "%g", o.lr);
+  std::string hint = o.lr > demos::TileMlpOptions{}.lr ? std::string("--lr ") + lr +
+                                                             " is likely too large for Adam here: try the default, "
+                                                             "0.005, or less"
+                                                       : "try more --steps or another --seed";
+  std::fflush(stdout);  // after the lines above, where both go to one place
+  std::fprintf(stderr, "surfgrad: demo tile-mlp: the loss did not fall (%.5g → %.5g over %d steps); %s\n",
+               double(r.first_loss), double(r.final_loss), o.steps, hint.c_str());
+  return 1;
 }
 
 int run_bench(const gpu::ContextPtr& ctx, demos::TileMlpOptions o, int rounds, const std::string& json_path) {
@@ -165,7 +178,7 @@ void add_tile_mlp_demo(CLI::App& demo, CommandFn& chosen) {
   auto png = std::make_shared<std::string>("tile_mlp.png");
   CLI::App* c = demo.add_subcommand("tile-mlp", "an MLP learns an image, forward and backward fused into tile kernels");
   add_network_options(c, *o);
-  c->add_option("--out", *png, "the fitted image (PNG)")->capture_default_str();
+  c->add_option("--out", *png, "the fitted image (PNG; - for standard output)")->capture_default_str();
   c->callback([o, png, &chosen] { chosen = [o, png](const gpu::ContextPtr& ctx) { return run_demo(ctx, *o, *png); }; });
 }
 
@@ -179,7 +192,7 @@ void add_tile_mlp_bench(CLI::App& bench, CommandFn& chosen) {
   c->add_option("--rounds", *rounds, "rounds, each running every form once (medians reported)")
       ->check(integer_in(1, 100))
       ->capture_default_str();
-  c->add_option("--json", *json_path, "write the results as JSON");
+  c->add_option("--json", *json_path, "write the results to this JSON file (- for standard output)");
   c->callback([o, json_path, rounds, &chosen] {
     chosen = [o, json_path, rounds](const gpu::ContextPtr& ctx) { return run_bench(ctx, *o, *rounds, *json_path); };
   });

@@ -133,7 +133,7 @@ void add_tile_spd_bench(CLI::App& bench, CommandFn& chosen) {
   auto json_path = std::make_shared<std::string>();
   CLI::App* c = bench.add_subcommand("tile-spd", "batched SPD solves: one fused tile kernel vs four launches");
   add_options(c, *o);
-  c->add_option("--json", *json_path, "write the results as JSON");
+  c->add_option("--json", *json_path, "write the results to this JSON file (- for standard output)");
   c->callback([o, json_path, &chosen] {
     chosen = [o, json_path](const gpu::ContextPtr& ctx) { return run_bench(ctx, *o, *json_path); };
   });

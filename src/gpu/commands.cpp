@@ -1,5 +1,6 @@
 // Recording and submitting work: buffers in and out, kernels, dispatches, copies, timing.
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -233,10 +234,17 @@ Kernel Context::kernel(const std::string& wgsl, const std::string& entry, bool v
   if (const char* dir = std::getenv("SURFGRAD_DUMP_WGSL"); dir && *dir) {
     char name[32];
     std::snprintf(name, sizeof name, "/%016zx.wgsl", std::hash<std::string>{}(key));
-    if (FILE* f = std::fopen((std::string(dir) + name).c_str(), "wb")) {
-      std::fwrite(wgsl.data(), 1, wgsl.size(), f);
-      std::fclose(f);
-    }
+    // A folder that is not there (or not writable) is an error, not kernels silently missing.
+    std::string path = std::string(dir) + name;
+    errno = 0;
+    std::FILE* f = std::fopen(path.c_str(), "wb");
+    bool ok = f && std::fwrite(wgsl.data(), 1, wgsl.size(), f) == wgsl.size() && std::fflush(f) == 0;
+    int err = errno;
+    if (f && std::fclose(f) != 0 && ok) ok = false, err = errno;
+    if (!ok)
+      throw Error(ErrorKind::IO, "SURFGRAD_DUMP_WGSL='" + std::string(dir) + "': cannot write the kernel '" + path +
+                                     "' (" + (err ? std::strerror(err) : "unknown error") +
+                                     "); set it to an existing, writable folder, or unset it");
   }
   wgpuDevicePushErrorScope(impl_->device, WGPUErrorFilter_Validation);
   WGPUShaderSourceWGSL source = WGPU_SHADER_SOURCE_WGSL_INIT;

@@ -350,19 +350,11 @@ std::shared_ptr<Context> Context::create(const ContextOptions& options_in) {
 Context::Context(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Context::~Context() {
   // SURFGRAD_PROFILE's table, where it was asked for (never an exception out of a destructor).
-  if (!impl_ || !impl_->profile.on) return;
+  if (!impl_ || !impl_->profile.on || impl_->profile.written) return;
   try {
-    std::string table = profile_table();
-    const std::string& path = impl_->profile.report_path;
-    std::FILE* f = path.empty() ? stderr : std::fopen(path.c_str(), "w");
-    if (!f) {
-      std::fprintf(stderr, "surfgrad: cannot write the profile to %s\n%s", path.c_str(), table.c_str());
-    } else {
-      std::fputs(table.c_str(), f);
-      if (f != stderr) std::fclose(f);
-    }
+    write_profile();
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "surfgrad: the profile could not be read back: %s\n", e.what());
+    std::fprintf(stderr, "surfgrad: %s\n", e.what());
   }
 }
 

@@ -148,8 +148,8 @@ struct Context::Impl {
   // SURFGRAD_PROFILE (profile.cpp): each dispatch in its own pass, timed by timestamp queries,
   // GPU time summed per kernel label and reported when the context closes.
   struct Profile {
-    bool on = false;
-    std::string report_path;  // "" or "1": stderr
+    bool on = false, written = false;  // written: the table went out (Context::write_profile)
+    std::string report_path;           // "" or "1": stderr
     WGPUQuerySet set = nullptr;
     uint32_t capacity = 0, used = 0;
     const KernelState* next = nullptr;                          // the kernel whose pass open_pass times next

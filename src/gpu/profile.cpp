@@ -6,8 +6,10 @@
 // its kernel's label. Separate passes stop the GPU overlapping consecutive dispatches, so the
 // sum is larger than the unprofiled run's time, but each kernel's share is what it costs.
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <vector>
 
 #include "impl.hpp"
@@ -72,6 +74,34 @@ std::string Context::profile_table() {
                 total / 1e6, "", "");
   out += line;
   return out;
+}
+
+void Context::write_profile() {
+  Impl& I = *impl_;
+  if (!I.profile.on || I.profile.written) return;
+  I.profile.written = true;
+  std::string table;
+  try {
+    table = profile_table();
+  } catch (const std::exception& e) {
+    throw Error(ErrorKind::Device, std::string("SURFGRAD_PROFILE: the profile could not be read back: ") + e.what());
+  }
+  const std::string& path = I.profile.report_path;
+  if (path.empty()) {
+    std::fputs(table.c_str(), stderr);
+    return;
+  }
+  // Checked through the final close: a full disk or /dev/full fails only when the data leave.
+  errno = 0;
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  bool ok = f && std::fputs(table.c_str(), f) >= 0 && std::fflush(f) == 0 && !std::ferror(f);
+  int err = errno;
+  if (f && std::fclose(f) != 0 && ok) ok = false, err = errno;
+  if (ok) return;
+  std::fputs(table.c_str(), stderr);  // the measurements are not lost
+  throw Error(ErrorKind::IO, "SURFGRAD_PROFILE='" + path + "': cannot write the profile (" +
+                                 (err ? std::strerror(err) : "unknown error") +
+                                 "; it is printed above); set SURFGRAD_PROFILE to a writable file, or to 1 for stderr");
 }
 
 }  // namespace surfgrad::gpu

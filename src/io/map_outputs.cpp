@@ -1,18 +1,23 @@
 // A map's outputs: OUT.npy (f32 [N, 2]), OUT.csv (x,y[,label]) and OUT.png (coloured by label).
 #include <algorithm>
-#include <fstream>
+#include <sstream>
 
+#include "io/write_file.hpp"
 #include "surfgrad/io.hpp"
 
 namespace surfgrad {
 
 void write_outputs(const std::string& out, const Tensor& y, const Tensor& labels) {
-  save_npy(y, out + ".npy");
+  write_outputs(out + ".npy", out + ".csv", out + ".png", y, labels);
+}
+
+void write_outputs(const std::string& npy, const std::string& csv_path, const std::string& png, const Tensor& y,
+                   const Tensor& labels) {
+  save_npy(y, npy);
   std::vector<float> p = y.to_vector<float>();
   std::vector<int32_t> lab;
   if (labels.defined()) lab = labels.to_vector<int32_t>();
-  std::ofstream csv(out + ".csv");
-  if (!csv) throw Error(ErrorKind::IO, "'" + out + ".csv': cannot open for writing");
+  std::ostringstream csv;
   csv << (lab.empty() ? "x,y\n" : "x,y,label\n");
   int64_t n = y.shape(0);
   float x0 = 1e30f, x1 = -1e30f, y0 = 1e30f, y1 = -1e30f;
@@ -23,7 +28,7 @@ void write_outputs(const std::string& out, const Tensor& y, const Tensor& labels
     csv << "\n";
     x0 = std::min(x0, a), x1 = std::max(x1, a), y0 = std::min(y0, b), y1 = std::max(y1, b);
   }
-  if (!csv) throw Error(ErrorKind::IO, "'" + out + ".csv': write failed (disk full?)");
+  io::write_whole_file(csv_path, csv.str());
   const int W = 1000, H = 1000, margin = 20;
   Image img(W, H);
   double scale = std::min((W - 2 * margin) / std::max(1e-9f, x1 - x0), (H - 2 * margin) / std::max(1e-9f, y1 - y0));
@@ -34,7 +39,7 @@ void write_outputs(const std::string& out, const Tensor& y, const Tensor& labels
     img.disc(margin + (p[size_t(2 * i)] - x0) * scale, H - margin - (p[size_t(2 * i + 1)] - y0) * scale, radius, r, g,
              b);
   }
-  write_png(out + ".png", img);
+  write_png(png, img);
 }
 
 }  // namespace surfgrad

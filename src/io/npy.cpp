@@ -5,6 +5,7 @@
 
 #include "io/host_formats.hpp"
 #include "io/input_limits.hpp"
+#include "io/write_file.hpp"
 #include "surfgrad/io.hpp"
 
 namespace surfgrad {
@@ -43,12 +44,6 @@ std::string encode_npy(const Tensor& t) {
   return out;
 }
 
-void save_npy(const Tensor& t, const std::string& path) {
-  std::string bytes = encode_npy(t);
-  std::ofstream out(path, std::ios::binary);
-  if (!out) throw io::file_error(path, "cannot open for writing (" + std::string(std::strerror(errno)) + ")");
-  out.write(bytes.data(), std::streamsize(bytes.size()));
-  if (!out) throw io::file_error(path, "write failed (disk full?)");
-}
+void save_npy(const Tensor& t, const std::string& path) { io::write_whole_file(path, encode_npy(t)); }
 
 }  // namespace surfgrad

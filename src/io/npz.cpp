@@ -5,6 +5,7 @@
 
 #include "io/host_formats.hpp"
 #include "io/input_limits.hpp"
+#include "io/write_file.hpp"
 #include "surfgrad/io.hpp"
 
 namespace surfgrad {
@@ -12,11 +13,7 @@ namespace surfgrad {
 void save_npz(const std::string& path, const std::vector<std::pair<std::string, Tensor>>& arrays) {
   std::vector<std::pair<std::string, std::string>> files;
   for (const auto& [name, tensor] : arrays) files.emplace_back(name + ".npy", encode_npy(tensor));
-  std::string zip = io::encode_zip(files, path);
-  std::ofstream out(path, std::ios::binary);
-  if (!out) throw io::file_error(path, "cannot open for writing (" + std::string(std::strerror(errno)) + ")");
-  out.write(zip.data(), std::streamsize(zip.size()));
-  if (!out) throw io::file_error(path, "write failed (disk full?)");
+  io::write_whole_file(path, io::encode_zip(files, path));
 }
 
 std::vector<std::pair<std::string, Tensor>> load_npz(const gpu::ContextPtr& ctx, const std::string& path) {

@@ -2,10 +2,10 @@
 // image struct, so no setjmp/longjmp crosses C++ frames here.
 #include <png.h>
 
-#include <cerrno>
 #include <cmath>
-#include <cstring>
+#include <string>
 
+#include "io/write_file.hpp"
 #include "surfgrad/io.hpp"
 
 namespace surfgrad {
@@ -27,14 +27,23 @@ void write_png(const std::string& path, const Image& image) {
   png.width = png_uint_32(image.width);
   png.height = png_uint_32(image.height);
   png.format = PNG_FORMAT_RGB;
-  errno = 0;
-  if (!png_image_write_to_file(&png, path.c_str(), 0, image.rgb.data(), png_int_32(image.width) * 3, nullptr)) {
-    std::string why = png.message[0] ? png.message : "unknown libpng error";
-    if (errno) why += std::string(", ") + std::strerror(errno);
-    png_image_free(&png);
-    throw Error(ErrorKind::IO,
-                "'" + path + "': cannot write the PNG (" + why + "); check the folder exists and is writable");
+  // Encoded in memory, then written by write_whole_file: libpng's own file writer removes the
+  // path when a write fails, which would delete a device (/dev/full) given as the output.
+  png_alloc_size_t size = 0;
+  std::string bytes;
+  bool ok = png_image_write_to_memory(&png, nullptr, &size, 0, image.rgb.data(), png_int_32(image.width) * 3, nullptr);
+  if (ok) {
+    bytes.resize(size);
+    ok =
+        png_image_write_to_memory(&png, bytes.data(), &size, 0, image.rgb.data(), png_int_32(image.width) * 3, nullptr);
   }
+  if (!ok) {
+    std::string why = png.message[0] ? png.message : "unknown libpng error";
+    png_image_free(&png);
+    throw Error(ErrorKind::IO, "'" + path + "': cannot encode the PNG (" + why + ")");
+  }
+  bytes.resize(size);
+  io::write_whole_file(path, bytes);
 }
 
 void palette(int label, uint8_t& r, uint8_t& g, uint8_t& b) {

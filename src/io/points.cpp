@@ -1,4 +1,4 @@
-// The points of a map and their labels from .npy, IDX (plain or gzip) or CSV: decoded on the
+// The points of a map and their labels from .npy, .npz (one array), IDX (plain or gzip) or CSV: decoded on the
 // host (so arrays larger than one GPU binding load), checked (finite points; labels integers
 // 0..2^31-1), then uploaded in row blocks.
 #include <cerrno>
@@ -8,6 +8,7 @@
 #include <fstream>
 #include <limits>
 
+#include "io/file_format.hpp"
 #include "io/host_formats.hpp"
 #include "io/input_limits.hpp"
 #include "surfgrad/io.hpp"
@@ -20,10 +21,46 @@ bool ends_with(const std::string& s, const std::string& e) {
   return s.size() >= e.size() && s.compare(s.size() - e.size(), e.size(), e) == 0;
 }
 
-io::NpyArray read_npy_host(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw io::file_error(path, "cannot open for reading (" + std::string(std::strerror(errno)) + ")");
-  return io::decode_npy_host(in, path);
+enum class Source { Npy, Npz, Csv, Idx };
+
+// The decoder for `path`. The magic bytes of .npy and zip (.npz) win over the name (a renamed
+// file is still read); formats surfgrad does not read are named, whatever the file is called;
+// then the name: .npy, .npz, .csv, else IDX (MNIST's, plain or gzip), which has no magic.
+Source source_of(const std::string& path) {
+  const std::string reads = "surfgrad reads .npy, .npz (one array), IDX (MNIST's, .gz too) and CSV (named .csv)";
+  io::FileFormat f = io::sniff_format(path);
+  if (f == io::FileFormat::Npy) return Source::Npy;
+  if (f == io::FileFormat::Zip) return Source::Npz;
+  if (f == io::FileFormat::Parquet || f == io::FileFormat::Hdf5 || f == io::FileFormat::Png)
+    throw io::file_error(path, "this is " + io::format_name(f) + ", not a format surfgrad reads; " + reads +
+                                   ": convert it (e.g. np.save('points.npy', array))");
+  if (ends_with(path, ".npy")) return Source::Npy;
+  if (ends_with(path, ".npz")) return Source::Npz;
+  if (ends_with(path, ".csv")) return Source::Csv;
+  if (f == io::FileFormat::Text)
+    throw io::file_error(path,
+                         "this is a text file, not IDX; " + reads + ": rename it to .csv if it is comma-separated");
+  return Source::Idx;
+}
+
+// The one array of a .npy file or a .npz archive (an archive of several is refused, named).
+io::NpyArray read_array(const std::string& path, Source source) {
+  if (source == Source::Npy) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw io::file_error(path, "cannot open for reading (" + std::string(std::strerror(errno)) + ")");
+    return io::decode_npy_host(in, path);
+  }
+  std::vector<char> zip = io::read_whole_file(path, ".npz");
+  auto arrays = io::decode_npz_host(std::string_view(zip.data(), zip.size()), path);
+  if (arrays.size() != 1) {
+    std::string names;
+    for (size_t i = 0; i < arrays.size() && i < 8; ++i) names += (i ? ", " : "") + arrays[i].first;
+    throw io::file_error(path, "a .npz archive of " + std::to_string(arrays.size()) + " arrays" +
+                                   (names.empty() ? "" : " (" + names + (arrays.size() > 8 ? ", …" : "") + ")") +
+                                   "; surfgrad reads one array a file: save only that one (np.savez('x.npz', a)) "
+                                   "or use .npy (np.save)");
+  }
+  return std::move(arrays[0].second);
 }
 
 double npy_element(const io::NpyArray& a, size_t i) {
@@ -53,14 +90,15 @@ double npy_element(const io::NpyArray& a, size_t i) {
 // Every value of a file, in C order, as doubles (labels), with the file's leading dimension.
 std::vector<double> read_values(const std::string& path, int64_t& rows) {
   std::vector<double> v;
-  if (ends_with(path, ".npy")) {
-    io::NpyArray a = read_npy_host(path);
+  Source source = source_of(path);
+  if (source == Source::Npy || source == Source::Npz) {
+    io::NpyArray a = read_array(path, source);
     size_t n = size_t(io::checked_numel(a.shape, 8, path));
     io::check_host_budget(path, "shape " + io::dims_text(a.shape), uint64_t(n) * 8);
     v.resize(n);
     for (size_t i = 0; i < n; ++i) v[i] = npy_element(a, i);
     rows = a.shape.empty() ? 0 : a.shape[0];
-  } else if (ends_with(path, ".csv")) {
+  } else if (source == Source::Csv) {
     std::vector<char> text = io::read_whole_file(path, "CSV");
     io::check_host_budget(path, "a CSV file's numbers", uint64_t(text.size()) * 5);  // ≥ 2 bytes each, 8 as doubles
     io::CsvTable t = io::decode_csv(std::string_view(text.data(), text.size()), path);
@@ -81,9 +119,9 @@ struct HostPoints {
 
 HostPoints read_points(const std::string& path) {
   HostPoints p;
-  if (ends_with(path, ".npy")) {
+  if (Source source = source_of(path); source == Source::Npy || source == Source::Npz) {
     // f32 files (the common large case) go to the GPU without a converted copy.
-    io::NpyArray a = read_npy_host(path);
+    io::NpyArray a = read_array(path, source);
     if (a.shape.empty()) throw Error(ErrorKind::Shape, "'" + path + "': a 0-d array is not a set of points");
     size_t count = size_t(io::checked_numel(a.shape, 4, path));
     p.rows = a.shape[0];
