@@ -66,9 +66,8 @@ int run_map(const gpu::ContextPtr& ctx, MapArgs& a) {
                 (long long)std::min(n, opt.recall_sample), r.knn_recall);
 
   auto t1 = std::chrono::steady_clock::now();
-  outputs.write([&] {
-    write_outputs(outputs.path(".npy"), outputs.path(".csv"), outputs.path(".png"), r.embedding, labels);
-  });
+  outputs.write(
+      [&] { write_outputs(outputs.path(".npy"), outputs.path(".csv"), outputs.path(".png"), r.embedding, labels); });
   outputs.commit();
   double write_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
 
@@ -117,8 +116,10 @@ void add_map_commands(CLI::App& app, CommandFn& chosen) {
       "and uses k = floor(3 * perplexity) <= 128 neighbours; UMAP needs n_neighbors <= min(128, N - 1).");
   TsneOptions& t = a->map.tsne;
   UmapOptions& u = a->map.umap;
-  map->add_option("INPUT", a->input, "points: .npy (any float/int dtype), IDX (MNIST, .gz too) or CSV");
-  map->add_option("-o,--out", a->out, "output name: writes OUT.npy, OUT.csv, OUT.png")->capture_default_str();
+  map->add_option("INPUT", a->input,
+                  "points: .npy (any float/int dtype), .npz (one array), IDX (MNIST, .gz too) or CSV");
+  map->add_option("-o,--out", a->out, "output name: writes OUT.npy, OUT.csv, OUT.png (not - nor a device)")
+      ->capture_default_str();
   map->add_option("--labels", a->labels, "labels (i32, one per point) to colour the PNG and CSV");
   map->add_option("--method", a->method, "tsne or umap")->check(one_of({"tsne", "umap"}))->capture_default_str();
   map->add_option("--points", a->points, "points of the built-in data set (without INPUT)")
