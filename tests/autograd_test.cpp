@@ -3,6 +3,7 @@
 // semantics and its errors.
 #include "surfgrad/gradcheck.hpp"
 #include "surfgrad/reference.hpp"
+#include "tensor/binary_ops.hpp"
 #include "tensor/unary_ops.hpp"
 #include "test_util.hpp"
 
@@ -78,6 +79,8 @@ TEST(Gradcheck, UnaryOps) {
     }
 }
 
+// Every differentiable row of the binary op table, through the public functions (the macro list
+// defines them), against finite differences of its float64 reference; then a shared operand.
 TEST(Gradcheck, BinaryOpsWithBroadcasting) {
   std::mt19937 gen(102);
   auto run = [&](const char* name, auto f, double lo, double hi) {
@@ -91,14 +94,28 @@ TEST(Gradcheck, BinaryOpsWithBroadcasting) {
             std::string(name) + " " + shape_str(s) + " with " + shape_str(p));
     }
   };
-  run("add", [](const auto& x) { return x[0] + x[1]; }, -2, 2);
-  run("sub", [](const auto& x) { return x[0] - x[1]; }, -2, 2);
-  run("mul", [](const auto& x) { return x[0] * x[1]; }, -2, 2);
-  run("div", [](const auto& x) { return x[0] / x[1]; }, 0.5, 2);
-  run("pow", [](const auto& x) { return pow(x[0], x[1]); }, 0.5, 2);
-  run("maximum", [](const auto& x) { return maximum(x[0], x[1]); }, -2, 2);
-  run("minimum", [](const auto& x) { return minimum(x[0], x[1]); }, -2, 2);
+  for (const BinarySpec& spec : binary_specs()) {
+    if (spec.comparison) continue;
+    run(
+        spec.name,
+        [op = spec.op](const auto& x) {
+          using T = std::decay_t<decltype(x[0])>;
+          switch (op) {
+#define SURFGRAD_BINARY(name) \
+  case BinaryOp::name: return T(name(x[0], x[1]));
+#define SURFGRAD_COMPARISON(name) \
+  case BinaryOp::name: break;
+#include "surfgrad/binary_ops.inc"
+#undef SURFGRAD_COMPARISON
+#undef SURFGRAD_BINARY
+          }
+          return T(x[0]);
+        },
+        spec.grad_lo, spec.grad_hi);
+  }
   run("used twice", [](const auto& x) { return x[0] * x[0] + x[0] * x[1]; }, -2, 2);
+  // The operators are the table's add, sub, mul and div.
+  run("operators", [](const auto& x) { return (x[0] + x[1]) * x[0] - x[1] / (x[0] * x[0] + 1.0); }, -2, 2);
 }
 
 TEST(Gradcheck, Where) {

@@ -103,13 +103,12 @@ class NoGradGuard {
 };
 bool grad_enabled();
 
-Var add(const Var& a, const Var& b);
-Var sub(const Var& a, const Var& b);
-Var mul(const Var& a, const Var& b);
-Var div(const Var& a, const Var& b);
-Var pow(const Var& a, const Var& b);
-Var maximum(const Var& a, const Var& b);
-Var minimum(const Var& a, const Var& b);
+// The differentiable binary ops of binary_ops.inc: add, sub, mul, div, pow, maximum, minimum.
+#define SURFGRAD_BINARY(name) Var name(const Var& a, const Var& b);
+#define SURFGRAD_COMPARISON(name)
+#include "surfgrad/binary_ops.inc"
+#undef SURFGRAD_COMPARISON
+#undef SURFGRAD_BINARY
 Var where(const Tensor& mask, const Var& a, const Var& b);
 Var matmul(const Var& a, const Var& b);
 Var gather(const Var& x, int axis, const Tensor& index);

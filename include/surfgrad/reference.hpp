@@ -60,13 +60,12 @@ class HostArray {
   std::vector<double> v_;
 };
 
-HostArray add(const HostArray& a, const HostArray& b);
-HostArray sub(const HostArray& a, const HostArray& b);
-HostArray mul(const HostArray& a, const HostArray& b);
-HostArray div(const HostArray& a, const HostArray& b);
-HostArray pow(const HostArray& a, const HostArray& b);
-HostArray maximum(const HostArray& a, const HostArray& b);
-HostArray minimum(const HostArray& a, const HostArray& b);
+// The differentiable binary ops of binary_ops.inc: add, sub, mul, div, pow, maximum, minimum.
+#define SURFGRAD_BINARY(name) HostArray name(const HostArray& a, const HostArray& b);
+#define SURFGRAD_COMPARISON(name)
+#include "surfgrad/binary_ops.inc"
+#undef SURFGRAD_COMPARISON
+#undef SURFGRAD_BINARY
 HostArray where(const HostArray& mask, const HostArray& a, const HostArray& b);
 HostArray matmul(const HostArray& a, const HostArray& b);
 HostArray gather(const HostArray& x, int axis, const HostArray& index);

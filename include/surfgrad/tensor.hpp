@@ -123,21 +123,14 @@ class Tensor {
   DType dtype_ = DType::f32;
 };
 
-// ---- binary ops with numpy broadcasting (same dtype on both sides) ----
-Tensor add(const Tensor& a, const Tensor& b);
-Tensor sub(const Tensor& a, const Tensor& b);
-Tensor mul(const Tensor& a, const Tensor& b);
-Tensor div(const Tensor& a, const Tensor& b);
-Tensor pow(const Tensor& a, const Tensor& b);
-Tensor maximum(const Tensor& a, const Tensor& b);
-Tensor minimum(const Tensor& a, const Tensor& b);
-// Comparisons give u32 masks (1 where true, 0 where false).
-Tensor eq(const Tensor& a, const Tensor& b);
-Tensor ne(const Tensor& a, const Tensor& b);
-Tensor lt(const Tensor& a, const Tensor& b);
-Tensor le(const Tensor& a, const Tensor& b);
-Tensor gt(const Tensor& a, const Tensor& b);
-Tensor ge(const Tensor& a, const Tensor& b);
+// ---- binary ops with numpy broadcasting (same dtype on both sides; binary_ops.inc): add, sub,
+// mul, div, pow, maximum, minimum; the comparisons eq, ne, lt, le, gt, ge give u32 masks (1 where
+// true, 0 where false).
+#define SURFGRAD_BINARY(name) Tensor name(const Tensor& a, const Tensor& b);
+#define SURFGRAD_COMPARISON(name) SURFGRAD_BINARY(name)
+#include "surfgrad/binary_ops.inc"
+#undef SURFGRAD_COMPARISON
+#undef SURFGRAD_BINARY
 // where(mask, a, b): a where mask != 0, else b; all three broadcast together.
 Tensor where(const Tensor& mask, const Tensor& a, const Tensor& b);
 // A 0-d tensor holding `value` in `like`'s dtype on `like`'s device (for scalar operands).

@@ -4,6 +4,7 @@
 
 #include "autograd/var_access.hpp"
 #include "surfgrad/autograd.hpp"
+#include "tensor/binary_ops.hpp"
 #include "tensor/unary_ops.hpp"
 
 namespace surfgrad {
@@ -32,65 +33,25 @@ Shape keepdim_shape(const Shape& shape, std::vector<int> axes) {
 
 // ---------------------------------------------------------------- binary
 
-Var add(const Var& a, const Var& b) {
-  Shape as = a.shape(), bs = b.shape();
-  return VarAccess::make(add(a.value(), b.value()), "add", {a, b},
-                         [as, bs](const Tensor& g) { return std::vector<Tensor>{sum_to(g, as), sum_to(g, bs)}; });
-}
-
-Var sub(const Var& a, const Var& b) {
-  Shape as = a.shape(), bs = b.shape();
-  return VarAccess::make(sub(a.value(), b.value()), "sub", {a, b},
-                         [as, bs](const Tensor& g) { return std::vector<Tensor>{sum_to(g, as), sum_to(g.neg(), bs)}; });
-}
-
-Var mul(const Var& a, const Var& b) {
-  Tensor av = a.value(), bv = b.value();
+// Every differentiable row of the binary op table: the value through Tensor, the gradients by
+// the table's rule, summed over the axes each operand was broadcast along.
+static Var binary(const Var& a, const Var& b, BinaryOp op) {
+  const BinarySpec& s = binary_spec(op);
+  Tensor av = a.value(), bv = b.value(), y = apply_binary(av, bv, op);
   bool ga = a.requires_grad(), gb = b.requires_grad();
-  return VarAccess::make(mul(av, bv), "mul", {a, b}, [=](const Tensor& g) {
-    return std::vector<Tensor>{ga ? sum_to(mul(g, bv), av.shape()) : Tensor(),
-                               gb ? sum_to(mul(g, av), bv.shape()) : Tensor()};
+  return VarAccess::make(y, s.name, {a, b}, [=, &s](const Tensor& g) {
+    auto [da, db] = s.backward(av, bv, y, g, ga, gb);
+    return std::vector<Tensor>{ga && da.defined() ? sum_to(da, av.shape()) : Tensor(),
+                               gb && db.defined() ? sum_to(db, bv.shape()) : Tensor()};
   });
 }
 
-Var div(const Var& a, const Var& b) {
-  Tensor av = a.value(), bv = b.value();
-  Tensor y = div(av, bv);
-  bool gb = b.requires_grad();
-  return VarAccess::make(y, "div", {a, b}, [=](const Tensor& g) {
-    Tensor g_over_b = div(g, bv);
-    return std::vector<Tensor>{sum_to(g_over_b, av.shape()),
-                               gb ? sum_to(mul(g_over_b, y).neg(), bv.shape()) : Tensor()};
-  });
-}
-
-Var pow(const Var& a, const Var& b) {
-  Tensor av = a.value(), bv = b.value();
-  Tensor y = pow(av, bv);
-  bool ga = a.requires_grad(), gb = b.requires_grad();
-  return VarAccess::make(y, "pow", {a, b}, [=](const Tensor& g) {
-    Tensor da, db;
-    if (ga) da = sum_to(mul(g, mul(bv, pow(av, sub(bv, like(bv, 1))))), av.shape());
-    if (gb) db = sum_to(mul(g, mul(y, av.log())), bv.shape());
-    return std::vector<Tensor>{da, db};
-  });
-}
-
-// maximum/minimum: the larger (smaller) side gets the gradient; ties split it in half.
-static Var extremum(const Var& a, const Var& b, bool max) {
-  Tensor av = a.value(), bv = b.value();
-  return VarAccess::make(
-      max ? maximum(av, bv) : minimum(av, bv), max ? "maximum" : "minimum", {a, b}, [=](const Tensor& g) {
-        DType d = g.dtype();
-        Tensor wins_a = mask_of(max ? gt(av, bv) : lt(av, bv), d);
-        Tensor tie = mul(mask_of(eq(av, bv), d), like(g, 0.5));
-        Tensor share_a = add(wins_a, tie);
-        Tensor share_b = sub(like(g, 1), share_a);
-        return std::vector<Tensor>{sum_to(mul(g, share_a), av.shape()), sum_to(mul(g, share_b), bv.shape())};
-      });
-}
-Var maximum(const Var& a, const Var& b) { return extremum(a, b, true); }
-Var minimum(const Var& a, const Var& b) { return extremum(a, b, false); }
+#define SURFGRAD_BINARY(name) \
+  Var name(const Var& a, const Var& b) { return binary(a, b, BinaryOp::name); }
+#define SURFGRAD_COMPARISON(name)
+#include "surfgrad/binary_ops.inc"
+#undef SURFGRAD_COMPARISON
+#undef SURFGRAD_BINARY
 
 Var where(const Tensor& mask, const Var& a, const Var& b) {
   Shape as = a.shape(), bs = b.shape();

@@ -6,6 +6,7 @@
 
 #include "surfgrad/reference.hpp"
 #include "surfgrad/tensor.hpp"
+#include "tensor/binary_ops.hpp"
 #include "tensor/unary_ops.hpp"
 
 namespace surfgrad {
@@ -271,19 +272,13 @@ HostArray matmul(const HostArray& a_in, const HostArray& b_in) {
   return HostArray(final_shape, std::move(v));
 }
 
-HostArray add(const HostArray& a, const HostArray& b) { return map2(a, b, std::plus<double>(), "add"); }
-HostArray sub(const HostArray& a, const HostArray& b) { return map2(a, b, std::minus<double>(), "sub"); }
-HostArray mul(const HostArray& a, const HostArray& b) { return map2(a, b, std::multiplies<double>(), "mul"); }
-HostArray div(const HostArray& a, const HostArray& b) { return map2(a, b, std::divides<double>(), "div"); }
-HostArray pow(const HostArray& a, const HostArray& b) {
-  return map2(a, b, [](double x, double y) { return std::pow(x, y); }, "pow");
-}
-HostArray maximum(const HostArray& a, const HostArray& b) {
-  return map2(a, b, [](double x, double y) { return std::max(x, y); }, "maximum");
-}
-HostArray minimum(const HostArray& a, const HostArray& b) {
-  return map2(a, b, [](double x, double y) { return std::min(x, y); }, "minimum");
-}
+// Every differentiable row of the binary op table, by its float64 reference.
+#define SURFGRAD_BINARY(name) \
+  HostArray name(const HostArray& a, const HostArray& b) { return map2(a, b, binary_spec(BinaryOp::name).host, #name); }
+#define SURFGRAD_COMPARISON(name)
+#include "surfgrad/binary_ops.inc"
+#undef SURFGRAD_COMPARISON
+#undef SURFGRAD_BINARY
 HostArray where(const HostArray& mask, const HostArray& a, const HostArray& b) {
   Shape shape = broadcast_shapes(broadcast_shapes(mask.shape(), a.shape(), "where"), b.shape(), "where");
   std::vector<double> v(size_t(numel_of(shape)));

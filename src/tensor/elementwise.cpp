@@ -1,7 +1,9 @@
-// Elementwise ops: unary, binary with broadcasting, where, cast, strided copies (launch_values).
+// Elementwise ops: unary, where, cast, strided copies (launch_values); the binary ops are the table
+// of binary_ops.cpp.
 #include <cmath>
 
 #include "internal.hpp"
+#include "tensor/binary_ops.hpp"
 #include "tensor/unary_ops.hpp"
 
 namespace surfgrad {
@@ -29,23 +31,6 @@ Tensor Tensor::cast(DType dtype) const {
 
 // ---------------------------------------------------------------- unary
 
-namespace {
-
-const char* kPowHelper = R"(
-// x^p for any sign of x: negative bases allowed for integer exponents, as in C's pow.
-fn pow_any(x: f32, p: f32) -> f32 {
-  if (p == 0.0) { return 1.0; }
-  let r = exp2(p * log2(abs(x)));
-  if (x >= 0.0) { return r; }
-  // NaN, as C's pow. Built from x at run time: Tint (Chromium, Dawn) refuses a NaN constant
-  // ("value nan cannot be represented as 'f32'"), which naga accepts.
-  if (fract(p) != 0.0) { return bitcast<f32>(0x7fc00000u | (bitcast<u32>(x) & 0u)); }
-  return select(r, -r, fract(p * 0.5) != 0.0);
-}
-)";
-
-}  // namespace
-
 Tensor launch_unary(const Tensor& x, const char* name, bool float_only, const std::string& expr,
                     const std::string& helpers, const std::vector<uint32_t>& params) {
   if (float_only && !is_float(x.dtype()))
@@ -65,54 +50,11 @@ Tensor launch_unary(const Tensor& x, const char* name, bool float_only, const st
 #undef SURFGRAD_UNARY
 
 Tensor Tensor::pow(double exponent) const {
-  return launch_unary(*this, "pow", true, "pow_any(f32(x), param_f32(0u))", kPowHelper, {f32_bits(float(exponent))});
+  return launch_unary(*this, "pow", true, "pow_any(f32(x), param_f32(0u))", pow_any_wgsl(),
+                      {f32_bits(float(exponent))});
 }
 
-// ---------------------------------------------------------------- binary
-
-namespace {
-
-enum class Kind { Float, Any };
-
-struct BinaryOp {
-  const char* name;
-  Kind kind;
-  const char* expr;  // in terms of a, b
-  bool mask;         // result is a u32 mask
-};
-
-Tensor binary(const Tensor& a, const Tensor& b, const BinaryOp& op) {
-  check_same_context(a, b, op.name);
-  if (a.dtype() != b.dtype())
-    throw Error(ErrorKind::DType, std::string(op.name) + ": dtypes differ (" + a.describe() + " and " + b.describe() +
-                                      "); cast one operand so both match");
-  if (op.kind == Kind::Float && !is_float(a.dtype()))
-    throw Error(ErrorKind::DType, std::string(op.name) + " needs floating operands, got " + a.describe());
-  Shape shape = broadcast_shapes(a.shape(), b.shape(), op.name);
-  DType out_dtype = op.mask ? DType::u32 : a.dtype();
-  Tensor out = Tensor::empty(a.context(), shape, out_dtype);
-  launch_values(a.context(), op.name, shape, {map_operand(out, shape), map_operand(a, shape), map_operand(b, shape)},
-                {"a", "b"}, op.expr, op.name == std::string("pow") ? kPowHelper : "");
-  return out;
-}
-
-}  // namespace
-
-Tensor add(const Tensor& a, const Tensor& b) { return binary(a, b, {"add", Kind::Any, "a + b", false}); }
-Tensor sub(const Tensor& a, const Tensor& b) { return binary(a, b, {"sub", Kind::Any, "a - b", false}); }
-Tensor mul(const Tensor& a, const Tensor& b) { return binary(a, b, {"mul", Kind::Any, "a * b", false}); }
-Tensor div(const Tensor& a, const Tensor& b) { return binary(a, b, {"div", Kind::Any, "a / b", false}); }
-Tensor pow(const Tensor& a, const Tensor& b) {
-  return binary(a, b, {"pow", Kind::Float, "pow_any(f32(a), f32(b))", false});
-}
-Tensor maximum(const Tensor& a, const Tensor& b) { return binary(a, b, {"maximum", Kind::Any, "max(a, b)", false}); }
-Tensor minimum(const Tensor& a, const Tensor& b) { return binary(a, b, {"minimum", Kind::Any, "min(a, b)", false}); }
-Tensor eq(const Tensor& a, const Tensor& b) { return binary(a, b, {"eq", Kind::Any, "select(0u, 1u, a == b)", true}); }
-Tensor ne(const Tensor& a, const Tensor& b) { return binary(a, b, {"ne", Kind::Any, "select(0u, 1u, a != b)", true}); }
-Tensor lt(const Tensor& a, const Tensor& b) { return binary(a, b, {"lt", Kind::Any, "select(0u, 1u, a < b)", true}); }
-Tensor le(const Tensor& a, const Tensor& b) { return binary(a, b, {"le", Kind::Any, "select(0u, 1u, a <= b)", true}); }
-Tensor gt(const Tensor& a, const Tensor& b) { return binary(a, b, {"gt", Kind::Any, "select(0u, 1u, a > b)", true}); }
-Tensor ge(const Tensor& a, const Tensor& b) { return binary(a, b, {"ge", Kind::Any, "select(0u, 1u, a >= b)", true}); }
+// ---------------------------------------------------------------- binary (binary_ops.cpp), where
 
 Tensor where(const Tensor& mask, const Tensor& a, const Tensor& b) {
   check_same_context(mask, a, "where");

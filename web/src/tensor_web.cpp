@@ -109,9 +109,13 @@ const std::map<std::string, Unary>& unary_ops() {
 
 using Binary = Var (*)(const Var&, const Var&);
 const std::map<std::string, Binary>& binary_ops() {
-  static const std::map<std::string, Binary> ops = {{"add", &add},         {"sub", &sub},      {"mul", &mul},
-                                                    {"div", &div},         {"pow", &pow},      {"maximum", &maximum},
-                                                    {"minimum", &minimum}, {"matmul", &matmul}};
+  static const std::map<std::string, Binary> ops = {
+#define SURFGRAD_BINARY(name) {#name, &name},
+#define SURFGRAD_COMPARISON(name)
+#include "surfgrad/binary_ops.inc"
+#undef SURFGRAD_COMPARISON
+#undef SURFGRAD_BINARY
+      {"matmul", &matmul}};
   return ops;
 }
 
