@@ -86,49 +86,7 @@ void write(const Array& array, const Tile& tile, At at, Op op) {
 
 namespace detail {
 
-const char* op_name(Op op) {
-  switch (op) {
-    case Op::load: return "tile_load";
-    case Op::store: return "tile_store";
-    case Op::atomic_add: return "tile_atomic_add";
-    case Op::unary: return "tile_map";
-    case Op::binary: return "tile_map";
-    case Op::scale: return "tile_scale";
-    case Op::broadcast: return "tile_broadcast";
-    case Op::transpose: return "tile_transpose";
-    case Op::reduce: return "tile_reduce";
-    case Op::matmul: return "tile_matmul";
-    case Op::cholesky: return "tile_cholesky";
-    case Op::lower_solve: return "tile_lower_solve";
-    case Op::upper_solve: return "tile_upper_solve";
-    case Op::fft: return "tile_fft";
-    case Op::fft_part: return "tile_fft";
-    case Op::view: return "tile_view";
-    case Op::assign: return "tile_assign";
-  }
-  return "?";
-}
-
 std::string shape_text(TileShape s) { return std::to_string(s.rows) + "×" + std::to_string(s.cols); }
-
-std::string tile_name(const Graph& g, int node, const char* prefix) {
-  const Node& n = g.nodes[size_t(node)];
-  std::string what;
-  switch (n.op) {
-    case Op::load: what = g.arrays[size_t(n.array)].name; break;
-    case Op::unary: what = unary_name(n.unary); break;
-    case Op::binary: what = n.binary == Binary::add ? "add" : n.binary == Binary::sub ? "sub" : "mul"; break;
-    case Op::reduce: what = n.reduce == Reduce::sum ? "sum" : "max"; break;
-    // ifft, re, im: a literal per case (GCC 12 warns of an uninitialised string for "re" : "im").
-    case Op::fft:
-      if (n.inverse) return prefix + std::to_string(node) + "_ifft";
-      what = "fft";
-      break;
-    case Op::fft_part: return prefix + std::to_string(node) + (n.axis == 0 ? "_re" : "_im");
-    default: what = std::string(op_name(n.op)).substr(5);
-  }
-  return prefix + std::to_string(node) + "_" + what;
-}
 
 }  // namespace detail
 

@@ -22,6 +22,7 @@
 #include <sstream>
 
 #include "surfgrad/error.hpp"
+#include "tiles/op_record.hpp"
 
 namespace surfgrad::tiles::detail {
 
@@ -225,6 +226,55 @@ HostArray host_triangular_solve(const HostArray& mat, const HostArray& b, bool u
     }
   }
   return x;
+}
+
+// ---- the records (see op_record.hpp)
+
+namespace {
+
+std::string arg_name(const Graph& g, int n, size_t i) { return tile_name(g, g.nodes[size_t(n)].args[i]); }
+
+std::string cholesky_describe(const Graph& g, int n) { return "tile_cholesky(" + arg_name(g, n, 0) + ")"; }
+
+template <bool kUpper>
+std::string solve_describe(const Graph& g, int n) {
+  return std::string(kUpper ? "tile_upper_solve(" : "tile_lower_solve(") + arg_name(g, n, 0) + ", " +
+         arg_name(g, n, 1) + ")";
+}
+
+std::vector<int> cholesky_reads(const Graph& g, int n, const std::vector<bool>& needs) {
+  if (needs[size_t(g.nodes[size_t(n)].args[0])]) return {n};  // L
+  return {};
+}
+
+std::vector<int> solve_reads(const Graph& g, int n, const std::vector<bool>& needs) {
+  const Node& node = g.nodes[size_t(n)];
+  std::vector<int> r = {node.args[0]};              // the triangle, for B's adjoint (which M's needs too)
+  if (needs[size_t(node.args[0])]) r.push_back(n);  // X, for M's adjoint
+  return r;
+}
+
+HostArray cholesky_host(const HostStep& s) {
+  return host_cholesky(s.arg(0), "tile kernel '" + s.g.name + "' (host reference), tile_cholesky " +
+                                     tile_name(s.g, s.node) + " in block (" + std::to_string(s.block[0]) + ", " +
+                                     std::to_string(s.block[1]) + ", " + std::to_string(s.block[2]) + "): ");
+}
+
+HostArray solve_host(const HostStep& s) {
+  return host_triangular_solve(s.arg(0), s.arg(1), s.n().op == Op::upper_solve);
+}
+
+}  // namespace
+
+std::vector<OpRecord> linalg_records() {
+  return {
+      {Op::cholesky, "tile_cholesky", nullptr, cholesky_describe, emit_linalg_forward, emit_linalg_adjoint,
+       cholesky_reads, cholesky_host},
+      {Op::lower_solve, "tile_lower_solve", nullptr, solve_describe<false>, emit_linalg_forward, emit_linalg_adjoint,
+       solve_reads, solve_host},
+      {Op::upper_solve, "tile_upper_solve", nullptr, solve_describe<true>, emit_linalg_forward, emit_linalg_adjoint,
+       solve_reads, solve_host},
+  };
 }
 
 }  // namespace surfgrad::tiles::detail

@@ -7,10 +7,6 @@
 #include <cstdio>
 #include <set>
 
-#include "tiles/cholesky.hpp"
-#include "tiles/fft.hpp"
-#include "tiles/view.hpp"
-
 namespace surfgrad::tiles::detail {
 
 std::string u32(int64_t v) { return std::to_string(v) + "u"; }
@@ -47,19 +43,6 @@ void emit_global_index(Wgsl& w, const Graph& g, int array, TileShape shape, At a
   w.line("let gc = " + coord_expr(at.col) + " * " + u32(shape.cols) + offset(at.col) + " + c;");
   w.line("let inside = gb < " + a + "_batch && gr < " + a + "_rows && gc < " + a + "_cols;");
   w.line("let gi = (gb * " + a + "_rows + gr) * " + a + "_cols + gc;");
-}
-
-std::string at_text(const Graph& g, int array, TileShape s, At at) {
-  auto axis = [](const Coord& c, int extent) {
-    if (c.axis < 0) return std::to_string(c.constant * extent + c.offset);  // a fixed element
-    std::string base = std::string("block.") + "xyz"[c.axis];
-    base = extent == 1 ? base : std::to_string(extent) + "·" + base;
-    return c.offset ? base + " + " + std::to_string(c.offset) : base;
-  };
-  std::string t = g.arrays[size_t(array)].name + "[";
-  if (at.batch.axis >= 0 || at.batch.constant != 0) t += axis(at.batch, 1) + ", ";
-  return t + "rows " + axis(at.row, s.rows) + " +" + std::to_string(s.rows) + ", cols " + axis(at.col, s.cols) + " +" +
-         std::to_string(s.cols) + "]";
 }
 
 }  // namespace
@@ -217,130 +200,6 @@ void emit_shape_lets(Wgsl& w, const Graph& g) {
     w.line("let " + a + "_batch = arg(" + u32(int64_t(3 * i)) + ");");
     w.line("let " + a + "_rows = arg(" + u32(int64_t(3 * i + 1)) + ");");
     w.line("let " + a + "_cols = arg(" + u32(int64_t(3 * i + 2)) + ");");
-  }
-}
-
-std::string describe(const Graph& g, int n) {
-  const Node& node = g.nodes[size_t(n)];
-  auto arg = [&](size_t i) { return tile_name(g, node.args[i]); };
-  std::string lhs = node.makes_tile() ? tile_name(g, n) + " (" + shape_text(node.shape) + ") = " : "";
-  switch (node.op) {
-    case Op::load: return lhs + "tile_load(" + at_text(g, node.array, node.shape, node.at) + ")";
-    case Op::store: return "tile_store(" + at_text(g, node.array, node.shape, node.at) + " ← " + arg(0) + ")";
-    case Op::atomic_add:
-      return "tile_atomic_add(" + at_text(g, node.array, node.shape, node.at) + " += " + arg(0) + ")";
-    case Op::unary: return lhs + "tile_map(" + std::string(unary_name(node.unary)) + ", " + arg(0) + ")";
-    case Op::binary: {
-      const char* sym = node.binary == Binary::add ? " + " : node.binary == Binary::sub ? " - " : " * ";
-      return lhs + arg(0) + sym + arg(1);
-    }
-    case Op::scale: return lhs + arg(0) + " · " + scalar_literal(node.scalar);
-    case Op::broadcast: return lhs + "tile_broadcast(" + arg(0) + ")";
-    case Op::transpose: return lhs + "tile_transpose(" + arg(0) + ")";
-    case Op::reduce:
-      return lhs + "tile_reduce(" + (node.reduce == Reduce::sum ? "sum" : "max") + ", " + arg(0) + ", axis " +
-             std::to_string(node.axis) + ")";
-    case Op::matmul:
-      if (node.array >= 0)
-        return lhs + "tile_matmul(" + arg(0) + ", " + g.arrays[size_t(node.array)].name + "[rows " +
-               std::to_string(node.at.row.offset) + " +" + std::to_string(g.nodes[size_t(node.args[0])].shape.cols) +
-               ", cols 0 +" + std::to_string(node.shape.cols) + "] in global memory)";
-      return lhs + "tile_matmul(" + arg(0) + ", " + arg(1) + ")";
-    case Op::cholesky: return lhs + "tile_cholesky(" + arg(0) + ")";
-    case Op::lower_solve: return lhs + "tile_lower_solve(" + arg(0) + ", " + arg(1) + ")";
-    case Op::upper_solve: return lhs + "tile_upper_solve(" + arg(0) + ", " + arg(1) + ")";
-    case Op::fft: {
-      int r = node.shape.rows / 4;
-      return lhs + (node.inverse ? "tile_ifft(" : "tile_fft(") + arg(0) + (node.args.size() > 1 ? ", " + arg(1) : "") +
-             "): rows 0 … " + std::to_string(r - 1) + " real, " + std::to_string(r) + " … " +
-             std::to_string(2 * r - 1) + " imaginary, the rest the passes' work space";
-    }
-    case Op::fft_part: return lhs + (node.axis == 0 ? "the real part of " : "the imaginary part of ") + arg(0);
-    case Op::view:
-      return lhs + "tile_view(" + arg(0) + "[rows " + std::to_string(node.row_offset) + " +" +
-             std::to_string(node.shape.rows) + ", cols " + std::to_string(node.col_offset) + " +" +
-             std::to_string(node.shape.cols) + "]), a copy";
-    case Op::assign: {
-      TileShape s = g.nodes[size_t(node.args[1])].shape;
-      return lhs + "tile_assign(" + arg(0) + " with [rows " + std::to_string(node.row_offset) + " +" +
-             std::to_string(s.rows) + ", cols " + std::to_string(node.col_offset) + " +" + std::to_string(s.cols) +
-             "] ← " + arg(1) + ")";
-    }
-  }
-  return "?";
-}
-
-void emit_forward_node(Wgsl& w, const Graph& g, int n) {
-  const Node& node = g.nodes[size_t(n)];
-  std::string t = tile_ref(g, n);
-  auto x = [&](size_t i) { return tile_ref(g, node.args[i]); };
-  auto xs = [&](size_t i) { return g.nodes[size_t(node.args[i])].shape; };
-  switch (node.op) {
-    case Op::load:
-      emit_load(w, g, t, false, node.array, binding_name(g.arrays[size_t(node.array)]), node.shape, node.at);
-      return;
-    case Op::unary:
-      w.each(g, node.shape, [&] { w.line(t + "[e] = unary_" + unary_name(node.unary) + "(" + x(0) + "[e]);"); });
-      return;
-    case Op::binary: {
-      const char* sym = node.binary == Binary::add ? " + " : node.binary == Binary::sub ? " - " : " * ";
-      w.each(g, node.shape, [&] { w.line(t + "[e] = " + x(0) + "[e]" + sym + x(1) + "[e];"); });
-      return;
-    }
-    case Op::scale:
-      w.each(g, node.shape, [&] { w.line(t + "[e] = " + x(0) + "[e] * " + scalar_literal(node.scalar) + ";"); });
-      return;
-    case Op::broadcast: {
-      TileShape s = xs(0);
-      std::string row = s.rows == 1 ? "0u" : "r", col = s.cols == 1 ? "0u" : "c";
-      w.each(g, node.shape,
-             [&] { w.line(t + "[e] = " + x(0) + "[" + row + " * " + u32(s.cols) + " + " + col + "];"); });
-      return;
-    }
-    case Op::transpose:
-      w.each(g, node.shape, [&] { w.line(t + "[e] = " + x(0) + "[c * " + u32(xs(0).cols) + " + r];"); });
-      return;
-    case Op::reduce: {
-      TileShape s = xs(0);
-      // axis 0: down the column c; axis 1: along the row r.
-      std::string element =
-          node.axis == 0 ? x(0) + "[k * " + u32(s.cols) + " + c]" : x(0) + "[r * " + u32(s.cols) + " + k]";
-      int extent = node.axis == 0 ? s.rows : s.cols;
-      w.each(g, node.shape, [&] {
-        std::string first = node.axis == 0 ? x(0) + "[c]" : x(0) + "[r * " + u32(s.cols) + "]";
-        w.line(std::string("var acc = ") + (node.reduce == Reduce::sum ? "0.0" : first) + ";");
-        w.open("for (var k = 0u; k < " + u32(extent) + "; k++) {");
-        w.line(node.reduce == Reduce::sum ? "acc += " + element + ";" : "acc = max(acc, " + element + ");");
-        w.close();
-        w.line(t + "[e] = acc;");
-      });
-      return;
-    }
-    case Op::matmul: {
-      TileShape a = xs(0);
-      if (node.array >= 0) {  // B is the array itself, exactly [a.cols, cols] (checked at launch)
-        std::string rhs = emit_weight_stage(w, g, n, false);  // B(k, j), staged or in place
-        emit_matmul(w, g, t, false, node.shape, a.cols, x(0) + "[i * " + u32(a.cols) + " + k]", rhs);
-        return;
-      }
-      TileShape b = xs(1);
-      emit_matmul(w, g, t, false, node.shape, a.cols, x(0) + "[i * " + u32(a.cols) + " + k]",
-                  x(1) + "[k * " + u32(b.cols) + " + j]");
-      return;
-    }
-    case Op::cholesky:
-    case Op::lower_solve:
-    case Op::upper_solve: emit_linalg_forward(w, g, n); return;
-    case Op::fft:
-    case Op::fft_part: emit_fft_forward(w, g, n); return;
-    case Op::view:
-    case Op::assign: emit_block_forward(w, g, n); return;
-    case Op::store:
-    case Op::atomic_add: {
-      const ArrayParam& a = g.arrays[size_t(node.array)];
-      emit_write(w, g, x(0), node.array, binding_name(a), node.shape, node.at, node.op == Op::atomic_add);
-      return;
-    }
   }
 }
 

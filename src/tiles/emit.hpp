@@ -70,9 +70,10 @@ int64_t weight_stage_elements(const Graph& g);
 // Bindings of the arrays and the per-array shape lets (<name>_batch, _rows, _cols, from the
 // parameter block: three words per array, in declaration order).
 void emit_shape_lets(Wgsl& w, const Graph& g);
-// A comment line describing node `n` (its primitive, shapes and operands).
+// A comment line describing node `n` (its primitive, shapes and operands); op_record.cpp.
 std::string describe(const Graph& g, int n);
-// The forward code of one node: into its tile t<n>, or, for a store or atomic add, into its array.
+// The forward code of one node (its record's): into its tile t<n>, or, for a store or atomic
+// add, into its array.
 void emit_forward_node(Wgsl& w, const Graph& g, int n);
 // The workgroup slots (module scope) and, inside the entry point, one pointer let per tile into
 // its slot, named as the tile (t<n>_…, a<n>_…, scratch s<n>_…), so the code reads (*t3_matmul)[e].

@@ -26,6 +26,7 @@
 #include <sstream>
 
 #include "kernels/fft_codegen.hpp"
+#include "tiles/op_record.hpp"
 
 namespace surfgrad::tiles::detail {
 
@@ -194,6 +195,52 @@ HostArray host_fft(const HostArray& re, const HostArray* im, bool inverse) {
       y.values()[size_t((rows + r) * n + k)] = acc.imag() * scale;
     }
   return y;
+}
+
+// ---- the records (see op_record.hpp)
+
+namespace {
+
+// ifft, re, im: a literal per case (GCC 12 warns of an uninitialised string for "re" : "im").
+std::string fft_suffix(const Graph&, const Node& n) {
+  if (n.inverse) return "ifft";
+  return "fft";
+}
+std::string part_suffix(const Graph&, const Node& n) {
+  if (n.axis == 0) return "re";
+  return "im";
+}
+
+std::string fft_describe(const Graph& g, int n) {
+  const Node& node = g.nodes[size_t(n)];
+  int r = node.shape.rows / 4;
+  return (node.inverse ? "tile_ifft(" : "tile_fft(") + tile_name(g, node.args[0]) +
+         (node.args.size() > 1 ? ", " + tile_name(g, node.args[1]) : "") + "): rows 0 … " + std::to_string(r - 1) +
+         " real, " + std::to_string(r) + " … " + std::to_string(2 * r - 1) +
+         " imaginary, the rest the passes' work space";
+}
+
+std::string part_describe(const Graph& g, int n) {
+  const Node& node = g.nodes[size_t(n)];
+  return (node.axis == 0 ? "the real part of " : "the imaginary part of ") + tile_name(g, node.args[0]);
+}
+
+HostArray fft_host(const HostStep& s) {
+  return host_fft(s.arg(0), s.n().args.size() > 1 ? &s.arg(1) : nullptr, s.n().inverse);
+}
+
+HostArray part_host(const HostStep& s) {
+  const Node& n = s.n();
+  return s.arg(0).slice(0, n.axis * n.shape.rows, (n.axis + 1) * n.shape.rows);
+}
+
+}  // namespace
+
+std::vector<OpRecord> fft_records() {
+  return {
+      {Op::fft, "tile_fft", fft_suffix, fft_describe, emit_fft_forward, emit_fft_adjoint, nullptr, fft_host},
+      {Op::fft_part, "tile_fft", part_suffix, part_describe, emit_fft_forward, emit_fft_adjoint, nullptr, part_host},
+  };
 }
 
 }  // namespace surfgrad::tiles::detail

@@ -1,7 +1,7 @@
 // The program a tile kernel is: arrays (its tensor parameters) and nodes (one per primitive, in
 // the order they were called). The builder (builder.cpp) appends nodes after checking shapes;
 // the WGSL generators (forward.cpp, backward.cpp) and the host reference (host_reference.cpp)
-// walk them.
+// walk them, asking each node's primitive for its record (op_record.hpp).
 #pragma once
 #include <string>
 #include <vector>

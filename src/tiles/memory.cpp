@@ -4,52 +4,17 @@
 #include <algorithm>
 
 #include "tiles/cholesky.hpp"
+#include "tiles/op_record.hpp"
 
 namespace surfgrad::tiles::detail {
 
 namespace {
 
-// The nodes whose values node n's adjoint reads (see backward.cpp), given which of its
-// operands want a gradient.
+// The nodes whose values node n's adjoint reads (its record's), given which of its operands want
+// a gradient.
 std::vector<int> adjoint_reads(const Graph& g, int n, const std::vector<bool>& needs) {
-  const Node& node = g.nodes[size_t(n)];
-  std::vector<int> r;
-  auto wants = [&](size_t i) { return bool(needs[size_t(node.args[i])]); };
-  switch (node.op) {
-    case Op::unary:
-      if (wants(0)) {
-        UnaryReads reads = unary_derivative_reads(node.unary);
-        if (reads.x) r.push_back(node.args[0]);
-        if (reads.y) r.push_back(n);
-      }
-      break;
-    case Op::reduce:
-      if (node.reduce == Reduce::max && wants(0)) r = {node.args[0], n};
-      break;
-    case Op::binary:
-      if (node.binary != Binary::mul) break;
-      if (wants(0)) r.push_back(node.args[1]);
-      if (wants(1)) r.push_back(node.args[0]);
-      break;
-    case Op::matmul:
-      if (node.array >= 0) {
-        if (g.arrays[size_t(node.array)].differentiable) r.push_back(node.args[0]);
-        break;
-      }
-      if (wants(0)) r.push_back(node.args[1]);
-      if (wants(1)) r.push_back(node.args[0]);
-      break;
-    case Op::cholesky:
-      if (wants(0)) r.push_back(n);  // L
-      break;
-    case Op::lower_solve:
-    case Op::upper_solve:
-      r.push_back(node.args[0]);     // the triangle, for B's adjoint (which M's needs too)
-      if (wants(0)) r.push_back(n);  // X, for M's adjoint
-      break;
-    default: break;
-  }
-  return r;
+  auto reads = op_record(g.nodes[size_t(n)].op).adjoint_reads;
+  return reads ? reads(g, n, needs) : std::vector<int>{};
 }
 
 enum class Kind { value, adjoint, scratch };

@@ -5,6 +5,8 @@
 // index below is in bounds.
 #include "tiles/view.hpp"
 
+#include "tiles/op_record.hpp"
+
 namespace surfgrad::tiles::detail {
 
 namespace {
@@ -109,6 +111,42 @@ HostArray host_assign(const HostArray& dst, const HostArray& src, int row_offset
     for (int64_t c = 0; c < cols; ++c)
       y.values()[size_t((r + row_offset) * dst_cols + c + col_offset)] = src.values()[size_t(r * cols + c)];
   return y;
+}
+
+// ---- the records (see op_record.hpp)
+
+namespace {
+
+std::string view_describe(const Graph& g, int n) {
+  const Node& node = g.nodes[size_t(n)];
+  return "tile_view(" + tile_name(g, node.args[0]) + "[rows " + std::to_string(node.row_offset) + " +" +
+         std::to_string(node.shape.rows) + ", cols " + std::to_string(node.col_offset) + " +" +
+         std::to_string(node.shape.cols) + "]), a copy";
+}
+
+std::string assign_describe(const Graph& g, int n) {
+  const Node& node = g.nodes[size_t(n)];
+  TileShape s = g.nodes[size_t(node.args[1])].shape;
+  return "tile_assign(" + tile_name(g, node.args[0]) + " with [rows " + std::to_string(node.row_offset) + " +" +
+         std::to_string(s.rows) + ", cols " + std::to_string(node.col_offset) + " +" + std::to_string(s.cols) + "] ← " +
+         tile_name(g, node.args[1]) + ")";
+}
+
+HostArray view_host(const HostStep& s) {
+  const Node& n = s.n();
+  return host_view(s.arg(0), n.shape.rows, n.shape.cols, n.row_offset, n.col_offset);
+}
+
+HostArray assign_host(const HostStep& s) { return host_assign(s.arg(0), s.arg(1), s.n().row_offset, s.n().col_offset); }
+
+}  // namespace
+
+std::vector<OpRecord> block_records() {
+  return {
+      {Op::view, "tile_view", nullptr, view_describe, emit_block_forward, emit_block_adjoint, nullptr, view_host},
+      {Op::assign, "tile_assign", nullptr, assign_describe, emit_block_forward, emit_block_adjoint, nullptr,
+       assign_host},
+  };
 }
 
 }  // namespace surfgrad::tiles::detail
