@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The test suite under AddressSanitizer + UndefinedBehaviorSanitizer, in its own build folder
-# (build-asan), so memory errors and undefined behaviour in the library fail CI.
+# (build-asan), so memory errors and undefined behaviour in the library fail CI; then the
+# `surfgrad` program, built the same way, on a corpus of hostile invocations
+# (scripts/cli_hostile.sh: bad options and files, devices as outputs, write errors).
 #   SANITIZE_FILTER='...'   gtest filter (default: all but three long GPU-bound map tests; '*' for all)
 #   SANITIZE_DIR=build-asan   SANITIZE_SHARDS=<nproc>
 set -euo pipefail
@@ -9,8 +11,9 @@ cd "$(dirname "$0")/.."
 OUT=${SANITIZE_DIR:-build-asan}
 # The whole suite but its three longest map runs (kNN descent, kNN blocks at the binding limit,
 # t-SNE with FFT repulsion): GPU work that ASan does not see, 4 of the 5 minutes the suite
-# takes under ASan on two CPU cores.
-FILTER=${SANITIZE_FILTER:-'*-Knn.NeighbourDescentRecallsMostExactNeighbours:Knn.DefaultBlocksFitTheBindingLimit:Tsne.FftRepulsionMakesTheSameQualityOfMap'}
+# takes under ASan on two CPU cores. The CLI suites (Cli, CliOutputs) run the program as a
+# subprocess: the hostile corpus below covers it, in a budget of its own.
+FILTER=${SANITIZE_FILTER:-'*-Knn.NeighbourDescentRecallsMostExactNeighbours:Knn.DefaultBlocksFitTheBindingLimit:Tsne.FftRepulsionMakesTheSameQualityOfMap:Cli.*:CliOutputs.*'}
 
 wgpu=$(bash scripts/setup.sh | tail -1)  # compiler, CMake, GoogleTest, Vulkan driver, wgpu-native
 # -fno-sanitize-recover: the first UB report fails the run. detect_leaks=0: the Vulkan driver
@@ -25,7 +28,7 @@ start=$SECONDS
 # An unnamed build type: only these flags (-O1 keeps ASan builds and runs quick).
 cmake -S . -B "$OUT" -G Ninja -DCMAKE_BUILD_TYPE=Sanitize -DSURFGRAD_WGPU_DIR="$wgpu" \
   -DCMAKE_CXX_FLAGS="-O1 -g $sanitize $quiet" -DCMAKE_EXE_LINKER_FLAGS="$sanitize" >/dev/null
-cmake --build "$OUT" -j "$(nproc)" --target surfgrad_tests
+cmake --build "$OUT" -j "$(nproc)" --target surfgrad_tests surfgrad_cli
 echo "[sanitize] built in $((SECONDS - start)) s"
 start=$SECONDS
 # Shards in parallel (one per core); the logs are kept as $OUT/shard_<i>.log.
@@ -46,4 +49,9 @@ for ((i = 0; i < shards; ++i)); do
 done
 grep -h "tests from .* ran\|PASSED\|FAILED" "$OUT"/shard_*.log || true
 echo "[sanitize] suite ($FILTER) ran in $((SECONDS - start)) s"
+# The program itself on hostile input (each case's exit status and message, no sanitizer report,
+# /dev/null and /dev/full still devices), within CLI_HOSTILE_BUDGET (180 s).
+start=$SECONDS
+bash scripts/cli_hostile.sh "$OUT/surfgrad" || status=1
+echo "[sanitize] CLI hostile corpus ran in $((SECONDS - start)) s"
 exit $status
