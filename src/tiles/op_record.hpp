@@ -47,6 +47,18 @@ struct OpRecord {
 
 const OpRecord& op_record(Op op);
 
+// What an adjoint's code and comments name: node m's value tile t(m) and adjoint a(m) in code,
+// tn(m) and an(m) in comments; wants(m): whether m wants a gradient.
+struct AdjointNames {
+  const Graph& g;
+  const std::vector<bool>& needs;
+  std::string t(int m) const { return tile_ref(g, m); }
+  std::string a(int m) const { return tile_ref(g, m, "a"); }
+  std::string tn(int m) const { return tile_name(g, m); }
+  std::string an(int m) const { return tile_name(g, m, "a"); }
+  bool wants(int m) const { return needs[size_t(m)]; }
+};
+
 // The families' records (each in its own file).
 std::vector<OpRecord> memory_records();       // load, store, atomic_add
 std::vector<OpRecord> elementwise_records();  // unary, scale, binary

@@ -98,25 +98,23 @@ void binary_forward(Wgsl& w, const Graph& g, int n) {
 
 void binary_adjoint(Wgsl& w, const Graph& g, int n, const std::vector<bool>& needs) {
   const Node& node = g.nodes[size_t(n)];
-  auto wants = [&](int m) { return bool(needs[size_t(m)]); };
-  auto t = [&](int m) { return tile_ref(g, m); };
-  auto a = [&](int m) { return tile_ref(g, m, "a"); };
-  auto tn = [&](int m) { return tile_name(g, m); };
-  auto an = [&](int m) { return tile_name(g, m, "a"); };
+  const AdjointNames nm{g, needs};
   int x = node.args[0], y = node.args[1];
   const char* sign = node.binary == Binary::sub ? " -= " : " += ";
   std::string factor = node.binary == Binary::mul ? " · " : "";
-  w.line("// adjoint of " + tn(n) + ": " + an(x) + " += " + an(n) + factor + (factor.empty() ? "" : tn(y)) + "; " +
-         an(y) + sign + an(n) + factor + (factor.empty() ? "" : tn(x)));
+  w.line("// adjoint of " + nm.tn(n) + ": " + nm.an(x) + " += " + nm.an(n) + factor + (factor.empty() ? "" : nm.tn(y)) +
+         "; " + nm.an(y) + sign + nm.an(n) + factor + (factor.empty() ? "" : nm.tn(x)));
   // One loop per operand: the two may be one tile (x + x). An operand that depends on no
   // differentiable input gets nothing.
   if (node.binary == Binary::mul) {
-    if (wants(x)) w.each(g, node.shape, [&] { w.line(a(x) + "[e] += " + a(n) + "[e] * " + t(y) + "[e];"); });
-    if (wants(y)) w.each(g, node.shape, [&] { w.line(a(y) + "[e] += " + a(n) + "[e] * " + t(x) + "[e];"); });
+    if (nm.wants(x))
+      w.each(g, node.shape, [&] { w.line(nm.a(x) + "[e] += " + nm.a(n) + "[e] * " + nm.t(y) + "[e];"); });
+    if (nm.wants(y))
+      w.each(g, node.shape, [&] { w.line(nm.a(y) + "[e] += " + nm.a(n) + "[e] * " + nm.t(x) + "[e];"); });
   } else {
-    if (wants(x)) w.each(g, node.shape, [&] { w.line(a(x) + "[e] += " + a(n) + "[e];"); });
+    if (nm.wants(x)) w.each(g, node.shape, [&] { w.line(nm.a(x) + "[e] += " + nm.a(n) + "[e];"); });
     std::string op = node.binary == Binary::add ? " += " : " -= ";
-    if (wants(y)) w.each(g, node.shape, [&] { w.line(a(y) + "[e]" + op + a(n) + "[e];"); });
+    if (nm.wants(y)) w.each(g, node.shape, [&] { w.line(nm.a(y) + "[e]" + op + nm.a(n) + "[e];"); });
   }
 }
 

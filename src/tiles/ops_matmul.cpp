@@ -32,11 +32,7 @@ void matmul_forward(Wgsl& w, const Graph& g, int n) {
 // C = A·B: dA = dC·Bᵀ, dB = Aᵀ·dC.
 void matmul_adjoint(Wgsl& w, const Graph& g, int n, const std::vector<bool>& needs) {
   const Node& node = g.nodes[size_t(n)];
-  auto wants = [&](int m) { return bool(needs[size_t(m)]); };
-  auto t = [&](int m) { return tile_ref(g, m); };
-  auto a = [&](int m) { return tile_ref(g, m, "a"); };
-  auto tn = [&](int m) { return tile_name(g, m); };
-  auto an = [&](int m) { return tile_name(g, m, "a"); };
+  const AdjointNames nm{g, needs};
   auto shape = [&](int m) { return g.nodes[size_t(m)].shape; };
   if (node.array >= 0) {
     // B in global memory: dA reads it there; dB goes straight to its gradient, atomically
@@ -46,19 +42,20 @@ void matmul_adjoint(Wgsl& w, const Graph& g, int n, const std::vector<bool>& nee
     int cols = node.shape.cols;
     const ArrayParam& b = g.arrays[size_t(node.array)];
     std::string row0 = u32(node.at.row.offset);
-    if (wants(x)) {
-      w.line("// adjoint of " + tn(n) + ": " + an(x) + " += " + an(n) + " · " + b.name + "ᵀ");
+    if (nm.wants(x)) {
+      w.line("// adjoint of " + nm.tn(n) + ": " + nm.an(x) + " += " + nm.an(n) + " · " + b.name + "ᵀ");
       std::string rhs = emit_weight_stage(w, g, n, true);  // B(j, k)
-      emit_matmul(w, g, a(x), true, as, cols, a(n) + "[i * " + u32(cols) + " + k]", rhs);
+      emit_matmul(w, g, nm.a(x), true, as, cols, nm.a(n) + "[i * " + u32(cols) + " + k]", rhs);
     }
     if (!b.differentiable) return;
-    w.line("// adjoint of " + tn(n) + ": " + grad_name(b) + " += " + tn(x) + "ᵀ · " + an(n) + " (atomic adds)");
+    w.line("// adjoint of " + nm.tn(n) + ": " + grad_name(b) + " += " + nm.tn(x) + "ᵀ · " + nm.an(n) +
+           " (atomic adds)");
     // The product in registers (emit_matmul's blocked forms: a 64×64 gradient in 4×4 blocks
     // reads a quarter as much workgroup memory as one output a thread), each sum added
     // atomically. With a barrier after (as every step): the loop reads t<x> and a<n>, whose
     // slots the next step may reuse (see emit_write).
-    emit_matmul(w, g, "", false, {as.cols, cols}, as.rows, t(x) + "[k * " + u32(as.cols) + " + i]",
-                a(n) + "[k * " + u32(cols) + " + j]",
+    emit_matmul(w, g, "", false, {as.cols, cols}, as.rows, nm.t(x) + "[k * " + u32(as.cols) + " + i]",
+                nm.a(n) + "[k * " + u32(cols) + " + j]",
                 [&](Wgsl& out, const std::string& i, const std::string& j, const std::string& value) {
                   out.open("{");
                   emit_atomic_add_f32(
@@ -69,15 +66,15 @@ void matmul_adjoint(Wgsl& w, const Graph& g, int n, const std::vector<bool>& nee
   }
   int x = node.args[0], y = node.args[1];
   TileShape as = shape(x), bs = shape(y);
-  if (wants(x)) {
-    w.line("// adjoint of " + tn(n) + ": " + an(x) + " += " + an(n) + " · " + tn(y) + "ᵀ");
-    emit_matmul(w, g, a(x), true, as, bs.cols, a(n) + "[i * " + u32(bs.cols) + " + k]",
-                t(y) + "[j * " + u32(bs.cols) + " + k]");
+  if (nm.wants(x)) {
+    w.line("// adjoint of " + nm.tn(n) + ": " + nm.an(x) + " += " + nm.an(n) + " · " + nm.tn(y) + "ᵀ");
+    emit_matmul(w, g, nm.a(x), true, as, bs.cols, nm.a(n) + "[i * " + u32(bs.cols) + " + k]",
+                nm.t(y) + "[j * " + u32(bs.cols) + " + k]");
   }
-  if (wants(y)) {
-    w.line("// adjoint of " + tn(n) + ": " + an(y) + " += " + tn(x) + "ᵀ · " + an(n));
-    emit_matmul(w, g, a(y), true, bs, as.rows, t(x) + "[k * " + u32(as.cols) + " + i]",
-                a(n) + "[k * " + u32(bs.cols) + " + j]");
+  if (nm.wants(y)) {
+    w.line("// adjoint of " + nm.tn(n) + ": " + nm.an(y) + " += " + nm.tn(x) + "ᵀ · " + nm.an(n));
+    emit_matmul(w, g, nm.a(y), true, bs, as.rows, nm.t(x) + "[k * " + u32(as.cols) + " + i]",
+                nm.a(n) + "[k * " + u32(bs.cols) + " + j]");
   }
 }
 
