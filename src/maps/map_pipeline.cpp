@@ -8,6 +8,7 @@
 #include <cmath>
 #include <string>
 
+#include "maps/input_scale.hpp"
 #include "maps/layout.hpp"
 #include "platform/host_resources.hpp"
 #include "surfgrad/error.hpp"
@@ -34,30 +35,6 @@ class PhaseClock {
   gpu::ContextPtr ctx_;
   std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
 };
-
-// Refuses inputs no map can be drawn from: all points identical (every distance 0: the layout
-// would stay at its start), or values so large that squared distances overflow f32. One
-// reduction per block: the largest squared distance from the first point, which bounds every
-// pairwise squared distance by 4×.
-void check_spread(const PointBlocks& x) {
-  Tensor first = x.blocks[0].slice(0, 0, 1);
-  double largest = 0;
-  bool finite = true;
-  for (const Tensor& b : x.blocks) {
-    Tensor diff = sub(b, first);
-    Tensor rows = (diff * diff).sum({1});
-    double m = rows.max().to_vector<float>()[0], s = rows.sum().to_vector<float>()[0];
-    finite = finite && std::isfinite(m) && std::isfinite(s);
-    largest = std::max(largest, m);
-  }
-  if (!finite || 4 * largest > 3.0e38)
-    throw Error(ErrorKind::Value,
-                "map: the points' squared distances overflow float32 (values up to ~1e19 or NaN/infinity); "
-                "standardise the input (zero mean, unit variance per dimension) first");
-  if (largest == 0)
-    throw Error(ErrorKind::Value, "map: all " + std::to_string(x.rows()) +
-                                      " points are identical (zero variance): there is no structure to map");
-}
 
 template <typename Report>
 void run_layout(const Tensor& features, const TsneOptions& topt, const UmapOptions& uopt, const MapOptions& options,
@@ -111,7 +88,7 @@ MapResult map_points(PointBlocks x, const MapOptions& options, const MapProgress
   PhaseClock clock(ctx);
   auto report = phase_reporter(progress);
 
-  check_spread(x);
+  normalise_input_scale(x);  // refuses NaN and identical points; rescales tiny or huge ones
   if (options.init.defined()) {
     if (options.init.context() != ctx)
       throw Error(ErrorKind::Value, "map: init (the starting positions) must be on the points' context (adapter)");
