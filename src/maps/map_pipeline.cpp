@@ -8,6 +8,7 @@
 #include <cmath>
 #include <string>
 
+#include "maps/fft_grid_budget.hpp"
 #include "maps/input_scale.hpp"
 #include "maps/layout.hpp"
 #include "platform/host_resources.hpp"
@@ -89,6 +90,7 @@ MapResult map_points(PointBlocks x, const MapOptions& options, const MapProgress
   auto report = phase_reporter(progress);
 
   normalise_input_scale(x);  // refuses NaN and identical points; rescales tiny or huge ones
+  if (options.method == MapMethod::Tsne) check_fft_grid_spacing(options.tsne, n);  // before PCA and kNN
   if (options.init.defined()) {
     if (options.init.context() != ctx)
       throw Error(ErrorKind::Value, "map: init (the starting positions) must be on the points' context (adapter)");

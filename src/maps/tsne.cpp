@@ -8,6 +8,7 @@
 
 #include "kernels/launch.hpp"
 #include "maps/attraction_order.hpp"
+#include "maps/fft_grid_budget.hpp"
 #include "maps/graph.hpp"
 #include "maps/layout.hpp"
 #include "maps/list_blocks.hpp"
@@ -33,6 +34,7 @@ Tensor tsne_layout(const Tensor& x, const TsneOptions& opt, const MapProgress& p
   if (x.rank() != 2) throw Error(ErrorKind::Shape, "tsne: points must be [N, D], got " + x.describe());
   int64_t n = x.shape(0);
   validate(opt, n);
+  check_fft_grid_spacing(opt, n);  // before kNN and affinities: a spacing no grid can honour
   int k = tsne_neighbours(opt.perplexity, n);
   auto ctx = x.context();
   KnnResult nn = graph_for(x, k, opt.seed, neighbours, "tsne", "⌊3·perplexity⌋");
@@ -106,7 +108,7 @@ Tensor tsne_layout(const Tensor& x, const TsneOptions& opt, const MapProgress& p
   double lr = opt.learning_rate > 0 ? opt.learning_rate : std::max(double(n) / opt.exaggeration, 50.0);
   auto step = kernels::Program::file(ctx, "tsne_update.wgsl");
   TsneRepulsion repulsion(ctx);
-  bool use_fft = opt.repulsion == Repulsion::Fft || (opt.repulsion == Repulsion::Auto && n > 5000);
+  bool use_fft = tsne_uses_fft(opt.repulsion, n);
   int max_nodes = TsneRepulsion::max_grid_nodes(*ctx), grid_nodes = 32;
   double last_extent = -1;
   auto attraction = kernels::Program::file(ctx, "tsne_attraction.wgsl", {{"K", std::to_string(k)}});
@@ -132,7 +134,7 @@ Tensor tsne_layout(const Tensor& x, const TsneOptions& opt, const MapProgress& p
         double e = TsneRepulsion::extent(y);
         double grown = std::max(0.0, e - (last_extent < 0 ? e : last_extent));
         last_extent = e;
-        grid_nodes = TsneRepulsion::grid_nodes_for(e + 2 * grown, opt.grid_spacing, max_nodes);
+        grid_nodes = fft_grid_nodes_within_budget(e + 2 * grown, opt.grid_spacing, max_nodes, n, it);
       }
       repulsion.interpolated(y, rep, grid_nodes);
     }
