@@ -145,6 +145,9 @@ fi
 # ---- demos ----
 expect 1 "the loss did not fall" '"$S" demo tile-mlp --side 16 --steps 50 --lr 10 --out "$W/t.png"'
 expect 1 "'/dev/full': cannot write" '"$S" demo tile-mlp --side 16 --steps 20 --out /dev/full'
+expect 1 "below the 99% target" '"$S" demo moons --steps 1 --out "$W/m.png"'
+expect 1 "'/dev/full': cannot write" '"$S" demo moons --steps 5 --out /dev/full'
+expect 1 "" '"$S" bench coop --dump "$W/pts.csv"'
 
 leftovers=$(find "$work" -name '.sg*' | wc -l)
 if [ "$leftovers" != 0 ]; then

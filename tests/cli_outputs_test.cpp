@@ -3,6 +3,7 @@
 // write error (standard output, SURFGRAD_PROFILE, SURFGRAD_DUMP_WGSL included) ends in a
 // message and exit 1, long legal names work, errors name the output rather than its staging
 // name, a demo that fails says why, and .npz inputs are read while other formats are named.
+// (scripts/cli_hostile.sh runs the same kinds of case on the ASan + UBSan build.)
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -152,6 +153,15 @@ TEST_F(CliOutputs, AFailingDemoSaysWhy) {
   EXPECT_NE(r.output.find("--lr 10 is likely too large"), std::string::npos) << r.output;
   // Its PNG to a device that refuses it: an error, and the device is not deleted.
   r = run("demo tile-mlp --side 16 --steps 50 --out /dev/full");
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find("'/dev/full': cannot write"), std::string::npos) << r.output;
+  EXPECT_TRUE(is_device("/dev/full"));
+  // The moons demo likewise: one Adam step misses the 99% target; its PNG is staged too.
+  r = run("demo moons --steps 1 --out '" + s.path("m.png") + "'");
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find("surfgrad: demo moons: train accuracy"), std::string::npos) << r.output;
+  EXPECT_TRUE(fs::is_regular_file(s.path("m.png")));
+  r = run("demo moons --steps 5 --out /dev/full");
   EXPECT_EQ(r.status, 1) << r.output;
   EXPECT_NE(r.output.find("'/dev/full': cannot write"), std::string::npos) << r.output;
   EXPECT_TRUE(is_device("/dev/full"));

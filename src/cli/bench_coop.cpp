@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "cli.hpp"
+#include "io/write_file.hpp"
 #include "kernels/launch.hpp"
 
 namespace surfgrad::cli {
@@ -366,12 +367,10 @@ int bench_coop(const gpu::ContextPtr& ctx, const CoopArgs& args) {
   if (!args.dump_dir.empty()) {  // every case as DIR/NAME.wgsl, its matmul shape in a first-line comment
     for (auto& k : cases) {
       std::string path = args.dump_dir + "/" + k.name + ".wgsl";
-      FILE* f = std::fopen(path.c_str(), "wb");
-      if (!f) throw Error(ErrorKind::IO, "bench coop: cannot write " + path);
-      std::fprintf(f, "// case %s matmul=%d tile=%d rows=%d cols=%d ab16=%d c16=%d\n", k.name.c_str(), int(k.matmul),
-                   k.tile, k.rows, k.cols, int(k.ab16), int(k.c16));
-      std::fwrite(k.wgsl.data(), 1, k.wgsl.size(), f);
-      std::fclose(f);
+      char head[160];
+      std::snprintf(head, sizeof head, "// case %s matmul=%d tile=%d rows=%d cols=%d ab16=%d c16=%d\n", k.name.c_str(),
+                    int(k.matmul), k.tile, k.rows, k.cols, int(k.ab16), int(k.c16));
+      io::write_whole_file(path, head + k.wgsl);  // checked through its close: a full disk is an error
     }
     return 0;
   }

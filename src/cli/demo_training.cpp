@@ -9,6 +9,7 @@
 
 #include "cli.hpp"
 #include "cli_options.hpp"
+#include "output_files.hpp"
 #include "surfgrad/demos.hpp"
 
 namespace surfgrad::cli {
@@ -25,12 +26,25 @@ void show(const std::string& line, bool final_line) {
   std::fflush(stdout);
 }
 
-int run_moons(const gpu::ContextPtr& ctx, const demos::MoonsOptions& opt) {
+// A demo that misses its target fails (exit 1) and says so on stderr, after its normal output.
+int missed(const char* demo, const char* what, double got, double target) {
+  std::fflush(stdout);
+  std::fprintf(stderr, "surfgrad: demo %s: %s %.2f%% is below the %.0f%% target\n", demo, what, 100 * got,
+               100 * target);
+  return 1;
+}
+
+int run_moons(const gpu::ContextPtr& ctx, demos::MoonsOptions opt) {
+  StagedOutputs out(opt.png, {""}, {}, "--out");  // a bad output name is refused before the work
+  std::string png = opt.png;
+  opt.png = out.path("");
   std::printf("two moons: %d points, MLP 2-16-16-2, Adam, on %s\n", opt.points, ctx->info().name.c_str());
-  auto r = demos::train_moons(ctx, opt, show);
+  demos::MoonsResult r;
+  out.write([&] { r = demos::train_moons(ctx, opt, show); });
+  out.commit();
   std::printf("train accuracy %.1f%% (target 99%%); decision boundary written to %s\n", 100 * r.train_accuracy,
-              opt.png.c_str());
-  return r.train_accuracy >= 0.99 ? 0 : 1;
+              png.c_str());
+  return r.train_accuracy >= 0.99 ? 0 : missed("moons", "train accuracy", r.train_accuracy, 0.99);
 }
 
 int run_mnist(const gpu::ContextPtr& ctx, const demos::MnistOptions& opt) {
@@ -39,7 +53,7 @@ int run_mnist(const gpu::ContextPtr& ctx, const demos::MnistOptions& opt) {
   auto r = demos::train_mnist(ctx, opt, show);
   std::printf("held-out accuracy %.2f%% (target 95%%), train accuracy %.2f%%, %.1f s\n", 100 * r.test_accuracy,
               100 * r.train_accuracy, r.seconds);
-  return r.test_accuracy >= 0.95 ? 0 : 1;
+  return r.test_accuracy >= 0.95 ? 0 : missed("mnist", "held-out accuracy", r.test_accuracy, 0.95);
 }
 
 demos::MoonsOptions moons_defaults() {
