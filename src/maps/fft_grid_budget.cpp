@@ -55,8 +55,8 @@ int fft_grid_nodes_within_budget(double extent, double spacing, int max_nodes, i
   if (needed > side)
     throw Error(
         ErrorKind::LimitExceeded,
-        "tsne: by iteration " + std::to_string(iteration) + " the map is " + number(extent) +
-            " units wide, and its FFT grid at grid_spacing (--grid-spacing) " + number(spacing) + " needs " +
+        "tsne: by iteration " + std::to_string(iteration) + " the map is growing to " + number(extent) +
+            " units across, and its FFT grid at grid_spacing (--grid-spacing) " + number(spacing) + " needs " +
             number(std::ceil(needed)) + " nodes per side, past the " + std::to_string(side) + " this job's " +
             std::to_string(n) +
             " points allow (each iteration's FFTs cost its square); as the map still grows, use a spacing of at "
