@@ -120,6 +120,8 @@ TEST_F(CliOutputs, LongNamesFitAndWriteErrorsNameTheOutput) {
             std::string::npos)
       << r.output;
   EXPECT_EQ(r.output.find(".sg"), std::string::npos) << "staging names in messages or left behind:\n" << r.output;
+  // The error line comes after what the run printed, though stdout (a pipe here) is buffered.
+  EXPECT_GT(r.output.find("cannot write"), r.output.find("t-SNE of")) << r.output;
 }
 
 TEST_F(CliOutputs, EveryWriteErrorFailsTheRun) {

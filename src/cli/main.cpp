@@ -91,6 +91,13 @@ int run(int argc, char** argv) {
   return rc;
 }
 
+// The one error line, after what the command printed (stdout is buffered when it is not a
+// terminal, so where both go to one file or pipe the error would otherwise come first).
+void say(const std::string& line) {
+  std::fflush(stdout);
+  std::fprintf(stderr, "surfgrad: %s\n", line.c_str());
+}
+
 // Whatever went to standard output must have arrived: `surfgrad eval … > /dev/full` (or a full
 // disk) fails only when the buffered output is flushed, after the command has returned.
 int check_stdout(int rc) {
@@ -109,16 +116,16 @@ int main(int argc, char** argv) {
   try {
     rc = run(argc, argv);
   } catch (const cli::UsageError& e) {
-    std::fprintf(stderr, "surfgrad: %s\n", e.what());
+    say(e.what());
     rc = kExitUsage;
   } catch (const Error& e) {
-    std::fprintf(stderr, "surfgrad: %s\n", e.what());
+    say(e.what());
   } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "surfgrad: out of host memory; map or load fewer points (see README, input limits)\n");
+    say("out of host memory; map or load fewer points (see README, input limits)");
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "surfgrad: internal error: %s\n", e.what());
+    say(std::string("internal error: ") + e.what());
   } catch (...) {
-    std::fprintf(stderr, "surfgrad: internal error (an unknown exception)\n");
+    say("internal error (an unknown exception)");
   }
   return check_stdout(rc);
 }
