@@ -11,6 +11,8 @@
 #include <fstream>
 #include <string>
 
+#include "surfgrad/map_options.hpp"
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -80,7 +82,12 @@ TEST_F(Cli, UsageErrorsExitTwoAndNameTheOption) {
       {"map --no-such-option", "--no-such-option"},
       {"demo mnist --data . --batch 0", "--batch"},
       {"no-such-command", "no-such-command"},
-      {"map --points 100 --perplexity 40", "perplexity (--perplexity) must be in (1, 33]"},
+      {"map --points 100 --perplexity 40", "perplexity (--perplexity) must be a number in (1, 33] for 100 points"},
+      {"map --points 4", "no value fits a job of 4 points"},
+      {"map --method umap --perplexity 5", "--perplexity is a t-SNE option; this map is UMAP"},
+      {"map --learning-rate 2000 --method umap", "learning_rate (--learning-rate) must be a number in (0, 1000]"},
+      {"map --negative-sample-rate 0 --method umap", "--negative-sample-rate"},
+      {"map --metric manhattan", "--metric"},
       {"map --points 100 --pca 769", "--pca"},
   };
   for (const Case& c : cases) {
@@ -93,8 +100,15 @@ TEST_F(Cli, UsageErrorsExitTwoAndNameTheOption) {
 TEST_F(Cli, HelpListsRangesAndDefaults) {
   Exit r = run("map --help");
   EXPECT_EQ(r.status, 0);
+  // Every option of the schema, with its range and default (the flags are made from it; this
+  // checks that none is lost on the way).
+  for (const surfgrad::MapOptionSpec& s : surfgrad::map_option_schema()) {
+    EXPECT_NE(r.output.find(std::string(s.cli) + " "), std::string::npos) << s.cli;
+    EXPECT_NE(r.output.find(surfgrad::map_option_range(s)), std::string::npos) << s.cli;
+    EXPECT_NE(r.output.find("default " + surfgrad::map_option_default(s)), std::string::npos) << s.cli;
+  }
   EXPECT_NE(r.output.find("--perplexity"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("=30"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("default 30"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("[1, 1000000]"), std::string::npos) << r.output;
 }
 

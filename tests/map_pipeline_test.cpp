@@ -114,10 +114,10 @@ TEST(MapPipeline, EveryOptionOutOfRangeIsAValueErrorNamingIt) {
       {"perplexity (--perplexity)", [](MapOptions& o) { o.tsne.perplexity = 1; }},
       {"perplexity (--perplexity)", [](MapOptions& o) { o.tsne.perplexity = 50; }},  // k = 150 > 128
       {"perplexity (--perplexity)", [&](MapOptions& o) { o.tsne.perplexity = nan; }},
-      {"iterations (--iterations)", [](MapOptions& o) { o.tsne.iterations = 0; }},
-      {"exaggeration_iterations (--exaggeration-iterations)",
+      {"iterations (--iterations, max_iter)", [](MapOptions& o) { o.tsne.iterations = 0; }},
+      {"exaggeration_iterations (--exaggeration-iterations, early_exaggeration_iter)",
        [](MapOptions& o) { o.tsne.exaggeration_iterations = -1; }},
-      {"exaggeration (--early-exaggeration)", [](MapOptions& o) { o.tsne.exaggeration = 0; }},
+      {"early_exaggeration (--early-exaggeration)", [](MapOptions& o) { o.tsne.early_exaggeration = 0; }},
       {"learning_rate (--learning-rate)", [](MapOptions& o) { o.tsne.learning_rate = -3; }},
       {"max_step_norm (--max-step-norm)", [](MapOptions& o) { o.tsne.max_step_norm = -1; }},
       {"grid_spacing (--grid-spacing)", [](MapOptions& o) { o.tsne.grid_spacing = 0; }},
@@ -127,7 +127,7 @@ TEST(MapPipeline, EveryOptionOutOfRangeIsAValueErrorNamingIt) {
       {"n_neighbors (--n-neighbors)", [](MapOptions& o) { o.method = MapMethod::Umap, o.umap.n_neighbors = 1; }},
       {"n_neighbors (--n-neighbors)", [](MapOptions& o) { o.method = MapMethod::Umap, o.umap.n_neighbors = 129; }},
       {"min_dist (--min-dist)", [](MapOptions& o) { o.method = MapMethod::Umap, o.umap.min_dist = -0.1; }},
-      {"epochs (--epochs)", [](MapOptions& o) { o.method = MapMethod::Umap, o.umap.epochs = -4; }},
+      {"epochs (--epochs, n_epochs)", [](MapOptions& o) { o.method = MapMethod::Umap, o.umap.epochs = -4; }},
       {"learning_rate (--learning-rate)", [](MapOptions& o) { o.method = MapMethod::Umap, o.umap.learning_rate = 0; }},
       {"negative_sample_rate (--negative-sample-rate)",
        [](MapOptions& o) { o.method = MapMethod::Umap, o.umap.negative_sample_rate = 0; }},
@@ -284,4 +284,45 @@ TEST(MapPipeline, MapGraphIsTheLayoutOfAGivenGraph) {
   idx[25] = 2;  // row 2's own id
   KnnResult self{Tensor::from_vector(ctx(), idx, {300, 10}), nn10.distances};
   EXPECT_NE(error_of([&] { map_graph(self, u); }).find("[2, 5]"), std::string::npos);
+}
+
+TEST(MapPipeline, CosineMetricIgnoresEachRowsLengthAndRefusesZeroRows) {
+  const int64_t n = 240;
+  Tensor x = clusters(n);
+  // Each row scaled by its own positive factor in [0.5, 4): the cosine neighbours are the same.
+  Tensor scale = Tensor::uniform(ctx(), {n, 1}, 11, 0.5, 4);
+  Tensor scaled = (x * scale).contiguous();
+  MapOptions o = small_tsne();
+  o.metric = MapMetric::Cosine;
+  o.knn = KnnMethod::Exact;
+  MapResult a = map_points(x, o), b = map_points(scaled, o);
+  std::vector<int32_t> ia = a.neighbours.indices.to_vector<int32_t>(), ib = b.neighbours.indices.to_vector<int32_t>();
+  size_t same = 0;
+  for (size_t i = 0; i < ia.size(); ++i) same += ia[i] == ib[i];
+  EXPECT_GT(double(same) / double(ia.size()), 0.98);
+  // Euclidean neighbours of the scaled rows are not the same lists: the metric did something.
+  MapOptions e = o;
+  e.metric = MapMetric::Euclidean;
+  std::vector<int32_t> ie = map_points(scaled, e).neighbours.indices.to_vector<int32_t>();
+  size_t same_euclidean = 0;
+  for (size_t i = 0; i < ia.size(); ++i) same_euclidean += ia[i] == ie[i];
+  EXPECT_LT(double(same_euclidean) / double(ia.size()), 0.9);
+  std::vector<float> rows = x.to_vector<float>();
+  std::fill(rows.begin(), rows.begin() + 16, 0.0f);
+  Tensor zero_row = Tensor::from_vector(ctx(), rows, {n, 16});
+  EXPECT_NE(error_of([&] { map_points(zero_row, o); }).find("--metric cosine"), std::string::npos);
+}
+
+TEST(MapPipeline, UmapStartsFromRandomPositionsWhenAsked) {
+  MapOptions o;
+  o.method = MapMethod::Umap;
+  o.umap.epochs = 30;
+  o.seed = 5;
+  Tensor x = clusters(150);
+  std::vector<float> pca_start = map_points(x, o).embedding.to_vector<float>();
+  o.pca_start = false;
+  std::vector<float> random_start = map_points(x, o).embedding.to_vector<float>();
+  std::vector<float> again = map_points(x, o).embedding.to_vector<float>();
+  EXPECT_NE(pca_start, random_start);
+  EXPECT_EQ(random_start, again);  // seeded
 }

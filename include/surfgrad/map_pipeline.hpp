@@ -17,35 +17,13 @@
 #include <vector>
 
 #include "surfgrad/knn.hpp"
+#include "surfgrad/map_options.hpp"
 #include "surfgrad/point_blocks.hpp"
 #include "surfgrad/tensor.hpp"
 #include "surfgrad/tsne.hpp"
 #include "surfgrad/umap.hpp"
 
 namespace surfgrad {
-
-enum class MapMethod { Tsne, Umap };
-
-struct MapOptions {
-  MapMethod method = MapMethod::Tsne;
-  TsneOptions tsne;
-  UmapOptions umap;
-  // kNN on this many principal components: −1 auto (50 past kExactKnnLimit points, where kNN is
-  // approximate; none below), 0 off, else 1..D.
-  int pca_components = -1;
-  // Exact kNN or neighbour descent; Auto picks by size and adapter (knn_is_exact).
-  KnnMethod knn = KnnMethod::Auto;
-  // One seed for PCA, kNN descent and the layout; it replaces tsne.seed and umap.seed.
-  uint64_t seed = 1;
-  // Points whose exact neighbours are computed to measure the approximate kNN's recall (0: skip).
-  int64_t recall_sample = 1000;
-  // Non-finite positions are looked for at every progress step (a GPU reduction, 4 bytes read).
-  bool check_finite = true;
-  // Starting positions, [N, 2] of the points' context (f32, or cast to it), used as given (not
-  // rescaled; t-SNE works best from a spread near 1e-4, as its PCA start). Undefined: t-SNE's
-  // tsne.pca_init choice, UMAP's PCA start.
-  Tensor init;
-};
 
 // A report from map_points. Phases, in order: "pca" (if any), "knn", "recall" (approximate kNN
 // only), "affinities" (t-SNE) or "memberships" (UMAP), "optimise". Each phase reports done = 0
@@ -77,12 +55,18 @@ struct MapResult {
   uint64_t host_peak_bytes = 0;  // the process's peak resident set (0 where the platform lacks it)
 };
 
-// Throws Error(ErrorKind::Value) naming the first option out of range, as field and CLI option
-// ("perplexity (--perplexity) must be ..."), for a job of n points in d dimensions; an init
-// that is not [n, 2] is an Error(ErrorKind::Shape) (its values are checked by map_points).
+// Throws Error(ErrorKind::Value) naming the first option out of its schema's range, as field,
+// CLI flag and estimator parameter ("perplexity (--perplexity) must be a number in (1, 33] for
+// 100 points, got 40 (...)"), for a job of n points in d dimensions; where no value fits n, it
+// says how many points would do. An init that is not [n, 2] is an Error(ErrorKind::Shape) (its
+// values are checked by map_points). The first two check only the method's own options.
 void validate(const TsneOptions& options, int64_t n);
 void validate(const UmapOptions& options, int64_t n);
 void validate(const MapOptions& options, int64_t n, int64_t d);
+// One option's value (a choice's index) against its range, and the job's bound where n > 0.
+void check_map_option(const MapOptionSpec& spec, double value, int64_t n = 0, int64_t d = 0);
+// "t-SNE (perplexity 30, 750 iterations)": what a report says it ran.
+std::string describe_map_options(const MapOptions& options);
 
 // The neighbours per point a job uses (⌊3·perplexity⌋ for t-SNE, n_neighbors for UMAP), and the
 // components kNN runs on (pca_components resolved; 0: none).
@@ -102,7 +86,10 @@ MapMemoryEstimate estimate_map_memory(const MapOptions& options, int64_t n, int6
 // what to change) a job whose largest tensor exceeds the adapter's buffer limits or whose memory
 // exceeds the host's (on CPU adapters the GPU's buffers are host memory too). Call it before
 // generating or loading points to fail at once; map_points calls it too.
-void check_map_fits(const gpu::ContextPtr& ctx, const MapOptions& options, int64_t n, int64_t d);
+// `extra_host_bytes`: what the caller holds besides (the Python estimators' float32 copy of
+// the points), counted against the host's memory too.
+void check_map_fits(const gpu::ContextPtr& ctx, const MapOptions& options, int64_t n, int64_t d,
+                    uint64_t extra_host_bytes = 0);
 
 // The map of f32 points (row blocks, e.g. from load_point_blocks; pass them by std::move so
 // that the full-dimensional points are released once PCA has run). Refuses points that are all

@@ -16,8 +16,8 @@ struct TsneOptions {
   double perplexity = 30;
   int iterations = 750;
   int exaggeration_iterations = 250;  // early exaggeration, with momentum 0.5; then 0.8
-  double exaggeration = 12;
-  double learning_rate = 0;  // 0: max(N / exaggeration, 50), as openTSNE (Belkina et al.: N / 12)
+  double early_exaggeration = 12;
+  double learning_rate = 0;  // 0: max(N / early_exaggeration, 50), as openTSNE (Belkina et al.: N / 12)
   double max_step_norm = 5;  // updates are clipped to this length (openTSNE's default); 0: off
   uint64_t seed = 1;
   Repulsion repulsion = Repulsion::Auto;

@@ -50,40 +50,33 @@ std::pair<gpu::ContextPtr, std::unique_lock<std::mutex>> map_context_for(const s
   return {ctx, std::move(lock)};
 }
 
-struct Job {
-  bool tsne = true;
-  TsneOptions tsne_options;
-  UmapOptions umap_options;
-  int pca_components = -1;  // -1: 50 past kExactKnnLimit points, 0: none
-  uint64_t seed = 1;
-};
-
-template <typename T>
-T option(const nb::dict& options, const char* key, T fallback) {
-  return options.contains(key) ? nb::cast<T>(options[key]) : fallback;
-}
-
-Job parse(const std::string& method, const nb::dict& options) {
-  if (method != "tsne" && method != "umap")
-    throw Error(ErrorKind::Value, "map_points: method is 'tsne' or 'umap', not '" + method + "'");
-  Job job;
-  job.tsne = method == "tsne";
-  TsneOptions& t = job.tsne_options;
-  t.perplexity = option(options, "perplexity", t.perplexity);
-  t.iterations = option(options, "iterations", t.iterations);
-  t.exaggeration = option(options, "exaggeration", t.exaggeration);
-  t.exaggeration_iterations = option(options, "exaggeration_iterations", t.exaggeration_iterations);
-  t.learning_rate = option(options, "learning_rate", t.learning_rate);
-  t.pca_init = option(options, "pca_init", t.pca_init);
-  UmapOptions& u = job.umap_options;
-  u.n_neighbors = option(options, "n_neighbors", u.n_neighbors);
-  u.min_dist = option(options, "min_dist", u.min_dist);
-  u.epochs = option(options, "epochs", u.epochs);
-  u.learning_rate = option(options, "umap_learning_rate", u.learning_rate);
-  u.negative_sample_rate = option(options, "negative_sample_rate", u.negative_sample_rate);
-  job.seed = t.seed = u.seed = option<uint64_t>(options, "seed", 1);
-  job.pca_components = option(options, "pca", -1);
-  return job;
+// The options dict the estimators pass (the schema's keys: surfgrad/map_options.hpp) →
+// MapOptions. Values are int, float or str ("auto", a choice's word); the estimators have checked
+// their Python types, the schema checks the rest with the messages the CLI gives.
+MapOptions parse(const std::string& method, const nb::dict& options) {
+  MapOptions o;
+  o.method = parse_map_method(method, "map_points");
+  for (auto [key_object, value] : options) {
+    std::string key = nb::cast<std::string>(nb::str(key_object));
+    const MapOptionSpec* spec = find_map_option(key, o.method, &MapOptionSpec::key);
+    if (!spec || key == "method") {
+      std::string list;
+      for (const MapOptionSpec& s : map_option_schema())
+        if (map_option_applies(s, o.method) && std::string_view(s.key) != "method")
+          list += std::string(list.empty() ? "" : ", ") + s.key;
+      throw Error(ErrorKind::Value, "map_points: unknown option '" + key + "' for " + method + " (" + list + ")");
+    }
+    if (value.is_none()) continue;
+    if (nb::isinstance<nb::str>(value))
+      set_map_option(o, *spec, nb::cast<std::string>(value), spec->key);
+    else if (nb::isinstance<nb::bool_>(value) ||
+             !(nb::isinstance<nb::int_>(value) || nb::isinstance<nb::float_>(value)))
+      throw Error(ErrorKind::Value, std::string(spec->key) + " must be " + map_option_range(*spec) + ", got " +
+                                        nb::cast<std::string>(nb::repr(value)));
+    else
+      set_map_option(o, *spec, nb::cast<double>(value), spec->key);
+  }
+  return o;
 }
 
 // Progress from the pipeline's thread (GIL released) to Python.
@@ -145,19 +138,13 @@ std::string phase_key(const std::string& name) {
   return name;
 }
 
-Outcome run(const gpu::ContextPtr& ctx, const float* host, int64_t n, int64_t d, const Job& job, ProgressBridge& bridge,
-            float* out, const float* init) {
+Outcome run(const gpu::ContextPtr& ctx, const float* host, int64_t n, int64_t d, MapOptions options,
+            ProgressBridge& bridge, float* out, const float* init) {
   Outcome o;
   Clock clock;
   PointBlocks x = upload(ctx, host, n, d);
   Tensor start = init ? Tensor::from_host(ctx, init, {n, 2}, DType::f32) : Tensor();
   o.phases.emplace_back("upload", clock.lap());
-  MapOptions options;
-  options.method = job.tsne ? MapMethod::Tsne : MapMethod::Umap;
-  options.tsne = job.tsne_options;
-  options.umap = job.umap_options;
-  options.pca_components = job.pca_components;
-  options.seed = job.seed;
   options.init = start;
   try {
     MapResult r = map_points(std::move(x), options, [&](const MapProgressEvent& e) {
@@ -178,6 +165,33 @@ Outcome run(const gpu::ContextPtr& ctx, const float* host, int64_t n, int64_t d,
 }  // namespace
 
 void bind_maps(nb::module_& m) {
+  // The map options' schema as JSON (surfgrad/map_options.hpp): the estimators' parameters,
+  // docstrings and checks, and the tests that hold every front end to it.
+  m.def("map_option_schema_json", [] { return map_option_schema_json(); });
+
+  // The options against the schema for a job of n points in d dimensions (no device needed).
+  m.def(
+      "validate_map_options",
+      [](int64_t n, int64_t d, const std::string& method, const nb::dict& options) {
+        validate(parse(method, options), n, d);
+      },
+      nb::arg("n"), nb::arg("d"), nb::arg("method"), nb::arg("options"));
+
+  // The job's checks before the points are converted or copied: options against the schema and
+  // the estimated memory (plus `extra_host_bytes` the caller is about to hold, e.g. a float32
+  // copy of the points) against the adapter and the host, with the CLI's messages.
+  m.def(
+      "check_map_job",
+      [](int64_t n, int64_t d, const std::string& method, const nb::dict& options, const std::string& adapter,
+         uint64_t extra_host_bytes) {
+        MapOptions job = parse(method, options);
+        nb::gil_scoped_release release;
+        auto [ctx, lock] = map_context_for(adapter);
+        check_map_fits(ctx, job, n, d, extra_host_bytes);
+      },
+      nb::arg("n"), nb::arg("d"), nb::arg("method"), nb::arg("options"), nb::arg("adapter") = "",
+      nb::arg("extra_host_bytes") = 0);
+
   m.def(
       "map_points",
       [](nb::ndarray<const float, nb::ndim<2>, nb::c_contig, nb::device::cpu> points,
@@ -191,7 +205,7 @@ void bind_maps(nb::module_& m) {
         if (init && (int64_t(init->shape(0)) != n || init->shape(1) != 2))
           throw Error(ErrorKind::Shape, "map_points: init must be [" + std::to_string(n) + ", 2]");
         const float* init_data = init ? init->data() : nullptr;
-        Job job = parse(method, options);
+        MapOptions job = parse(method, options);
         ProgressBridge bridge{std::move(progress), std::nullopt};
         Outcome outcome;
         bool interrupted = false;
@@ -332,7 +346,7 @@ void bind_maps(nb::module_& m) {
           throw Error(ErrorKind::Shape, "map_graph: the output must be [" + std::to_string(n) + ", 2]");
         if (init && (int64_t(init->shape(0)) != n || init->shape(1) != 2))
           throw Error(ErrorKind::Shape, "map_graph: init must be [" + std::to_string(n) + ", 2]");
-        Job job = parse(method, options);
+        MapOptions job = parse(method, options);
         const int32_t* idx = indices.data();
         const float* dist = distances.data();
         const float* init_data = init ? init->data() : nullptr;
@@ -345,11 +359,7 @@ void bind_maps(nb::module_& m) {
           auto [ctx, lock] = map_context_for(adapter);
           try {
             Clock clock;
-            MapOptions opt;
-            opt.method = job.tsne ? MapMethod::Tsne : MapMethod::Umap;
-            opt.tsne = job.tsne_options;
-            opt.umap = job.umap_options;
-            opt.seed = job.seed;
+            MapOptions opt = job;
             KnnResult g{Tensor::from_host(ctx, idx, {n, k}, DType::i32),
                         Tensor::from_host(ctx, dist, {n, k}, DType::f32)};
             if (init_data) opt.init = Tensor::from_host(ctx, init_data, {n, 2}, DType::f32);

@@ -38,3 +38,16 @@ except ImportError:  # pragma: no cover
 
     class TransformerMixin:  # type: ignore[no-redef]
         pass
+
+
+if HAVE_SKLEARN:  # pragma: no cover - depends on the environment
+    from sklearn.exceptions import NotFittedError as _SklearnNotFitted
+
+    class NotFittedError(_SklearnNotFitted):  # type: ignore[misc]
+        """A fitted attribute read before fit (scikit-learn's NotFittedError: a ValueError and an
+        AttributeError)."""
+else:  # pragma: no cover
+
+    class NotFittedError(ValueError, AttributeError):  # type: ignore[no-redef]
+        """A fitted attribute read before fit (a ValueError and an AttributeError, as
+        scikit-learn's NotFittedError)."""

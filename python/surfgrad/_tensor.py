@@ -158,6 +158,17 @@ def _requires_grad_(self: Tensor, requires_grad: bool = True) -> Tensor:
     return self
 
 
+def _bool(self: Tensor) -> bool:
+    # As numpy and PyTorch: a one-element tensor is its value's truth (one value read back);
+    # any other is ambiguous. Without this, bool() fell back to len(): an error for 0-d tensors
+    # and True for every non-empty one, whatever its value.
+    n = self.numel()
+    if n != 1:
+        raise ValueError(f"The truth value of a tensor with {n} elements is ambiguous; reduce it first "
+                         "(e.g. (t > 0).sum() > 0, or t.max())")
+    return bool(_item(self))
+
+
 def _dlpack(self: Tensor, **kwargs: Any) -> Any:
     # Host export: the data is copied off the GPU first.
     return self.numpy().__dlpack__(**kwargs)
@@ -170,6 +181,7 @@ Tensor.item = _item
 Tensor.tolist = lambda self: self.numpy().tolist()
 Tensor.__float__ = lambda self: float(_item(self))
 Tensor.__int__ = lambda self: int(_item(self))
+Tensor.__bool__ = _bool
 Tensor.__repr__ = _repr
 Tensor.__getitem__ = _getitem
 Tensor.dtype = property(_dtype)

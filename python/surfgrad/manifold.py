@@ -16,23 +16,19 @@ from typing import Any, Dict, Optional, Union
 
 import numpy as np
 
-from . import _core
-from ._base import BaseEstimator
+from . import _core, _map_options
+from ._base import BaseEstimator, NotFittedError
 from ._core import ArgumentError, ShapeError
 from ._tensor import _adapter
-
-_METRICS = ("euclidean", "cosine")
-
 
 class _ObjectsNotNumbers(_core.DTypeError, TypeError):
     """An object array holding something that is not a number: a DTypeError (a ValueError, as
     surfgrad's dtype errors are) and a TypeError (as numpy raises for it)."""
 
 
-def _points(X: Any, metric: str) -> np.ndarray:
-    """[N, D] float32 C-contiguous rows, finite, with cosine turned into euclidean on the unit sphere."""
-    if metric not in _METRICS:
-        raise ArgumentError(f"metric must be one of {_METRICS}, not {metric!r}")
+def _points(X: Any) -> np.ndarray:
+    """[N, D] float32 C-contiguous rows, finite (the cosine metric is the library's: it scales
+    the rows on the GPU)."""
     if type(X).__module__.startswith("scipy.sparse"):
         raise ArgumentError("fit: sparse input is not supported; pass a dense array (X.toarray())")
     if hasattr(X, "numpy") and not isinstance(X, np.ndarray):
@@ -63,12 +59,6 @@ def _points(X: Any, metric: str) -> np.ndarray:
     if not np.isfinite(X).all():
         bad = int(np.argwhere(~np.isfinite(X))[0, 0])
         raise ArgumentError(f"fit: sample {bad} has a NaN or infinite value (float32)")
-    if metric == "cosine":
-        # On unit vectors |a − b|² = 2 − 2·cos(a, b): euclidean neighbours are cosine neighbours.
-        norms = np.linalg.norm(X, axis=1, keepdims=True)
-        if (norms == 0).any():
-            raise ArgumentError("fit: cosine metric with an all-zero sample")
-        X = np.ascontiguousarray(X / norms, dtype=np.float32)
     return X
 
 
@@ -122,11 +112,30 @@ class _MapEstimator(BaseEstimator):
     def _total(self, n: int) -> Optional[int]:
         return None
 
+    def _check_job(self, X: Any) -> Optional[Dict[str, Any]]:
+        """The options, and the job's memory from X's shape and dtype alone: a job too large for
+        this machine is refused before X is converted or copied (a stride-0 view of 5e6 × 768
+        would otherwise be copied in full first). None where X has no 2-D shape to read."""
+        shape = getattr(X, "shape", None)
+        if shape is None or len(shape) != 2 or not all(isinstance(v, (numbers.Integral, np.integer)) for v in shape):
+            return None  # a list or a ragged input: _points says what is wrong with it
+        n, d = int(shape[0]), int(shape[1])
+        if n < 2 or d < 1:
+            return None  # _points words these as scikit-learn does
+        options = self._options(n)
+        # Anything but C-contiguous float32 rows is copied once (np.ascontiguousarray in _points).
+        flags = getattr(X, "flags", None)
+        copied = not (getattr(X, "dtype", None) == np.float32 and flags is not None and flags["C_CONTIGUOUS"])
+        _core.check_map_job(n, d, self._method, options, _adapter(self.device), n * d * 4 if copied else 0)
+        return options
+
     def fit(self, X: Any, y: Any = None) -> "_MapEstimator":
         """Computes the map of X ([n_samples, n_features]); the result is ``embedding_``."""
-        points = _points(X, self.metric)
+        options = self._check_job(X)
+        points = _points(X)
         n = points.shape[0]
-        options = self._options(n)
+        if options is None:
+            options = self._options(n)
         start = self._start(n, options)
         out = np.empty((n, 2), dtype=np.float32)
         bar = None
@@ -164,6 +173,39 @@ class _MapEstimator(BaseEstimator):
         """Computes the map of X and returns it, [n_samples, 2] float32."""
         return self.fit(X, y).embedding_
 
+    def __getattr__(self, name: str) -> Any:
+        # Only reached when normal lookup fails: a fitted attribute before fit is NotFittedError
+        # (scikit-learn's, where it is installed; an AttributeError too, so hasattr() is False).
+        if name.endswith("_") and not name.startswith("__"):
+            raise NotFittedError(f"This {type(self).__name__} instance is not fitted yet: {name} is set by fit(). "
+                                 "Call fit or fit_transform first.")
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def _schema_options(self, n: int) -> Dict[str, Any]:
+        """The schema's options of this method from the estimator's parameters (their Python
+        types checked here, their ranges by the library), by the library's keys."""
+        if self.n_components != 2:
+            raise ArgumentError(f"n_components: surfgrad computes 2-D maps, got {self.n_components}")
+        owner = type(self).__name__
+        options: Dict[str, Any] = {}
+        for spec in _map_options.options_for(self._method):
+            name = spec["python"]
+            value = getattr(self, name)
+            if name == "random_state":
+                options["seed"] = _seed(value)
+                continue
+            if name == "init" and not isinstance(value, str):
+                continue  # an array of starting positions: passed as the start, not as an option
+            if name == "init" and value not in spec["choices"]:
+                words = ", ".join(repr(c) for c in spec["choices"])
+                raise ArgumentError(f"{owner}: init must be {words} or an (n_samples, 2) array, not {value!r}")
+            if name == "max_iter":
+                value = self._iterations()
+            if value is None:
+                continue  # the library's default (n_epochs=None: automatic)
+            options[spec["key"]] = _map_options.checked(owner, spec, value)
+        return options
+
 
 class TSNE(_MapEstimator):
     """t-SNE on the GPU: exact kNN (k = 3·perplexity; neighbour descent on 50 principal
@@ -175,7 +217,8 @@ class TSNE(_MapEstimator):
     or an (n_samples, 2) array of starting positions, used as given (scale it to a standard
     deviation near 1e-4, as scikit-learn and openTSNE advise, for the usual early exaggeration).
     ``metric``: "euclidean" or "cosine". ``max_iter`` (or the older ``n_iter``): iterations,
-    the first 250 with early exaggeration. ``device``: adapter name substring.
+    the first ``early_exaggeration_iter`` with early exaggeration. ``device``: adapter name
+    substring.
     """
 
     _method = "tsne"
@@ -183,7 +226,10 @@ class TSNE(_MapEstimator):
     def __init__(self, n_components: int = 2, perplexity: float = 30.0, early_exaggeration: float = 12.0,
                  learning_rate: Union[float, str] = "auto", max_iter: Optional[int] = None,
                  n_iter: Optional[int] = None, metric: str = "euclidean", init: Any = "pca",
-                 verbose: int = 0, random_state: Any = None, device: Optional[str] = None) -> None:
+                 verbose: int = 0, random_state: Any = None, device: Optional[str] = None,
+                 early_exaggeration_iter: int = 250, max_step_norm: float = 5.0, repulsion: str = "auto",
+                 grid_spacing: float = 0.5, pca_components: int = -1, knn: str = "auto",
+                 recall_sample: int = 1000) -> None:
         self.n_components = n_components
         self.perplexity = perplexity
         self.early_exaggeration = early_exaggeration
@@ -195,11 +241,19 @@ class TSNE(_MapEstimator):
         self.verbose = verbose
         self.random_state = random_state
         self.device = device
+        self.early_exaggeration_iter = early_exaggeration_iter
+        self.max_step_norm = max_step_norm
+        self.repulsion = repulsion
+        self.grid_spacing = grid_spacing
+        self.pca_components = pca_components
+        self.knn = knn
+        self.recall_sample = recall_sample
 
     def _iterations(self) -> int:
         iterations = self.max_iter if self.max_iter is not None else self.n_iter
         iterations = 750 if iterations is None else iterations
-        if not isinstance(iterations, (numbers.Integral, np.integer)) or iterations < 1:
+        if isinstance(iterations, (bool, np.bool_)) or not isinstance(iterations, (numbers.Integral, np.integer)) \
+                or iterations < 1:
             raise ArgumentError(f"max_iter must be a positive int, got {iterations!r}")
         return int(iterations)
 
@@ -207,35 +261,7 @@ class TSNE(_MapEstimator):
         return self._iterations()
 
     def _options(self, n: int) -> Dict[str, Any]:
-        if self.n_components != 2:
-            raise ArgumentError(f"n_components: surfgrad computes 2-D maps, got {self.n_components}")
-        if isinstance(self.init, str) and self.init not in ("pca", "random"):
-            raise ArgumentError(f"init must be 'pca', 'random' or an (n_samples, 2) array, not {self.init!r}")
-        perplexity = float(self.perplexity)
-        if not np.isfinite(perplexity) or perplexity <= 0:
-            raise ArgumentError(f"perplexity must be positive, got {self.perplexity!r}")
-        if int(3 * perplexity) >= n:
-            raise ArgumentError(f"perplexity {perplexity:g} needs more than {int(3 * perplexity)} samples, "
-                                f"got {n}; use a perplexity below {n / 3:g}")
-        if self.learning_rate == "auto":
-            learning_rate = 0.0
-        elif isinstance(self.learning_rate, numbers.Real) and self.learning_rate > 0:
-            learning_rate = float(self.learning_rate)
-        else:
-            raise ArgumentError(f"learning_rate must be 'auto' or a positive number, got {self.learning_rate!r}")
-        exaggeration = float(self.early_exaggeration)
-        if not np.isfinite(exaggeration) or exaggeration < 1:
-            raise ArgumentError(f"early_exaggeration must be ≥ 1, got {self.early_exaggeration!r}")
-        iterations = self._iterations()
-        return {
-            "perplexity": perplexity,
-            "iterations": iterations,
-            "exaggeration": exaggeration,
-            "exaggeration_iterations": min(250, iterations),
-            "learning_rate": learning_rate,
-            "pca_init": isinstance(self.init, str) and self.init == "pca",
-            "seed": _seed(self.random_state),
-        }
+        return self._schema_options(n)
 
 
 class UMAP(_MapEstimator):
@@ -252,7 +278,8 @@ class UMAP(_MapEstimator):
     def __init__(self, n_neighbors: int = 15, n_components: int = 2, min_dist: float = 0.1,
                  n_epochs: Optional[int] = None, learning_rate: float = 1.0, negative_sample_rate: int = 5,
                  metric: str = "euclidean", init: Any = "pca", random_state: Any = None, verbose: int = 0,
-                 device: Optional[str] = None) -> None:
+                 device: Optional[str] = None, pca_components: int = -1, knn: str = "auto",
+                 recall_sample: int = 1000) -> None:
         self.n_neighbors = n_neighbors
         self.n_components = n_components
         self.min_dist = min_dist
@@ -264,41 +291,21 @@ class UMAP(_MapEstimator):
         self.random_state = random_state
         self.verbose = verbose
         self.device = device
-
-    def _start(self, n: int, options: Dict[str, Any]) -> Optional[np.ndarray]:
-        if isinstance(self.init, str) and self.init == "random":
-            return np.random.default_rng(options["seed"]).uniform(-10, 10, (n, 2)).astype(np.float32)
-        return _initial_positions(self.init, n)
+        self.pca_components = pca_components
+        self.knn = knn
+        self.recall_sample = recall_sample
 
     def _total(self, n: int) -> Optional[int]:
-        if self.n_epochs is not None:
+        if isinstance(self.n_epochs, (numbers.Integral, np.integer)) and self.n_epochs > 0:
             return int(self.n_epochs)
         return 500 if n <= 10000 else 200
 
     def _options(self, n: int) -> Dict[str, Any]:
-        if self.n_components != 2:
-            raise ArgumentError(f"n_components: surfgrad computes 2-D maps, got {self.n_components}")
-        if not isinstance(self.n_neighbors, (numbers.Integral, np.integer)) or not 2 <= self.n_neighbors < n:
-            raise ArgumentError(f"n_neighbors must be an int in [2, n_samples), got {self.n_neighbors!r} "
-                                f"for {n} samples")
-        min_dist = float(self.min_dist)
-        if not np.isfinite(min_dist) or min_dist < 0:
-            raise ArgumentError(f"min_dist must be ≥ 0, got {self.min_dist!r}")
-        epochs = 0 if self.n_epochs is None else self.n_epochs
-        if not isinstance(epochs, (numbers.Integral, np.integer)) or epochs < 0:
-            raise ArgumentError(f"n_epochs must be None or a positive int, got {self.n_epochs!r}")
-        if isinstance(self.init, str) and self.init not in ("pca", "random"):
-            raise ArgumentError(f"init must be 'pca', 'random' or an (n_samples, 2) array, not {self.init!r}")
-        if not self.learning_rate > 0 or not self.negative_sample_rate > 0:
-            raise ArgumentError("learning_rate and negative_sample_rate must be positive")
-        return {
-            "n_neighbors": int(self.n_neighbors),
-            "min_dist": min_dist,
-            "epochs": int(epochs),
-            "umap_learning_rate": float(self.learning_rate),
-            "negative_sample_rate": float(self.negative_sample_rate),
-            "seed": _seed(self.random_state),
-        }
+        return self._schema_options(n)
+
+
+TSNE.__doc__ = (TSNE.__doc__ or "") + _map_options.parameters_doc("tsne")
+UMAP.__doc__ = (UMAP.__doc__ or "") + _map_options.parameters_doc("umap")
 
 
 def map_quality(X: Any, Y: Any, labels: Any = None, device: Optional[str] = None) -> Dict[str, float]:
@@ -307,8 +314,8 @@ def map_quality(X: Any, Y: Any, labels: Any = None, device: Optional[str] = None
     ``knn_accuracy`` (10-NN majority-vote accuracy of ``labels`` in Y; -1 without labels),
     ``trustworthiness`` (T(10) on up to 10,000 sampled points) and ``kl_divergence`` (t-SNE's
     KL(P‖Q) at perplexity 30 on up to 2,000 sampled points)."""
-    points = _points(X, "euclidean")
-    embedding = _points(Y, "euclidean")
+    points = _points(X)
+    embedding = _points(Y)
     if embedding.shape != (points.shape[0], 2):
         raise ShapeError(f"map_quality: Y must have shape ({points.shape[0]}, 2), got {embedding.shape}")
     label_array = None

@@ -1,14 +1,15 @@
-// Checks of a map job before any GPU work: every option's range (named as the field and as the
-// CLI option, so Python, JavaScript and CLI users read the same message), and its estimated
-// memory against the adapter's limits and the host's RAM.
+// Checks of a map job before any GPU work: every option's range from the schema (named as the
+// field, the CLI flag and the estimators' parameter, so Python, JavaScript and CLI users read the
+// same message), and its estimated memory against the adapter's limits and the host's RAM.
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <limits>
 #include <sstream>
 #include <string>
 
 #include "maps/list_blocks.hpp"
+#include "maps/map_method.hpp"
+#include "maps/number_text.hpp"
 #include "platform/host_resources.hpp"
 #include "surfgrad/error.hpp"
 #include "surfgrad/gpu.hpp"
@@ -18,67 +19,89 @@ namespace surfgrad {
 
 namespace {
 
-// Option values as a reader wrote them: 30, 0.5, 1e+06.
-std::string num(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", v);
-  return buf;
+std::string mib(uint64_t bytes) { return number_text(std::round(double(bytes) / double(1 << 20))) + " MiB"; }
+
+// "perplexity (--perplexity)", with the estimators' name where it differs: "iterations
+// (--iterations, max_iter)".
+std::string label(const MapOptionSpec& s) {
+  std::string flags = s.cli;
+  if (s.python[0] != 0 && std::string_view(s.python) != s.key) flags += std::string(", ") + s.python;
+  return std::string(s.key) + " (" + flags + ")";
 }
 
-[[noreturn]] void out_of_range(const std::string& field, const std::string& flag, const std::string& range, double got,
-                               const std::string& why = "") {
-  throw Error(ErrorKind::Value,
-              field + " (" + flag + ") must be " + range + ", got " + num(got) + (why.empty() ? "" : " (" + why + ")"));
+// The smallest job (points) for which the option's range is not empty, for the message that
+// says why no value fits; 0 if none up to a million.
+int64_t fewest_points(const MapOptionSpec& s, int64_t d) {
+  for (int64_t n = 2; n <= 1000000; ++n) {
+    double upper = std::min(s.hi, s.upper_for(n, std::max<int64_t>(d, n)));
+    if (upper > s.lo || (upper == s.lo && !s.lo_open)) return n;
+  }
+  return 0;
 }
-
-// In [lo, hi] and finite (NaN fails every comparison, so it fails here too).
-void check_closed(const std::string& field, const std::string& flag, double v, double lo, double hi) {
-  if (!(v >= lo && v <= hi)) out_of_range(field, flag, "in [" + num(lo) + ", " + num(hi) + "]", v);
-}
-
-std::string mib(uint64_t bytes) { return num(std::round(double(bytes) / double(1 << 20))) + " MiB"; }
-
-constexpr int kMaxNeighbours = 128;  // the kNN kernels keep at most 128 per point
-constexpr double kMaxIterations = 1e6;
 
 }  // namespace
 
-void validate(const TsneOptions& o, int64_t n) {
-  // t-SNE uses k = ⌊3·perplexity⌋ neighbours (openTSNE's choice): at most 128 (the kNN kernels'
-  // lists), at most N − 1, and the bisection for σ needs perplexity > 1.
-  double upper = std::min((kMaxNeighbours + 1) / 3.0, double(n - 1) / 3.0);
-  bool ok = o.perplexity > 1 && 3 * o.perplexity <= double(n - 1) && std::floor(3 * o.perplexity) <= kMaxNeighbours;
+void check_map_option(const MapOptionSpec& s, double v, int64_t n, int64_t d) {
+  if (s.type == MapOptionType::Choice) {
+    if (!(v >= 0 && v < double(s.choices.size())))
+      throw Error(ErrorKind::Value, label(s) + " must be one of " + map_option_range(s));
+    return;
+  }
+  if (s.has_automatic && v == 0) return;
+  double hi = s.hi;
+  bool hi_open = s.hi_open;
+  std::string range = map_option_range(s), why;
+  if (n > 0 && s.upper_for) {
+    double job_hi = s.upper_for(n, d);
+    if (job_hi < hi || (job_hi == hi && hi_open)) {
+      hi = job_hi, hi_open = false;
+      if (s.type == MapOptionType::Integer) hi = std::floor(hi);
+      if (hi < s.lo || (hi == s.lo && s.lo_open)) {
+        int64_t fewest = fewest_points(s, d);
+        throw Error(ErrorKind::Value, label(s) + ": no value fits a job of " + std::to_string(n) + " points (" +
+                                          s.upper_why + ")" +
+                                          (fewest > 0 ? "; map at least " + std::to_string(fewest) + " points" : ""));
+      }
+      std::string what = s.type == MapOptionType::Integer ? "an integer in " : "a number in ";
+      range = (s.has_automatic ? "auto (0) or " : "") + what + (s.lo_open ? "(" : "[") + number_text(s.lo) + ", " +
+              number_text(hi) + "] for " + std::to_string(n) + " points";
+      why = s.upper_why;
+    }
+  }
+  // NaN fails every comparison, so it fails here too.
+  bool ok = (s.lo_open ? v > s.lo : v >= s.lo) && (hi_open ? v < hi : v <= hi);
   if (!ok)
-    out_of_range(
-        "perplexity", "--perplexity", "in (1, " + num(upper) + "] for " + std::to_string(n) + " points", o.perplexity,
-        "t-SNE uses k = ⌊3·perplexity⌋ neighbours: at most 128, and at most (N − 1) = " + std::to_string(n - 1));
-  check_closed("iterations", "--iterations", o.iterations, 1, kMaxIterations);
-  check_closed("exaggeration_iterations", "--exaggeration-iterations", o.exaggeration_iterations, 0, kMaxIterations);
-  if (!(o.exaggeration > 0 && o.exaggeration <= 1000))
-    out_of_range("exaggeration", "--early-exaggeration", "in (0, 1000]", o.exaggeration,
-                 "12 is usual; 0 would divide the automatic learning rate by zero");
-  if (!(o.learning_rate == 0 || (o.learning_rate > 0 && o.learning_rate <= 1e9)))
-    out_of_range("learning_rate", "--learning-rate", "0 (automatic: max(N / exaggeration, 50)) or in (0, 1e9]",
-                 o.learning_rate);
-  check_closed("max_step_norm", "--max-step-norm", o.max_step_norm, 0, 1e6);
-  if (!(o.grid_spacing > 0 && o.grid_spacing <= 100))
-    out_of_range("grid_spacing", "--grid-spacing", "in (0, 100]", o.grid_spacing);
+    throw Error(ErrorKind::Value,
+                label(s) + " must be " + range + ", got " + number_text(v) + (why.empty() ? "" : " (" + why + ")"));
 }
 
-void validate(const UmapOptions& o, int64_t n) {
-  int64_t upper = std::min<int64_t>(kMaxNeighbours, n - 1);
-  if (o.n_neighbors < 2 || o.n_neighbors > upper)
-    out_of_range("n_neighbors", "--n-neighbors",
-                 "in [2, " + std::to_string(upper) + "] for " + std::to_string(n) + " points", o.n_neighbors,
-                 "at most 128 and at most N − 1");
-  check_closed("min_dist", "--min-dist", o.min_dist, 0, 1);
-  if (!(o.epochs == 0 || (o.epochs >= 1 && o.epochs <= kMaxIterations)))
-    out_of_range("epochs", "--epochs", "0 (automatic: 500 up to 10,000 points, else 200) or in [1, 1e6]", o.epochs);
-  if (!(o.learning_rate > 0 && o.learning_rate <= 1000))
-    out_of_range("learning_rate", "--learning-rate", "in (0, 1000]", o.learning_rate);
-  if (!(o.negative_sample_rate > 0 && o.negative_sample_rate <= 1000))
-    out_of_range("negative_sample_rate", "--negative-sample-rate", "in (0, 1000]", o.negative_sample_rate);
+namespace {
+
+// Every option of the job's method (and the shared ones where `shared`) against its range.
+void validate_options(const MapOptions& o, int64_t n, int64_t d, bool shared) {
+  for (const MapOptionSpec& s : map_option_schema()) {
+    if (!map_option_applies(s, o.method) || (!shared && s.method[0] == 0)) continue;
+    check_map_option(s, s.get(o), n, d);
+  }
 }
+
+}  // namespace
+
+void validate(const TsneOptions& t, int64_t n) {
+  MapOptions o;
+  o.method = MapMethod::Tsne;
+  o.tsne = t;
+  validate_options(o, n, 0, false);
+}
+
+void validate(const UmapOptions& u, int64_t n) {
+  MapOptions o;
+  o.method = MapMethod::Umap;
+  o.umap = u;
+  validate_options(o, n, 0, false);
+}
+
+void validate_layout_options(const MapOptions& o, int64_t n) { validate_options(o, n, 0, false); }
 
 void validate(const MapOptions& o, int64_t n, int64_t d) {
   if (n < 2 || d < 1)
@@ -86,21 +109,10 @@ void validate(const MapOptions& o, int64_t n, int64_t d) {
                                       " × " + std::to_string(d));
   if (n >= (int64_t(1) << 31) - 1)
     throw Error(ErrorKind::Value, "map: " + std::to_string(n) + " points: at most 2^31 − 2 (32-bit point indices)");
-  if (o.method == MapMethod::Tsne)
-    validate(o.tsne, n);
-  else
-    validate(o.umap, n);
-  if (o.pca_components != -1 && (o.pca_components < 0 || o.pca_components > std::min(n, d)))
-    out_of_range("pca_components", "--pca",
-                 "-1 (automatic), 0 (off) or in [1, " + std::to_string(std::min(n, d)) + "] (the points' " +
-                     std::to_string(d) + " dimensions, at most N)",
-                 o.pca_components);
+  validate_options(o, n, d, true);
   if (o.init.defined() && (o.init.rank() != 2 || o.init.shape(0) != n || o.init.shape(1) != 2))
     throw Error(ErrorKind::Shape,
                 "map: init (the starting positions) must be [" + std::to_string(n) + ", 2], got " + o.init.describe());
-  if (o.recall_sample < 0 || o.recall_sample > std::numeric_limits<int32_t>::max())
-    out_of_range("recall_sample", "--recall-sample", "in [0, 2^31 - 1] (0: skip the check; at most N are used)",
-                 double(o.recall_sample));
   // The kNN graph's edge lists (N·k entries plus N + 1 offsets) are indexed with 32 bits.
   int k = map_neighbours(o, n);
   if (double(n) * double(k + 1) + 1 >= double(int64_t(1) << 31))
@@ -109,10 +121,7 @@ void validate(const MapOptions& o, int64_t n, int64_t d) {
                                               "neighbours (--perplexity / --n-neighbors) or map fewer points");
 }
 
-int map_neighbours(const MapOptions& o, int64_t n) {
-  if (o.method == MapMethod::Umap) return o.umap.n_neighbors;
-  return int(std::min<double>(double(n - 1), std::floor(3 * o.tsne.perplexity)));
-}
+int map_neighbours(const MapOptions& o, int64_t n) { return map_method(o.method).neighbours(o, n); }
 
 int map_pca_components(const MapOptions& o, int64_t n, int64_t d) {
   // Exact neighbours are found in the input space itself, as openTSNE and umap-learn do; past
@@ -120,6 +129,11 @@ int map_pca_components(const MapOptions& o, int64_t n, int64_t d) {
   // slower, and recall on a sample is reported either way).
   int p = o.pca_components < 0 ? (n > kExactKnnLimit ? 50 : 0) : o.pca_components;
   return p > 0 && d > p ? p : 0;
+}
+
+std::string describe_map_options(const MapOptions& o) {
+  const MapMethodSpec& m = map_method(o.method);
+  return std::string(m.title) + " (" + m.describe(o) + ")";
 }
 
 MapMemoryEstimate estimate_map_memory(const MapOptions& o, int64_t n, int64_t d) {
@@ -148,7 +162,7 @@ MapMemoryEstimate estimate_map_memory(const MapOptions& o, int64_t n, int64_t d)
   // t-SNE on descent's lists takes them in row blocks and their incoming edges in blocks of
   // targets (list_blocks.hpp; checked against the adapter in check_map_fits); UMAP and the exact
   // kernel need each as one tensor.
-  if (!(approximate && o.method == MapMethod::Tsne)) {
+  if (!(approximate && map_method(o.method).lists_in_blocks)) {
     largest(N * search * f4, "the kNN lists");
     largest(edges, "the kNN graph's incoming edges");
     if (approximate) largest((N + 1 + N * search) * f4, "neighbour descent's incoming edges");
@@ -156,17 +170,18 @@ MapMemoryEstimate estimate_map_memory(const MapOptions& o, int64_t n, int64_t d)
   // Host: the kNN lists read back, incoming edges; UMAP's fuzzy union adds a hash table of the
   // N·k directed edges (~56 bytes each).
   uint64_t host = N * k * f4 * 3 + edges;
-  if (o.method == MapMethod::Umap) host += N * k * (56 + 2 * f4);
+  host += map_method(o.method).extra_host_bytes(N, k);
   if (approximate) host = std::max(host, N * search * f4);
   e.host_bytes = host;
   return e;
 }
 
-void check_map_fits(const gpu::ContextPtr& ctx, const MapOptions& o, int64_t n, int64_t d) {
+void check_map_fits(const gpu::ContextPtr& ctx, const MapOptions& o, int64_t n, int64_t d, uint64_t extra_host_bytes) {
   validate(o, n, d);
+  map_method(o.method).check_cost(o, n);
   MapMemoryEstimate e = estimate_map_memory(o, n, d);
   // On a CPU adapter (lavapipe) the GPU's buffers are host memory as well.
-  uint64_t need = e.host_bytes + (ctx->info().is_cpu ? e.gpu_bytes : 0);
+  uint64_t need = e.host_bytes + extra_host_bytes + (ctx->info().is_cpu ? e.gpu_bytes : 0);
   uint64_t have = platform::host_available_bytes();
   if (have > 0 && need > have)
     throw Error(ErrorKind::OutOfMemory, "map: " + std::to_string(n) + " points × " + std::to_string(d) +
@@ -176,7 +191,7 @@ void check_map_fits(const gpu::ContextPtr& ctx, const MapOptions& o, int64_t n, 
   const int k = map_neighbours(o, n);
   const bool approximate =
       !knn_is_exact(*ctx, n, map_pca_components(o, n, d) > 0 ? map_pca_components(o, n, d) : d, o.knn, k);
-  if (approximate && o.method == MapMethod::Tsne)  // names the blocks past kMaxListBlocks
+  if (approximate && map_method(o.method).lists_in_blocks)  // names the blocks past kMaxListBlocks
     list_block_rows(*ctx, n, std::max(k, 48));
   // The exact kernel writes its lists as one tensor each (Auto picks it only where they fit).
   if (!approximate && uint64_t(n) * uint64_t(k) * 4 > ctx->limits().largest_binding())

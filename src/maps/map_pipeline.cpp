@@ -8,9 +8,8 @@
 #include <cmath>
 #include <string>
 
-#include "maps/fft_grid_budget.hpp"
 #include "maps/input_scale.hpp"
-#include "maps/layout.hpp"
+#include "maps/map_method.hpp"
 #include "platform/host_resources.hpp"
 #include "surfgrad/error.hpp"
 #include "surfgrad/gpu.hpp"
@@ -37,31 +36,43 @@ class PhaseClock {
   std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
 };
 
+// Rows scaled to unit length (the cosine metric): on unit vectors |a − b|² = 2 − 2·cos(a, b), so
+// euclidean neighbours, PCA and layouts on them are cosine ones.
+void normalise_rows(PointBlocks& x) {
+  for (Tensor& b : x.blocks) {
+    Tensor norms = (b * b).sum({1}, true).sqrt();
+    if (norms.min().to_vector<float>()[0] == 0)
+      throw Error(ErrorKind::Value,
+                  "map: the cosine metric (--metric cosine) needs every point to be non-zero; "
+                  "at least one point is all zeros");
+    b = div(b, norms);
+  }
+}
+
 template <typename Report>
-void run_layout(const Tensor& features, const TsneOptions& topt, const UmapOptions& uopt, const MapOptions& options,
-                MapResult& r, PhaseClock& clock, const Report& report) {
-  const bool tsne_method = options.method == MapMethod::Tsne;
-  const char* graph_phase = tsne_method ? "affinities" : "memberships";
-  report(graph_phase, 0, 1);
+void run_layout(const Tensor& features, const MapOptions& options, MapResult& r, PhaseClock& clock,
+                const Report& report) {
+  const MapMethodSpec& method = map_method(options.method);
+  report(method.graph_phase, 0, 1);
   auto on_step = [&](int it, int total, const Tensor& y) {
-    if (it == 0) {  // tsne()/umap() synced: the graph is built
-      r.phases.push_back({graph_phase, clock.lap(false)});
-      report(graph_phase, 1, 1);
+    if (it == 0) {  // the layout synced: the graph is built
+      r.phases.push_back({method.graph_phase, clock.lap(false)});
+      report(method.graph_phase, 1, 1);
     } else if (options.check_finite) {
       // A sum is NaN or infinite as soon as one coordinate is; one scalar comes back.
       float s = y.sum().to_vector<float>()[0];
       if (!std::isfinite(s))
-        throw Error(ErrorKind::Value,
-                    std::string(tsne_method ? "tsne" : "umap") + ": the map became non-finite (NaN or infinity) by " +
-                        (tsne_method ? "iteration " : "epoch ") + std::to_string(it) + " of " + std::to_string(total) +
-                        "; standardise the input (zero mean, unit variance per dimension), or lower " +
-                        (tsne_method ? "--learning-rate, --early-exaggeration or --max-step-norm" : "--learning-rate"));
+        throw Error(ErrorKind::Value, std::string(map_method_name(options.method)) +
+                                          ": the map became non-finite (NaN or infinity) by " + method.step + " " +
+                                          std::to_string(it) + " of " + std::to_string(total) +
+                                          "; standardise the input (zero mean, unit variance per dimension), or "
+                                          "lower " +
+                                          method.calmer);
     }
     report("optimise", it, total, &y);
   };
   const Tensor* start = options.init.defined() ? &options.init : (r.embedding.defined() ? &r.embedding : nullptr);
-  r.embedding = tsne_method ? tsne_layout(features, topt, on_step, &r.neighbours, start)
-                            : umap_layout(features, uopt, on_step, &r.neighbours, start);
+  r.embedding = method.layout(features, options, on_step, &r.neighbours, start);
 }
 
 }  // namespace
@@ -81,16 +92,13 @@ MapResult map_points(PointBlocks x, const MapOptions& options, const MapProgress
   auto ctx = x.blocks[0].context();
   const int64_t n = x.rows(), d = x.dims();
   check_map_fits(ctx, options, n, d);
-  TsneOptions topt = options.tsne;
-  UmapOptions uopt = options.umap;
-  topt.seed = uopt.seed = options.seed;
 
   MapResult r;
   PhaseClock clock(ctx);
   auto report = phase_reporter(progress);
 
+  if (options.metric == MapMetric::Cosine) normalise_rows(x);
   normalise_input_scale(x);  // refuses NaN and identical points; rescales tiny or huge ones
-  if (options.method == MapMethod::Tsne) check_fft_grid_spacing(options.tsne, n);  // before PCA and kNN
   if (options.init.defined()) {
     if (options.init.context() != ctx)
       throw Error(ErrorKind::Value, "map: init (the starting positions) must be on the points' context (adapter)");
@@ -130,7 +138,7 @@ MapResult map_points(PointBlocks x, const MapOptions& options, const MapProgress
     report("recall", 1, 1);
   }
 
-  run_layout(features, topt, uopt, options, r, clock, report);
+  run_layout(features, options, r, clock, report);
   r.phases.push_back({"optimisation", clock.lap()});
   r.gpu_peak_bytes = ctx->pool_stats().peak_live_bytes;
   r.host_peak_bytes = platform::host_peak_resident_bytes();
@@ -157,15 +165,13 @@ MapResult map_graph(const KnnResult& graph, const MapOptions& options, const Map
                                       (gi.defined() ? gi.describe() : std::string("none")));
   const int64_t n = gi.shape(0);
   auto ctx = gi.context();
-  if (options.method == MapMethod::Tsne)
-    validate(options.tsne, n);
-  else
-    validate(options.umap, n);
+  const MapMethodSpec& method = map_method(options.method);
+  validate_layout_options(options, n);
   const int k = map_neighbours(options, n);
   if (gi.shape(1) != k)
     throw Error(ErrorKind::Shape, "map_graph: the graph has " + std::to_string(gi.shape(1)) +
-                                      " neighbours per point; this map needs k = " + std::to_string(k) +
-                                      (options.method == MapMethod::Tsne ? " (⌊3·perplexity⌋)" : " (n_neighbors)"));
+                                      " neighbours per point; this map needs k = " + std::to_string(k) + " (" +
+                                      method.k_rule + ")");
   if (options.init.defined() && (options.init.rank() != 2 || options.init.shape(0) != n || options.init.shape(1) != 2))
     throw Error(ErrorKind::Shape,
                 "map_graph: init must be [" + std::to_string(n) + ", 2], got " + options.init.describe());
@@ -178,9 +184,6 @@ MapResult map_graph(const KnnResult& graph, const MapOptions& options, const Map
                                         " is not another point's row (0 … " + std::to_string(n - 1) + ")");
   float dsum = graph.distances.cast(DType::f32).sum().to_vector<float>()[0];
   if (!std::isfinite(dsum)) throw Error(ErrorKind::Value, "map_graph: the graph's distances hold NaN or infinity");
-  TsneOptions topt = options.tsne;
-  UmapOptions uopt = options.umap;
-  topt.seed = uopt.seed = options.seed;
   MapResult r;
   PhaseClock clock(ctx);
   auto report = phase_reporter(progress);
@@ -188,12 +191,11 @@ MapResult map_graph(const KnnResult& graph, const MapOptions& options, const Map
   r.neighbours = graph;
   r.approximate_knn = true;
   if (!options.init.defined())  // run_layout starts from r.embedding when there is no init
-    r.embedding = options.method == MapMethod::Tsne ? Tensor::normal(ctx, {n, 2}, options.seed, 0, 1e-4)
-                                                    : Tensor::uniform(ctx, {n, 2}, options.seed, -10, 10);
+    r.embedding = method.random_start(ctx, n, options.seed);
   // The layouts read only the shape and context of the points when they are given a graph and a start.
   Tensor rows = Tensor::empty(ctx, {n, 1});
   clock.lap();
-  run_layout(rows, topt, uopt, options, r, clock, report);
+  run_layout(rows, options, r, clock, report);
   r.phases.push_back({"optimisation", clock.lap()});
   r.gpu_peak_bytes = ctx->pool_stats().peak_live_bytes;
   r.host_peak_bytes = platform::host_peak_resident_bytes();

@@ -105,7 +105,7 @@ Tensor tsne_layout(const Tensor& x, const TsneOptions& opt, const MapProgress& p
   }
   Tensor update = Tensor::zeros(ctx, {n, 2}), gains = Tensor::ones(ctx, {n, 2});
   Tensor rep = Tensor::empty(ctx, {n, 4});
-  double lr = opt.learning_rate > 0 ? opt.learning_rate : std::max(double(n) / opt.exaggeration, 50.0);
+  double lr = opt.learning_rate > 0 ? opt.learning_rate : std::max(double(n) / opt.early_exaggeration, 50.0);
   auto step = kernels::Program::file(ctx, "tsne_update.wgsl");
   TsneRepulsion repulsion(ctx);
   bool use_fft = tsne_uses_fft(opt.repulsion, n);
@@ -139,7 +139,7 @@ Tensor tsne_layout(const Tensor& x, const TsneOptions& opt, const MapProgress& p
       repulsion.interpolated(y, rep, grid_nodes);
     }
     Tensor z = rep.slice(1, 2, 3).sum();
-    float momentum = early ? 0.5f : 0.8f, exaggeration = float(early ? opt.exaggeration : 1.0);
+    float momentum = early ? 0.5f : 0.8f, exaggeration = float(early ? opt.early_exaggeration : 1.0);
     float max_step = opt.max_step_norm > 0 ? float(opt.max_step_norm) : 3.4e38f;
     step.launch({y, update, gains, attract, rep, z}, {n, float(lr), momentum, exaggeration, max_step},
                 kernels::groups_for(*ctx, uint64_t(n), 256));

@@ -22,11 +22,25 @@ export function readNpy(bytes) {
   return { data, shape, dtype };
 }
 
-const mapOptionNames = {
-  tsne: ['perplexity', 'iterations', 'earlyExaggeration', 'exaggerationIterations', 'learningRate', 'init', 'seed',
-         'pcaComponents'],
-  umap: ['nNeighbors', 'minDist', 'epochs', 'negativeSampleRate', 'seed', 'pcaComponents'],
-};
+let schema = null;
+
+/**
+ * The map options' schema, from the library (the same records as `surfgrad map --help` and the
+ * Python estimators): [{ key, cli, js, python, method: 'tsne'|'umap'|'', type:
+ * 'integer'|'number'|'choice', default, range, lo, hi, loOpen, hiOpen, automatic, choices, doc }].
+ */
+export function mapOptionSchema() {
+  if (!schema) {
+    const { exports } = requireModule('mapOptionSchema');
+    if (exports.sg_map_option_schema() !== 0) throw fail(exports);
+    schema = resultJson(exports);
+  }
+  return schema;
+}
+
+// The JavaScript names of a method's options ('method' is the function called, not an option).
+const mapOptionNames = (method) =>
+  mapOptionSchema().filter((s) => (s.method === '' || s.method === method) && s.js !== 'method').map((s) => s.js);
 const controlOptions = ['onProgress', 'signal', 'progressEvery'];
 
 async function map(method, name, points, d, options) {
@@ -50,7 +64,7 @@ async function map(method, name, points, d, options) {
   if (points.length % d !== 0)
     throw new SurfgradError('shape', `${name}: ${points.length} values are not n points of d = ${d}`);
   const n = points.length / d;
-  const known = new Set([...mapOptionNames[method], ...controlOptions]);
+  const known = new Set([...mapOptionNames(method), ...controlOptions]);
   const libraryOptions = {};
   for (const [key, value] of Object.entries(options)) {
     if (!known.has(key))
@@ -101,8 +115,9 @@ async function map(method, name, points, d, options) {
 
 /**
  * t-SNE of n points of d values (points: Float32Array of n·d, row-major) → { embedding
- * (Float32Array n·2), timings, ... }. Options and defaults as the library's (perplexity 30,
- * iterations 750, earlyExaggeration 12, learningRate 'auto', init 'pca', seed 1). onProgress
+ * (Float32Array n·2), timings, ... }. Options, ranges and defaults are the library's schema
+ * (mapOptionSchema(): perplexity 30, iterations 750, earlyExaggeration 12, learningRate 'auto',
+ * init 'pca', seed 1, ...). onProgress
  * receives { phase, done, total, embedding? } (embedding every progressEvery steps, default 10
  * when onProgress is given) and may return true to cancel; an aborted `signal` cancels too. A
  * cancelled map rejects with a SurfgradError of kind 'cancelled'.

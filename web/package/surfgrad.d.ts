@@ -51,10 +51,19 @@ export interface MapProgress {
   embedding?: Float32Array;
 }
 
+/** Options of every method (the library's schema: mapOptionSchema() has each one's range and default). */
 export interface MapOptions {
   seed?: number;
-  /** Principal components kNN runs on (default: 50 past 20,000 points, else the input itself; 0: never). */
+  /** 'euclidean' (default) or 'cosine' (rows scaled to unit length first). */
+  metric?: 'euclidean' | 'cosine';
+  /** Principal components kNN runs on (-1 default: 50 past 20,000 points, else the input itself; 0: never). */
   pcaComponents?: number;
+  /** Exact kNN, neighbour descent, or auto (by size and adapter). */
+  knn?: 'auto' | 'exact' | 'descent';
+  /** Points on which approximate kNN's recall is measured (0: skip). */
+  recallSample?: number;
+  /** The start: the first two principal components (default) or seeded random positions. */
+  init?: 'pca' | 'random';
   /** Optimisation steps between layouts in progress events (default 10 with onProgress, 0: none). */
   progressEvery?: number;
   /** Called during the work; return true to cancel. */
@@ -68,16 +77,44 @@ export interface TsneOptions extends MapOptions {
   earlyExaggeration?: number;
   exaggerationIterations?: number;
   learningRate?: number | 'auto';
-  init?: 'pca' | 'random';
+  maxStepNorm?: number;
+  repulsion?: 'auto' | 'exact' | 'fft';
+  gridSpacing?: number;
 }
 
 export interface UmapOptions extends MapOptions {
   nNeighbors?: number;
   minDist?: number;
-  /** Default: 500 up to 10,000 points, else 200. */
-  epochs?: number;
+  /** Default ('auto' or 0): 500 up to 10,000 points, else 200. */
+  epochs?: number | 'auto';
+  learningRate?: number;
   negativeSampleRate?: number;
 }
+
+/** One map option of the library's schema (the same records as `surfgrad map --help`). */
+export interface MapOptionSpec {
+  key: string;
+  cli: string;
+  js: string;
+  python: string;
+  /** 'tsne', 'umap', or '' for every method. */
+  method: string;
+  type: 'integer' | 'number' | 'choice';
+  default: string;
+  range: string;
+  automatic: boolean;
+  automaticDoc: string;
+  doc: string;
+  upperWhy: string;
+  choices?: string[];
+  lo?: number;
+  hi?: number;
+  loOpen?: boolean;
+  hiOpen?: boolean;
+}
+
+/** The map options' schema. */
+export function mapOptionSchema(): MapOptionSpec[];
 
 export interface MapResult {
   /** n·2 interleaved x, y. */

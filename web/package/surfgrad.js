@@ -8,6 +8,6 @@
 // Works on the main thread and in a Web Worker (recommended for pages: the work never blocks
 // rendering). Needs WebGPU and JSPI (WebAssembly.Suspending; Chromium 137+).
 export { SurfgradError, device, init, stats } from './runtime.js';
-export { readNpy, tsne, umap } from './maps.js';
+export { mapOptionSchema, readNpy, tsne, umap } from './maps.js';
 export { Tensor, nn, noGrad, optim, tensor } from './tensor.js';
 export { tileFftConv, tileMlp, tileSpd } from './tiles.js';

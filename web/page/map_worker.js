@@ -4,7 +4,7 @@
 // Messages in:  { type: 'parse', id, bytes: ArrayBuffer, name }       .npy → { data, shape, dtype }
 //               { type: 'run', points: Float32Array, d, method: 'tsne'|'umap', options }
 //               { type: 'cancel' }
-// Messages out: { type: 'ready', info: DeviceInfo, mock }
+// Messages out: { type: 'ready', info: DeviceInfo, mock, schema: MapOptionSpec[] | null }
 //               { type: 'parsed', id, data, shape, dtype }             (data transferred)
 //               { type: 'progress', phase, done, total, embedding? }  (embedding: a transferred copy)
 //               { type: 'result', embedding, n, timings, approximateKnn, knnRecall }
@@ -39,7 +39,9 @@ const ready = (async () => {
   }
   try {
     const info = await sg.init();
-    self.postMessage({ type: 'ready', info, mock });
+    // The map options' schema: the page's option fields and their checks (the mock has none).
+    const schema = typeof sg.mapOptionSchema === 'function' ? sg.mapOptionSchema() : null;
+    self.postMessage({ type: 'ready', info, mock, schema });
     return true;
   } catch (e) {
     postError('init', e);

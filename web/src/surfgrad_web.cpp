@@ -53,45 +53,31 @@ void Session::fail(int kind, const std::string& message) {
 
 namespace {
 
-// The options object surfgrad.js passes (its own names, camelCase, already defaulted there
-// where JavaScript has defaults) → MapOptions. Unknown keys are refused (json_options.hpp).
+// The options object surfgrad.js passes (the schema's JavaScript names, camelCase) → MapOptions.
+// Unknown keys are refused with the method's list; numbers and words are checked by the schema.
 MapOptions parse_options(const std::string& method, const std::string& text) {
   const std::string what = "map option";
   nlohmann::json o = parse_options_object(text.c_str(), what);
-  refuse_unknown_options(o,
-                         {"perplexity", "iterations", "earlyExaggeration", "exaggerationIterations", "learningRate",
-                          "init", "nNeighbors", "minDist", "epochs", "negativeSampleRate", "seed", "pcaComponents"},
-                         what);
-  auto number = [&](const char* key, auto fallback) { return option_number(o, key, fallback, what); };
   MapOptions m;
-  if (method == "tsne")
-    m.method = MapMethod::Tsne;
-  else if (method == "umap")
-    m.method = MapMethod::Umap;
-  else
-    throw Error(ErrorKind::Value, "map method is 'tsne' or 'umap', not '" + method + "'");
-  TsneOptions& t = m.tsne;
-  t.perplexity = number("perplexity", t.perplexity);
-  t.iterations = number("iterations", t.iterations);
-  t.exaggeration = number("earlyExaggeration", t.exaggeration);
-  t.exaggeration_iterations = number("exaggerationIterations", t.exaggeration_iterations);
-  if (auto it = o.find("learningRate"); it != o.end() && !(it->is_string() && *it == "auto"))
-    t.learning_rate = number("learningRate", t.learning_rate);
-  if (auto it = o.find("init"); it != o.end()) {
-    if (*it == "pca")
-      t.pca_init = true;
-    else if (*it == "random")
-      t.pca_init = false;
+  m.method = parse_map_method(method, "map");
+  for (auto& [key, value] : o.items()) {
+    if (value.is_null()) continue;
+    const MapOptionSpec* spec = find_map_option(key, m.method, &MapOptionSpec::js);
+    if (!spec || key == "method") {
+      std::string list;
+      for (const MapOptionSpec& s : map_option_schema())
+        if (map_option_applies(s, m.method) && std::string_view(s.js) != "method")
+          list += std::string(list.empty() ? "" : ", ") + s.js;
+      throw Error(ErrorKind::Value, "unknown " + what + " '" + key + "' for " + method + " (options: " + list + ")");
+    }
+    const std::string named = what + " '" + key + "'";
+    if (value.is_number())
+      set_map_option(m, *spec, value.get<double>(), named);
+    else if (value.is_string())
+      set_map_option(m, *spec, value.get<std::string>(), named);
     else
-      throw Error(ErrorKind::Value, "map option 'init' is 'pca' or 'random', not " + it->dump());
+      throw Error(ErrorKind::Value, named + " must be " + map_option_range(*spec) + ", not " + value.dump());
   }
-  UmapOptions& u = m.umap;
-  u.n_neighbors = number("nNeighbors", u.n_neighbors);
-  u.min_dist = number("minDist", u.min_dist);
-  u.epochs = number("epochs", u.epochs);
-  u.negative_sample_rate = number("negativeSampleRate", u.negative_sample_rate);
-  m.seed = t.seed = u.seed = number("seed", m.seed);
-  m.pca_components = number("pcaComponents", m.pca_components);
   return m;
 }
 
@@ -138,6 +124,12 @@ SG_EXPORT(sg_init) int sg_init() {
                           {"maxComputeWorkgroupStorageSize", l.max_compute_workgroup_storage_size}}}};
     session().result_json = j.dump();
   });
+}
+
+// The map options' schema (surfgrad/map_options.hpp) as JSON in sg_result_json(): maps.js takes
+// its option names from it, the page its ranges and defaults. Returns 0.
+SG_EXPORT(sg_map_option_schema) int sg_map_option_schema() {
+  return guarded([] { session().result_json = map_option_schema_json(); });
 }
 
 // A t-SNE or UMAP map of n points of d floats at `points`, written to `out` (n×2 floats).

@@ -329,8 +329,20 @@ function npyBytes(descr, shape, values) {
 
 async function testBadInput() {
   const pts = randomArray(200 * 8, 51);
-  await expectError('t-SNE perplexity above the point count', 'value', /perplexity.*200 points/,
+  await expectError('t-SNE perplexity above its range', 'value', /perplexity \(--perplexity\) must be a number in \(1, 43\)/,
                     () => sg.tsne(pts, 8, { perplexity: 80 }));
+  await expectError('t-SNE perplexity above the point count', 'value', /perplexity.*\(1, 33\] for 100 points/,
+                    () => sg.tsne(pts.subarray(0, 100 * 8), 8, { perplexity: 40 }));
+  // The schema the options come from: every name a method takes, UMAP's learning rate among them.
+  const schema = sg.mapOptionSchema();
+  record('the map-option schema lists UMAP learningRate, negativeSampleRate and the metric',
+         schema.some((s) => s.js === 'learningRate' && s.method === 'umap') &&
+         schema.some((s) => s.js === 'negativeSampleRate') && schema.some((s) => s.js === 'metric'),
+         schema.map((s) => `${s.method}:${s.js}`).join(' '));
+  await expectError('a t-SNE option given to UMAP', 'value', /unknown option 'perplexity'/,
+                    () => sg.umap(pts, 8, { perplexity: 30 }));
+  await expectError('a choice outside its words', 'value', /metric.*euclidean or cosine/,
+                    () => sg.umap(pts, 8, { metric: 'manhattan' }));
   await expectError('points not a multiple of d', 'shape', /1600 values are not n points of d = 7/,
                     () => sg.umap(pts, 7));
   await expectError('unknown map option', 'value', /unknown option 'perplexty'/,

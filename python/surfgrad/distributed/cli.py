@@ -6,6 +6,7 @@ import sys
 from typing import Optional, Sequence
 
 from .. import _core
+from .._map_options import SCHEMA
 from .map_job import format_report, map_shards
 
 
@@ -24,11 +25,17 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                    help="a running Ray cluster (HOST:PORT, or 'auto'); default: a local cluster on this machine")
     m.add_argument("--workers", type=int, default=None, help="worker processes of a local cluster (default: CPUs)")
     m.add_argument("--method", choices=("tsne", "umap"), default="umap")
-    m.add_argument("--perplexity", type=float, default=30.0)
-    m.add_argument("--iterations", type=int, default=750, help="t-SNE iterations")
-    m.add_argument("--n-neighbors", type=int, default=15)
-    m.add_argument("--min-dist", type=float, default=0.1)
-    m.add_argument("--epochs", type=int, default=0, help="UMAP epochs (0: the library's default)")
+    # The layout's options, from the library's schema (the names, ranges and defaults of
+    # `surfgrad map`); the library checks the values. Shared options this job handles itself
+    # (--pca, --knn, --recall-sample, --seed) are below with their distributed meaning.
+    layout_flags = {}
+    for spec in SCHEMA:
+        if not spec["method"] or spec["cli"] in layout_flags.values():
+            continue
+        helps = [f"{'UMAP' if s['method'] == 'umap' else 't-SNE'}: {s['doc'].split(': ', 1)[-1]} ({s['range']}; "
+                 f"default {s['default']})" for s in SCHEMA if s["cli"] == spec["cli"]]
+        m.add_argument(spec["cli"], default=None, metavar="VALUE", help="; ".join(helps))
+        layout_flags[spec["cli"][2:].replace("-", "_")] = spec["cli"]
     m.add_argument("--points-per-cluster", type=int, default=8000,
                    help="C = ceil(N / this) clusters, each point in its 2 nearest")
     m.add_argument("--pca", type=int, default=-1, help="search on this many components (-1: 50 where D > 50)")
@@ -47,9 +54,17 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     m.add_argument("--quiet", action="store_true", help="no progress lines")
     args = p.parse_args(argv)
     try:
-        report = map_shards(args.source, args.output, args.method, perplexity=args.perplexity,
-                            n_neighbors=args.n_neighbors, iterations=args.iterations, epochs=args.epochs,
-                            min_dist=args.min_dist, seed=args.seed, address=args.ray, workers=args.workers,
+        layout = {}
+        for attr, flag in layout_flags.items():
+            value = getattr(args, attr)
+            if value is None:
+                continue
+            spec = next((s for s in SCHEMA if s["cli"] == flag and s["method"] == args.method), None)
+            if spec is None:
+                raise _core.ArgumentError(f"{flag} is not an option of --method {args.method}")
+            layout[spec["key"]] = value  # text: the library reads it strictly, as `surfgrad map` does
+        report = map_shards(args.source, args.output, args.method, layout_options=layout,
+                            seed=args.seed, address=args.ray, workers=args.workers,
                             points_per_cluster=args.points_per_cluster, pca=args.pca, method_knn=args.knn,
                             refine=not args.no_refine, refine_rounds=args.refine_rounds, refine_on=args.refine_on,
                             gpus_per_task=args.gpus_per_task, device=args.device,

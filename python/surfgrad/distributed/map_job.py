@@ -68,12 +68,14 @@ def _check_output(output: str, shards: ShardSet) -> str:
 def map_shards(source: Any, output: Optional[str], method: str = "umap", *, perplexity: float = 30.0,
                n_neighbors: int = 15, iterations: int = 750, epochs: int = 0, min_dist: float = 0.1,
                seed: int = 1, method_knn: str = "auto", formats: Sequence[str] = ("npy", "parquet"),
-               **kwargs: Any) -> Dict[str, Any]:
+               layout_options: Optional[Dict[str, Any]] = None, **kwargs: Any) -> Dict[str, Any]:
     """The map of the points in ``source``: the kNN graph sharded over Ray (:func:`knn_graph`,
     whose keyword arguments pass through), then t-SNE or UMAP of it on one GPU (a Ray task).
     Writes ``output``.npy and ``output``.parquet (None: nothing written); returns the report
     (phases, workers, memory peaks, ``embedding``). ``method_knn``: knn_graph's ``method``;
-    ``formats``: the outputs to write (Parquet needs pyarrow)."""
+    ``formats``: the outputs to write (Parquet needs pyarrow); ``layout_options``: any of the
+    method's options by the library's keys (surfgrad/map_options.hpp: ``early_exaggeration``,
+    ``learning_rate``, ``negative_sample_rate``, ...), over the keyword arguments above."""
     if method not in ("tsne", "umap"):
         raise _core.ArgumentError(f"method must be 'tsne' or 'umap', not {method!r}")
     shards = open_shards(source)
@@ -81,13 +83,18 @@ def map_shards(source: Any, output: Optional[str], method: str = "umap", *, perp
     if base is not None and "parquet" in formats:
         _parquet()  # before any work: pyarrow is there
     if method == "tsne":
-        k = int(min(shards.rows - 1, math.floor(3 * perplexity)))
         options = {"perplexity": float(perplexity), "iterations": int(iterations), "seed": int(seed)}
     else:
-        k = int(n_neighbors)
-        options = {"n_neighbors": k, "min_dist": float(min_dist), "seed": int(seed)}
+        options = {"n_neighbors": int(n_neighbors), "min_dist": float(min_dist), "seed": int(seed)}
         if epochs:
             options["epochs"] = int(epochs)
+    options.update(layout_options or {})
+    # The layout's options are checked now, before any search (the library's messages).
+    _core.validate_map_options(shards.rows, 1, method, options)
+    if method == "tsne":
+        k = int(min(shards.rows - 1, math.floor(3 * float(options["perplexity"]))))
+    else:
+        k = int(options["n_neighbors"])
     t0 = time.perf_counter()
     graph = knn_graph([s.path for s in shards.shards], k, seed=seed, method=method_knn, _layout=(method, options),
                       **kwargs)

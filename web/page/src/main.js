@@ -1,7 +1,8 @@
 // The map page: load a data set, run t-SNE or UMAP in a worker (surfgrad on the browser's WebGPU),
 // draw the layout live with WebGL. URL parameters (for links and tests):
 //   data=mnist10k | data=<url of .npy>   labels=<url of .npy>   n=<use the first n points>
-//   method=tsne|umap   perplexity= iterations= exaggeration= nNeighbors= minDist= epochs= seed=
+//   method=tsne|umap   and any map option by its JavaScript name (perplexity= earlyExaggeration=
+//   nNeighbors= minDist= epochs= seed= ...: the library's schema, mapOptionSchema())
 //   run=1 (start once loaded)   mock=1 (the dev mock instead of ../package/surfgrad.js)
 import { loadMnist } from './idx.js';
 import { MapView } from './plot.js';
@@ -65,6 +66,8 @@ function onWorkerMessage(m, resolveReady) {
   switch (m.type) {
     case 'ready': {
       page.info = m.info;
+      page.schema = m.schema ?? null;
+      buildMoreOptions();
       const i = m.info;
       $('device').textContent = `${i.adapter || 'unknown adapter'} · ${i.backend || '?'}${i.implementation ? ` · ${i.implementation}` : ''}`;
       $('device').title = `vendor: ${i.vendor}\narchitecture: ${i.architecture}\nfeatures: ${(i.features || []).join(', ')}`;
@@ -237,46 +240,84 @@ stage.addEventListener('drop', (e) => {
 function method() { return document.querySelector('input[name=method]:checked').value; }
 function syncMethod() {
   const m = method();
-  $('tsne-options').hidden = m !== 'tsne';
-  $('umap-options').hidden = m !== 'umap';
+  for (const el of document.querySelectorAll('[data-method]')) el.hidden = el.dataset.method !== m;
 }
 document.querySelectorAll('input[name=method]').forEach((r) => { r.onchange = syncMethod; });
 
-// Reads a numeric field; empty means "library default" (undefined).
-function num(id, { integer = false, min = -Infinity, max = Infinity } = {}) {
-  const el = $(id);
+// The schema's record of a JavaScript option name for method m (null before the package is loaded,
+// or with the dev mock, which has none: the library then checks the value itself).
+function specFor(name, m) {
+  return page.schema?.find((s) => s.js === name && (s.method === '' || s.method === m)) ?? null;
+}
+
+// Inputs for every option of the schema the form does not show (each with its range, default and
+// documentation as a tooltip), hidden with the other method's.
+function buildMoreOptions() {
+  if (!page.schema) return;
+  const shown = new Set([...document.querySelectorAll('[data-option]')].map((el) => `${el.dataset.option}`));
+  const box = $('more-options-fields');
+  box.textContent = '';
+  for (const s of page.schema) {
+    if (s.js === 'method' || shown.has(s.js)) continue;
+    const label = document.createElement('label');
+    if (s.method) label.dataset.method = s.method;
+    label.append(s.key.replace(/_/g, ' '));
+    let input;
+    if (s.type === 'choice') {
+      input = document.createElement('select');
+      for (const c of ['', ...s.choices]) input.append(new Option(c === '' ? `default (${s.default})` : c, c));
+    } else {
+      input = document.createElement('input');
+      input.type = 'text';
+      input.inputMode = 'decimal';
+      input.placeholder = s.default;
+    }
+    input.dataset.option = s.js;
+    input.title = `${s.doc}: ${s.range}; default ${s.default}${s.automatic ? ` (auto: ${s.automaticDoc})` : ''}`;
+    if (params.has(s.js)) input.value = params.get(s.js);
+    label.append(input);
+    box.append(label);
+  }
+  $('more-options').hidden = box.childElementCount === 0;
+  syncMethod();
+}
+
+// A field's value by its option's schema; empty means "library default" (undefined).
+function optionValue(el, m) {
   const raw = el.value.trim();
   if (raw === '') return undefined;
-  const v = Number(raw);
-  if (!Number.isFinite(v) || (integer && !Number.isInteger(v)) || v < min || v > max) {
+  const s = specFor(el.dataset.option, m);
+  const fail = (why) => {
     el.focus();
-    throw { kind: 'value', name: 'OptionError', message: `${el.dataset.name || id} must be ${integer ? 'an integer' : 'a number'} in [${min}, ${max}], got '${raw}'` };
-  }
-  return v;
+    throw { kind: 'value', name: 'OptionError', message: `${s?.key ?? el.dataset.option} must be ${why}, got '${raw}'` };
+  };
+  if (s?.type === 'choice') return s.choices.includes(raw) ? raw : fail(`one of ${s.range}`);
+  if (s?.automatic && raw === 'auto') return 'auto';
+  const v = Number(raw);
+  if (!Number.isFinite(v)) fail(s?.range ?? 'a number');
+  if (!s) return v;
+  const inRange = (s.automatic && v === 0) ||
+    ((s.loOpen ? v > s.lo : v >= s.lo) && (s.hiOpen ? v < s.hi : v <= s.hi) && (s.type !== 'integer' || Number.isInteger(v)));
+  return inRange ? v : fail(s.range);
 }
 
 function readOptions() {
   const m = method();
-  const o = { seed: num('seed', { integer: true, min: 0, max: 2 ** 32 - 1 }) };
-  if (m === 'tsne') {
-    o.perplexity = num('perplexity', { min: 1, max: 1000 });
-    o.iterations = num('iterations', { integer: true, min: 1, max: 100000 });
-    o.earlyExaggeration = num('exaggeration', { min: 1, max: 1000 });
-  } else {
-    o.nNeighbors = num('neighbors', { integer: true, min: 2, max: 1000 });
-    o.minDist = num('mindist', { min: 0, max: 10 });
-    o.epochs = num('epochs', { integer: true, min: 1, max: 100000 });
+  const o = {};
+  for (const el of document.querySelectorAll('[data-option]')) {
+    if (el.closest('[data-method]') && el.closest('[data-method]').dataset.method !== m) continue;
+    const v = optionValue(el, m);
+    if (v !== undefined) o[el.dataset.option] = v;
   }
-  for (const k of Object.keys(o)) if (o[k] === undefined) delete o[k];
   return { method: m, options: o };
 }
 
 function applyParams() {
   const m = params.get('method');
   if (m === 'tsne' || m === 'umap') document.querySelector(`input[name=method][value=${m}]`).checked = true;
-  const map = { perplexity: 'perplexity', iterations: 'iterations', exaggeration: 'exaggeration', nNeighbors: 'neighbors',
-    minDist: 'mindist', epochs: 'epochs', seed: 'seed' };
-  for (const [p, id] of Object.entries(map)) if (params.has(p)) $(id).value = params.get(p);
+  // The form's fields by their options' JavaScript names (and `exaggeration`, the older name).
+  if (params.has('exaggeration') && !params.has('earlyExaggeration')) params.set('earlyExaggeration', params.get('exaggeration'));
+  for (const el of document.querySelectorAll('[data-option]')) if (params.has(el.dataset.option)) el.value = params.get(el.dataset.option);
   syncMethod();
 }
 
