@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -32,9 +33,15 @@ inline bool parse_number_text(std::string_view text, bool integer, double& out) 
     out = double(i);
     return true;
   }
-  double v = 0;
-  auto [p, ec] = std::from_chars(text.data(), end, v);
-  if (ec != std::errc() || p != end || !std::isfinite(v)) return false;
+  // strtod, not from_chars: the browser build's libc++ has no floating-point from_chars. Only
+  // decimal digits, sign, point and exponent are taken (strtod alone would read "0x10", "inf",
+  // "nan" and leading spaces).
+  for (char c : text)
+    if (!((c >= '0' && c <= '9') || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-')) return false;
+  const std::string copy(text);
+  char* stop = nullptr;
+  double v = std::strtod(copy.c_str(), &stop);
+  if (stop != copy.c_str() + copy.size() || !std::isfinite(v)) return false;
   out = v;
   return true;
 }
