@@ -23,11 +23,13 @@ int normalise_input_scale(PointBlocks& x) {
   double spread = 0, largest = 0;
   bool finite = true;
   for (const Tensor& b : x.blocks) {
-    Tensor a = b.abs();
-    // Finiteness from a sum, which any NaN or infinity makes non-finite (a max on the GPU may
-    // drop NaN); scaled by 2^-64 so that no finite points, however large, overflow it.
-    finite = finite && std::isfinite(scalar((a * 0x1p-64).sum()));
-    largest = std::max<double>(largest, scalar(a.max()));
+    {  // at most two temporaries of a block's size at once, as the squared distances took
+      Tensor a = b.abs();
+      // Finiteness from a sum, which any NaN or infinity makes non-finite (a max on the GPU may
+      // drop NaN); scaled by 2^-64 so that no finite points, however large, overflow it.
+      finite = finite && std::isfinite(scalar((a * 0x1p-64).sum()));
+      largest = std::max<double>(largest, scalar(a.max()));
+    }
     // No squares: |x_ij − x_0j| neither underflows for tiny points nor overflows for large ones
     // (only a difference of values past ±1.7e38 can, handled below).
     spread = std::max<double>(spread, scalar(sub(b, first).abs().max()));
