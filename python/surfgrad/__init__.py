@@ -42,6 +42,7 @@ from ._tensor import _adapter, _default_device
 from . import nn, optim
 from ._base import NotFittedError
 from .manifold import TSNE, UMAP, builtin_points, map_quality
+from ._map_table import map_table
 
 __version__ = "0.1.0"
 
@@ -108,6 +109,6 @@ def plot(Y: Any, labels: Any = None, ax: Any = None, s: float = 2.0, **kwargs: A
 __all__ = [
     "ArgumentError", "Cancelled", "DTypeError", "DeviceError", "DeviceLost", "Error", "FileError", "IndexOutOfRange",
     "NotFittedError", "OutOfMemoryError", "ShapeError", "TSNE", "Tensor", "UMAP", "arange", "builtin_points", "cat", "device", "from_dlpack",
-    "from_numpy", "full", "gather", "index_add", "index_select", "is_grad_enabled", "map_quality", "matmul", "maximum", "minimum", "nn",
+    "from_numpy", "full", "gather", "index_add", "index_select", "is_grad_enabled", "map_quality", "map_table", "matmul", "maximum", "minimum", "nn",
     "no_grad", "ones", "optim", "plot", "rand", "randn", "scatter_add", "set_device", "synchronize", "tensor", "where", "zeros",
 ]

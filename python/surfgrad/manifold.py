@@ -16,7 +16,7 @@ from typing import Any, Dict, Optional, Union
 
 import numpy as np
 
-from . import _core, _map_options
+from . import _columns, _core, _map_options
 from ._base import BaseEstimator, NotFittedError
 from ._core import ArgumentError, ShapeError
 from ._tensor import _adapter
@@ -56,8 +56,8 @@ def _points(X: Any) -> np.ndarray:
         raise ShapeError(f"fit: found array with 0 feature(s) (shape={X.shape}) while a minimum of 1 is required.")
     with np.errstate(over="ignore"):  # values beyond float32 become inf, reported just below
         X = np.ascontiguousarray(X, dtype=np.float32)
-    if not np.isfinite(X).all():
-        bad = int(np.argwhere(~np.isfinite(X))[0, 0])
+    bad = _columns.first_non_finite(X)  # in passes: no N x D temporary
+    if bad >= 0:
         raise ArgumentError(f"fit: sample {bad} has a NaN or infinite value (float32)")
     return X
 
@@ -122,16 +122,25 @@ class _MapEstimator(BaseEstimator):
         n, d = int(shape[0]), int(shape[1])
         if n < 2 or d < 1:
             return None  # _points words these as scikit-learn does
-        options = self._options(n)
         # Anything but C-contiguous float32 rows is copied once (np.ascontiguousarray in _points).
         flags = getattr(X, "flags", None)
         copied = not (getattr(X, "dtype", None) == np.float32 and flags is not None and flags["C_CONTIGUOUS"])
+        return self._check_shape(n, d, copied)
+
+    def _check_shape(self, n: int, d: int, copied: bool) -> Optional[Dict[str, Any]]:
+        """The options, and the memory of a job of n x d points (``copied``: once more on the host)."""
+        if n < 2 or d < 1:
+            return None  # _points words these as scikit-learn does
+        options = self._options(n)
         _core.check_map_job(n, d, self._method, options, _adapter(self.device), n * d * 4 if copied else 0)
         return options
 
     def fit(self, X: Any, y: Any = None) -> "_MapEstimator":
-        """Computes the map of X ([n_samples, n_features]); the result is ``embedding_``."""
-        options = self._check_job(X)
+        """Computes the map of X ([n_samples, n_features]; or a pyarrow / pandas / polars column
+        of embeddings, surfgrad._columns); the result is ``embedding_``."""
+        checked: list = []  # an Arrow / pandas / polars column: its job checked before any copy
+        X = _columns.points_of(X, check=lambda n, d, copied: checked.append(self._check_shape(n, d, copied)))
+        options = checked[0] if checked else self._check_job(X)
         points = _points(X)
         n = points.shape[0]
         if options is None:

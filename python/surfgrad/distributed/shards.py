@@ -10,7 +10,7 @@ from typing import Any, List, Optional, Tuple
 
 import numpy as np
 
-from .. import _core
+from .. import _columns, _core
 
 
 @dataclass
@@ -89,24 +89,19 @@ def _open_parquet(path: str) -> Tuple[Shard, int]:
         raise _bad(path, f"is not a readable Parquet file ({e})") from None
     schema = f.schema_arrow
     rows = int(f.metadata.num_rows)
-    list_cols = [x.name for x in schema if pa.types.is_list(x.type) or pa.types.is_fixed_size_list(x.type)
-                 or pa.types.is_large_list(x.type)]
-    if "embedding" in schema.names or list_cols:
-        col = "embedding" if "embedding" in schema.names else list_cols[0]
-        t = schema.field(col).type
-        if not (pa.types.is_list(t) or pa.types.is_fixed_size_list(t) or pa.types.is_large_list(t)) or \
-                not pa.types.is_floating(t.value_type):
-            raise _bad(path, f"column {col!r} is {t}; it must be a list of floats (one embedding a row)")
-        if pa.types.is_fixed_size_list(t):
-            dims = t.list_size
-        else:
-            first = next(f.iter_batches(batch_size=1, columns=[col]), None)
-            dims = len(first.column(0)[0]) if first is not None and first.num_rows else 0
-        return Shard(path, "parquet", rows, col), int(dims)
-    floats = [x for x in schema if pa.types.is_floating(x.type)]
-    if not floats or len(floats) != len(schema):
-        raise _bad(path, "needs an 'embedding' list column, or float columns only (one a dimension)")
-    return Shard(path, "parquet", rows, None), len(floats)
+    try:  # the conventions of surfgrad._columns (the estimators and map_table read tables by them too)
+        chosen, is_list = _columns.choose(schema)
+    except _core.ArgumentError as e:
+        raise _bad(path, str(e)) from None
+    if not is_list:
+        return Shard(path, "parquet", rows, None), len(chosen)
+    t = schema.field(chosen).type
+    if pa.types.is_fixed_size_list(t):
+        dims = t.list_size
+    else:
+        first = next(f.iter_batches(batch_size=1, columns=[chosen]), None)
+        dims = len(first.column(0)[0]) if first is not None and first.num_rows and first.column(0)[0].is_valid else 0
+    return Shard(path, "parquet", rows, chosen), int(dims)
 
 
 def open_shards(source: Any) -> ShardSet:
@@ -168,19 +163,12 @@ def _read(shard: Shard, dims: int, rows: Optional[np.ndarray] = None) -> np.ndar
             table = pq.read_table(shard.path, columns=[shard.column] if shard.column else None)
         except Exception as e:
             raise _bad(shard.path, f"cannot be read ({e})") from None
-        if shard.column:
-            col = table.column(0).combine_chunks()
-            if col.null_count:
-                raise _bad(shard.path, f"column {shard.column!r} has {col.null_count} empty (null) rows")
-            if not pa.types.is_fixed_size_list(col.type):
-                lengths = np.diff(np.asarray(col.offsets))
-                if (lengths != dims).any():
-                    bad = int(np.argmax(lengths != dims))
-                    raise _bad(shard.path, f"row {bad} of column {shard.column!r} has {lengths[bad]} values, "
-                                           f"expected {dims} (every embedding the same length)")
-            x = np.asarray(col.flatten(), dtype=np.float32).reshape(len(col), dims)
-        else:
-            x = np.column_stack([np.asarray(c, dtype=np.float32) for c in table.columns])
+        try:  # read as the estimators read a table (surfgrad._columns): nulls, ragged rows, NaN named
+            x = _columns.points_of(table, shard.column or list(table.schema.names), where="shard")
+        except (_core.ArgumentError, _core.ShapeError) as e:
+            raise _bad(shard.path, str(e).replace("shard: ", "", 1)) from None
+        if x.shape[1] != dims:
+            raise _bad(shard.path, f"has {x.shape[1]} values a row, expected {dims} (every embedding the same length)")
         if x.shape[0] != shard.rows:
             raise _bad(shard.path, f"holds {x.shape[0]} rows, its metadata {shard.rows}")
         if rows is not None:
