@@ -160,3 +160,17 @@ TEST(InputScale, MapQualityIsTheSameFromTinyToHugeScales) {
       }
     }
 }
+
+// The cosine metric scales the rows to unit length through their squares, which underflow or
+// overflow for tiny or huge points: those are rescaled first.
+TEST(InputScale, CosineMapsOfTinyAndHugePoints) {
+  Tensor x = clusters(), l = labels();
+  MapOptions o = options(MapMethod::Tsne, KnnMethod::Exact);
+  o.metric = MapMetric::Cosine;
+  double reference = evaluate_map(x, map_points(x, o).embedding, l).knn_accuracy;
+  for (double scale : {1e-25, 1e25}) {
+    MapResult r = map_points((x * scale).contiguous(), o);
+    expect_spread_out(r.embedding, "cosine, scale " + std::to_string(scale));
+    EXPECT_NEAR(evaluate_map(x, r.embedding, l).knn_accuracy, reference, 0.01) << scale;
+  }
+}

@@ -97,8 +97,9 @@ MapResult map_points(PointBlocks x, const MapOptions& options, const MapProgress
   PhaseClock clock(ctx);
   auto report = phase_reporter(progress);
 
-  if (options.metric == MapMetric::Cosine) normalise_rows(x);
   normalise_input_scale(x);  // refuses NaN and identical points; rescales tiny or huge ones
+  // After: the rows' squares would underflow or overflow for tiny or huge points.
+  if (options.metric == MapMetric::Cosine) normalise_rows(x);
   if (options.init.defined()) {
     if (options.init.context() != ctx)
       throw Error(ErrorKind::Value, "map: init (the starting positions) must be on the points' context (adapter)");
