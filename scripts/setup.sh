@@ -8,6 +8,11 @@
 #  2. The native WebGPU implementation: wgpu-native, taken from the PyPI wheel `wgpu` (pinned
 #     by version and sha256) because that wheel ships the library together with the exact
 #     webgpu.h/wgpu.h it was built from. Unpacked into a cache outside the build folder.
+#  3. Apache Arrow C++ (Parquet and Arrow IPC for `surfgrad map`): libarrow, libparquet and their
+#     headers from the PyPI wheel `pyarrow` (the version python/requirements-distributed.txt pins,
+#     by sha256): the wheel ships them built with the C++11 ABI, needing GLIBCXX <= 3.4.22 (Debian
+#     12 has 3.4.30) and nothing beyond libc and libstdc++. Unpacked beside wgpu-native, where CMake
+#     finds it (SURFGRAD_ARROW is then ON). SURFGRAD_NO_ARROW=1 skips it.
 # Prints the wgpu-native directory on its last line (cmake -DSURFGRAD_WGPU_DIR=...).
 set -euo pipefail
 
@@ -16,6 +21,10 @@ WGPU_WHEEL=wgpu-${WGPU_PY_VERSION}-py3-none-manylinux_2_28_x86_64.whl
 WGPU_WHEEL_SHA256=6499a31b5a29a10b4f1089fea4a0806411f42605fa86b6c0b543a07ca0de8568
 CACHE=${SURFGRAD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/surfgrad}
 WGPU_DIR=$CACHE/wgpu-native-py${WGPU_PY_VERSION}
+PYARROW_VERSION=26.0.1
+PYARROW_WHEEL=pyarrow-${PYARROW_VERSION}-cp311-cp311-manylinux_2_28_x86_64.whl
+PYARROW_WHEEL_SHA256=39cb0f2418282c24bea6ceda77b03e5a8f0a5766b63a8bf194d4e2a2c423548c
+ARROW_DIR=$CACHE/arrow-cpp-pyarrow${PYARROW_VERSION}
 
 log() { echo "[setup] $*" >&2; }
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
@@ -76,6 +85,31 @@ install_wgpu_native() {
   log "wgpu-native unpacked to $WGPU_DIR"
 }
 
+install_arrow_cpp() {
+  if [ "${SURFGRAD_NO_ARROW:-}" = 1 ]; then log "SURFGRAD_NO_ARROW=1: no Parquet / Arrow IPC"; return; fi
+  if [ -f "$ARROW_DIR/.complete" ]; then log "Arrow C++ cached at $ARROW_DIR"; return; fi
+  if [ "$(uname -m)" != x86_64 ]; then log "Arrow C++ from the pyarrow wheel is pinned for x86_64 only: no Parquet"; return; fi
+  mkdir -p "$CACHE/downloads"
+  local whl=$CACHE/downloads/$PYARROW_WHEEL
+  if ! echo "$PYARROW_WHEEL_SHA256  $whl" | sha256sum -c --status 2>/dev/null; then
+    log "downloading $PYARROW_WHEEL from PyPI"
+    python3 -m pip download --quiet --no-deps --only-binary=:all: --python-version 3.11 \
+      --platform manylinux_2_28_x86_64 -d "$CACHE/downloads" "pyarrow==$PYARROW_VERSION"
+    echo "$PYARROW_WHEEL_SHA256  $whl" | sha256sum -c --status || { log "sha256 mismatch for $whl"; exit 1; }
+  fi
+  rm -rf "$ARROW_DIR.tmp" && mkdir -p "$ARROW_DIR.tmp/lib"
+  unzip -q -o "$whl" 'pyarrow/include/arrow/*' 'pyarrow/include/parquet/*' 'pyarrow/libarrow.so.*' \
+    'pyarrow/libparquet.so.*' -d "$ARROW_DIR.tmp/wheel"
+  mv "$ARROW_DIR.tmp/wheel/pyarrow/include" "$ARROW_DIR.tmp/include"
+  mv "$ARROW_DIR.tmp/wheel/pyarrow"/lib*.so.* "$ARROW_DIR.tmp/lib/"
+  rm -rf "$ARROW_DIR.tmp/wheel"
+  echo "pyarrow (PyPI) $PYARROW_VERSION sha256 $PYARROW_WHEEL_SHA256" > "$ARROW_DIR.tmp/SOURCE"
+  touch "$ARROW_DIR.tmp/.complete"
+  rm -rf "$ARROW_DIR" && mv "$ARROW_DIR.tmp" "$ARROW_DIR"
+  log "Arrow C++ unpacked to $ARROW_DIR"
+}
+
 install_debian_packages
 install_wgpu_native
+install_arrow_cpp
 echo "$WGPU_DIR"

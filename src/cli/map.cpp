@@ -6,10 +6,12 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "cli.hpp"
 #include "cli_options.hpp"
 #include "map_option_flags.hpp"
+#include "map_tables.hpp"
 #include "output_files.hpp"
 #include "progress_bar.hpp"
 #include "surfgrad/io.hpp"
@@ -23,6 +25,7 @@ constexpr int64_t kBuiltinDims = 768;  // builtin_point_blocks' dimensions
 
 struct MapArgs {
   std::string input, out = "map", labels;
+  std::vector<std::string> columns, keep;  // a table input's point columns; its columns carried into a Parquet map
   int64_t points = 5000;
   MapFlagValues options;  // the schema's flags as given (map_option_flags.hpp)
   MapOptions map;
@@ -34,11 +37,16 @@ int run_map(const gpu::ContextPtr& ctx, MapArgs& a) {
   MapOptions& opt = a.map;
   apply_map_option_flags(a.options, opt);
   // Refuse a bad output name, or one that would overwrite an input, before any work.
-  StagedOutputs outputs(a.out, {".npy", ".csv", ".png"}, {a.input, a.labels}, "-o");
+  bool parquet = writes_parquet(a.out);
+  check_usage([&] { check_table_options(a.input, a.columns, a.keep, parquet); });
+  StagedOutputs outputs(a.out,
+                        parquet ? std::vector<std::string>{""} : std::vector<std::string>{".npy", ".csv", ".png"},
+                        {a.input, a.labels}, "-o");
   if (a.input.empty()) check_usage([&] { check_map_fits(ctx, opt, a.points, kBuiltinDims); });  // before generating
   auto t0 = std::chrono::steady_clock::now();
   Tensor labels;
-  PointBlocks x = a.input.empty() ? builtin_point_blocks(ctx, a.points, labels) : load_point_blocks(ctx, a.input);
+  PointBlocks x =
+      a.input.empty() ? builtin_point_blocks(ctx, a.points, labels) : load_input_points(ctx, a.input, a.columns);
   if (!a.labels.empty()) labels = load_labels(ctx, a.labels, x.rows());
   ctx->sync();
   double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -61,8 +69,12 @@ int run_map(const gpu::ContextPtr& ctx, MapArgs& a) {
                 (long long)std::min(n, opt.recall_sample), r.knn_recall);
 
   auto t1 = std::chrono::steady_clock::now();
-  outputs.write(
-      [&] { write_outputs(outputs.path(".npy"), outputs.path(".csv"), outputs.path(".png"), r.embedding, labels); });
+  outputs.write([&] {
+    if (parquet)
+      write_parquet_map(outputs.path(""), r.embedding, a.input, a.keep);
+    else
+      write_outputs(outputs.path(".npy"), outputs.path(".csv"), outputs.path(".png"), r.embedding, labels);
+  });
   outputs.commit();
   double write_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
 
@@ -71,8 +83,11 @@ int run_map(const gpu::ContextPtr& ctx, MapArgs& a) {
   std::printf("  %-18s %8.3f s\n", a.input.empty() ? "generate" : "load", load_s);
   for (auto& p : r.phases) std::printf("  %-18s %8.3f s\n", p.name.c_str(), p.seconds), total += p.seconds;
   std::printf("  %-18s %8.3f s\n", "write", write_s);
-  std::printf("  %-18s %8.3f s\nwrote %s.npy, %s.csv, %s.png\n", "total", total, a.out.c_str(), a.out.c_str(),
-              a.out.c_str());
+  std::printf("  %-18s %8.3f s\n", "total", total);
+  if (parquet)
+    std::printf("wrote %s\n", a.out.c_str());
+  else
+    std::printf("wrote %s.npy, %s.csv, %s.png\n", a.out.c_str(), a.out.c_str(), a.out.c_str());
   std::printf("memory peaks: GPU %.1f MiB (surfgrad's buffers at once), host %.1f MiB (resident set)\n",
               mib(r.gpu_peak_bytes), mib(r.host_peak_bytes));
   return 0;
@@ -106,12 +121,21 @@ void add_map_commands(CLI::App& app, CommandFn& chosen) {
   auto a = std::make_shared<MapArgs>();
   CLI::App* map = app.add_subcommand(
       "map",
-      "t-SNE or UMAP map of points from .npy, IDX or CSV (no INPUT: the built-in 10 clusters in 768-D).\n"
-      "Writes OUT.npy (f32 [N, 2]), OUT.csv and OUT.png. Input limits: t-SNE needs perplexity <= (N - 1)/3\n"
+      "t-SNE or UMAP map of points from .npy, IDX, CSV, Parquet or Arrow IPC (no INPUT: the built-in 10 clusters\n"
+      "in 768-D). Writes OUT.npy (f32 [N, 2]), OUT.csv and OUT.png, or OUT.parquet (x, y, --keep columns). Input "
+      "limits: t-SNE needs perplexity <= (N - 1)/3\n"
       "and uses k = floor(3 * perplexity) <= 128 neighbours; UMAP needs n_neighbors <= min(128, N - 1).");
   map->add_option("INPUT", a->input,
-                  "points: .npy (any float/int dtype), .npz (one array), IDX (MNIST, .gz too) or CSV");
-  map->add_option("-o,--out", a->out, "output name: writes OUT.npy, OUT.csv, OUT.png (not - nor a device)")
+                  "points: .npy (any float/int dtype), .npz (one array), IDX (MNIST, .gz too), CSV, or a table: "
+                  "Parquet, Arrow IPC / Feather (.arrow, .feather)");
+  map->add_option("--column", a->columns,
+                  "a table's points: a list column of floats (one point a row) or numeric columns a,b,c (default: "
+                  "'embedding', else the first list column, else all float columns)")
+      ->delimiter(',');
+  map->add_option("--keep", a->keep, "columns of a table INPUT carried into -o NAME.parquet (e.g. id,text,label)")
+      ->delimiter(',');
+  map->add_option("-o,--out", a->out,
+                  "output name: writes OUT.npy, OUT.csv, OUT.png (not - nor a device); NAME.parquet: that one file")
       ->capture_default_str();
   map->add_option("--labels", a->labels, "labels (i32, one per point) to colour the PNG and CSV");
   map->add_option("--points", a->points, "points of the built-in data set (without INPUT)")

@@ -1,0 +1,46 @@
+// Private to src/io and the CLI: points read from, and maps written to, tables (Parquet, Arrow
+// IPC / Feather v2) through Apache Arrow C++. Built only where scripts/setup.sh found Arrow
+// (CMake option SURFGRAD_ARROW; SURFGRAD_HAS_ARROW is then defined for the CLI), never in the
+// browser. Nothing here includes Arrow's headers: callers see std types only.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "surfgrad/point_blocks.hpp"
+
+namespace surfgrad::io {
+
+// Whether `path` is a table: a Parquet or Arrow IPC file by its first bytes, else by its name
+// (.parquet, .arrow, .feather, .arrows, .ipc).
+bool is_table_file(const std::string& path);
+// Whether an output named `path` is to be written as Parquet (it ends in .parquet).
+bool is_parquet_output(const std::string& path);
+
+// The points of a table: `columns` as in choose_point_columns (table_columns.hpp). The file is
+// read in batches of rows, each converted to f32 straight into a host buffer of one GPU block
+// (at most `max_block_bytes`; 0: a quarter of the adapter's binding limit) and uploaded, so the
+// host never holds a second copy of all the points. Nulls, ragged lists, NaN and infinity are
+// refused naming the file, the column and the row.
+PointBlocks load_table_point_blocks(const gpu::ContextPtr& ctx, const std::string& path,
+                                    const std::vector<std::string>& columns, uint64_t max_block_bytes = 0);
+
+// The host half of load_table_point_blocks (tests and fuzzing): `block` receives each run of
+// whole rows as f32 (rows × dims, C order) with its first row number; rows of a run never
+// exceed `max_block_rows`. Returns the number of rows and sets `dims`.
+using TableBlockSink = std::function<void(const float* rows, int64_t first_row, int64_t rows_n, int64_t dims)>;
+int64_t read_table_points(const std::string& path, const std::vector<std::string>& columns, int64_t max_block_bytes,
+                          int64_t& dims, const TableBlockSink& block);
+
+// Checks, before any work, that `input` (a table) has the columns `keep` names; throws naming
+// the file and the column. (A non-table input with --keep is refused too.)
+void check_kept_columns(const std::string& input, const std::vector<std::string>& keep);
+
+// Writes the map `xy` (n × 2 f32, C order) to `out` as Parquet: columns x, y (float32), then the
+// input table's columns `keep`, carried through batch by batch (or `id`, the row number, where
+// keep is empty), in row groups. `input` must have n rows.
+void write_map_parquet(const std::string& out, const float* xy, int64_t n, const std::string& input,
+                       const std::vector<std::string>& keep);
+
+}  // namespace surfgrad::io
