@@ -33,7 +33,7 @@ struct Read {
 Read read_all(const std::string& path, const std::vector<std::string>& cols = {}, int64_t block_bytes = 1 << 20) {
   Read r;
   r.rows = surfgrad::io::read_table_points(path, cols, block_bytes, r.dims,
-                                           [&](const float* rows, int64_t first, int64_t n, int64_t d) {
+                                           [&](const float* rows, int64_t first, int64_t n, int64_t d, int64_t) {
                                              EXPECT_EQ(first * d, int64_t(r.v.size()));
                                              r.firsts.push_back(first);
                                              r.v.insert(r.v.end(), rows, rows + n * d);

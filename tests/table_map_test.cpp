@@ -31,6 +31,14 @@ TEST(TableMap, PointsUploadInBlocks) {
   }
   for (int64_t i = 0; i < 23; ++i)
     for (int64_t j = 0; j < 6; ++j) ASSERT_EQ(all[size_t(i * 6 + j)], tt::value(i, j));
+  // An IPC stream declares no row count: its last block is cut to the rows that came.
+  std::string stream = sgtest::io_path("table_gpu.arrows");
+  tt::write_ipc(tt::table_of({{"embedding", tt::points_array(p)}}), stream, true);
+  b = surfgrad::io::load_table_point_blocks(sgtest::ctx(), stream, {}, 4 * 6 * 4);
+  ASSERT_EQ(b.blocks.size(), 6u);
+  EXPECT_EQ(b.blocks.back().shape(0), 3);
+  auto last = b.blocks.back().to_vector<float>();
+  for (int64_t j = 0; j < 6; ++j) EXPECT_EQ(last[size_t(2 * 6 + j)], tt::value(22, j));
 }
 
 TEST(TableMap, WriterCarriesKeptColumnsInRowGroups) {

@@ -10,6 +10,7 @@
 #include "io/host_formats.hpp"
 #include "io/input_limits.hpp"
 #include "io/table_io.hpp"
+#include "kernels/tensor_access.hpp"
 #include "surfgrad/tensor.hpp"
 
 namespace surfgrad::io {
@@ -66,41 +67,44 @@ int64_t first_null(const arrow::Array& a, int64_t begin, int64_t end) {
   return -1;
 }
 
-// Where rows of one batch go: a block buffer flushed to the sink whenever it fills.
+// Where rows of one batch go: a small staging buffer (kStageBytes, whole rows), handed to the
+// sink whenever it fills or a block of `block_rows` ends, so runs never straddle a block and the
+// host holds a few MiB of converted points, however large the file.
 class BlockFiller {
  public:
   BlockFiller(int64_t max_block_bytes, int64_t declared_rows, const TableBlockSink& sink)
       : max_block_bytes_(max_block_bytes), declared_(declared_rows), sink_(sink) {}
 
-  // Sets the dimensions (once). The buffer grows with the rows that really arrive, up to a block
-  // (or the declared rows if fewer): a file that declares 10^9 rows and holds 50 costs 50.
+  // Sets the dimensions (once). The buffer grows with the rows that really arrive, up to the
+  // stage: a file that declares 10^9 rows and holds 50 costs 50.
   void start(int64_t dims) {
     dims_ = dims;
-    block_rows_ = std::max<int64_t>(1, max_block_bytes_ / (dims * 4));
-    if (declared_ > 0) block_rows_ = std::min(block_rows_, declared_);
+    block_rows_ = table_block_rows(max_block_bytes_, dims);
+    stage_rows_ = std::clamp<int64_t>(kStageBytes / (dims * 4), 1, block_rows_);
   }
   int64_t dims() const { return dims_; }
   int64_t rows() const { return done_ + used_; }
   // Room for up to `want` rows at the buffer's end (at least one); commit() after filling them.
   float* room(int64_t want, int64_t& got) {
-    if (used_ == block_rows_) flush();
-    got = std::min(want, block_rows_ - used_);
+    if (used_ == stage_rows_ || (used_ > 0 && (done_ + used_) % block_rows_ == 0)) flush();
+    got = std::min({want, stage_rows_ - used_, block_rows_ - (done_ + used_) % block_rows_});
     if (int64_t have = int64_t(buf_.size()) / dims_; used_ + got > have)
-      buf_.resize(size_t(std::min(block_rows_, std::max(used_ + got, 2 * have)) * dims_));
+      buf_.resize(size_t(std::min(stage_rows_, std::max(used_ + got, 2 * have)) * dims_));
     return buf_.data() + used_ * dims_;
   }
   void commit(int64_t n) { used_ += n; }
   void flush() {
     if (used_ == 0) return;
-    sink_(buf_.data(), done_, used_, dims_);
+    sink_(buf_.data(), done_, used_, dims_, declared_);
     done_ += used_;
     used_ = 0;
   }
 
  private:
+  static constexpr int64_t kStageBytes = int64_t(16) << 20;
   int64_t max_block_bytes_, declared_;
   const TableBlockSink& sink_;
-  int64_t dims_ = 0, block_rows_ = 0, used_ = 0, done_ = 0;
+  int64_t dims_ = 0, block_rows_ = 0, stage_rows_ = 0, used_ = 0, done_ = 0;
   std::vector<float> buf_;
 };
 
@@ -182,6 +186,10 @@ void take_columns(const arrow::RecordBatch& batch, BlockFiller& fill, const std:
 
 }  // namespace
 
+int64_t table_block_rows(int64_t max_block_bytes, int64_t dims) {
+  return std::max<int64_t>(1, max_block_bytes / (dims * 4));
+}
+
 int64_t read_table_points(const std::string& path, const std::vector<std::string>& columns, int64_t max_block_bytes,
                           int64_t& dims, const TableBlockSink& block) {
   ArrowTable table(path);
@@ -220,18 +228,32 @@ int64_t read_table_points(const std::string& path, const std::vector<std::string
 PointBlocks load_table_point_blocks(const gpu::ContextPtr& ctx, const std::string& path,
                                     const std::vector<std::string>& columns, uint64_t max_block_bytes) {
   if (max_block_bytes == 0) max_block_bytes = ctx->limits().max_storage_buffer_binding_size / 4;
+  int64_t block_bytes = int64_t(std::min<uint64_t>(max_block_bytes, uint64_t(1) << 62));
   PointBlocks out;
-  int64_t dims = 0;
-  read_table_points(path, columns, int64_t(std::min<uint64_t>(max_block_bytes, uint64_t(1) << 62)), dims,
-                    [&](const float* rows, int64_t first, int64_t n, int64_t d) {
-                      try {
-                        out.blocks.push_back(Tensor::from_host(ctx, rows, {n, d}, DType::f32));
-                      } catch (const Error& e) {
-                        throw Error(e.kind(), "'" + path + "': rows " + std::to_string(first) + "–" +
-                                                  std::to_string(first + n) + " × " + std::to_string(d) + ": " +
-                                                  e.message());
-                      }
-                    });
+  int64_t dims = 0, filled = 0;  // rows written into the last block
+  auto upload = [&](const float* rows, int64_t first, int64_t n, int64_t d, int64_t declared) {
+    const int64_t block_rows = table_block_rows(block_bytes, d), in_block = first % block_rows;
+    try {
+      if (in_block == 0) {
+        // A block of the declared rows left (a stream declares none: a whole block, cut at the end).
+        int64_t rows_left = declared > first ? declared - first : block_rows;
+        out.blocks.push_back(Tensor::empty(ctx, {std::min(block_rows, rows_left), d}, DType::f32));
+        filled = 0;
+      }
+      const Tensor& block = out.blocks.back();
+      if (in_block + n > block.shape(0))
+        throw file_error(path, "holds more rows than its metadata declares (" + std::to_string(declared) +
+                                   "); the file is corrupt: write it again");
+      ctx->upload(*TensorAccess::buffer(block), rows, uint64_t(n * d) * 4, uint64_t(in_block * d) * 4);
+      filled = in_block + n;
+    } catch (const Error& e) {
+      throw Error(e.kind(), "'" + path + "': rows " + std::to_string(first) + "–" + std::to_string(first + n) + " × " +
+                                std::to_string(d) + ": " + e.message());
+    }
+  };
+  read_table_points(path, columns, block_bytes, dims, upload);
+  if (!out.blocks.empty() && filled < out.blocks.back().shape(0))
+    out.blocks.back() = out.blocks.back().slice(0, 0, filled).contiguous();
   return out;
 }
 

@@ -19,19 +19,23 @@ bool is_table_file(const std::string& path);
 bool is_parquet_output(const std::string& path);
 
 // The points of a table: `columns` as in choose_point_columns (table_columns.hpp). The file is
-// read in batches of rows, each converted to f32 straight into a host buffer of one GPU block
-// (at most `max_block_bytes`; 0: a quarter of the adapter's binding limit) and uploaded, so the
-// host never holds a second copy of all the points. Nulls, ragged lists, NaN and infinity are
-// refused naming the file, the column and the row.
+// read in batches of rows, each converted to f32 into a staging buffer of a few MiB and uploaded
+// into its place in a GPU block (at most `max_block_bytes`; 0: a quarter of the adapter's binding
+// limit), so the host never holds a copy of the points beyond Arrow's batch and that stage. Nulls, ragged lists, NaN
+// and infinity are refused naming the file, the column and the row.
 PointBlocks load_table_point_blocks(const gpu::ContextPtr& ctx, const std::string& path,
                                     const std::vector<std::string>& columns, uint64_t max_block_bytes = 0);
 
 // The host half of load_table_point_blocks (tests and fuzzing): `block` receives each run of
-// whole rows as f32 (rows × dims, C order) with its first row number; rows of a run never
-// exceed `max_block_rows`. Returns the number of rows and sets `dims`.
-using TableBlockSink = std::function<void(const float* rows, int64_t first_row, int64_t rows_n, int64_t dims)>;
+// whole rows as f32 (n × dims, C order) with its first row number and the rows the file declares
+// (-1: none). Runs are at most 16 MiB and never straddle a block of
+// table_block_rows(max_block_bytes, dims) rows. Returns the number of rows and sets `dims`.
+using TableBlockSink =
+    std::function<void(const float* rows, int64_t first_row, int64_t n, int64_t dims, int64_t declared_rows)>;
 int64_t read_table_points(const std::string& path, const std::vector<std::string>& columns, int64_t max_block_bytes,
                           int64_t& dims, const TableBlockSink& block);
+// Rows of a block of points of `dims` in `max_block_bytes`.
+int64_t table_block_rows(int64_t max_block_bytes, int64_t dims);
 
 // Checks, before any work, that `input` (a table) has the columns `keep` names; throws naming
 // the file and the column. (A non-table input with --keep is refused too.)
