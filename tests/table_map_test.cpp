@@ -49,8 +49,12 @@ TEST(TableMap, WriterCarriesKeptColumnsInRowGroups) {
   std::vector<float> xy(size_t(2 * n));
   for (size_t i = 0; i < xy.size(); ++i) xy[i] = float(i) * 0.5f;
   surfgrad::io::write_map_parquet(out, xy.data(), n, in, {"text", "id"});
-  auto t = tt::read_parquet(out);
+  int groups = 0;
+  arrow::Compression::type codec{};
+  auto t = tt::read_parquet(out, &groups, &codec);
   ASSERT_EQ(t->num_rows(), n);
+  EXPECT_EQ(groups, 1);
+  EXPECT_EQ(codec, arrow::Compression::SNAPPY);
   ASSERT_EQ(t->schema()->ToString(), "x: float not null\ny: float not null\ntext: string\nid: int64");
   auto x = std::static_pointer_cast<arrow::FloatArray>(tt::ok(arrow::Concatenate(t->column(0)->chunks())));
   auto y = std::static_pointer_cast<arrow::FloatArray>(tt::ok(arrow::Concatenate(t->column(1)->chunks())));

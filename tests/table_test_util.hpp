@@ -7,6 +7,7 @@
 #include <arrow/ipc/api.h>
 #include <parquet/arrow/reader.h>
 #include <parquet/arrow/writer.h>
+#include <parquet/metadata.h>
 
 #include <cmath>
 #include <string>
@@ -115,10 +116,13 @@ inline void write_ipc(const std::shared_ptr<arrow::Table>& t, const std::string&
   ok(out->Close());
 }
 
-inline std::shared_ptr<arrow::Table> read_parquet(const std::string& path, int* row_groups = nullptr) {
+// A Parquet file's table, its row groups and the compression of its first column.
+inline std::shared_ptr<arrow::Table> read_parquet(const std::string& path, int* row_groups = nullptr,
+                                                  arrow::Compression::type* codec = nullptr) {
   auto in = ok(arrow::io::ReadableFile::Open(path));
   auto r = ok(parquet::arrow::OpenFile(in, arrow::default_memory_pool()));
   if (row_groups) *row_groups = r->num_row_groups();
+  if (codec) *codec = r->parquet_reader()->metadata()->RowGroup(0)->ColumnChunk(0)->compression();
   return ok(r->ReadTable());
 }
 
