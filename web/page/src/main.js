@@ -265,7 +265,8 @@ function buildMoreOptions() {
     let input;
     if (s.type === 'choice') {
       input = document.createElement('select');
-      for (const c of ['', ...s.choices]) input.append(new Option(c === '' ? `default (${s.default})` : c, c));
+      // The empty choice is the library's default, shown by its word.
+      for (const c of ['', ...s.choices.filter((w) => w !== s.default)]) input.append(new Option(c === '' ? s.default : c, c));
     } else {
       input = document.createElement('input');
       input.type = 'text';
