@@ -86,7 +86,7 @@ TEST_F(TableCli, MapParquetToParquetWithKeptColumns) {
   tt::Points p{.n = n, .d = 8, .layout = tt::Layout::List};
   std::string in = (s.dir / "in.parquet").string(), out = (s.dir / "map.parquet").string();
   tt::write_parquet(tt::table_of({{"id", tt::ids(n)}, {"emb", tt::points_array(p)}, {"text", tt::texts(n)}}), in, 50);
-  Exit r = run("map '" + in + "' --column emb -o '" + out + "' --keep id,text --perplexity 5 --iterations 20");
+  Exit r = run("map --column emb --keep id,text -o '" + out + "' '" + in + "' --perplexity 5 --iterations 20");
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("of 120 points in 8 dimensions"), std::string::npos) << r.output;
   auto t = tt::read_parquet(out);

@@ -128,12 +128,14 @@ void add_map_commands(CLI::App& app, CommandFn& chosen) {
   map->add_option("INPUT", a->input,
                   "points: .npy (any float/int dtype), .npz (one array), IDX (MNIST, .gz too), CSV, or a table: "
                   "Parquet, Arrow IPC / Feather (.arrow, .feather)");
-  map->add_option("--column", a->columns,
-                  "a table's points: a list column of floats (one point a row) or numeric columns a,b,c (default: "
-                  "'embedding', else the first list column, else all float columns)")
-      ->delimiter(',');
-  map->add_option("--keep", a->keep, "columns of a table INPUT carried into -o NAME.parquet (e.g. id,text,label)")
-      ->delimiter(',');
+  // One argument each (a,b,c), split here: a vector option would take INPUT after it as a column.
+  map->add_option_function<std::string>(
+      "--column", [a](const std::string& v) { a->columns = split_column_names(v); },
+      "a table's points: a list column of floats (one point a row) or numeric columns a,b,c (default: "
+      "'embedding', else the first list column, else all float columns)");
+  map->add_option_function<std::string>(
+      "--keep", [a](const std::string& v) { a->keep = split_column_names(v); },
+      "columns of a table INPUT carried into -o NAME.parquet (e.g. id,text,label)");
   map->add_option("-o,--out", a->out,
                   "output name: writes OUT.npy, OUT.csv, OUT.png (not - nor a device); NAME.parquet: that one file")
       ->capture_default_str();

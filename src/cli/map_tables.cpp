@@ -25,6 +25,15 @@ bool ends_with(const std::string& s, const std::string& e) {
 
 }  // namespace
 
+std::vector<std::string> split_column_names(const std::string& text) {
+  std::vector<std::string> names;
+  size_t start = 0;
+  for (size_t comma; (comma = text.find(',', start)) != std::string::npos; start = comma + 1)
+    names.push_back(text.substr(start, comma - start));
+  names.push_back(text.substr(start));
+  return names;
+}
+
 bool writes_parquet(const std::string& out) { return ends_with(out, ".parquet"); }
 
 #if SURFGRAD_HAS_ARROW

@@ -10,6 +10,8 @@
 
 namespace surfgrad::cli {
 
+// "a,b,c" → {a, b, c} (--column, --keep); empty names are kept, for the reader to name.
+std::vector<std::string> split_column_names(const std::string& text);
 // Whether -o `out` asks for Parquet (it ends in .parquet).
 bool writes_parquet(const std::string& out);
 // Checks, before any work, that --column / --keep fit the input and the output: a table input
