@@ -4,12 +4,16 @@
 # Seeds are small valid files generated here (tests/fuzz/make_seeds.py); corpora grow in
 # build-fuzz/corpus/<target>. Exits non-zero when any target crashes (its input is kept as
 # build-fuzz/crash-<target>-*; reproduce with build-fuzz/fuzz_<target> FILE).
-#   FUZZ_SECONDS=45 (per target)  FUZZ_TARGETS="npy npz idx csv"  FUZZ_DIR=build-fuzz
+# The table target (Parquet / Arrow IPC through Arrow C++, src/io/arrow_points.cpp) joins them
+# where scripts/setup.sh unpacked Arrow C++; its seeds are written by Arrow itself.
+#   FUZZ_SECONDS=45 (per target)  FUZZ_TARGETS="npy npz idx csv [table]"  FUZZ_DIR=build-fuzz
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 SECONDS_PER_TARGET=${FUZZ_SECONDS:-45}
-TARGETS=${FUZZ_TARGETS:-npy npz idx csv}
+CACHE=${SURFGRAD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/surfgrad}
+ARROW_DIR=$(ls -d "$CACHE"/arrow-cpp-* 2>/dev/null | sort | tail -n 1 || true)
+TARGETS=${FUZZ_TARGETS:-npy npz idx csv${ARROW_DIR:+ table}}
 OUT=${FUZZ_DIR:-build-fuzz}
 CXX=${FUZZ_CXX:-clang++-19}
 
@@ -37,13 +41,30 @@ for s in "${sources[@]}"; do
   objects+=("$o")
 done
 wait
+table_link=()
+if [[ " $TARGETS " == *" table "* ]]; then
+  [ -n "$ARROW_DIR" ] || { log "the table target needs Arrow C++: run scripts/setup.sh"; exit 1; }
+  arrow_flags=(-DSURFGRAD_HAS_ARROW=1 -isystem "$ARROW_DIR/include")
+  for s in src/io/arrow_table.cpp src/io/arrow_points.cpp src/io/table_columns.cpp; do
+    o="$OUT/obj/$(basename "${s%.cpp}").o"
+    "$CXX" "${flags[@]/-fsanitize=fuzzer,/-fsanitize=fuzzer-no-link,}" "${arrow_flags[@]}" -c "$s" -o "$o" &
+    table_link+=("$o")
+  done
+  wait
+  table_link+=("$ARROW_DIR"/lib/libparquet.so.* "$ARROW_DIR"/lib/libarrow.so.* -Wl,-rpath,"$ARROW_DIR/lib")
+  "$CXX" -std=c++20 -O1 "${arrow_flags[@]}" -Itests tests/fuzz/make_table_seeds.cpp "$ARROW_DIR"/lib/libparquet.so.* \
+    "$ARROW_DIR"/lib/libarrow.so.* -Wl,-rpath,"$ARROW_DIR/lib" -o "$OUT/make_table_seeds"
+fi
 for t in $TARGETS; do
-  "$CXX" "${flags[@]}" "tests/fuzz/fuzz_$t.cpp" "${objects[@]}" -lz -o "$OUT/fuzz_$t" &
+  extra=()
+  [ "$t" = table ] && extra=("${arrow_flags[@]}" "${table_link[@]}")
+  "$CXX" "${flags[@]}" "tests/fuzz/fuzz_$t.cpp" "${objects[@]}" "${extra[@]}" -lz -o "$OUT/fuzz_$t" &
 done
 wait
 log "built ${TARGETS// /, } in $((SECONDS - start)) s"
 
 python3 tests/fuzz/make_seeds.py "$OUT/seeds"
+if [ -x "$OUT/make_table_seeds" ]; then mkdir -p "$OUT/seeds/table" && "$OUT/make_table_seeds" "$OUT/seeds/table"; fi
 failed=()
 for t in $TARGETS; do
   corpus="$OUT/corpus/$t"

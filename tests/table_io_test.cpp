@@ -178,6 +178,20 @@ TEST(TableIo, TruncatedCorruptAndLyingFilesAreRefusedWithoutGiantAllocations) {
   tt::write_ipc(tt::table_of({{"embedding", tt::points_array(p)}}), ipc_path);
   std::string ipc = bytes_of(ipc_path);
   refuse("truncated.arrow", ipc.substr(0, ipc.size() - 40), "failed");
+  // A list's offsets pointing past its values (an IPC file's bytes are mapped, not copied): the
+  // batches of 3 rows hold offsets 0, 2, 4, 6; the last made wild.
+  tt::Points lists{.n = 6, .d = 2, .layout = Layout::List};
+  tt::write_ipc(tt::table_of({{"embedding", tt::points_array(lists)}}), ipc_path);
+  std::string wild = bytes_of(ipc_path), offsets(16, '\0');
+  for (int32_t i = 0; i < 4; ++i) {
+    int32_t o = 2 * i;
+    std::memcpy(offsets.data() + 4 * i, &o, 4);
+  }
+  size_t at = wild.find(offsets);
+  ASSERT_NE(at, std::string::npos);
+  int32_t far = 1 << 30;
+  std::memcpy(wild.data() + at + 12, &far, 4);
+  refuse("wild_offsets.arrow", wild, "failed");
   // 10^9 rows declared for 50: by the file (counted, refused) and by its row group too.
   refuse("lying_file.parquet", declare_rows(good, 50, 1000000000, false), "its metadata declares 1000000000");
   refuse("lying_row_group.parquet", declare_rows(good, 50, 1000000000, true), "declares 1000000000");

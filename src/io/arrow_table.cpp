@@ -34,7 +34,7 @@ void leaves(const parquet::arrow::SchemaField& f, std::vector<int>& out) {
   for (const auto& c : f.children) leaves(c, out);
 }
 
-// The chosen columns of batches from `next` (an IPC file's or stream's batches).
+// The chosen columns of batches from `next` (an IPC file's or stream's batches), validated.
 class SelectedBatches : public arrow::RecordBatchReader {
  public:
   using Next = std::function<arrow::Status(std::shared_ptr<arrow::RecordBatch>*)>;
@@ -49,7 +49,9 @@ class SelectedBatches : public arrow::RecordBatchReader {
       return arrow::Status::OK();
     }
     ARROW_ASSIGN_OR_RAISE(*batch, all->SelectColumns(fields_));
-    return arrow::Status::OK();
+    // IPC buffers are the file's bytes, mapped as they are: offsets and lengths are checked
+    // against the buffers before anything reads through them (Arrow does not on read).
+    return (*batch)->ValidateFull();
   }
 
  private:
