@@ -17,8 +17,8 @@ namespace surfgrad::io {
 
 namespace {
 
-constexpr int64_t kBatchBytes = int64_t(16) << 20;  // f32 bytes of one batch read from a Parquet file
-constexpr int64_t kUnknownDimsBatchRows = 4096;     // rows of a batch where a list's length is not declared
+constexpr int64_t kBatchBytes = int64_t(4) << 20;  // f32 bytes of one batch read from a Parquet file
+constexpr int64_t kUnknownDimsBatchRows = 4096;    // rows of a batch where a list's length is not declared
 
 Error row_error(const std::string& file, const std::string& column, int64_t row, const std::string& what) {
   return Error(ErrorKind::Value, "'" + file + "': column '" + column + "', row " + std::to_string(row) + " " + what);
