@@ -13,6 +13,13 @@
 #     by sha256): the wheel ships them built with the C++11 ABI, needing GLIBCXX <= 3.4.22 (Debian
 #     12 has 3.4.30) and nothing beyond libc and libstdc++. Unpacked beside wgpu-native, where CMake
 #     finds it (SURFGRAD_ARROW is then ON). SURFGRAD_NO_ARROW=1 skips it.
+#  4. Dawn (Chromium's WebGPU), the second native implementation (SURFGRAD_WEBGPU=dawn; issue 34):
+#     libwebgpu_dawn.so from the PyPI wheel `rillfacet` (pinned by sha256), the one registry
+#     package found that ships Dawn as a C-API shared library (276 exported wgpu* functions, Dawn
+#     of Sep-Oct 2026). Checked and passed over: `wgpudawn` (a cffi module, no exported C API),
+#     npm `webgpu` (dawn.node, no exported C API), `dawn-python` (Dawn of January 2025). No header
+#     ships with it: src/gpu/dawn_abi.hpp declares the few Dawn-only things, checked by a test.
+#     Unpacked beside wgpu-native, where CMake finds it. SURFGRAD_NO_DAWN=1 skips it.
 # Prints the wgpu-native directory on its last line (cmake -DSURFGRAD_WGPU_DIR=...).
 set -euo pipefail
 
@@ -25,6 +32,10 @@ PYARROW_VERSION=26.0.1
 PYARROW_WHEEL=pyarrow-${PYARROW_VERSION}-cp311-cp311-manylinux_2_28_x86_64.whl
 PYARROW_WHEEL_SHA256=39cb0f2418282c24bea6ceda77b03e5a8f0a5766b63a8bf194d4e2a2c423548c
 ARROW_DIR=$CACHE/arrow-cpp-pyarrow${PYARROW_VERSION}
+RILLFACET_VERSION=0.1.3
+RILLFACET_WHEEL=rillfacet-${RILLFACET_VERSION}-cp312-abi3-manylinux_2_27_x86_64.manylinux_2_28_x86_64.whl
+RILLFACET_WHEEL_SHA256=371c6c831aa43310d2112a7001ce94b36b8e5753af23ce44ef57c9ce97793b70
+DAWN_DIR=$CACHE/dawn-rillfacet${RILLFACET_VERSION}
 
 log() { echo "[setup] $*" >&2; }
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
@@ -109,7 +120,28 @@ install_arrow_cpp() {
   log "Arrow C++ unpacked to $ARROW_DIR"
 }
 
+install_dawn() {
+  if [ "${SURFGRAD_NO_DAWN:-}" = 1 ]; then log "SURFGRAD_NO_DAWN=1: wgpu-native only"; return; fi
+  if [ -f "$DAWN_DIR/.complete" ]; then log "Dawn cached at $DAWN_DIR"; return; fi
+  if [ "$(uname -m)" != x86_64 ]; then log "Dawn from the rillfacet wheel is pinned for x86_64 only: wgpu-native only"; return; fi
+  mkdir -p "$CACHE/downloads"
+  local whl=$CACHE/downloads/$RILLFACET_WHEEL
+  if ! echo "$RILLFACET_WHEEL_SHA256  $whl" | sha256sum -c --status 2>/dev/null; then
+    log "downloading $RILLFACET_WHEEL from PyPI"
+    python3 -m pip download --quiet --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+      --platform manylinux_2_28_x86_64 -d "$CACHE/downloads" "rillfacet==$RILLFACET_VERSION"
+    echo "$RILLFACET_WHEEL_SHA256  $whl" | sha256sum -c --status || { log "sha256 mismatch for $whl"; exit 1; }
+  fi
+  rm -rf "$DAWN_DIR.tmp" && mkdir -p "$DAWN_DIR.tmp/lib"
+  unzip -q -o -j "$whl" 'rillfacet/libwebgpu_dawn.so' -d "$DAWN_DIR.tmp/lib"
+  echo "rillfacet (PyPI) $RILLFACET_VERSION sha256 $RILLFACET_WHEEL_SHA256" > "$DAWN_DIR.tmp/SOURCE"
+  touch "$DAWN_DIR.tmp/.complete"
+  rm -rf "$DAWN_DIR" && mv "$DAWN_DIR.tmp" "$DAWN_DIR"
+  log "Dawn unpacked to $DAWN_DIR"
+}
+
 install_debian_packages
 install_wgpu_native
 install_arrow_cpp
+install_dawn
 echo "$WGPU_DIR"
