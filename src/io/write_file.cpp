@@ -19,12 +19,21 @@ Error write_error(const std::string& path, const char* what, int err) {
 }  // namespace
 
 void write_whole_file(const std::string& path, std::string_view bytes) {
+  write_whole_file(path, std::vector<std::string_view>{bytes});
+}
+
+void write_whole_file(const std::string& path, const std::vector<std::string>& pieces) {
+  write_whole_file(path, std::vector<std::string_view>(pieces.begin(), pieces.end()));
+}
+
+void write_whole_file(const std::string& path, const std::vector<std::string_view>& pieces) {
   const bool out = path == "-";
   errno = 0;
   std::FILE* f = out ? stdout : std::fopen(path.c_str(), "wb");
   if (!f) throw write_error(path, "cannot write", errno);
   errno = 0;
-  bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
+  bool ok = true;
+  for (std::string_view bytes : pieces) ok = ok && std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
   ok = std::fflush(f) == 0 && ok && !std::ferror(f);
   int err = errno;
   // Standard output stays open for the rest of the program (main checks it again at exit).

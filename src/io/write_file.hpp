@@ -5,6 +5,7 @@
 #pragma once
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace surfgrad::io {
 
@@ -12,5 +13,9 @@ namespace surfgrad::io {
 // FIFO or a symbolic link stays what it was; "-" is standard output. Throws Error(IO)
 // "'path': cannot write (reason)" on any failure, the final flush and close included.
 void write_whole_file(const std::string& path, std::string_view bytes);
+// The same for a file made of `pieces` written one after another (parts formatted in parallel,
+// never joined into one more copy).
+void write_whole_file(const std::string& path, const std::vector<std::string>& pieces);
+void write_whole_file(const std::string& path, const std::vector<std::string_view>& pieces);
 
 }  // namespace surfgrad::io
