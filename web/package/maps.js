@@ -1,4 +1,5 @@
 // Maps: t-SNE and UMAP through the library's map_points(), and .npy decoding.
+import { checkPointSource, holdPoints, isPointSource } from './points.js';
 import { SurfgradError, cString, fail, requireModule, resultJson, serialized, setMapProgress } from './runtime.js';
 
 /**
@@ -43,27 +44,8 @@ const mapOptionNames = (method) =>
   mapOptionSchema().filter((s) => (s.method === '' || s.method === method) && s.js !== 'method').map((s) => s.js);
 const controlOptions = ['onProgress', 'signal', 'progressEvery'];
 
-async function map(method, name, points, d, options) {
-  // tsne({data, shape}, options) as well as tsne(points, d, options).
-  if (points && !ArrayBuffer.isView(points) && !Array.isArray(points) && points.data && points.shape) {
-    options = d;
-    if (points.shape.length !== 2)
-      throw new SurfgradError('shape', `${name}: points must be 2-D (n × d), not shape [${points.shape}]`);
-    d = points.shape[1];
-    points = points.data;
-  }
-  options = options || {};
-  const { exports } = requireModule(name);
-  if (!(points instanceof Float32Array)) {
-    if (!ArrayBuffer.isView(points) && !Array.isArray(points))
-      throw new SurfgradError('value', `${name}: points must be a Float32Array of n × d values`);
-    points = Float32Array.from(points);
-  }
-  if (!Number.isInteger(d) || d <= 0)
-    throw new SurfgradError('shape', `${name}: d (values per point) must be a positive integer, not ${d}`);
-  if (points.length % d !== 0)
-    throw new SurfgradError('shape', `${name}: ${points.length} values are not n points of d = ${d}`);
-  const n = points.length / d;
+// The options split into the library's (checked against the schema's names) and the controls.
+function mapControls(method, name, options) {
   const known = new Set([...mapOptionNames(method), ...controlOptions]);
   const libraryOptions = {};
   for (const [key, value] of Object.entries(options)) {
@@ -76,26 +58,103 @@ async function map(method, name, points, d, options) {
   if (!Number.isInteger(progressEvery) || progressEvery < 0)
     throw new SurfgradError('value', `${name}: progressEvery must be a whole number ≥ 0, not ${progressEvery}`);
   if (signal?.aborted) throw new SurfgradError('cancelled', `${name}: cancelled before it started`);
+  return { libraryOptions, onProgress, signal, progressEvery };
+}
+
+async function map(method, name, points, d, options) {
+  // tsne({data, shape}, options) and tsne(pointSource, options) as well as tsne(points, d, options).
+  if (isPointSource(points)) return mapSource(method, name, points, d || {});
+  if (points && !ArrayBuffer.isView(points) && !Array.isArray(points) && points.data && points.shape) {
+    options = d;
+    if (points.shape.length !== 2)
+      throw new SurfgradError('shape', `${name}: points must be 2-D (n × d), not shape [${points.shape}]`);
+    d = points.shape[1];
+    points = points.data;
+  }
+  options = options || {};
+  const { exports } = requireModule(name);
+  if (!(points instanceof Float32Array)) {
+    if (!ArrayBuffer.isView(points) && !Array.isArray(points))
+      throw new SurfgradError('value', `${name}: points must be a Float32Array of n × d values, or a point source { n, d, blocks }`);
+    points = Float32Array.from(points);
+  }
+  if (!Number.isInteger(d) || d <= 0)
+    throw new SurfgradError('shape', `${name}: d (values per point) must be a positive integer, not ${d}`);
+  if (points.length % d !== 0)
+    throw new SurfgradError('shape', `${name}: ${points.length} values are not n points of d = ${d}`);
+  const n = points.length / d;
+  const controls = mapControls(method, name, options);
 
   return serialized(async () => {
-    const bytes = n * d * 4;
-    const pointsPtr = exports.sg_alloc(bytes);
-    const outPtr = exports.sg_alloc(n * 8);
-    const methodPtr = cString(exports, method);
-    const optionsPtr = cString(exports, JSON.stringify(libraryOptions));
-    if (!pointsPtr || !outPtr)
-      throw new SurfgradError('memory', `${name}: no WebAssembly memory for ${n} × ${d} points`);
-    new Float32Array(exports.memory.buffer, pointsPtr, n * d).set(points);
-    setMapProgress((phasePtr, phaseLength, done, total, embeddingPtr, count) => {
-      if (signal?.aborted) return 1;
-      if (!onProgress) return 0;
-      const phase = new TextDecoder().decode(new Uint8Array(exports.memory.buffer, phasePtr, phaseLength).slice());
-      const event = { phase, done, total };
-      if (embeddingPtr) event.embedding = new Float32Array(exports.memory.buffer, embeddingPtr, count * 2).slice();
-      return onProgress(event) === true ? 1 : 0;
+    const pointsPtr = exports.sg_alloc(n * d * 4);
+    if (!pointsPtr) throw new SurfgradError('memory', `${name}: no WebAssembly memory for ${n} × ${d} points`);
+    try {
+      new Float32Array(exports.memory.buffer, pointsPtr, n * d).set(points);
+      return await runMap(exports, method, name, n, controls,
+                          (methodPtr, optionsPtr, outPtr) => exports.sg_map(methodPtr, optionsPtr, pointsPtr, n, d, outPtr,
+                                                                            controls.progressEvery));
+    } finally {
+      exports.sg_free(pointsPtr);
+    }
+  });
+}
+
+// A PointSource (points.js) streamed into the GPU, or the built-in points generated there, then
+// mapped: the options are checked before the upload, and the upload can be cancelled.
+function mapSource(method, name, source, options) {
+  const { exports } = requireModule(name);
+  checkPointSource(name, source);
+  const { n, d } = source;
+  const controls = mapControls(method, name, options);
+  const { onProgress, signal } = controls;
+  return serialized(async () => {
+    const check = (methodPtr, optionsPtr) => exports.sg_map_check(methodPtr, optionsPtr, n, d);
+    await withStrings(exports, method, controls.libraryOptions, async (methodPtr, optionsPtr) => {
+      if (await check(methodPtr, optionsPtr) !== 0) throw fail(exports);
+    });
+    const held = await holdPoints(exports, name, source, {
+      stop: () => !!signal?.aborted,
+      progress: (done) => !!signal?.aborted || (onProgress ? onProgress({ phase: 'upload', done, total: n }) === true : false),
     });
     try {
-      const rc = await exports.sg_map(methodPtr, optionsPtr, pointsPtr, n, d, outPtr, progressEvery);
+      const r = await runMap(exports, method, name, n, controls,
+                             (methodPtr, optionsPtr, outPtr) => exports.sg_map_held(methodPtr, optionsPtr, outPtr,
+                                                                                    controls.progressEvery));
+      r.timings = { [source.builtin ? 'generate' : 'upload']: held.seconds, ...r.timings };
+      if (held.labels) r.labels = held.labels;
+      return r;
+    } finally {
+      exports.sg_points_release();  // a map that failed its checks leaves them held
+    }
+  });
+}
+
+async function withStrings(exports, method, libraryOptions, body) {
+  const methodPtr = cString(exports, method);
+  const optionsPtr = cString(exports, JSON.stringify(libraryOptions));
+  try {
+    return await body(methodPtr, optionsPtr);
+  } finally {
+    exports.sg_free(methodPtr);
+    exports.sg_free(optionsPtr);
+  }
+}
+
+// Runs one map export (`call(methodPtr, optionsPtr, outPtr)`) with progress events and builds the result.
+async function runMap(exports, method, name, n, { libraryOptions, onProgress, signal }, call) {
+  const outPtr = exports.sg_alloc(n * 8);
+  if (!outPtr) throw new SurfgradError('memory', `${name}: no WebAssembly memory for the ${n} × 2 embedding`);
+  setMapProgress((phasePtr, phaseLength, done, total, embeddingPtr, count) => {
+    if (signal?.aborted) return 1;
+    if (!onProgress) return 0;
+    const phase = new TextDecoder().decode(new Uint8Array(exports.memory.buffer, phasePtr, phaseLength).slice());
+    const event = { phase, done, total };
+    if (embeddingPtr) event.embedding = new Float32Array(exports.memory.buffer, embeddingPtr, count * 2).slice();
+    return onProgress(event) === true ? 1 : 0;
+  });
+  try {
+    return await withStrings(exports, method, libraryOptions, async (methodPtr, optionsPtr) => {
+      const rc = await call(methodPtr, optionsPtr, outPtr);
       if (rc !== 0) throw fail(exports);
       const embedding = new Float32Array(exports.memory.buffer, outPtr, n * 2).slice();
       const r = resultJson(exports);
@@ -106,16 +165,18 @@ async function map(method, name, points, d, options) {
         approximateKnn: r.approximateKnn, knnRecall: r.knnRecall >= 0 ? r.knnRecall : undefined,
         gpuPeakBytes: r.gpuPeakBytes, wasmMemoryBytes: exports.memory.buffer.byteLength,
       };
-    } finally {
-      setMapProgress(null);
-      for (const p of [pointsPtr, outPtr, methodPtr, optionsPtr]) exports.sg_free(p);
-    }
-  });
+    });
+  } finally {
+    setMapProgress(null);
+    exports.sg_free(outPtr);
+  }
 }
 
 /**
  * t-SNE of n points of d values (points: Float32Array of n·d, row-major) → { embedding
- * (Float32Array n·2), timings, ... }. Options, ranges and defaults are the library's schema
+ * (Float32Array n·2), timings, ... }. Or tsne(source, options) with a point source { n, d,
+ * blocks } (points.js: streamed into the GPU in row blocks, never whole in the wasm heap;
+ * timings.upload), builtinPoints(n) (timings.generate, labels) or npyPoints(file). Options, ranges and defaults are the library's schema
  * (mapOptionSchema(): perplexity 30, iterations 750, earlyExaggeration 12, learningRate 'auto',
  * init 'pca', seed 1, ...). onProgress
  * receives { phase, done, total, embedding? } (embedding every progressEvery steps, default 10

@@ -4,10 +4,12 @@
 //   import * as surfgrad from './surfgrad.js';
 //   const device = await surfgrad.init();                  // adapter, features, limits
 //   const { embedding } = await surfgrad.umap(points, d, { nNeighbors: 15, onProgress });
+//   const big = await surfgrad.umap(await surfgrad.npyPoints(file));  // streamed in row blocks
 //
 // Works on the main thread and in a Web Worker (recommended for pages: the work never blocks
 // rendering). Needs WebGPU and JSPI (WebAssembly.Suspending; Chromium 137+).
 export { SurfgradError, device, init, stats } from './runtime.js';
 export { mapOptionSchema, readNpy, tsne, umap } from './maps.js';
+export { builtinPoints, npyPoints } from './points.js';
 export { Tensor, nn, noGrad, optim, tensor } from './tensor.js';
 export { tileFftConv, tileMlp, tileSpd } from './tiles.js';

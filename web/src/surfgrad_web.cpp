@@ -17,6 +17,7 @@
 
 #include "io/host_formats.hpp"
 #include "json_options.hpp"
+#include "map_web.hpp"
 #include "surfgrad/error.hpp"
 #include "surfgrad/gpu.hpp"
 #include "surfgrad/map_pipeline.hpp"
@@ -82,6 +83,47 @@ MapOptions parse_options(const std::string& method, const std::string& text) {
 }
 
 }  // namespace
+
+MapOptions prepare_map(const char* method, const char* options_json, int64_t n, int64_t d) {
+  if (n <= 0 || d <= 0)
+    throw Error(ErrorKind::Shape,
+                "map: points must be n × d with n, d > 0, not " + std::to_string(n) + " × " + std::to_string(d));
+  MapOptions options = parse_options(method, options_json);
+  validate(options, n, d);  // the same messages as the CLI and Python
+  check_map_fits(session().context(), options, n, d);
+  return options;
+}
+
+void run_map(PointBlocks points, const MapOptions& options, float* out, int32_t progress_every) {
+  const int64_t n = points.rows();
+  std::vector<float> layout;
+  int64_t last_drawn = -1;
+  MapResult r = map_points(std::move(points), options, [&](const MapProgressEvent& e) {
+    const float* drawn = nullptr;
+    bool last = e.done == e.total;
+    if (e.embedding && progress_every > 0 && (e.done - last_drawn >= progress_every || last)) {
+      layout.resize(size_t(e.embedding->numel()));
+      e.embedding->to_host(layout.data());
+      drawn = layout.data();
+      last_drawn = e.done;
+    }
+    int stop = sg_js_map_progress(e.phase.data(), int32_t(e.phase.size()), double(e.done), double(e.total), drawn,
+                                  drawn ? int32_t(n) : 0);
+    return stop == 0;
+  });
+  r.embedding.to_host(out);
+  nlohmann::json phases = nlohmann::json::array();
+  for (const auto& p : r.phases) phases.push_back({{"name", p.name}, {"seconds", p.seconds}});
+  nlohmann::json j = {{"phases", phases},
+                      {"k", r.k},
+                      {"pcaComponents", r.pca_components},
+                      {"approximateKnn", r.approximate_knn},
+                      {"knnRecall", r.knn_recall},
+                      {"gpuPeakBytes", double(r.gpu_peak_bytes)},
+                      {"hostPeakBytes", double(r.host_peak_bytes)}};
+  session().result_json = j.dump();
+}
+
 }  // namespace surfgrad::web
 
 using namespace surfgrad;
@@ -135,45 +177,14 @@ SG_EXPORT(sg_map_option_schema) int sg_map_option_schema() {
 // A t-SNE or UMAP map of n points of d floats at `points`, written to `out` (n×2 floats).
 // `method` and `options_json` are NUL-terminated. Progress events go to JavaScript every
 // `progress_every` optimisation steps with the current layout (0: without layouts).
-// sg_result_json() then holds the phases, k, PCA components and recall.
+// sg_result_json() then holds the phases, k, PCA components and recall. (Points streamed in
+// blocks, never whole in the wasm heap, take points_web.cpp's sg_points_* and sg_map_held.)
 SG_EXPORT(sg_map)
 int sg_map(const char* method, const char* options_json, const float* points, int32_t n, int32_t d, float* out,
            int32_t progress_every) {
   return guarded([&] {
-    if (n <= 0 || d <= 0)
-      throw Error(ErrorKind::Shape,
-                  "map: points must be n × d with n, d > 0, not " + std::to_string(n) + " × " + std::to_string(d));
-    MapOptions options = web::parse_options(method, options_json);
-    validate(options, n, d);  // before any upload: the same messages as the CLI and Python
-    gpu::ContextPtr ctx = session().context();
-    check_map_fits(ctx, options, n, d);
-    PointBlocks x = PointBlocks::from_host(ctx, points, n, d);
-    std::vector<float> layout;
-    int64_t last_drawn = -1;
-    MapResult r = map_points(std::move(x), options, [&](const MapProgressEvent& e) {
-      const float* drawn = nullptr;
-      bool last = e.done == e.total;
-      if (e.embedding && progress_every > 0 && (e.done - last_drawn >= progress_every || last)) {
-        layout.resize(size_t(e.embedding->numel()));
-        e.embedding->to_host(layout.data());
-        drawn = layout.data();
-        last_drawn = e.done;
-      }
-      int stop = sg_js_map_progress(e.phase.data(), int32_t(e.phase.size()), double(e.done), double(e.total), drawn,
-                                    drawn ? n : 0);
-      return stop == 0;
-    });
-    r.embedding.to_host(out);
-    nlohmann::json phases = nlohmann::json::array();
-    for (const auto& p : r.phases) phases.push_back({{"name", p.name}, {"seconds", p.seconds}});
-    nlohmann::json j = {{"phases", phases},
-                        {"k", r.k},
-                        {"pcaComponents", r.pca_components},
-                        {"approximateKnn", r.approximate_knn},
-                        {"knnRecall", r.knn_recall},
-                        {"gpuPeakBytes", double(r.gpu_peak_bytes)},
-                        {"hostPeakBytes", double(r.host_peak_bytes)}};
-    session().result_json = j.dump();
+    MapOptions options = web::prepare_map(method, options_json, n, d);  // before any upload
+    web::run_map(PointBlocks::from_host(session().context(), points, n, d), options, out, progress_every);
   });
 }
 

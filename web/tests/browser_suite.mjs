@@ -4,7 +4,10 @@
 // the moons MLP trained from JavaScript and bad input; it returns t-SNE and UMAP maps of MNIST 10k, which this driver scores with the native
 // `surfgrad eval` beside native maps of the same options (`surfgrad map`): every quality measure
 // must be within 0.01 of the native map's.
-//   node web/tests/browser_suite.mjs [--surfgrad build/surfgrad] [--out DIR] [--no-mnist]
+// It also maps builtinPoints(n) in the page and `surfgrad map --points n` natively, which must
+// agree to 1e-3 of the map's scale (points_suite.js's builtinCase: one t-SNE iteration, so the map
+// is the points' principal components: the same points or not).
+//   node web/tests/browser_suite.mjs [--surfgrad build/surfgrad] [--out DIR] [--no-mnist] [--only GROUP,...]
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -18,6 +21,7 @@ const option = (name, fallback) => (args.includes(name) ? args[args.indexOf(name
 const surfgrad = path.resolve(option('--surfgrad', path.join(repo, 'build', 'surfgrad')));
 const out = path.resolve(option('--out', path.join(repo, 'build-web', 'browser-suite')));
 const mnist = !args.includes('--no-mnist');
+const only = option('--only', null)?.split(',') ?? null;  // groups of suite.js, e.g. --only points,'built-in points'
 const data = path.resolve(repo, '..', 'shared', 'data', 'mnist10k');
 const images = path.join(data, 't10k-images-idx3-ubyte.gz');
 const labels = path.join(data, 't10k-labels-idx1-ubyte.gz');
@@ -46,7 +50,7 @@ try {
   const page = await openPage(browser, `${server.url}/tests/suite.html`, { prefix: '[suite]' });
   await page.waitForFunction(() => window.suiteReady, null, { timeout: 60000 });
   const started = Date.now();
-  report = await page.evaluate((withMnist) => window.runSuite({ mnist: withMnist }), mnist);
+  report = await page.evaluate(([withMnist, groups]) => window.runSuite({ mnist: withMnist, only: groups }), [mnist, only]);
   console.log(`browser suite on ${report.info.adapter} (${report.info.implementation}), ${((Date.now() - started) / 1000).toFixed(1)} s`);
   for (const r of report.results) {
     console.log(`${r.ok ? 'ok  ' : 'FAIL'} ${r.name}${r.detail && (!r.ok || r.detail.length < 120) ? `: ${r.detail}` : ''}`);
@@ -57,6 +61,25 @@ try {
 } finally {
   await browser.close();
   await server.close();
+}
+
+function readNpyF32(file) {
+  const bytes = fs.readFileSync(file), headerLength = bytes.readUInt16LE(8);
+  return new Float32Array(bytes.buffer.slice(bytes.byteOffset + 10 + headerLength, bytes.byteOffset + bytes.length));
+}
+
+if (report.builtin) {
+  const { n, method, cli, embedding } = report.builtin;
+  const base = path.join(out, `native_builtin_${method}`);
+  execFileSync(surfgrad, ['map', '--points', String(n), '--method', method, ...cli, '-o', base], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const native = readNpyF32(`${base}.npy`);
+  const scale = Math.max(...native.map(Math.abs));
+  const worst = Math.max(...embedding.map((v, i) => Math.abs(v - native[i])));
+  const ok = native.length === embedding.length && worst <= 1e-3 * scale;
+  console.log(`${ok ? 'ok  ' : 'FAIL'} builtinPoints(${n}) ${method} in the page against \`surfgrad map --points ${n}\`: ` +
+              `max |difference| ${worst.toExponential(2)}, scale ${scale.toExponential(2)}`);
+  if (!ok) failures.push(`builtinPoints(${n}) against native`);
+  report.builtin = { n, method, maxDifference: worst, scale };
 }
 
 if (mnist && report.maps) {

@@ -6,6 +6,7 @@
 import * as sg from '../package/surfgrad.js';
 import { seeded } from '../bench/common.js';
 import { loadMnist } from '../page/src/idx.js';
+import { builtinMap, testPoints } from './points_suite.js';
 
 const results = [];
 function record(name, ok, detail = '') {
@@ -392,12 +393,17 @@ async function mnistMaps() {
   return maps;
 }
 
-window.runSuite = async ({ mnist = true } = {}) => {
+// `only`: the names of the groups to run (all when absent; e.g. ['points'] while working on one).
+window.runSuite = async ({ mnist = true, only = null } = {}) => {
   const info = await sg.init();
   record('init: a device with its adapter named', !!info.adapter, `${info.adapter} (${info.implementation})`);
+  let builtin = null;
   for (const [name, body] of [['ops', testOps], ['gradients', testGradients], ['tile kernel', testTileKernel],
                               ['tile MLP', testTileMlp], ['tile FFT convolution', testTileFftConv],
-                              ['tile SPD', testTileSpd], ['moons', testMoons], ['bad input', testBadInput]]) {
+                              ['tile SPD', testTileSpd], ['moons', testMoons], ['bad input', testBadInput],
+                              ['points', () => testPoints(record, expectError)],
+                              ['built-in points', async () => { builtin = await builtinMap(record); }]]) {
+    if (only && !only.includes(name)) continue;
     try {
       await body();
     } catch (e) {
@@ -412,6 +418,6 @@ window.runSuite = async ({ mnist = true } = {}) => {
       record('MNIST maps: ran', false, `${e.kind || ''} ${e.message}`);
     }
   }
-  return { info, results, maps, tileTimings };
+  return { info, results, maps, tileTimings, builtin };
 };
 window.suiteReady = true;
