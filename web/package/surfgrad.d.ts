@@ -43,7 +43,7 @@ export function device(): DeviceInfo;
 export function readNpy(bytes: ArrayBuffer | ArrayBufferView): { data: Float32Array; shape: number[]; dtype: string };
 
 export interface MapProgress {
-  /** 'knn', 'affinities' | 'memberships', 'optimise', ... */
+  /** 'upload' (a point source's rows: done of total), 'knn', 'affinities' | 'memberships', 'optimise', ... */
   phase: string;
   done: number;
   total: number;
@@ -129,17 +129,50 @@ export interface MapResult {
   /** Sampled recall of the approximate kNN (absent when kNN was exact). */
   knnRecall?: number;
   gpuPeakBytes: number;
+  /** The WebAssembly memory's size after the map (it never shrinks). */
   wasmMemoryBytes: number;
+  /** builtinPoints(): the labels the library gave the points (n int32, i mod 10). */
+  labels?: Int32Array;
 }
 
 export interface Points { data: Float32Array; shape: [number, number] | number[] }
 
-/** t-SNE of n points of d values (row-major n·d). */
+/**
+ * Points streamed into the GPU in row blocks, never whole in JavaScript or the wasm heap: each
+ * block holds whole rows, row-major, in order (a view into a bigger buffer is fine), n rows in
+ * all. The map's timings gain `upload` (seconds reading and uploading the blocks). Producing a
+ * block must not call surfgrad (the module runs one call at a time).
+ */
+export interface PointSource {
+  n: number;
+  d: number;
+  blocks: AsyncIterable<Float32Array> | Iterable<Float32Array>;
+  /** Tests only: rows per GPU block (default: a quarter of the adapter's binding limit). */
+  gpuBlockRows?: number;
+}
+
+/** builtinPoints(n): `surfgrad map`'s built-in clusters, generated on the GPU when mapped. */
+export interface BuiltinPoints {
+  n: number;
+  d: 768;
+  /** Point i's cluster: i mod 10. */
+  labels: Int32Array;
+  builtin: true;
+}
+
+/** The built-in data set (10 Gaussian clusters in 768-D, as `surfgrad map --points n`): no upload; timings.generate. */
+export function builtinPoints(n: number): BuiltinPoints;
+
+/** A .npy file read as a PointSource: the header now, rows in blocks of ~16 MiB (Blob.slice) as float32. */
+export function npyPoints(file: Blob | ArrayBuffer, options?: { blockBytes?: number }):
+  Promise<PointSource & { shape: [number, number]; dtype: string }>;
+
+/** t-SNE of n points of d values (row-major n·d), or of a point source. */
 export function tsne(points: Float32Array | ArrayLike<number>, d: number, options?: TsneOptions): Promise<MapResult>;
-export function tsne(points: Points, options?: TsneOptions): Promise<MapResult>;
-/** UMAP of n points of d values (row-major n·d). */
+export function tsne(points: Points | PointSource | BuiltinPoints, options?: TsneOptions): Promise<MapResult>;
+/** UMAP of n points of d values (row-major n·d), or of a point source. */
 export function umap(points: Float32Array | ArrayLike<number>, d: number, options?: UmapOptions): Promise<MapResult>;
-export function umap(points: Points, options?: UmapOptions): Promise<MapResult>;
+export function umap(points: Points | PointSource | BuiltinPoints, options?: UmapOptions): Promise<MapResult>;
 
 type Operand = Tensor | number;
 

@@ -14,6 +14,17 @@ export async function example(points: Float32Array, labels: Int32Array): Promise
   });
   const t: sg.MapResult = await sg.tsne({ data: points, shape: [points.length / 784, 784] }, { perplexity: 30, learningRate: 'auto' });
   const npy = sg.readNpy(new Uint8Array(128));
+  async function* rows(): AsyncGenerator<Float32Array> {
+    for (let r = 0; r < points.length; r += 784 * 100) yield points.subarray(r, r + 784 * 100);
+  }
+  const source: sg.PointSource = { n: points.length / 784, d: 784, blocks: rows() };
+  const streamed: sg.MapResult = await sg.umap(source, { nNeighbors: 15, signal: controller.signal });
+  const builtin: sg.BuiltinPoints = sg.builtinPoints(1_000_000);
+  const clusters: sg.MapResult = await sg.tsne(builtin, { perplexity: 30 });
+  const file = await sg.npyPoints(new Blob([new Uint8Array(128)]));
+  const fromFile: sg.MapResult = await sg.umap(file, { epochs: 200 });
+  const streamedSeconds = (streamed.timings.upload ?? 0) + (clusters.labels?.length ?? 0) + fromFile.n + file.shape[1] +
+    builtin.labels.length;
   const x = await sg.tensor(points, [points.length / 784, 784]);
   const y = await sg.tensor(labels, [labels.length]);
   const model = await sg.nn.mlp([784, 64, 10], { activation: 'gelu', seed: 2 });
@@ -35,5 +46,5 @@ export async function example(points: Float32Array, labels: Int32Array): Promise
     if (e instanceof sg.SurfgradError && e.kind === 'shape') return 0;
   }
   return device.limits.maxBufferSize + map.embedding.length + t.n + npy.shape.length + (grad ? 1 : 0) +
-         scaled.shape.length + (await loss.item()) + tiles;
+         scaled.shape.length + (await loss.item()) + tiles + streamedSeconds;
 }
