@@ -7,7 +7,11 @@
 #     the moons MLP trained from JavaScript, bad input refused with the right error, and t-SNE
 #     and UMAP maps of MNIST 10k whose quality measures must be within 0.01 of native maps';
 #  2. web/tests/page_screenshot.mjs: the map page maps MNIST (2,000 points) and its screenshot
-#     must show a drawn map in the labels' colours.
+#     must show a drawn map in the labels' colours;
+#  3. web/tests/page_parquet.mjs (~35 s): the page maps a Parquet file that pyarrow wrote (from
+#     .venv-python, made by the Python stage before this one), saves the map as Parquet and .npy,
+#     pyarrow reads them back; bad tables (missing column, ragged list, NaN, truncated, 404, …) are
+#     refused with their messages while the page keeps working.
 # Outputs (reports, maps, the screenshot) go to build-web/test-output/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,3 +25,5 @@ echo "[web] browser suite"
 "$node_bin" web/tests/browser_suite.mjs --surfgrad build/surfgrad --out "$out"
 echo "[web] map page screenshot"
 "$node_bin" web/tests/page_screenshot.mjs --out "$out"
+echo "[web] map page: Parquet in and out"
+"$node_bin" web/tests/page_parquet.mjs --out "$out"

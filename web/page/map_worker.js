@@ -2,14 +2,24 @@
 // Loaded as a module worker: `new Worker('map_worker.js[?mock=1]', { type: 'module' })`.
 //
 // Messages in:  { type: 'parse', id, bytes: ArrayBuffer, name }       .npy → { data, shape, dtype }
+//               { type: 'open-table', id, blob?: Blob | url?: string, name, column?: string[],
+//                 labelColumn?: string ('' none), maxBytes? }    a Parquet / Arrow file → 'table'
+//               { type: 'row', id, i }                              the table's label text of row i
 //               { type: 'run', points: Float32Array, d, method: 'tsne'|'umap', options }
+//               { type: 'run', table: true, method, options }      the open table's points
+//               { type: 'save-parquet', id, embedding: Float32Array } → 'saved' { bytes }
 //               { type: 'cancel' }
 // Messages out: { type: 'ready', info: DeviceInfo, mock, schema: MapOptionSpec[] | null }
 //               { type: 'parsed', id, data, shape, dtype }             (data transferred)
-//               { type: 'progress', phase, done, total, embedding? }  (embedding: a transferred copy)
-//               { type: 'result', embedding, n, timings, approximateKnn, knnRecall }
+//               { type: 'table', id, info: { name, format, n, d, bytes, cols, column, labelColumn },
+//                 labels: { codes: Int32Array, names, counts } | null }  (npy: { format: 'npy' })
+//               { type: 'progress', phase, done, total, xy? }  (xy: { x, y } scaled for the plot, transferred)
+//               { type: 'result', embedding, xy, n, timings, approximateKnn, knnRecall }
 //               { type: 'cancelled', message }
 //               { type: 'error', id?, stage, kind, name, message }
+// A table's points stay in its Blob (the browser keeps a File or a fetched body on disk) and go to
+// the map as row blocks (tables.js); the O(n) scaling of each layout for the plot happens here, so
+// the page's thread only hands the arrays to WebGL.
 const mock = new URL(self.location.href).searchParams.get('mock') === '1';
 const packageUrl = mock ? './dev_mock_surfgrad.js' : '../package/surfgrad.js';
 
@@ -19,6 +29,8 @@ let sg = null;
 const owned = (a) => (a instanceof Float32Array && a.byteOffset === 0 && a.buffer instanceof ArrayBuffer
   && a.buffer.byteLength === a.byteLength ? a : new Float32Array(a));
 let cancelRequested = false;
+let tables = null; // dist/tables.js, loaded on the first table
+let current = null; // the open table: { blob, name, table, columns, d, labels }
 let controller = null;
 
 function postError(stage, e, id) {
@@ -49,8 +61,75 @@ const ready = (async () => {
   }
 })();
 
-async function run({ points, d, method, options }) {
+// Embedding (n×2 interleaved) → x, y in [-0.92, 0.92], centred, aspect ratio kept (the plot's
+// normalised device coordinates).
+function scaleForPlot(embedding, n) {
+  let x0 = Infinity, x1 = -Infinity, y0 = Infinity, y1 = -Infinity;
+  for (let i = 0; i < n; i++) {
+    const x = embedding[2 * i], y = embedding[2 * i + 1];
+    if (!Number.isFinite(x) || !Number.isFinite(y)) continue;
+    if (x < x0) x0 = x; if (x > x1) x1 = x; if (y < y0) y0 = y; if (y > y1) y1 = y;
+  }
+  const cx = (x0 + x1) / 2 || 0, cy = (y0 + y1) / 2 || 0;
+  const s = 1.84 / (Math.max(x1 - x0, y1 - y0) || 1);
+  const x = new Float32Array(n), y = new Float32Array(n);
+  for (let i = 0; i < n; i++) { x[i] = (embedding[2 * i] - cx) * s; y[i] = (embedding[2 * i + 1] - cy) * s; }
+  return { x, y };
+}
+
+// The package takes a PointSource ({ n, d, blocks }) where it has sg.npyPoints (the streaming
+// API); an older one takes one Float32Array, gathered here from the blocks.
+const streaming = () => typeof sg.npyPoints === 'function';
+async function pointsForPackage(source) {
+  if (streaming()) return [source];
+  const points = new Float32Array(source.n * source.d);
+  let o = 0;
+  for await (const b of source.blocks) { points.set(b, o); o += b.length; }
+  return [points, source.d];
+}
+// The most point bytes (n × d × 4) a tab is given: in blocks, the GPU's share; gathered into one
+// array, that array and the library's copy in a 4 GiB wasm32 heap.
+const maxPointBytes = () => (streaming() ? 8 * 2 ** 30 : 2 ** 30);
+const MAX_PLOT_POINTS = 20e6;
+const gib = (b) => (b >= 2 ** 30 ? `${(b / 2 ** 30).toFixed(1)} GiB` : b >= 2 ** 20 ? `${Math.round(b / 2 ** 20)} MiB` : `${Math.round(b / 1024)} KiB`);
+
+async function openTable(m) {
+  tables ??= await import('./dist/tables.js');
+  let blob = m.blob, name = m.name;
+  if (m.url) {
+    let res;
+    try { res = await fetch(m.url); } catch (e) { throw { kind: 'io', name: 'FetchError', message: `${m.url}: ${e.message}` }; }
+    if (!res.ok) throw { kind: 'io', name: 'FetchError', message: `${m.url}: HTTP ${res.status} ${res.statusText}` };
+    blob = await res.blob();
+  }
+  if (!blob) { if (!current) throw { kind: 'value', message: 'no table is open' }; blob = current.blob; name = current.name; }
+  const table = await tables.openTable(blob, name);
+  if (table.format === 'npy') return { format: 'npy', blob };
+  const columns = tables.choosePointColumns(table.cols, m.column, name);
+  const d = await tables.pointDims(table, columns, name);
+  const bytes = table.n * d * 4, limit = m.maxBytes ?? maxPointBytes();
+  if (table.n > MAX_PLOT_POINTS || bytes > limit)
+    throw new tables.TableError('memory', `${name}: ${table.n.toLocaleString('en-US')} rows × ${d} = ${gib(bytes)} of float32 points is more than this tab can map `
+      + `(at most ${gib(limit)} and ${MAX_PLOT_POINTS.toLocaleString('en-US')} points${streaming() ? '' : ' with a package that takes the points whole'}); `
+      + 'map it natively (surfgrad map FILE) or a sample of its rows');
+  let labelColumn = null, labels = null;
+  try {
+    labelColumn = tables.chooseLabelColumn(table.cols, m.labelColumn, name);
+    if (labelColumn) labels = await tables.readLabels(table, labelColumn, name);
+  } catch (e) {
+    if (m.labelColumn) throw e;
+    labelColumn = null; // a label column found by name only: without it, not an error
+  }
+  current = { blob, name, table, columns, d, labelColumn, labels };
+  return {
+    info: { name, format: table.format, n: table.n, d, bytes, cols: table.cols, column: columns, labelColumn },
+    labels: labels && { codes: labels.codes, names: labels.names, counts: labels.counts },
+  };
+}
+
+async function run({ points, d, method, options, table }) {
   cancelRequested = false;
+  if (!table) current = null; // the page moved on to other points: the table's labels are not theirs
   controller = new AbortController();
   const fn = method === 'umap' ? sg.umap : sg.tsne;
   const opts = {
@@ -59,22 +138,26 @@ async function run({ points, d, method, options }) {
     onProgress: (p) => {
       const msg = { type: 'progress', phase: p.phase, done: p.done, total: p.total };
       const transfer = [];
-      if (p.embedding) {
-        // A copy: the library may keep writing into the array it handed us.
-        msg.embedding = new Float32Array(p.embedding);
-        transfer.push(msg.embedding.buffer);
+      if (p.embedding?.length) {
+        // Scaled into new arrays: the library may keep writing into the one it handed us.
+        msg.xy = scaleForPlot(p.embedding, p.embedding.length / 2);
+        transfer.push(msg.xy.x.buffer, msg.xy.y.buffer);
       }
       self.postMessage(msg, transfer);
       return cancelRequested;
     },
   };
   try {
-    const r = await fn(points, d, opts);
+    const args = table
+      ? await pointsForPackage({ n: current.table.n, d: current.d, blocks: tables.pointBlocks(current.table, current.columns, current.d, current.name) })
+      : [points, d];
+    const r = await fn(...args, opts);
     const embedding = owned(r.embedding);
+    const xy = scaleForPlot(embedding, r.n);
     self.postMessage({
-      type: 'result', embedding, n: r.n, timings: r.timings,
+      type: 'result', embedding, xy, n: r.n, timings: r.timings,
       approximateKnn: r.approximateKnn, knnRecall: r.knnRecall,
-    }, [embedding.buffer]);
+    }, [embedding.buffer, xy.x.buffer, xy.y.buffer]);
   } catch (e) {
     if (e?.kind === 'cancelled' || (cancelRequested && e?.name === 'AbortError')) {
       self.postMessage({ type: 'cancelled', message: e.message });
@@ -104,6 +187,27 @@ self.onmessage = async (ev) => {
       self.postMessage({ type: 'parsed', id: m.id, data, shape, dtype }, [data.buffer]);
     } catch (e) {
       postError('parse', { kind: e?.kind, name: e?.name, message: `${m.name}: ${e?.message ?? e}` }, m.id);
+    }
+  } else if (m.type === 'open-table') {
+    try {
+      const r = await openTable(m);
+      self.postMessage({ type: 'table', id: m.id, ...r }, r.labels ? [r.labels.codes.buffer] : []);
+    } catch (e) {
+      postError('table', e, m.id);
+    }
+  } else if (m.type === 'row') {
+    const v = current?.labels?.values[m.i];
+    self.postMessage({ type: 'row', id: m.id, i: m.i, text: v == null ? null : String(v) });
+  } else if (m.type === 'save-parquet') {
+    try {
+      tables ??= await import('./dist/tables.js');
+      const n = m.embedding.length / 2;
+      const label = m.labels ? { name: 'label', values: Array.from(m.labels) }
+        : current?.labels && current.table.n === n ? { name: current.labelColumn, values: current.labels.values } : null;
+      const bytes = await tables.mapToParquet(m.embedding, n, label);
+      self.postMessage({ type: 'saved', id: m.id, bytes }, [bytes.buffer]);
+    } catch (e) {
+      postError('save', e, m.id);
     }
   } else if (m.type === 'run') {
     await run(m);

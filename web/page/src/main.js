@@ -1,6 +1,8 @@
 // The map page: load a data set, run t-SNE or UMAP in a worker (surfgrad on the browser's WebGPU),
 // draw the layout live with WebGL. URL parameters (for links and tests):
-//   data=mnist10k | data=<url of .npy>   labels=<url of .npy>   n=<use the first n points>
+//   data=mnist10k | data=<url of .npy, Parquet or Arrow IPC>   labels=<url of .npy>   n=<use the first n points (.npy)>
+//   column=<points column(s), a,b,c> label=<label column, '' none> (tables: as surfgrad map --column)
+//   maxBytes=<the most point bytes to map: a tab's limit, for tests>
 //   method=tsne|umap   and any map option by its JavaScript name (perplexity= earlyExaggeration=
 //   nNeighbors= minDist= epochs= seed= ...: the library's schema, mapOptionSchema())
 //   run=1 (start once loaded)   mock=1 (the dev mock instead of ../package/surfgrad.js)
@@ -44,7 +46,7 @@ window.addEventListener('unhandledrejection', (e) => showError(e.reason, 'Unexpe
 
 let worker = null;
 let ready = null;
-const parses = new Map();
+const parses = new Map(); // id → { resolve, reject }: parse, open-table, row and save-parquet replies
 let nextId = 1;
 let run = null; // { start, timer, method, n, resolve }
 
@@ -75,7 +77,7 @@ function onWorkerMessage(m, resolveReady) {
       resolveReady(true);
       break;
     }
-    case 'parsed': parses.get(m.id)?.resolve(m); parses.delete(m.id); break;
+    case 'parsed': case 'table': case 'row': case 'saved': parses.get(m.id)?.resolve(m); parses.delete(m.id); break;
     case 'progress': onProgress(m); break;
     case 'result': onResult(m); break;
     case 'cancelled': endRun('cancelled'); setStatus('Cancelled', m.message); break;
@@ -97,14 +99,16 @@ function onWorkerMessage(m, resolveReady) {
   }
 }
 
-async function parseNpy(bytes, name) {
+// A request to the worker answered by one message with its id.
+async function ask(msg, transfer = []) {
   if (!(await ready)) throw { kind: 'device', message: 'the surfgrad package is not available' };
   const id = nextId++;
   return new Promise((resolve, reject) => {
     parses.set(id, { resolve, reject });
-    worker.postMessage({ type: 'parse', id, bytes, name }, [bytes]);
+    worker.postMessage({ ...msg, id }, transfer);
   });
 }
+const parseNpy = (bytes, name) => ask({ type: 'parse', bytes, name }, [bytes]);
 
 // ---- data ---------------------------------------------------------------------------------------
 
@@ -117,7 +121,12 @@ function setData(data) {
   page.data = data;
   page.result = null;
   view.clear();
-  view.setLabels(data.labels && data.labels.length === data.n ? data.labels : null);
+  if (data.table) view.setCategories(data.categories);
+  else view.setLabels(data.labels && data.labels.length === data.n ? data.labels : null);
+  view.rowText = data.table && data.labelColumn ? async (i) => (await ask({ type: 'row', i })).text : null;
+  $('table-columns').hidden = !data.table;
+  $('labels-form').hidden = !!data.table;
+  $('save').hidden = true;
   describeData();
   $('empty').hidden = true;
   $('run').disabled = false;
@@ -128,7 +137,8 @@ function setData(data) {
 function describeData() {
   const d = page.data;
   if (!d) { $('dataset').textContent = 'No data loaded'; return; }
-  const labels = d.labels ? `${view.cats?.values.length ?? 0} labels` : 'no labels';
+  const labels = d.table ? (d.labelColumn ? `labels '${d.labelColumn}'` : 'no labels')
+    : d.labels ? `${view.cats?.values.length ?? 0} labels` : 'no labels';
   $('dataset').textContent = `${d.name} · ${d.n.toLocaleString('en-US')} × ${d.d} · ${labels}`;
 }
 
@@ -163,7 +173,7 @@ async function loadLabels(bytes, name) {
   page.data.labels = labels;
   view.setLabels(labels);
   describeData();
-  if (page.result) view.show(page.result.embedding, page.result.n);
+  if (page.result) view.show(page.result.xy);
 }
 
 // Wraps a loading step: state, status line, error box.
@@ -190,12 +200,88 @@ const loadMnistClicked = () => loading('MNIST 10k', async () => {
   const m = await loadMnist('/data/mnist10k/', limitN(Infinity));
   setData(m);
 });
-const loadUrl = (url) => loading(url, async () => setData(await loadPoints(await fetchBytes(url), url.split('/').pop())));
+const baseName = (url) => url.split('?')[0].split('/').pop() || url;
+const loadUrl = (url) => loading(url, async () => {
+  if (/\.npy$/i.test(url.split('?')[0])) setData(await loadPoints(await fetchBytes(url), baseName(url)));
+  else await openTable({ url, name: baseName(url) });
+});
+
+// ---- tables (Parquet, Arrow IPC / Feather): read in the worker, the points never come here -------
+
+// The table parameters as the address says now (a link or a test may change them after load).
+const tableParam = (k) => { const p = new URLSearchParams(location.search); return p.has(k) ? p.get(k) : undefined; };
+async function openTable(source, { column = tableParam('column')?.split(',').filter(Boolean), labelColumn = tableParam('label') } = {}) {
+  const maxBytes = tableParam('maxBytes') !== undefined ? Number(tableParam('maxBytes')) : undefined;
+  const r = await ask({ type: 'open-table', ...source, column, labelColumn, maxBytes });
+  if (r.format === 'npy') { setData(await loadPoints(await r.blob.arrayBuffer(), source.name)); return; }
+  const i = r.info;
+  setData({
+    table: true, name: `${i.name} (${i.format})`, n: i.n, d: i.d, column: i.column, labelColumn: i.labelColumn,
+    cols: i.cols, categories: r.labels,
+  });
+  fillColumnChoices(i);
+}
+
+// The selects: point columns (lists of numbers; numeric columns together, as the CLI's a,b,c) and
+// label columns (text or numbers; none).
+function fillColumnChoices(i) {
+  const col = $('column'), lab = $('label-column');
+  const option = (c) => Object.assign(new Option(c.name, c.name), { title: c.type });
+  col.replaceChildren(...i.cols.filter((c) => c.kind === 'points').map(option));
+  const numeric = i.cols.filter((c) => c.kind === 'float' || c.kind === 'integer').map((c) => c.name);
+  if (numeric.length > 1) col.append(new Option(`numeric columns (${numeric.length})`, numeric.join(',')));
+  col.value = i.column.join(',');
+  if (col.value !== i.column.join(',')) { col.append(new Option(i.column.join(','), i.column.join(','))); col.value = i.column.join(','); }
+  lab.replaceChildren(new Option('none', ''),
+    ...i.cols.filter((c) => ['text', 'integer', 'float'].includes(c.kind)).map(option));
+  lab.value = i.labelColumn ?? '';
+}
+const reopenTable = () => loading(page.data?.name ?? 'table', () => openTable({}, {
+  column: $('column').value.split(',').filter(Boolean), labelColumn: $('label-column').value,
+}));
+$('column').onchange = reopenTable;
+$('label-column').onchange = reopenTable;
+
+// ---- saving the map -------------------------------------------------------------------------------
+
+function download(blob, name) {
+  const a = document.createElement('a');
+  a.href = URL.createObjectURL(blob);
+  a.download = name;
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(a.href), 10000);
+}
+const mapName = () => `${(page.data?.name ?? 'points').replace(/\s*\(.*$/, '').replace(/\.[^.]*$/, '')}_${run?.method ?? page.result?.method ?? 'map'}`;
+
+// The map as an n × 2 float32 .npy (format 1.0: magic, header padded to 64 bytes, data).
+function npyBlob(embedding, n) {
+  let header = `{'descr': '<f4', 'fortran_order': False, 'shape': (${n}, 2), }`;
+  header += ' '.repeat(63 - ((10 + header.length) % 64)) + '\n';
+  const pre = new Uint8Array(10);
+  pre.set([0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59, 1, 0]);
+  new DataView(pre.buffer).setUint16(8, header.length, true);
+  return new Blob([pre, header, embedding.subarray(0, 2 * n)], { type: 'application/octet-stream' });
+}
+$('save-npy').onclick = () => { if (page.result) download(npyBlob(page.result.embedding, page.result.n), `${mapName()}.npy`); };
+$('save-parquet').onclick = async () => {
+  if (!page.result) return;
+  try {
+    const copy = page.result.embedding.slice(0, 2 * page.result.n);
+    // An .npy's integer labels go along (a table's label column is in the worker already).
+    const labels = !page.data?.table && page.data?.labels?.length === page.result.n ? page.data.labels.slice() : null;
+    const r = await ask({ type: 'save-parquet', embedding: copy, labels }, [copy.buffer, ...(labels ? [labels.buffer] : [])]);
+    page.saved = r.bytes; // for tests
+    download(new Blob([r.bytes]), `${mapName()}.parquet`);
+  } catch (e) { showError(e, 'Save map'); }
+};
 const loadLabelsUrl = (url) => loading(url, async () => loadLabels(await fetchBytes(url), url.split('/').pop()));
 
 async function loadFiles(files) {
   for (const f of files) {
-    if (!/\.npy$/i.test(f.name)) { showError({ kind: 'io', message: `${f.name}: only .npy files can be loaded` }, 'Drop'); continue; }
+    // Anything but .npy is read as a table (the worker tells Parquet, Arrow and .npy by their first bytes).
+    if (!/\.npy$/i.test(f.name)) { await loading(f.name, () => openTable({ blob: f, name: f.name })); continue; }
     const bytes = await f.arrayBuffer();
     // A 1-D array (or n×1) after points are loaded is taken as labels.
     const looksLikeLabels = page.data && /label|target|class|^y[._]/i.test(f.name);
@@ -337,7 +423,7 @@ async function startRun() {
   let req;
   try { req = readOptions(); } catch (e) { showError(e, 'Options'); return; }
   if (!(await ready)) { showError({ kind: 'device', message: 'the surfgrad package is not available (see above)' }, 'Run'); return; }
-  const { points, n, d } = page.data;
+  const { points, n, d, table } = page.data;
   req.options.progressEvery = n > 500000 ? 50 : n > 100000 ? 25 : 10;
   setState('running');
   page.result = null;
@@ -351,6 +437,11 @@ async function startRun() {
   run = { start: performance.now(), method: req.method, n };
   run.timer = setInterval(() => { $('elapsed').textContent = fmtSeconds((performance.now() - run.start) / 1000); }, 100);
   setStatus(req.method === 'tsne' ? 't-SNE' : 'UMAP', 'starting…');
+  $('save').hidden = true;
+  if (table) {
+    worker.postMessage({ type: 'run', table: true, method: req.method, options: req.options });
+    return;
+  }
   // The worker gets a copy: the page keeps its points for another run.
   const copy = points.slice();
   worker.postMessage({ type: 'run', points: copy, d, method: req.method, options: req.options }, [copy.buffer]);
@@ -363,13 +454,14 @@ function onProgress(m) {
   const frac = m.total > 0 ? m.done / m.total : 0;
   setStatus(phaseNames[m.phase] ?? m.phase, `${m.done.toLocaleString('en-US')} / ${m.total.toLocaleString('en-US')}`);
   $('bar').style.width = `${(100 * frac).toFixed(1)}%`;
-  if (m.embedding) { page.draws++; view.show(m.embedding, run.n); }
+  if (m.xy) { page.draws++; view.show(m.xy); }
 }
 
 function onResult(m) {
   if (!run) return;
   const elapsed = (performance.now() - run.start) / 1000;
-  page.result = { embedding: m.embedding, n: m.n, timings: m.timings, approximateKnn: m.approximateKnn, knnRecall: m.knnRecall, elapsed };
+  page.result = { embedding: m.embedding, xy: m.xy, n: m.n, method: run.method, timings: m.timings, approximateKnn: m.approximateKnn, knnRecall: m.knnRecall, elapsed };
+  $('save').hidden = false;
   $('bar').style.width = '100%';
   $('bar').classList.add('done');
   const label = run.method === 'tsne' ? 't-SNE' : 'UMAP';
@@ -377,7 +469,7 @@ function onResult(m) {
   setStatus('Done', `${label} of ${m.n.toLocaleString('en-US')} points in ${fmtSeconds(elapsed)}`);
   $('elapsed').textContent = fmtSeconds(elapsed);
   showTimings(page.result);
-  view.show(m.embedding, m.n).then(() => { page.drawn = true; });
+  view.show(m.xy).then(() => { page.drawn = true; });
 }
 
 function showTimings(r) {

@@ -7,6 +7,8 @@ export const PALETTE = [
   '#a0cbe8', '#ffbe7d', '#8c564b', '#86bcb6', '#8cd17d', '#b6992d', '#d4a6c8', '#d37295', '#17becf', '#bcbd22',
 ];
 export const UNLABELLED = '#4e79a7';
+// A table's labels past its 20 commonest values ("other").
+export const OTHER = '#c8c8c8';
 export const BACKGROUND = '#ffffff';
 
 // Categories from integer labels: { codes (0..K-1 per point), values (label of each code), counts }.
@@ -19,7 +21,8 @@ export function categorise(labels) {
   return { codes, values, counts };
 }
 
-// Embedding (n×2 interleaved) → x, y in [-0.92, 0.92], centred, aspect ratio kept.
+// Embedding (n×2 interleaved) → x, y in [-0.92, 0.92], centred, aspect ratio kept. (The worker
+// does this for the layouts it posts: map_worker.js scaleForPlot.)
 export function normalise(embedding, n) {
   let x0 = Infinity, x1 = -Infinity, y0 = Infinity, y1 = -Infinity;
   for (let i = 0; i < n; i++) {
@@ -55,6 +58,15 @@ export class MapView {
       pointColorHover: '#111111',
       lassoColor: '#3b6fb6',
       showReticle: true, reticleColor: [0.2, 0.2, 0.2, 0.25],
+      // The hover index (a k-d tree, rebuilt for each layout drawn) is built in regl-scatterplot's
+      // own worker: at 1M points it would hold the page's thread for ~0.5 s a layout.
+      spatialIndexUseWorker: true,
+    });
+    this.rowText = null; // (i) => Promise<string | null>: a table's label text of row i
+    // clear() gives regl-scatterplot no points, which its index worker answers with a rejected
+    // promise nobody can catch ('Invalid point data'): not an error of the page's.
+    window.addEventListener('unhandledrejection', (e) => {
+      if (e.reason?.message === 'Invalid point data' && this.n === 0) { e.preventDefault(); e.stopImmediatePropagation(); }
     });
     canvas.addEventListener('pointermove', (e) => {
       const r = canvas.getBoundingClientRect();
@@ -63,23 +75,34 @@ export class MapView {
     });
     canvas.addEventListener('wheel', () => { tooltip.hidden = true; }, { passive: true });
     this.plot.subscribe('pointOver', (i) => this.showTooltip(i));
-    this.plot.subscribe('pointOut', () => { tooltip.hidden = true; });
+    this.plot.subscribe('pointOut', () => { tooltip.hidden = true; this.hovered = -1; });
   }
 
   // Integer labels for the points (or null): colours and legend follow.
   setLabels(labels) {
     this.labels = labels;
-    this.cats = labels ? categorise(labels) : null;
+    this.setCats(labels ? categorise(labels) : null);
+  }
+
+  // A table's label categories from the worker: { codes: Int32Array (n), names, counts }; the last
+  // name may be "other (…)" (everything past the 20 commonest values), drawn grey.
+  setCategories(c) {
+    this.labels = null;
+    this.setCats(c ? { codes: Float32Array.from(c.codes), values: c.names, counts: c.counts, other: /^other \(/.test(c.names.at(-1) ?? '') } : null);
+  }
+
+  setCats(cats) {
+    this.cats = cats;
     this.filtered = null;
     this.plot.unfilter?.();
-    const colours = this.cats ? this.cats.values.map((_, i) => PALETTE[i % PALETTE.length]) : [UNLABELLED];
-    this.plot.set({ pointColor: colours, colorBy: this.cats ? 'valueA' : null });
+    this.plot.set({ pointColor: this.colours(), colorBy: this.cats ? 'valueA' : null });
     this.renderLegend();
   }
 
   // The colours in use, for tests: one per label code.
   colours() {
-    return this.cats ? this.cats.values.map((_, i) => PALETTE[i % PALETTE.length]) : [UNLABELLED];
+    if (!this.cats) return [UNLABELLED];
+    return this.cats.values.map((_, i) => (this.cats.other && i === this.cats.values.length - 1 ? OTHER : PALETTE[i % PALETTE.length]));
   }
 
   renderLegend() {
@@ -88,12 +111,13 @@ export class MapView {
     if (!this.cats) { el.hidden = true; return; }
     el.hidden = false;
     const shown = this.cats.values.length > 40 ? 40 : this.cats.values.length;
+    const colours = this.colours();
     for (let i = 0; i < shown; i++) {
       const row = document.createElement('div');
       row.className = 'legend-row';
       const sw = document.createElement('span');
       sw.className = 'swatch';
-      sw.style.background = PALETTE[i % PALETTE.length];
+      sw.style.background = colours[i];
       const name = document.createElement('span');
       name.textContent = String(this.cats.values[i]);
       const count = document.createElement('span');
@@ -112,12 +136,14 @@ export class MapView {
     }
   }
 
-  // Draws an embedding (n×2 interleaved). Calls during a draw coalesce: only the newest is drawn,
-  // and after each draw the page idles as long as that draw took before the next, so live updates
-  // never take more than about half of the main thread. (regl-scatterplot renders into a shared
-  // WebGL canvas and copies it with drawImage: cheap on a GPU, ~50 ms per frame on SwiftShader.)
-  async show(embedding, n) {
-    this.pending = { embedding, n };
+  // Draws a layout: { x, y } already scaled to [-1, 1] (the worker's scaleForPlot), or an
+  // embedding (n×2 interleaved) scaled here. Calls during a draw coalesce: only the newest is
+  // drawn, and after each draw the page idles as long as that draw took before the next, so live
+  // updates never take more than about half of the main thread; the plot is made once and only
+  // given new points. (regl-scatterplot renders into a shared WebGL canvas and copies it with
+  // drawImage: cheap on a GPU, ~50 ms per frame on SwiftShader.)
+  async show(layout, n) {
+    this.pending = layout.x ? { xy: layout, n: layout.x.length } : { embedding: layout, n };
     if (this.drawing) return this.drawing;
     this.drawing = this.drawLoop();
     return this.drawing;
@@ -127,9 +153,10 @@ export class MapView {
     try {
       while (this.pending) {
         const t0 = performance.now();
-        const { embedding: e, n: m } = this.pending;
+        const { embedding: e, xy, n: m } = this.pending;
         this.pending = null;
-        const { x, y } = normalise(e, m);
+        if (!m) continue; // (regl-scatterplot's index worker refuses no points)
+        const { x, y } = xy ?? normalise(e, m);
         const pts = { x, y };
         if (this.cats && this.cats.codes.length === m) pts.z = this.cats.codes;
         if (m !== this.n) this.plot.set({ pointSize: m <= 5000 ? 4 : m <= 50000 ? 3 : m <= 500000 ? 2 : 1 });
@@ -163,7 +190,7 @@ export class MapView {
   resetView() { this.plot.reset(); }
 
   showTooltip(i) {
-    const label = this.labels ? `label ${this.labels[i]}` : 'no label';
+    const label = this.labels ? `label ${this.labels[i]}` : this.cats ? this.cats.values[this.cats.codes[i]] : 'no label';
     this.tooltip.replaceChildren();
     const a = document.createElement('b');
     a.textContent = `#${i}`;
@@ -172,10 +199,18 @@ export class MapView {
     if (this.cats) {
       const sw = document.createElement('span');
       sw.className = 'swatch';
-      sw.style.background = PALETTE[this.cats.codes[i] % PALETTE.length];
+      sw.style.background = this.colours()[this.cats.codes[i]];
       b.prepend(sw);
     }
     this.tooltip.append(a, b);
+    // A table's row: its label column's own text (the worker holds it), when the mouse is still there.
+    if (this.rowText) {
+      this.hovered = i;
+      this.rowText(i).then((text) => {
+        if (this.hovered !== i || this.tooltip.hidden || text == null) return;
+        b.lastChild.textContent = text;
+      });
+    }
     this.tooltip.hidden = false;
     this.placeTooltip();
   }

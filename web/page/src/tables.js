@@ -64,7 +64,7 @@ export function choosePointColumns(cols, wanted, file) {
 }
 
 // The label column: `wanted` ('' for none), else one named like a label, else none.
-function chooseLabelColumn(cols, wanted, file) {
+export function chooseLabelColumn(cols, wanted, file) {
   if (wanted === '') return null;
   if (wanted) {
     const c = cols.find((x) => x.name === wanted);
