@@ -74,6 +74,12 @@ int main(int argc, char** argv) {
       std::printf("parquet: %lld points in %.3f s\n", (long long)n, since(t0));
       return 0;
     }
+    if (what == "tiles") {
+      auto t0 = std::chrono::steady_clock::now();
+      int64_t tiles = io::write_map_tiles(out, xy.data(), n, labels.data(), true);
+      std::printf("tiles: %lld points in %lld tiles in %.3f s\n", (long long)n, (long long)tiles, since(t0));
+      return 0;
+    }
     if (what == "write") {
       auto ctx = gpu::Context::create();
       Tensor y = Tensor::from_host(ctx, xy.data(), {n, 2}, DType::f32);

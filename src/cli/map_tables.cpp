@@ -5,6 +5,7 @@
 #include "surfgrad/error.hpp"
 #include "surfgrad/io.hpp"
 #if SURFGRAD_HAS_ARROW
+#include "io/table_columns.hpp"
 #include "io/table_io.hpp"
 #endif
 
@@ -59,9 +60,38 @@ PointBlocks load_input_points(const gpu::ContextPtr& ctx, const std::string& inp
 }
 
 void write_parquet_map(const std::string& path, const Tensor& embedding, const std::string& input,
-                       const std::vector<std::string>& keep) {
+                       const std::vector<std::string>& keep, const std::string& labels_column) {
   std::vector<float> xy = embedding.to_vector<float>();
-  io::write_map_parquet(path, xy.data(), embedding.shape(0), input, keep);
+  io::write_map_parquet(path, xy.data(), embedding.shape(0), input, keep, labels_column);
+}
+
+void check_labels_column_option(const std::string& input, const std::string& column) {
+  io::check_labels_column(input, column);
+}
+
+Tensor load_table_labels(const gpu::ContextPtr& ctx, const std::string& input, const std::string& column, int64_t n) {
+  return Tensor::from_vector(ctx, io::read_table_labels(input, column, n), {n});
+}
+
+bool is_table(const std::string& path) { return io::is_table_file(path); }
+
+void check_tiles_option(const std::string& dir, bool force) { io::check_tiles_dir(dir, force); }
+
+int64_t write_map_tiles(const std::string& dir, const Tensor& embedding, const Tensor& labels, bool force,
+                        int64_t max_rows) {
+  std::vector<float> xy = embedding.to_vector<float>();
+  std::vector<int32_t> lab;
+  if (labels.defined()) lab = labels.to_vector<int32_t>();
+  return io::write_map_tiles(dir, xy.data(), embedding.shape(0), lab.empty() ? nullptr : lab.data(), force, max_rows);
+}
+
+Tensor load_map_table(const gpu::ContextPtr& ctx, const std::string& path) {
+  std::vector<float> xy;
+  int64_t dims = 0;
+  int64_t n = io::read_table_points(
+      path, {io::kMapX, io::kMapY}, int64_t(1) << 40, dims,
+      [&](const float* rows, int64_t, int64_t k, int64_t d, int64_t) { xy.insert(xy.end(), rows, rows + k * d); });
+  return Tensor::from_vector(ctx, xy, {n, 2});
 }
 
 #else
@@ -77,9 +107,24 @@ PointBlocks load_input_points(const gpu::ContextPtr& ctx, const std::string& inp
   return load_point_blocks(ctx, input);
 }
 
-void write_parquet_map(const std::string&, const Tensor&, const std::string&, const std::vector<std::string>&) {
+void write_parquet_map(const std::string&, const Tensor&, const std::string&, const std::vector<std::string>&,
+                       const std::string&) {
   throw no_arrow("a Parquet output (-o NAME.parquet)");
 }
+
+void check_labels_column_option(const std::string&, const std::string&) { throw no_arrow("--labels-column"); }
+
+Tensor load_table_labels(const gpu::ContextPtr&, const std::string&, const std::string&, int64_t) {
+  throw no_arrow("--labels-column");
+}
+
+bool is_table(const std::string&) { return false; }
+
+void check_tiles_option(const std::string&, bool) { throw no_arrow("--tiles"); }
+
+int64_t write_map_tiles(const std::string&, const Tensor&, const Tensor&, bool, int64_t) { throw no_arrow("--tiles"); }
+
+Tensor load_map_table(const gpu::ContextPtr&, const std::string&) { throw no_arrow("a Parquet map"); }
 
 #endif
 

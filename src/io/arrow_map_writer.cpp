@@ -5,6 +5,7 @@
 #include <parquet/arrow/writer.h>
 #include <parquet/properties.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "io/arrow_table.hpp"
@@ -68,7 +69,7 @@ void check_kept_columns(const std::string& input, const std::vector<std::string>
 }
 
 void write_map_parquet(const std::string& out, const float* xy, int64_t n, const std::string& input,
-                       const std::vector<std::string>& keep) {
+                       const std::vector<std::string>& keep, const std::string& labels_column) {
   if (out == "-")
     throw Error(ErrorKind::Value,
                 "-o -: Parquet cannot be written to standard output (its footer is written last "
@@ -77,12 +78,24 @@ void write_map_parquet(const std::string& out, const float* xy, int64_t n, const
   std::vector<int> kept;
   arrow::FieldVector fields = {arrow::field(kMapX, arrow::float32(), false),
                                arrow::field(kMapY, arrow::float32(), false)};
-  if (!keep.empty()) {
+  if (keep.empty()) fields.push_back(arrow::field(kMapId, arrow::int64(), false));
+  if (!keep.empty() || !labels_column.empty()) {
     table = std::make_unique<ArrowTable>(input);
     kept = choose_kept_columns(table->columns(), keep, input);
     for (int k : kept) fields.push_back(table->schema()->field(k));
-  } else {
-    fields.push_back(arrow::field(kMapId, arrow::int64(), false));
+    // The labels column rides along as `label` unless --keep carries it already.
+    if (!labels_column.empty() && std::find(keep.begin(), keep.end(), labels_column) == keep.end()) {
+      for (const auto& f : fields)
+        if (f->name() == kMapLabel)
+          throw Error(ErrorKind::Value, "'" + input + "': --labels-column " + labels_column +
+                                            " would be written as 'label', and --keep carries a column 'label' "
+                                            "already; keep " +
+                                            labels_column + " instead (--keep …," + labels_column +
+                                            ") or leave 'label' out of --keep");
+      int l = choose_column(table->columns(), labels_column, input, "--labels-column");
+      kept.push_back(l);
+      fields.push_back(table->schema()->field(l)->WithName(kMapLabel));
+    }
   }
   auto schema = arrow::schema(fields);
   arrow_guard(out, "writing the map as Parquet", [&] {
@@ -117,7 +130,9 @@ void write_map_parquet(const std::string& out, const float* xy, int64_t n, const
           r0 += batch->num_rows();
           break;
         }
-        write(r0, batch->num_rows(), batch->columns());
+        auto cols = batch->columns();
+        if (keep.empty()) cols.insert(cols.begin(), row_numbers(r0, batch->num_rows(), out));
+        write(r0, batch->num_rows(), std::move(cols));
         r0 += batch->num_rows();
       }
       if (r0 != n)

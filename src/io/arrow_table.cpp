@@ -10,6 +10,9 @@
 #include <cstring>
 #include <functional>
 
+#include "io/arrow_parallel_batches.hpp"
+#include "platform/parallel.hpp"
+
 namespace surfgrad::io {
 
 namespace {
@@ -60,6 +63,17 @@ class SelectedBatches : public arrow::RecordBatchReader {
   std::shared_ptr<arrow::Schema> schema_;
 };
 
+// A Parquet reader of `file`; its columns decode on Arrow's thread pool where there are several.
+std::unique_ptr<parquet::arrow::FileReader> open_parquet(const std::shared_ptr<arrow::io::RandomAccessFile>& file,
+                                                         const std::string& path) {
+  parquet::ArrowReaderProperties props;
+  props.set_use_threads(true);
+  parquet::arrow::FileReaderBuilder builder;
+  check_arrow(builder.Open(file), path, "this is a Parquet file by its magic bytes, but reading its footer");
+  builder.properties(props);
+  return check_arrow(builder.Build(), path, "this is a Parquet file by its magic bytes, but reading its schema");
+}
+
 }  // namespace
 
 void check_arrow(const arrow::Status& status, const std::string& file, const std::string& doing) {
@@ -82,13 +96,7 @@ ArrowTable::ArrowTable(std::string path) : path_(std::move(path)) {
     if (size >= 4) check_arrow(file_->ReadAt(0, std::min<int64_t>(size, 6), magic), path_, "reading its first bytes");
     parquet_ = size >= 4 && std::memcmp(magic, "PAR1", 4) == 0;
     if (parquet_) {
-      parquet::ArrowReaderProperties props;
-      props.set_use_threads(true);
-      parquet::arrow::FileReaderBuilder builder;
-      check_arrow(builder.Open(file_), path_, "this is a Parquet file by its magic bytes, but reading its footer");
-      builder.properties(props);
-      parquet_reader_ =
-          check_arrow(builder.Build(), path_, "this is a Parquet file by its magic bytes, but reading its schema");
+      parquet_reader_ = open_parquet(file_, path_);
       check_arrow(parquet_reader_->GetSchema(&schema_), path_,
                   "this is a Parquet file by its magic bytes, but reading its schema");
       declared_rows_ = parquet_reader_->parquet_reader()->metadata()->num_rows();
@@ -121,7 +129,14 @@ std::shared_ptr<arrow::RecordBatchReader> ArrowTable::batches(const std::vector<
       for (int f : fields) leaves(parquet_reader_->manifest().schema_fields[size_t(f)], cols);
       std::vector<int> groups(size_t(parquet_reader_->num_row_groups()));
       for (size_t g = 0; g < groups.size(); ++g) groups[g] = int(g);
-      parquet_reader_->set_batch_size(std::max<int64_t>(1, batch_rows));
+      batch_rows = std::max<int64_t>(1, batch_rows);
+      if (groups.size() > 1 && platform::host_threads() > 1) {
+        arrow::FieldVector picked;
+        for (int f : fields) picked.push_back(schema_->field(f));
+        return parallel_parquet_batches([this] { return open_parquet(file_, path_); }, arrow::schema(picked), groups,
+                                        cols, batch_rows, platform::host_threads());
+      }
+      parquet_reader_->set_batch_size(batch_rows);
       return check_arrow(parquet_reader_->GetRecordBatchReader(groups, cols), path_, "reading its row groups");
     }
     arrow::FieldVector chosen;

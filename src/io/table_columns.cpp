@@ -94,4 +94,11 @@ std::vector<int> choose_kept_columns(const std::vector<TableColumn>& columns, co
   return kept;
 }
 
+int choose_column(const std::vector<TableColumn>& columns, const std::string& name, const std::string& file,
+                  const std::string& option) {
+  int i = find_column(columns, name);
+  if (i < 0) throw missing(columns, name, file, option);
+  return i;
+}
+
 }  // namespace surfgrad::io

@@ -43,6 +43,13 @@ std::vector<int> choose_point_columns(const std::vector<TableColumn>& columns, c
 std::vector<int> choose_kept_columns(const std::vector<TableColumn>& columns, const std::vector<std::string>& keep,
                                      const std::string& file);
 
+// The index of the column `name`; throws naming the file, the column, the table's columns and
+// `option` (the flag that names it, e.g. "--labels-column").
+int choose_column(const std::vector<TableColumn>& columns, const std::string& name, const std::string& file,
+                  const std::string& option);
+// The map's label column (--labels-column carries the labels into the map's table under this name).
+inline constexpr const char* kMapLabel = "label";
+
 // "a, b, c" (for messages listing a table's columns; the first 12).
 std::string column_names_text(const std::vector<TableColumn>& columns);
 

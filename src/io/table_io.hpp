@@ -37,6 +37,14 @@ int64_t read_table_points(const std::string& path, const std::vector<std::string
 // Rows of a block of points of `dims` in `max_block_bytes`.
 int64_t table_block_rows(int64_t max_block_bytes, int64_t dims);
 
+// Checks, before any work, that `input` is a table with a column `column` (--labels-column).
+void check_labels_column(const std::string& input, const std::string& column);
+// One label per row (n rows) from the column `column` of the table `path`: integers ≥ 0 as they
+// are, whole floats, or strings (plain or dictionary) numbered 0, 1, … by first appearance.
+// Nulls, negative or fractional numbers, other types and a row count other than n are errors
+// naming the file, the column and the row.
+std::vector<int32_t> read_table_labels(const std::string& path, const std::string& column, int64_t n);
+
 // Checks, before any work, that `input` (a table) has the columns `keep` names; throws naming
 // the file and the column. (A non-table input with --keep is refused too.)
 void check_kept_columns(const std::string& input, const std::vector<std::string>& keep);
@@ -44,7 +52,17 @@ void check_kept_columns(const std::string& input, const std::vector<std::string>
 // Writes the map `xy` (n × 2 f32, C order) to `out` as Parquet: columns x, y (float32), then the
 // input table's columns `keep`, carried through batch by batch (or `id`, the row number, where
 // keep is empty), in row groups. `input` must have n rows.
+// `labels_column` (--labels-column), where not kept, is carried too, as `label`.
 void write_map_parquet(const std::string& out, const float* xy, int64_t n, const std::string& input,
-                       const std::vector<std::string>& keep);
+                       const std::vector<std::string>& keep, const std::string& labels_column = "");
+
+// --tiles DIR, before any work: refuses "", "-", a file, a non-empty folder without `force`, and
+// a folder whose parent does not exist; each naming DIR and the fix.
+void check_tiles_dir(const std::string& dir, bool force);
+// Writes the map `xy` (n × 2 f32) as a quadtree of Arrow IPC tiles of at most `max_rows` rows
+// (x, y, ix: the row number, and label where `labels` is given) and a manifest.json into `dir`
+// (docs/tiles.md), staged beside it and renamed into place. Returns the number of tiles.
+int64_t write_map_tiles(const std::string& dir, const float* xy, int64_t n, const int32_t* labels, bool force,
+                        int64_t max_rows = 65536);
 
 }  // namespace surfgrad::io
