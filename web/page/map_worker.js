@@ -4,6 +4,7 @@
 // Messages in:  { type: 'parse', id, bytes: ArrayBuffer, name }       .npy → { data, shape, dtype }
 //               { type: 'open-table', id, blob?: Blob | url?: string, name, column?: string[],
 //                 labelColumn?: string ('' none), maxBytes? }    a Parquet / Arrow file → 'table'
+//               { type: 'open-builtin', id, n }   the CLI's built-in clusters (n × 768, made on the GPU) → 'table'
 //               { type: 'row', id, i }                              the table's label text of row i
 //               { type: 'run', points: Float32Array, d, method: 'tsne'|'umap', options }
 //               { type: 'run', table: true, method, options }      the open table's points
@@ -30,7 +31,9 @@ const owned = (a) => (a instanceof Float32Array && a.byteOffset === 0 && a.buffe
   && a.buffer.byteLength === a.byteLength ? a : new Float32Array(a));
 let cancelRequested = false;
 let tables = null; // dist/tables.js, loaded on the first table
-let current = null; // the open table: { blob, name, table, columns, d, labels }
+// The points the worker holds (a table, a streamed .npy or the built-in clusters):
+// { kind: 'table' | 'npy' | 'builtin', blob, name, n, d, table, columns, labelColumn, labels }
+let current = null;
 let controller = null;
 
 function postError(stage, e, id) {
@@ -104,14 +107,19 @@ async function openTable(m) {
   }
   if (!blob) { if (!current) throw { kind: 'value', message: 'no table is open' }; blob = current.blob; name = current.name; }
   const table = await tables.openTable(blob, name);
-  if (table.format === 'npy') return { format: 'npy', blob };
+  if (table.format === 'npy') {
+    // With the streaming package, an .npy stays in its Blob too (npyPoints reads it in blocks).
+    if (!streaming()) return { format: 'npy', blob };
+    const src = await sg.npyPoints(blob);
+    if (src.shape.length !== 2)
+      throw { kind: 'shape', name: 'DataError', message: `${name}: expected an n × d array of points, got shape (${src.shape.join(', ')})` };
+    checkSize(name, src.n, src.d, m.maxBytes);
+    current = { kind: 'npy', blob, name, n: src.n, d: src.d, labels: null };
+    return { info: { name, format: `.npy ${src.dtype}`, n: src.n, d: src.d, bytes: src.n * src.d * 4, cols: null, column: null, labelColumn: null }, labels: null };
+  }
   const columns = tables.choosePointColumns(table.cols, m.column, name);
   const d = await tables.pointDims(table, columns, name);
-  const bytes = table.n * d * 4, limit = m.maxBytes ?? maxPointBytes();
-  if (table.n > MAX_PLOT_POINTS || bytes > limit)
-    throw new tables.TableError('memory', `${name}: ${table.n.toLocaleString('en-US')} rows × ${d} = ${gib(bytes)} of float32 points is more than this tab can map `
-      + `(at most ${gib(limit)} and ${MAX_PLOT_POINTS.toLocaleString('en-US')} points${streaming() ? '' : ' with a package that takes the points whole'}); `
-      + 'map it natively (surfgrad map FILE) or a sample of its rows');
+  const bytes = checkSize(name, table.n, d, m.maxBytes);
   let labelColumn = null, labels = null;
   try {
     labelColumn = tables.chooseLabelColumn(table.cols, m.labelColumn, name);
@@ -120,11 +128,42 @@ async function openTable(m) {
     if (m.labelColumn) throw e;
     labelColumn = null; // a label column found by name only: without it, not an error
   }
-  current = { blob, name, table, columns, d, labelColumn, labels };
+  current = { kind: 'table', blob, name, n: table.n, table, columns, d, labelColumn, labels };
   return {
     info: { name, format: table.format, n: table.n, d, bytes, cols: table.cols, column: columns, labelColumn },
     labels: labels && { codes: labels.codes, names: labels.names, counts: labels.counts },
   };
+}
+
+// Refuses n × d float32 points that the tab cannot map (estimated before any is read).
+function checkSize(name, n, d, maxBytes) {
+  const bytes = n * d * 4, limit = maxBytes ?? maxPointBytes();
+  if (n > MAX_PLOT_POINTS || bytes > limit)
+    throw { kind: 'memory', name: 'DataError', message: `${name}: ${n.toLocaleString('en-US')} rows × ${d} = ${gib(bytes)} of float32 points is more than this tab can map `
+      + `(at most ${gib(limit)} and ${MAX_PLOT_POINTS.toLocaleString('en-US')} points${streaming() ? '' : ' with a package that takes the points whole'}); `
+      + 'map it natively (surfgrad map FILE) or a sample of its rows' };
+  return bytes;
+}
+
+// The built-in clusters of `surfgrad map` with no input (10 clusters, label i mod 10).
+function openBuiltin(n) {
+  if (typeof sg.builtinPoints !== 'function') throw { kind: 'value', message: 'this surfgrad package has no builtinPoints()' };
+  const src = sg.builtinPoints(n);
+  checkSize('built-in clusters', src.n, src.d);
+  const values = Array.from(src.labels);
+  current = { kind: 'builtin', name: 'built-in clusters', n: src.n, d: src.d, labelColumn: 'label', labels: { values } };
+  const names = [...new Set(values)].sort((a, b) => a - b);
+  const counts = names.map(() => 0);
+  for (const v of values) counts[v]++;
+  return { info: { name: 'built-in clusters', format: 'made on the GPU', n: src.n, d: src.d, bytes: 0, cols: null, column: null, labelColumn: 'label' },
+    labels: { codes: Int32Array.from(src.labels), names: names.map(String), counts } };
+}
+
+// A fresh PointSource of the held points for one run (a source's blocks are read once).
+async function heldSource() {
+  if (current.kind === 'builtin') return sg.builtinPoints(current.n);
+  if (current.kind === 'npy') return sg.npyPoints(current.blob);
+  return { n: current.n, d: current.d, blocks: tables.pointBlocks(current.table, current.columns, current.d, current.name) };
 }
 
 async function run({ points, d, method, options, table }) {
@@ -148,9 +187,7 @@ async function run({ points, d, method, options, table }) {
     },
   };
   try {
-    const args = table
-      ? await pointsForPackage({ n: current.table.n, d: current.d, blocks: tables.pointBlocks(current.table, current.columns, current.d, current.name) })
-      : [points, d];
+    const args = table ? await pointsForPackage(await heldSource()) : [points, d];
     const r = await fn(...args, opts);
     const embedding = owned(r.embedding);
     const xy = scaleForPlot(embedding, r.n);
@@ -195,6 +232,13 @@ self.onmessage = async (ev) => {
     } catch (e) {
       postError('table', e, m.id);
     }
+  } else if (m.type === 'open-builtin') {
+    try {
+      const r = openBuiltin(m.n);
+      self.postMessage({ type: 'table', id: m.id, ...r }, [r.labels.codes.buffer]);
+    } catch (e) {
+      postError('table', e, m.id);
+    }
   } else if (m.type === 'row') {
     const v = current?.labels?.values[m.i];
     self.postMessage({ type: 'row', id: m.id, i: m.i, text: v == null ? null : String(v) });
@@ -203,7 +247,7 @@ self.onmessage = async (ev) => {
       tables ??= await import('./dist/tables.js');
       const n = m.embedding.length / 2;
       const label = m.labels ? { name: 'label', values: Array.from(m.labels) }
-        : current?.labels && current.table.n === n ? { name: current.labelColumn, values: current.labels.values } : null;
+        : current?.labels && current.n === n ? { name: current.labelColumn, values: current.labels.values } : null;
       const bytes = await tables.mapToParquet(m.embedding, n, label);
       self.postMessage({ type: 'saved', id: m.id, bytes }, [bytes.buffer]);
     } catch (e) {

@@ -1,6 +1,7 @@
 // The map page: load a data set, run t-SNE or UMAP in a worker (surfgrad on the browser's WebGPU),
 // draw the layout live with WebGL. URL parameters (for links and tests):
-//   data=mnist10k | data=<url of .npy, Parquet or Arrow IPC>   labels=<url of .npy>   n=<use the first n points (.npy)>
+//   data=mnist10k | data=<url of .npy, Parquet or Arrow IPC> | data=builtin&n=N (the CLI's built-in clusters,
+//   N × 768, made on the GPU)   labels=<url of .npy>   n=<use the first n points (.npy read whole)>
 //   column=<points column(s), a,b,c> label=<label column, '' none> (tables: as surfgrad map --column)
 //   maxBytes=<the most point bytes to map: a tab's limit, for tests>
 //   method=tsne|umap   and any map option by its JavaScript name (perplexity= earlyExaggeration=
@@ -123,9 +124,9 @@ function setData(data) {
   view.clear();
   if (data.table) view.setCategories(data.categories);
   else view.setLabels(data.labels && data.labels.length === data.n ? data.labels : null);
-  view.rowText = data.table && data.labelColumn ? async (i) => (await ask({ type: 'row', i })).text : null;
-  $('table-columns').hidden = !data.table;
-  $('labels-form').hidden = !!data.table;
+  view.rowText = data.cols && data.labelColumn ? async (i) => (await ask({ type: 'row', i })).text : null;
+  $('table-columns').hidden = !data.cols;
+  $('labels-form').hidden = !!data.cols || data.builtin;
   $('save').hidden = true;
   describeData();
   $('empty').hidden = true;
@@ -137,7 +138,7 @@ function setData(data) {
 function describeData() {
   const d = page.data;
   if (!d) { $('dataset').textContent = 'No data loaded'; return; }
-  const labels = d.table ? (d.labelColumn ? `labels '${d.labelColumn}'` : 'no labels')
+  const labels = d.table && !d.labels ? (d.labelColumn ? `labels '${d.labelColumn}'` : 'no labels')
     : d.labels ? `${view.cats?.values.length ?? 0} labels` : 'no labels';
   $('dataset').textContent = `${d.name} · ${d.n.toLocaleString('en-US')} × ${d.d} · ${labels}`;
 }
@@ -201,10 +202,8 @@ const loadMnistClicked = () => loading('MNIST 10k', async () => {
   setData(m);
 });
 const baseName = (url) => url.split('?')[0].split('/').pop() || url;
-const loadUrl = (url) => loading(url, async () => {
-  if (/\.npy$/i.test(url.split('?')[0])) setData(await loadPoints(await fetchBytes(url), baseName(url)));
-  else await openTable({ url, name: baseName(url) });
-});
+// Any URL goes to the worker, which tells .npy, Parquet and Arrow apart by their first bytes.
+const loadUrl = (url) => loading(url, () => openTable({ url, name: baseName(url) }));
 
 // ---- tables (Parquet, Arrow IPC / Feather): read in the worker, the points never come here -------
 
@@ -214,13 +213,20 @@ async function openTable(source, { column = tableParam('column')?.split(',').fil
   const maxBytes = tableParam('maxBytes') !== undefined ? Number(tableParam('maxBytes')) : undefined;
   const r = await ask({ type: 'open-table', ...source, column, labelColumn, maxBytes });
   if (r.format === 'npy') { setData(await loadPoints(await r.blob.arrayBuffer(), source.name)); return; }
+  setHeld(r);
+}
+
+// Points the worker holds (a table, a streamed .npy, the built-in clusters): the page keeps only
+// their labels' categories.
+function setHeld(r) {
   const i = r.info;
   setData({
     table: true, name: `${i.name} (${i.format})`, n: i.n, d: i.d, column: i.column, labelColumn: i.labelColumn,
-    cols: i.cols, categories: r.labels,
+    cols: i.cols, categories: r.labels, builtin: i.format === 'made on the GPU',
   });
-  fillColumnChoices(i);
+  if (i.cols) fillColumnChoices(i);
 }
+const loadBuiltin = (n) => loading(`built-in clusters (${n.toLocaleString('en-US')})`, async () => setHeld(await ask({ type: 'open-builtin', n })));
 
 // The selects: point columns (lists of numbers; numeric columns together, as the CLI's a,b,c) and
 // label columns (text or numbers; none).
@@ -270,7 +276,7 @@ $('save-parquet').onclick = async () => {
   try {
     const copy = page.result.embedding.slice(0, 2 * page.result.n);
     // An .npy's integer labels go along (a table's label column is in the worker already).
-    const labels = !page.data?.table && page.data?.labels?.length === page.result.n ? page.data.labels.slice() : null;
+    const labels = page.data?.labels?.length === page.result.n ? page.data.labels.slice() : null;
     const r = await ask({ type: 'save-parquet', embedding: copy, labels }, [copy.buffer, ...(labels ? [labels.buffer] : [])]);
     page.saved = r.bytes; // for tests
     download(new Blob([r.bytes]), `${mapName()}.parquet`);
@@ -280,22 +286,19 @@ const loadLabelsUrl = (url) => loading(url, async () => loadLabels(await fetchBy
 
 async function loadFiles(files) {
   for (const f of files) {
-    // Anything but .npy is read as a table (the worker tells Parquet, Arrow and .npy by their first bytes).
-    if (!/\.npy$/i.test(f.name)) { await loading(f.name, () => openTable({ blob: f, name: f.name })); continue; }
-    const bytes = await f.arrayBuffer();
-    // A 1-D array (or n×1) after points are loaded is taken as labels.
-    const looksLikeLabels = page.data && /label|target|class|^y[._]/i.test(f.name);
-    if (looksLikeLabels) await loading(f.name, () => loadLabels(bytes, f.name));
-    else {
-      const ok = await loading(f.name, async () => {
-        try { setData(await loadPoints(bytes.slice(0), f.name)); }
-        catch (e) {
-          if (page.data && e.kind === 'shape') return loadLabels(bytes, f.name);
-          throw e;
-        }
-      });
-      if (!ok) continue;
+    const npy = /\.npy$/i.test(f.name);
+    // A 1-D .npy (or n×1) after points are loaded is taken as labels.
+    if (page.data && npy && /label|target|class|^y[._]/i.test(f.name)) {
+      await loading(f.name, async () => loadLabels(await f.arrayBuffer(), f.name));
+      continue;
     }
+    await loading(f.name, async () => {
+      try { await openTable({ blob: f, name: f.name }); }
+      catch (e) {
+        if (page.data && npy && e.kind === 'shape') return loadLabels(await f.arrayBuffer(), f.name);
+        throw e;
+      }
+    });
   }
 }
 
@@ -534,6 +537,7 @@ ready.then(async (ok) => {
   const data = params.get('data'), labels = params.get('labels');
   let loaded = false;
   if (data === 'mnist10k') loaded = await loadMnistClicked();
+  else if (data === 'builtin') loaded = await loadBuiltin(Number(params.get('n')) || 100000);
   else if (data) {
     $('data-url').value = data;
     loaded = await loadUrl(data);
