@@ -4,6 +4,9 @@
 # finds the Chromium flags under which WebGPU gets the NVIDIA Vulkan adapter (not SwiftShader),
 # then runs web/bench/autorun.html (surfgrad and umap-js on MNIST) through chromium_gpu.py.
 #   bash web/bench/gpu_browser_run.sh OUT [TOOLS] [SIZES]
+# TOOLS = scale: issue 32's case instead (web/bench/scale.html): builtinPoints(SIZES, default
+# 1000000) mapped by t-SNE and UMAP in a worker, each twice (cold, warm), beside `build/surfgrad
+# map --points N` timed in the same call (SURFGRAD=path to change it); rows in OUT/run/scale.json.
 set -uo pipefail
 out=${1:?usage: gpu_browser_run.sh OUT [TOOLS] [SIZES]}
 tools=${2:-surfgrad-umap,surfgrad-tsne,umap-js}
@@ -36,5 +39,10 @@ if [ -z "$chosen" ]; then
   chosen=${variants[0]}
 fi
 echo "running with: $chosen"
+if [ "$tools" = scale ]; then
+  [ "$sizes" = 1797,10000 ] && sizes=1000000
+  exec python3 web/bench/chromium_gpu.py --chromium "$bundle" --page scale --out "$out/run" --n "$sizes" \
+    --methods tsne,umap --repeats 2 --surfgrad "${SURFGRAD:-build/surfgrad}" --flags="$chosen" --timeout 400
+fi
 python3 web/bench/chromium_gpu.py --chromium "$bundle" --data .carry/data --out "$out/run" --tools "$tools" \
   --n "$sizes" --flags="$chosen" --timeout 480
