@@ -45,7 +45,8 @@ table_link=()
 if [[ " $TARGETS " == *" table "* ]]; then
   [ -n "$ARROW_DIR" ] || { log "the table target needs Arrow C++: run scripts/setup.sh"; exit 1; }
   arrow_flags=(-DSURFGRAD_HAS_ARROW=1 -isystem "$ARROW_DIR/include")
-  for s in src/io/arrow_table.cpp src/io/arrow_points.cpp src/io/table_columns.cpp; do
+  for s in src/io/arrow_table.cpp src/io/arrow_parallel_batches.cpp src/io/arrow_points.cpp src/io/arrow_labels.cpp \
+           src/io/table_columns.cpp src/platform/parallel.cpp; do
     o="$OUT/obj/$(basename "${s%.cpp}").o"
     "$CXX" "${flags[@]/-fsanitize=fuzzer,/-fsanitize=fuzzer-no-link,}" "${arrow_flags[@]}" -c "$s" -o "$o" &
     table_link+=("$o")

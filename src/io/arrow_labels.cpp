@@ -4,6 +4,7 @@
 #include <arrow/api.h>
 
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <unordered_map>
 
@@ -37,9 +38,12 @@ void take(const arrow::Array& a, int64_t base, std::vector<int32_t>& out, Catego
   for (int64_t i = 0; i < n; ++i)
     if (a.IsNull(i)) throw label_error(file, column, base + i, "is null; give every point a label (or leave it out)");
   auto number = [&](double x, int64_t i) {
-    if (!(x >= 0 && x <= double(std::numeric_limits<int32_t>::max()) && x == std::floor(x)))
+    if (!(x >= 0 && x <= double(std::numeric_limits<int32_t>::max()) && x == std::floor(x))) {
+      char shown[32];
+      std::snprintf(shown, sizeof shown, "%.17g", x);
       throw label_error(file, column, base + i,
-                        "is " + std::to_string(x) + "; numeric labels must be whole numbers from 0 to 2147483647");
+                        std::string("is ") + shown + "; numeric labels must be whole numbers from 0 to 2147483647");
+    }
     out.push_back(int32_t(x));
   };
   auto strings = [&](const auto& arr) {
@@ -81,16 +85,6 @@ void take(const arrow::Array& a, int64_t base, std::vector<int32_t>& out, Catego
 }
 
 }  // namespace
-
-void check_labels_column(const std::string& input, const std::string& column) {
-  if (input.empty() || !is_table_file(input))
-    throw Error(ErrorKind::Value,
-                "--labels-column takes labels from a column of a Parquet or Arrow input; " +
-                    (input.empty() ? std::string("there is no INPUT") : "'" + input + "' is not one") +
-                    ": use --labels FILE");
-  ArrowTable table(input);
-  choose_column(table.columns(), column, input, "--labels-column");
-}
 
 std::vector<int32_t> read_table_labels(const std::string& path, const std::string& column, int64_t n) {
   ArrowTable table(path);

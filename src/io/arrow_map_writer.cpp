@@ -68,6 +68,16 @@ void check_kept_columns(const std::string& input, const std::vector<std::string>
   choose_kept_columns(table.columns(), keep, input);
 }
 
+void check_labels_column(const std::string& input, const std::string& column) {
+  if (input.empty() || !is_table_file(input))
+    throw Error(ErrorKind::Value,
+                "--labels-column takes labels from a column of a Parquet or Arrow input; " +
+                    (input.empty() ? std::string("there is no INPUT") : "'" + input + "' is not one") +
+                    ": use --labels FILE");
+  ArrowTable table(input);
+  choose_column(table.columns(), column, input, "--labels-column");
+}
+
 void write_map_parquet(const std::string& out, const float* xy, int64_t n, const std::string& input,
                        const std::vector<std::string>& keep, const std::string& labels_column) {
   if (out == "-")

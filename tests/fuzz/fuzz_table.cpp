@@ -1,8 +1,8 @@
 // libFuzzer target: bytes as a Parquet or Arrow IPC file through the host half of the table
-// reader (src/io/arrow_points.cpp over Apache Arrow C++). Every run it hands on must be whole,
-// contiguous, finite rows of the dimensions it reports; anything but surfgrad::Error escaping is
-// a finding. (Arrow's own libraries are the wheel's, not instrumented: this covers surfgrad's
-// side of them, and Arrow's checks as they answer.)
+// reader (src/io/arrow_points.cpp over Apache Arrow C++) and the labels column's (arrow_labels.cpp). Every run it hands
+// on must be whole, contiguous, finite rows of the dimensions it reports; anything but surfgrad::Error escaping is a
+// finding. (Arrow's own libraries are the wheel's, not instrumented: this covers surfgrad's side of them, and Arrow's
+// checks as they answer.)
 #include <unistd.h>
 
 #include <cmath>
@@ -47,5 +47,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (rows != seen || dims < 1) __builtin_trap();
     });
   }
+  // --labels-column's reader over the same bytes: integer, string and dictionary columns.
+  for (const char* column : {"label", "text", "id"})
+    fuzz_one([&] {
+      std::vector<int32_t> labels = surfgrad::io::read_table_labels(path, column, 6);
+      if (labels.size() != 6) __builtin_trap();
+      for (int32_t l : labels)
+        if (l < 0) __builtin_trap();
+    });
   return 0;
 }

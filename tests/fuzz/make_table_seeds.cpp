@@ -18,5 +18,15 @@ int main(int argc, char** argv) {
   tt::write_parquet(tt::table_of({{"a", tt::ok(a.Finish())}}), dir + "/column.parquet");
   tt::write_ipc(tt::table_of({{"embedding", tt::points_array(list)}}), dir + "/list.arrow");
   tt::write_ipc(tt::table_of({{"embedding", tt::points_array(fixed)}}), dir + "/fixed.arrows", true);
+  // Label columns (--labels-column): integers, and class names dictionary-encoded.
+  arrow::Int32Builder ints;
+  arrow::StringDictionaryBuilder names;
+  for (int i = 0; i < 6; ++i) tt::ok(ints.Append(i % 3)), tt::ok(names.Append(i % 2 ? "cat" : "dog"));
+  auto text = tt::texts(6);
+  tt::write_parquet(
+      tt::table_of({{"embedding", tt::points_array(fixed)}, {"label", tt::ok(ints.Finish())}, {"text", text}}),
+      dir + "/labels.parquet", 4);
+  tt::write_ipc(tt::table_of({{"embedding", tt::points_array(fixed)}, {"label", tt::ok(names.Finish())}}),
+                dir + "/labels.arrow");
   return 0;
 }
