@@ -66,19 +66,26 @@ const ready = (async () => {
 
 // Embedding (n×2 interleaved) → x, y in [-0.92, 0.92], centred, aspect ratio kept (the plot's
 // normalised device coordinates).
-function scaleForPlot(embedding, n) {
+// `stride` > 1: only every stride-th point (an intermediate layout of a large map, below).
+function scaleForPlot(embedding, n, stride = 1) {
   let x0 = Infinity, x1 = -Infinity, y0 = Infinity, y1 = -Infinity;
-  for (let i = 0; i < n; i++) {
+  for (let i = 0; i < n; i += stride) {
     const x = embedding[2 * i], y = embedding[2 * i + 1];
     if (!Number.isFinite(x) || !Number.isFinite(y)) continue;
     if (x < x0) x0 = x; if (x > x1) x1 = x; if (y < y0) y0 = y; if (y > y1) y1 = y;
   }
   const cx = (x0 + x1) / 2 || 0, cy = (y0 + y1) / 2 || 0;
   const s = 1.84 / (Math.max(x1 - x0, y1 - y0) || 1);
-  const x = new Float32Array(n), y = new Float32Array(n);
-  for (let i = 0; i < n; i++) { x[i] = (embedding[2 * i] - cx) * s; y[i] = (embedding[2 * i + 1] - cy) * s; }
-  return { x, y };
+  const m = Math.ceil(n / stride);
+  const x = new Float32Array(m), y = new Float32Array(m);
+  for (let k = 0, i = 0; k < m; k++, i += stride) { x[k] = (embedding[2 * i] - cx) * s; y[k] = (embedding[2 * i + 1] - cy) * s; }
+  return { x, y, stride };
 }
+
+// The most points of an intermediate layout the page draws: regl-scatterplot takes a new set of
+// points on the page's thread (~0.8 s for 1M on a 2-core host, ~0.1 s for 100k), so a larger map
+// is drawn live from an even sample of its points (every stride-th) and whole when it is done.
+const LIVE_POINTS = 100000;
 
 // The package takes a PointSource ({ n, d, blocks }) where it has sg.npyPoints (the streaming
 // API); an older one takes one Float32Array, gathered here from the blocks.
@@ -166,7 +173,7 @@ async function heldSource() {
   return { n: current.n, d: current.d, blocks: tables.pointBlocks(current.table, current.columns, current.d, current.name) };
 }
 
-async function run({ points, d, method, options, table }) {
+async function run({ points, d, method, options, table, livePoints = LIVE_POINTS }) {
   cancelRequested = false;
   if (!table) current = null; // the page moved on to other points: the table's labels are not theirs
   controller = new AbortController();
@@ -179,7 +186,8 @@ async function run({ points, d, method, options, table }) {
       const transfer = [];
       if (p.embedding?.length) {
         // Scaled into new arrays: the library may keep writing into the one it handed us.
-        msg.xy = scaleForPlot(p.embedding, p.embedding.length / 2);
+        const n = p.embedding.length / 2;
+        msg.xy = scaleForPlot(p.embedding, n, Math.max(1, Math.ceil(n / livePoints)));
         transfer.push(msg.xy.x.buffer, msg.xy.y.buffer);
       }
       self.postMessage(msg, transfer);

@@ -4,6 +4,7 @@
 //   N × 768, made on the GPU)   labels=<url of .npy>   n=<use the first n points (.npy read whole)>
 //   column=<points column(s), a,b,c> label=<label column, '' none> (tables: as surfgrad map --column)
 //   maxBytes=<the most point bytes to map: a tab's limit, for tests>
+//   livePoints=<the most points of an intermediate layout drawn: an even sample of larger maps; 100000>
 //   method=tsne|umap   and any map option by its JavaScript name (perplexity= earlyExaggeration=
 //   nNeighbors= minDist= epochs= seed= ...: the library's schema, mapOptionSchema())
 //   run=1 (start once loaded)   mock=1 (the dev mock instead of ../package/surfgrad.js)
@@ -441,13 +442,14 @@ async function startRun() {
   run.timer = setInterval(() => { $('elapsed').textContent = fmtSeconds((performance.now() - run.start) / 1000); }, 100);
   setStatus(req.method === 'tsne' ? 't-SNE' : 'UMAP', 'starting…');
   $('save').hidden = true;
+  const livePoints = Number(params.get('livePoints')) > 0 ? Number(params.get('livePoints')) : undefined;
   if (table) {
-    worker.postMessage({ type: 'run', table: true, method: req.method, options: req.options });
+    worker.postMessage({ type: 'run', table: true, method: req.method, options: req.options, livePoints });
     return;
   }
   // The worker gets a copy: the page keeps its points for another run.
   const copy = points.slice();
-  worker.postMessage({ type: 'run', points: copy, d, method: req.method, options: req.options }, [copy.buffer]);
+  worker.postMessage({ type: 'run', points: copy, d, method: req.method, options: req.options, livePoints }, [copy.buffer]);
 }
 
 const phaseNames = { pca: 'PCA', knn: 'Nearest neighbours', graph: 'Affinities', layout: 'Layout' };

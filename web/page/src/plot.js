@@ -143,7 +143,7 @@ export class MapView {
   // given new points. (regl-scatterplot renders into a shared WebGL canvas and copies it with
   // drawImage: cheap on a GPU, ~50 ms per frame on SwiftShader.)
   async show(layout, n) {
-    this.pending = layout.x ? { xy: layout, n: layout.x.length } : { embedding: layout, n };
+    this.pending = layout.x ? { xy: layout, n: layout.x.length, stride: layout.stride ?? 1 } : { embedding: layout, n, stride: 1 };
     if (this.drawing) return this.drawing;
     this.drawing = this.drawLoop();
     return this.drawing;
@@ -153,12 +153,15 @@ export class MapView {
     try {
       while (this.pending) {
         const t0 = performance.now();
-        const { embedding: e, xy, n: m } = this.pending;
+        const { embedding: e, xy, n: m, stride } = this.pending;
         this.pending = null;
         if (!m) continue; // (regl-scatterplot's index worker refuses no points)
         const { x, y } = xy ?? normalise(e, m);
         const pts = { x, y };
-        if (this.cats && this.cats.codes.length === m) pts.z = this.cats.codes;
+        // An intermediate layout of a large map: every stride-th point (map_worker.js LIVE_POINTS).
+        this.stride = stride;
+        const codes = this.cats && (stride > 1 ? this.sampleCodes(stride, m) : this.cats.codes);
+        if (codes && codes.length === m) pts.z = codes;
         if (m !== this.n) this.plot.set({ pointSize: m <= 5000 ? 4 : m <= 50000 ? 3 : m <= 500000 ? 2 : 1 });
         this.n = m;
         await this.plot.draw(pts, { zDataType: 'categorical', preventFilterReset: true });
@@ -168,6 +171,15 @@ export class MapView {
     } finally {
       this.drawing = null;
     }
+  }
+
+  // The label codes of every stride-th point (m of them), kept for the next layout.
+  sampleCodes(stride, m) {
+    if (this.sampled?.stride === stride && this.sampled.cats === this.cats && this.sampled.codes.length === m) return this.sampled.codes;
+    const codes = new Float32Array(m);
+    for (let k = 0; k < m; k++) codes[k] = this.cats.codes[k * stride];
+    this.sampled = { stride, cats: this.cats, codes };
+    return codes;
   }
 
   // Shows only the points of one label code (or all again).
@@ -189,7 +201,8 @@ export class MapView {
   clear() { this.n = 0; this.filtered = null; this.plot.clear(); }
   resetView() { this.plot.reset(); }
 
-  showTooltip(i) {
+  showTooltip(k) {
+    const i = k * (this.stride ?? 1); // the point's own index (a sampled layout draws every stride-th)
     const label = this.labels ? `label ${this.labels[i]}` : this.cats ? this.cats.values[this.cats.codes[i]] : 'no label';
     this.tooltip.replaceChildren();
     const a = document.createElement('b');
