@@ -4,7 +4,8 @@
 // Parquet, and pyarrow reads that back (2,000 rows; x, y finite float32; id; label as written). Then
 // bad tables, each of which must show its message while the page keeps the map it has: a missing
 // column, a ragged list column, a list of strings, NaN in a row (named), a truncated file, a URL that
-// 404s, a URL that is not Parquet, a table too big for the tab. Exit 0 when all hold, 1 with reasons.
+// 404s, a URL that is not Parquet, compressed Arrow IPC, a table too big for the tab; and the same
+// table as Feather v2 through the file picker. Exit 0 when all hold, 1 with reasons.
 //
 //   node web/tests/page_parquet.mjs [--out DIR] [--python PY] [--timeout SECONDS]
 //
@@ -50,6 +51,10 @@ write('nan.parquet', embedding=lst(xn.ravel(), offs))
 b = open(f'{out}/points.parquet', 'rb').read()
 open(f'{out}/truncated.parquet', 'wb').write(b[: len(b) // 2])
 open(f'{out}/table.csv', 'w').write('a,b\\n1,2\\n' * 50)
+import pyarrow.feather as fe
+t = pq.read_table(f'{out}/points.parquet')
+fe.write_feather(t, f'{out}/points.feather', compression='uncompressed')
+fe.write_feather(t, f'{out}/points_lz4.feather', compression='lz4')
 `, dataDir], { stdio: 'inherit' });
 
 const failures = [];
@@ -120,6 +125,7 @@ print(f'{t.num_rows} rows, columns {t.column_names}, x in [{x.min():.2f}, {x.max
     ['truncated.parquet', /truncated/],
     ['missing.parquet', /HTTP 404/],
     ['table.csv', /not Parquet or Arrow IPC.*starts with 'a,b/],
+    ['points_lz4.feather', /compressed Arrow IPC \(lz4\/zstd\) is not supported in the browser; write it uncompressed/],
     ['points.parquet?big', /2,000 rows × 64 = 500 KiB of float32 points is more than this tab can map \(at most 4 KiB/, 'maxBytes=4096'],
   ];
   for (const [file, want, query] of bad) {
@@ -142,6 +148,15 @@ print(f'{t.num_rows} rows, columns {t.column_names}, x in [{x.min():.2f}, {x.max
     const ok = r.message && want.test(r.message) && r.shown && r.state === 'idle' && r.n === N;
     console.log(`page_parquet: ${file}: ${ok ? 'ok' : 'WRONG'}: ${r.message}`);
     if (!ok) failures.push(`${file}: expected a message matching ${want} with the page idle on its ${N} points; got ${JSON.stringify(r)}`);
+  }
+  // Feather v2 (Arrow IPC) through the file picker: the same table, loaded (not mapped again).
+  {
+    await page.setInputFiles('#data-file', path.join(dataDir, 'points.feather'));
+    await page.waitForFunction(() => window.surfgradPage.state !== 'loading' && /feather/.test(window.surfgradPage.data?.name ?? ''), null, { timeout: 60000 });
+    const r = await page.evaluate(() => { const d = window.surfgradPage.data; return { name: d.name, n: d.n, d: d.d, labelColumn: d.labelColumn, error: window.surfgradPage.error }; });
+    const ok = r.n === N && r.d === D && r.labelColumn === 'label' && !r.error;
+    console.log(`page_parquet: points.feather (file picker): ${ok ? 'ok' : 'WRONG'}: ${r.name}, ${r.n} × ${r.d}, labels ${r.labelColumn}`);
+    if (!ok) failures.push(`points.feather: expected ${N} × ${D} with labels 'label'; got ${JSON.stringify(r)}`);
   }
   // A ragged list and NaN are found while the points are read for the map (a load reads the
   // metadata, the first row and the labels): load (fine), run, and the run names the row.
