@@ -5,7 +5,7 @@
 # PNG, Parquet, tiles), each printing the CLI's phase timings; plus surfgrad_io_bench's I/O-only
 # timings (no map) where it was packed.
 # Here:   scripts/pack_arrow_carry.sh build      (→ .carry/arrow, ~17 MB of xz)
-# There:  carry .carry/arrow;  bash bench/arrow_io_gpu.sh [STEPS]   (STEPS: "data 1m 10m io";
+# There:  carry .carry/arrow and .gl;  bash bench/arrow_io_gpu.sh [STEPS]   (STEPS: "data 1m 10m io";
 #         default all, ~5 min on an H100; data makes the files once under $WORK)
 # pyarrow and numpy come from the machine's own python3 (its image has both).
 set -u
@@ -18,6 +18,11 @@ if [ ! -x "$work/bin/surfgrad" ] || [ .carry/arrow/surfgrad-arrow.tar.xz -nt "$w
   tar -xJf .carry/arrow/surfgrad-arrow.tar.xz -C "$work" || { echo "no .carry/arrow: run scripts/pack_arrow_carry.sh and carry it" >&2; exit 1; }
 fi
 export LD_LIBRARY_PATH="$work/bin${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# The NVIDIA Vulkan driver needs libglvnd and the Vulkan loader: the device README's .gl packages
+# (carry .gl), unpacked as bench/python_gpu.sh's run does.
+if ls .gl/*.deb >/dev/null 2>&1; then for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig; fi
+icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+[ -f "$icd" ] && export VK_DRIVER_FILES=${VK_DRIVER_FILES:-$icd}
 bin=$work/bin/surfgrad
 echo "cores: $(nproc); $(python3 -c 'import pyarrow, numpy; print("pyarrow", pyarrow.__version__, "numpy", numpy.__version__)')" | tee "$out/io.log"
 
