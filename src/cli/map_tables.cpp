@@ -2,6 +2,8 @@
 // to get it.
 #include "map_tables.hpp"
 
+#include <algorithm>
+
 #include "surfgrad/error.hpp"
 #include "surfgrad/io.hpp"
 #if SURFGRAD_HAS_ARROW
@@ -88,9 +90,12 @@ int64_t write_map_tiles(const std::string& dir, const Tensor& embedding, const T
 Tensor load_map_table(const gpu::ContextPtr& ctx, const std::string& path) {
   std::vector<float> xy;
   int64_t dims = 0;
-  int64_t n = io::read_table_points(
-      path, {io::kMapX, io::kMapY}, int64_t(1) << 40, dims,
-      [&](const float* rows, int64_t, int64_t k, int64_t d, int64_t) { xy.insert(xy.end(), rows, rows + k * d); });
+  int64_t n = io::read_table_points(path, {io::kMapX, io::kMapY}, int64_t(1) << 40, dims,
+                                    [&](const float* rows, int64_t first, int64_t k, int64_t d, int64_t) {
+                                      // In place by row: a file's row groups may come in any order.
+                                      if (xy.size() < size_t((first + k) * d)) xy.resize(size_t((first + k) * d));
+                                      std::copy(rows, rows + k * d, xy.begin() + first * d);
+                                    });
   return Tensor::from_vector(ctx, xy, {n, 2});
 }
 

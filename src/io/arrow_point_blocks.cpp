@@ -13,17 +13,20 @@ PointBlocks load_table_point_blocks(const gpu::ContextPtr& ctx, const std::strin
   if (max_block_bytes == 0) max_block_bytes = ctx->limits().max_storage_buffer_binding_size / 4;
   int64_t block_bytes = int64_t(std::min<uint64_t>(max_block_bytes, uint64_t(1) << 62));
   PointBlocks out;
-  int64_t dims = 0, filled = 0;  // rows written into the last block
+  int64_t dims = 0, filled = 0;  // rows written into the last block (a stream's, read in order)
+  // Runs come in any order where row groups are read in parallel (each with its first row);
+  // a block is made when its first run arrives, as long as the declared rows left (a stream
+  // declares none: a whole block, cut at the end).
   auto upload = [&](const float* rows, int64_t first, int64_t n, int64_t d, int64_t declared) {
     const int64_t block_rows = table_block_rows(block_bytes, d), in_block = first % block_rows;
+    const size_t b = size_t(first / block_rows);
     try {
-      if (in_block == 0) {
-        // A block of the declared rows left (a stream declares none: a whole block, cut at the end).
-        int64_t rows_left = declared > first ? declared - first : block_rows;
-        out.blocks.push_back(Tensor::empty(ctx, {std::min(block_rows, rows_left), d}, DType::f32));
-        filled = 0;
+      if (b >= out.blocks.size()) out.blocks.resize(b + 1);
+      if (!out.blocks[b].defined()) {
+        int64_t rows_left = declared > first ? declared - int64_t(b) * block_rows : block_rows;
+        out.blocks[b] = Tensor::empty(ctx, {std::min(block_rows, rows_left), d}, DType::f32);
       }
-      const Tensor& block = out.blocks.back();
+      const Tensor& block = out.blocks[b];
       if (in_block + n > block.shape(0))
         throw file_error(path, "holds more rows than its metadata declares (" + std::to_string(declared) +
                                    "); the file is corrupt: write it again");

@@ -5,12 +5,18 @@
 
 #include <algorithm>
 #include <cmath>
+#include <condition_variable>
 #include <cstring>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <thread>
 
 #include "io/arrow_table.hpp"
 #include "io/host_formats.hpp"
 #include "io/input_limits.hpp"
 #include "io/table_io.hpp"
+#include "platform/parallel.hpp"
 #include "surfgrad/tensor.hpp"
 
 namespace surfgrad::io {
@@ -72,15 +78,21 @@ int64_t first_null(const arrow::Array& a, int64_t begin, int64_t end) {
 // host holds a few MiB of converted points, however large the file.
 class BlockFiller {
  public:
-  BlockFiller(int64_t max_block_bytes, int64_t declared_rows, const TableBlockSink& sink)
-      : max_block_bytes_(max_block_bytes), declared_(declared_rows), sink_(sink) {}
+  // Rows from `first_row` on (a row group's first row where groups are read in parallel).
+  BlockFiller(int64_t max_block_bytes, int64_t declared_rows, const TableBlockSink& sink, int64_t first_row = 0,
+              int64_t stage_bytes = kStageBytes)
+      : max_block_bytes_(max_block_bytes),
+        declared_(declared_rows),
+        stage_bytes_(stage_bytes),
+        sink_(sink),
+        done_(first_row) {}
 
   // Sets the dimensions (once). The buffer grows with the rows that really arrive, up to the
   // stage: a file that declares 10^9 rows and holds 50 costs 50.
   void start(int64_t dims) {
     dims_ = dims;
     block_rows_ = table_block_rows(max_block_bytes_, dims);
-    stage_rows_ = std::clamp<int64_t>(kStageBytes / (dims * 4), 1, block_rows_);
+    stage_rows_ = std::clamp<int64_t>(stage_bytes_ / (dims * 4), 1, block_rows_);
   }
   int64_t dims() const { return dims_; }
   int64_t rows() const { return done_ + used_; }
@@ -102,7 +114,7 @@ class BlockFiller {
 
  private:
   static constexpr int64_t kStageBytes = int64_t(16) << 20;
-  int64_t max_block_bytes_, declared_;
+  int64_t max_block_bytes_, declared_, stage_bytes_;
   const TableBlockSink& sink_;
   int64_t dims_ = 0, block_rows_ = 0, stage_rows_ = 0, used_ = 0, done_ = 0;
   std::vector<float> buf_;
@@ -200,6 +212,133 @@ void take_columns(const arrow::RecordBatch& batch, BlockFiller& fill, const std:
   }
 }
 
+// A Parquet file of several row groups on all cores: worker w converts row groups w, w + W, …
+// (a reader each) into runs of its own stage, and this thread hands the runs to the sink as they
+// come, in any order, each with its first row (from the groups' row counts, checked). At most
+// 2W runs of kParallelStageBytes wait, so memory stays bounded however large the file; a
+// failure reports the first bad row group's error, as a serial read would.
+constexpr int64_t kParallelStageBytes = int64_t(4) << 20;
+
+struct Run {
+  std::vector<float> rows;
+  int64_t first = 0, n = 0, d = 0;
+};
+
+struct Stopped {};  // a worker told to stop while waiting for room
+
+int64_t read_groups_in_parallel(ArrowTable& table, const std::vector<int>& fields, bool list, const std::string& name,
+                                const std::string& names, int64_t batch_rows, int64_t max_block_bytes, int64_t& dims,
+                                const TableBlockSink& sink) {
+  const std::string& path = table.path();
+  const int groups = table.row_groups();
+  std::vector<int64_t> group_first(size_t(groups) + 1, 0);
+  for (int g = 0; g < groups; ++g) {
+    int64_t rows = table.row_group_rows(g);
+    if (rows < 0 || rows > table.declared_rows())
+      throw file_error(path, "row group " + std::to_string(g) + " declares " + std::to_string(rows) +
+                                 " rows; the file is corrupt: write it again");
+    group_first[size_t(g) + 1] = group_first[size_t(g)] + rows;
+  }
+  if (group_first.back() != table.declared_rows())
+    throw file_error(path, "its row groups declare " + std::to_string(group_first.back()) + " rows, its metadata " +
+                               std::to_string(table.declared_rows()) + "; the file is corrupt: write it again");
+  const int workers = std::min(groups, platform::host_threads());
+  std::vector<ArrowTable::GroupBatches> readers;
+  for (int w = 0; w < workers; ++w) readers.push_back(table.group_batches(fields, batch_rows));
+
+  std::mutex m;
+  std::condition_variable cv;
+  std::deque<Run> queue;
+  bool stop = false;
+  int live = workers, failed_group = groups;
+  std::exception_ptr failed;
+  auto work = [&](int w) {
+    TableBlockSink push = [&](const float* rows, int64_t first, int64_t n, int64_t d, int64_t) {
+      Run run{std::vector<float>(rows, rows + n * d), first, n, d};
+      std::unique_lock lock(m);
+      cv.wait(lock, [&] { return stop || queue.size() < size_t(2 * workers); });
+      if (stop) throw Stopped{};
+      queue.push_back(std::move(run));
+      cv.notify_all();
+    };
+    for (int g = w; g < groups; g += workers) {
+      {
+        std::lock_guard lock(m);
+        if (stop || g > failed_group) break;
+      }
+      try {
+        arrow_guard(path, "reading column " + names, [&] {
+          BlockFiller fill(max_block_bytes, table.declared_rows(), push, group_first[size_t(g)], kParallelStageBytes);
+          auto reader = readers[size_t(w)](g);
+          for (;;) {
+            std::shared_ptr<arrow::RecordBatch> batch;
+            check_arrow(reader->ReadNext(&batch), path, "reading column '" + names + "'");
+            if (!batch) break;
+            if (list)
+              take_list(*batch->column(0), fill, path, name);
+            else
+              take_columns(*batch, fill, path);
+          }
+          fill.flush();
+          int64_t want = group_first[size_t(g) + 1] - group_first[size_t(g)],
+                  got = fill.rows() - group_first[size_t(g)];
+          if (got != want)
+            throw file_error(path, "row group " + std::to_string(g) + " holds " + std::to_string(got) + " rows of '" +
+                                       names + "', its metadata declares " + std::to_string(want) +
+                                       "; the file is corrupt: write it again");
+        });
+      } catch (const Stopped&) {
+        break;
+      } catch (...) {
+        std::lock_guard lock(m);
+        if (g < failed_group) failed_group = g, failed = std::current_exception();
+      }
+    }
+    std::lock_guard lock(m);
+    --live;
+    cv.notify_all();
+  };
+  std::vector<std::thread> threads;
+  struct Join {  // on every way out: stop the workers and wait for them
+    std::vector<std::thread>& t;
+    std::mutex& m;
+    std::condition_variable& cv;
+    bool& stop;
+    ~Join() {
+      {
+        std::lock_guard lock(m);
+        stop = true;
+      }
+      cv.notify_all();
+      for (auto& x : t) x.join();
+    }
+  } join{threads, m, cv, stop};
+  for (int w = 0; w < workers; ++w) threads.emplace_back(work, w);
+
+  int64_t rows = 0, d = 0;
+  for (;;) {
+    Run run;
+    {
+      std::unique_lock lock(m);
+      cv.wait(lock, [&] { return !queue.empty() || live == 0; });
+      if (queue.empty()) break;
+      run = std::move(queue.front());
+      queue.pop_front();
+      cv.notify_all();
+    }
+    if (d == 0) d = run.d;
+    if (run.d != d)
+      throw row_error(path, name, run.first,
+                      "has " + std::to_string(run.d) + " values, other rows " + std::to_string(d) +
+                          " (every point the same length; ragged lists cannot be mapped)");
+    sink(run.rows.data(), run.first, run.n, run.d, table.declared_rows());
+    rows += run.n;
+  }
+  if (failed) std::rethrow_exception(failed);
+  dims = d;
+  return rows;
+}
+
 }  // namespace
 
 int64_t table_block_rows(int64_t max_block_bytes, int64_t dims) {
@@ -219,6 +358,12 @@ int64_t read_table_points(const std::string& path, const std::vector<std::string
   std::string names = first.name;
   for (size_t i = 1; i < fields.size(); ++i) names += ", " + table.columns()[size_t(fields[i])].name;
 
+  if (table.row_groups() > 1 && platform::host_threads() > 1) {
+    int64_t rows =
+        read_groups_in_parallel(table, fields, list, first.name, names, batch_rows, max_block_bytes, dims, block);
+    if (rows == 0) throw file_error(path, "no points in the file (column '" + names + "' has no rows)");
+    return rows;
+  }
   BlockFiller fill(max_block_bytes, table.declared_rows(), block);
   auto reader = table.batches(fields, batch_rows);
   arrow_guard(path, "reading column " + names, [&] {

@@ -162,4 +162,23 @@ std::shared_ptr<arrow::RecordBatchReader> ArrowTable::batches(const std::vector<
   });
 }
 
+int ArrowTable::row_groups() const { return parquet_ ? parquet_reader_->num_row_groups() : 0; }
+
+int64_t ArrowTable::row_group_rows(int group) const {
+  return parquet_reader_->parquet_reader()->metadata()->RowGroup(group)->num_rows();
+}
+
+ArrowTable::GroupBatches ArrowTable::group_batches(const std::vector<int>& fields, int64_t batch_rows) {
+  return arrow_guard(path_, "opening a reader", [&]() -> GroupBatches {
+    std::shared_ptr<parquet::arrow::FileReader> reader = open_parquet(file_, path_);
+    reader->set_batch_size(std::max<int64_t>(1, batch_rows));
+    std::vector<int> cols;
+    for (int f : fields) leaves(reader->manifest().schema_fields[size_t(f)], cols);
+    return [reader, cols, path = path_](int group) -> std::shared_ptr<arrow::RecordBatchReader> {
+      return check_arrow(reader->GetRecordBatchReader({group}, cols), path,
+                         "reading row group " + std::to_string(group));
+    };
+  });
+}
+
 }  // namespace surfgrad::io

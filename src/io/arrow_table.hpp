@@ -5,6 +5,7 @@
 #pragma once
 #include <arrow/api.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -36,6 +37,13 @@ class ArrowTable {
   // Batches of the columns `fields` (top-level indices, in this order) of about `batch_rows`
   // rows each (Parquet; IPC batches are the file's own).
   std::shared_ptr<arrow::RecordBatchReader> batches(const std::vector<int>& fields, int64_t batch_rows);
+
+  // Parquet's row groups (0 for IPC) and the rows each declares (untrusted, as declared_rows).
+  int row_groups() const;
+  int64_t row_group_rows(int group) const;
+  // A Parquet reader of its own (for one worker thread): batches of `fields` of one row group.
+  using GroupBatches = std::function<std::shared_ptr<arrow::RecordBatchReader>(int group)>;
+  GroupBatches group_batches(const std::vector<int>& fields, int64_t batch_rows);
 
  private:
   std::string path_;

@@ -29,7 +29,10 @@ PointBlocks load_table_point_blocks(const gpu::ContextPtr& ctx, const std::strin
 // The host half of load_table_point_blocks (tests and fuzzing): `block` receives each run of
 // whole rows as f32 (n × dims, C order) with its first row number and the rows the file declares
 // (-1: none). Runs are at most 16 MiB and never straddle a block of
-// table_block_rows(max_block_bytes, dims) rows. Returns the number of rows and sets `dims`.
+// table_block_rows(max_block_bytes, dims) rows. They come in file order, except from a Parquet
+// file of several row groups, whose groups are decoded on all cores and handed on as they
+// finish (each run's rows in place by its first row; every row exactly once). Returns the number of rows and sets
+// `dims`.
 using TableBlockSink =
     std::function<void(const float* rows, int64_t first_row, int64_t n, int64_t dims, int64_t declared_rows)>;
 int64_t read_table_points(const std::string& path, const std::vector<std::string>& columns, int64_t max_block_bytes,

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "fuzz_support.hpp"
 #include "io/table_io.hpp"
@@ -36,15 +37,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (bool named : {false, true}) {
     fuzz_one([&] {
       int64_t dims = 0, seen = 0;
+      std::vector<bool> covered;  // row groups may come in any order: every row exactly once
       int64_t rows = surfgrad::io::read_table_points(
           path, named ? std::vector<std::string>{"embedding"} : std::vector<std::string>{}, 4096, dims,
           [&](const float* r, int64_t first, int64_t n, int64_t d, int64_t) {
-            if (first != seen || n < 1 || d < 1 || n * d * 4 > 4096 + d * 4) __builtin_trap();
+            if (first < 0 || n < 1 || d < 1 || n * d * 4 > 4096 + d * 4) __builtin_trap();
+            if (covered.size() < size_t(first + n)) covered.resize(size_t(first + n));
+            for (int64_t i = first; i < first + n; ++i) {
+              if (covered[size_t(i)]) __builtin_trap();
+              covered[size_t(i)] = true;
+            }
             for (int64_t i = 0; i < n * d; ++i)
               if (!std::isfinite(r[i])) __builtin_trap();
             seen += n;
           });
-      if (rows != seen || dims < 1) __builtin_trap();
+      if (rows != seen || dims < 1 || int64_t(covered.size()) != rows) __builtin_trap();
     });
   }
   // --labels-column's reader over the same bytes: integer, string and dictionary columns.
