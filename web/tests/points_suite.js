@@ -56,8 +56,10 @@ async function collect(pointSource) {
 
 export async function testPoints(record, expectError) {
   // 1. The heap: a streamed map of 600 × 1024 points (2.4 MiB) in 50-row blocks must not grow
-  // the wasm memory by the points' bytes; the same points as a Float32Array do (the check can
-  // fail). Few points of many dimensions: SwiftShader's time goes as n² (kNN), bytes as n·d.
+  // the wasm memory by a quarter of the points' bytes, while the same points as a Float32Array
+  // do (so the check can fail: suite.js runs this group first, before other tests leave free
+  // memory in the heap). Few points of many dimensions: SwiftShader's time goes as n² (kNN),
+  // bytes as n·d.
   const [n, d] = [600, 1024];
   const x = clustered(n, d, 71);
   const options = { seed: 1, epochs: 20 };
@@ -66,8 +68,8 @@ export async function testPoints(record, expectError) {
   const streamedGrowth = streamed.wasmMemoryBytes - before;
   const whole = await sg.umap(x, d, options);
   const wholeGrowth = whole.wasmMemoryBytes - streamed.wasmMemoryBytes;
-  record(`a streamed ${n} × ${d} map did not grow the wasm memory by the points' ${n * d * 4} bytes`,
-         streamedGrowth < n * d * 4, `grew ${streamedGrowth} bytes (the Float32Array path after it: ${wholeGrowth})`);
+  record(`a streamed ${n} × ${d} map grew the wasm memory by < ¼ of the points' ${n * d * 4} bytes, the Float32Array path by more`,
+         streamedGrowth < n * d && wholeGrowth >= n * d, `streamed: grew ${streamedGrowth} bytes; Float32Array after it: ${wholeGrowth}`);
   record('a streamed map equals the Float32Array map bit for bit (UMAP, seed 1)', sameBits(streamed.embedding, whole.embedding),
          firstDifference(streamed.embedding, whole.embedding));
   record('a streamed map reports timings.upload', streamed.timings.upload >= 0 && whole.timings.upload === undefined,
@@ -144,8 +146,8 @@ export async function testPoints(record, expectError) {
 // builtinPoints(n) mapped in the page; the driver maps `surfgrad map --points n` natively with the
 // same options and compares. One t-SNE iteration: the map is the points' first two principal
 // components (init 'pca') plus one small step, so it shows whether the points are the same.
-// (1000 points, perplexity 5: SwiftShader's exact kNN in 768-D takes 23 s at 3000 points.)
-export const builtinCase = { n: 1000, method: 'tsne', options: { seed: 1, iterations: 1, exaggerationIterations: 0, perplexity: 5 },
+// (500 points, perplexity 5: SwiftShader's exact kNN in 768-D takes 23 s at 3000 points.)
+export const builtinCase = { n: 500, method: 'tsne', options: { seed: 1, iterations: 1, exaggerationIterations: 0, perplexity: 5 },
                              cli: ['--iterations', '1', '--exaggeration-iterations', '0', '--perplexity', '5', '--seed', '1'] };
 
 export async function builtinMap(record) {
