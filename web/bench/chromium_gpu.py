@@ -46,6 +46,8 @@ def main():
     p.add_argument("--page", choices=["peers", "scale"], default="peers")
     p.add_argument("--methods", default="tsne,umap", help="--page scale: the maps")
     p.add_argument("--repeats", type=int, default=2, help="--page scale: runs of each map (the first cold)")
+    p.add_argument("--source", choices=["builtin", "stream"], default="builtin",
+                   help="--page scale: builtinPoints(n), or points made in JS and streamed in (native_seconds: built-in)")
     p.add_argument("--surfgrad", help="--page scale: the native CLI, timed on the same sizes")
     p.add_argument("--browser", help="a browser binary instead of BUNDLE's chromium-headless-shell")
     p.add_argument("--out", required=True)
@@ -99,8 +101,8 @@ def main():
     threading.Thread(target=server.serve_forever, daemon=True).start()
     url = "http://127.0.0.1:%d/bench/autorun.html?surfgrad=1&tools=%s&n=%s" % (server.server_address[1], a.tools, a.n)
     if a.page == "scale":
-        url = "http://127.0.0.1:%d/bench/scale.html?n=%s&methods=%s&repeats=%d" % (
-            server.server_address[1], a.n, a.methods, a.repeats)
+        url = "http://127.0.0.1:%d/bench/scale.html?n=%s&methods=%s&repeats=%d&source=%s" % (
+            server.server_address[1], a.n, a.methods, a.repeats, a.source)
     env = dict(os.environ)
     env["LD_LIBRARY_PATH"] = os.path.join(a.chromium, "lib") + ":" + os.path.join(a.chromium, "chromium") + \
         (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")

@@ -7,6 +7,7 @@
 # TOOLS = scale: issue 32's case instead (web/bench/scale.html): builtinPoints(SIZES, default
 # 1000000) mapped by t-SNE and UMAP in a worker, each twice (cold, warm), beside `build/surfgrad
 # map --points N` timed in the same call (SURFGRAD=path to change it); rows in OUT/run/scale.json.
+# TOOLS = scale-stream: the same with points made in JS in the worker and streamed in (the upload).
 set -uo pipefail
 out=${1:?usage: gpu_browser_run.sh OUT [TOOLS] [SIZES]}
 tools=${2:-surfgrad-umap,surfgrad-tsne,umap-js}
@@ -39,10 +40,12 @@ if [ -z "$chosen" ]; then
   chosen=${variants[0]}
 fi
 echo "running with: $chosen"
-if [ "$tools" = scale ]; then
+if [ "$tools" = scale ] || [ "$tools" = scale-stream ]; then
   [ "$sizes" = 1797,10000 ] && sizes=1000000
-  exec python3 web/bench/chromium_gpu.py --chromium "$bundle" --page scale --out "$out/run" --n "$sizes" \
-    --methods tsne,umap --repeats 2 --surfgrad "${SURFGRAD:-build/surfgrad}" --flags="$chosen" --timeout 400
+  source=builtin
+  [ "$tools" = scale-stream ] && source=stream
+  exec python3 web/bench/chromium_gpu.py --chromium "$bundle" --page scale --source $source --out "$out/run" \
+    --n "$sizes" --methods tsne,umap --repeats 2 --surfgrad "${SURFGRAD:-build/surfgrad}" --flags="$chosen" --timeout 400
 fi
 python3 web/bench/chromium_gpu.py --chromium "$bundle" --data .carry/data --out "$out/run" --tools "$tools" \
   --n "$sizes" --flags="$chosen" --timeout 480

@@ -1,12 +1,36 @@
 // The scale benchmark's worker (scale.html): maps builtinPoints(n) with surfgrad, the points made
-// on the GPU (no upload), and posts progress (with the wasm memory's size) and the result.
+// on the GPU (no upload), or with source 'stream' the same kind of points (10 clusters in 768-D)
+// made here in JavaScript, 16 MiB at a time, and streamed through the package's point-source path
+// (the upload measured: timings.upload, of which jsSeconds making the blocks). Posts progress
+// (with the wasm memory's size) and the result.
 import * as sg from '../package/surfgrad.js';
+import { seeded } from './common.js';
 
-self.onmessage = async ({ data: { n, method, options } }) => {
+// n × 768 points of 10 clusters as Float32Array blocks of about 16 MiB; `made.seconds` is the
+// time spent making them (not uploading).
+function streamedPoints(n, made) {
+  const d = 768, rows = Math.floor((16 << 20) / (d * 4)), r = seeded(5);
+  const centres = Float32Array.from({ length: 10 * d }, () => 0.7 * (r() - 0.5));
+  const block = new Float32Array(rows * d);
+  async function* blocks() {
+    for (let r0 = 0; r0 < n; r0 += rows) {
+      const t0 = performance.now(), take = Math.min(rows, n - r0);
+      for (let i = 0; i < take; i++)
+        for (let j = 0, c = ((r0 + i) % 10) * d; j < d; j++) block[i * d + j] = centres[c + j] + r() - 0.5;
+      made.seconds += (performance.now() - t0) / 1000;
+      yield block.subarray(0, take * d);  // one buffer reused: uploaded before the next is made
+    }
+  }
+  return { n, d, blocks: { [Symbol.asyncIterator]: blocks } };
+}
+
+self.onmessage = async ({ data: { n, method, options, source } }) => {
   try {
     const info = await sg.init();
+    const made = { seconds: 0 };
+    const points = source === 'stream' ? streamedPoints(n, made) : sg.builtinPoints(n);
     const t0 = performance.now();
-    const r = await sg[method](sg.builtinPoints(n), {
+    const r = await sg[method](points, {
       ...options,
       onProgress: ({ phase, done, total }) => {
         self.postMessage({ kind: 'progress', phase, done, total, wasmMemoryBytes: sg.stats().wasmMemoryBytes });
@@ -14,6 +38,7 @@ self.onmessage = async ({ data: { n, method, options } }) => {
     });
     const workerSeconds = (performance.now() - t0) / 1000;
     self.postMessage({ kind: 'result', adapter: info.adapter, embedding: r.embedding, timings: r.timings, workerSeconds,
+                       jsSeconds: source === 'stream' ? made.seconds : undefined,
                        wasmMemoryBytes: r.wasmMemoryBytes, gpuPeakBytes: r.gpuPeakBytes, k: r.k,
                        pcaComponents: r.pcaComponents, approximateKnn: r.approximateKnn }, [r.embedding.buffer]);
   } catch (e) {
