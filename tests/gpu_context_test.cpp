@@ -17,7 +17,9 @@ TEST(GpuContext, HeaderMatchesLibrary) {
   auto problems = ctx()->verify_header_matches_library();
   for (const auto& p : problems) ADD_FAILURE() << p;
   EXPECT_FALSE(ctx()->info().name.empty());
-  EXPECT_NE(ctx()->info().implementation.find("wgpu-native"), std::string::npos);
+  const char* chosen = std::getenv("SURFGRAD_WEBGPU");  // Dawn under scripts/run_tests.sh's Dawn stage
+  bool dawn = chosen && std::string(chosen) == "dawn";
+  EXPECT_NE(ctx()->info().implementation.find(dawn ? "Dawn" : "wgpu-native"), std::string::npos);
 }
 
 TEST(GpuContext, LimitsAreTheAdapters) {

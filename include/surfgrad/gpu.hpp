@@ -56,7 +56,7 @@ struct AdapterInfo {
   std::string name, vendor, architecture, description, driver;
   std::string backend;         // "vulkan", "gles", ...
   std::string adapter_type;    // "discrete GPU", "integrated GPU", "CPU", ...
-  std::string implementation;  // "wgpu-native 27.0.x.y"
+  std::string implementation;  // "wgpu-native 27.0.x.y", "Dawn (/path/libwebgpu_dawn.so)" (SURFGRAD_WEBGPU)
   bool is_cpu = false;
 };
 
@@ -68,6 +68,14 @@ struct Features {
   bool cooperative_matrix = false;          // the device was created with it (requested and offered)
   bool cooperative_matrix_offered = false;  // the adapter offers it (whether requested or not)
   std::string cooperative_matrix_refusal;   // why a device with it was refused (then created without)
+  // Dawn's chromium-experimental-subgroup-matrix (SURFGRAD_WEBGPU=dawn; issue 34): the device has
+  // it, and the adapter's shapes ("f16xf16->f32 16x16x16", ...), as Dawn lists them.
+  struct SubgroupMatrixShape {
+    std::string component, result;  // "f16", "f32", "i8", "i32", ...
+    uint32_t m = 0, n = 0, k = 0;
+  };
+  bool subgroup_matrix = false;
+  std::vector<SubgroupMatrixShape> subgroup_matrix_configs;
   uint32_t subgroup_min_size = 0, subgroup_max_size = 0;  // measured by a kernel where not reported
   std::vector<std::string> adapter_features;              // everything the adapter reports, by name
   std::vector<std::string> device_features;               // what the device was created with

@@ -47,6 +47,10 @@ int cmd_info(const gpu::ContextPtr& ctx) {
     for (size_t p = 0; (p = why.find('\n', p)) != std::string::npos;) why.replace(p, 1, " "), ++p;
     std::printf("                 %s\n", why.c_str());
   }
+  std::printf("subgroup-matrix  %s", f.subgroup_matrix ? "yes (Dawn, chromium-experimental-subgroup-matrix):" : "no");
+  for (auto& c : f.subgroup_matrix_configs)
+    std::printf(" %sx%s->%s %ux%ux%u", c.component.c_str(), c.component.c_str(), c.result.c_str(), c.m, c.n, c.k);
+  std::printf("\n");
   std::printf("adapter features");
   for (auto& s : f.adapter_features) std::printf(" %s", s.c_str());
   std::printf(

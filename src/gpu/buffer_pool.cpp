@@ -40,7 +40,7 @@ std::shared_ptr<BufferState> BufferPool::acquire(uint64_t bytes, bool& fresh) {
     WGPUBufferDescriptor desc = WGPU_BUFFER_DESCRIPTOR_INIT;
     desc.usage = WGPUBufferUsage_Storage | WGPUBufferUsage_CopySrc | WGPUBufferUsage_CopyDst | WGPUBufferUsage_Indirect;
     desc.size = cls;
-    state->buffer = wgpuDeviceCreateBuffer(device_, &desc);
+    state->buffer = api().wgpuDeviceCreateBuffer(device_, &desc);
     state->id = next_buffer_id();
     fresh = true;
     platform::LockGuard lock(mutex_);
@@ -65,7 +65,7 @@ void BufferPool::release(BufferState* state) {
 
 void BufferPool::trim() {
   platform::LockGuard lock(mutex_);
-  for (auto& [cls, entry] : free_) wgpuBufferRelease(entry.buffer);
+  for (auto& [cls, entry] : free_) api().wgpuBufferRelease(entry.buffer);
   free_.clear();
   stats_.pooled_buffers = stats_.pooled_bytes = 0;
 }
@@ -82,7 +82,7 @@ Buffer::~Buffer() {
   if (auto pool = state_->pool.lock()) {
     pool->release(state_.get());
   } else {
-    wgpuBufferRelease(state_->buffer);
+    api().wgpuBufferRelease(state_->buffer);
   }
 }
 

@@ -47,14 +47,14 @@ std::pair<WGPUErrorType, std::string> pop_scope(Context::Impl& impl) {
     res->message = to_std(message);
   };
   cb.userdata1 = slot.userdata();
-  wgpuDevicePopErrorScope(impl.device, cb);
+  api().wgpuDevicePopErrorScope(impl.device, cb);
   const Result& r = *slot.state;
   // Until the answer comes: no cap on the spins (an unanswered scope read as "no error" would
   // hide one), but a lost device ends the wait.
   for (int spins = 0; !r.done; ++spins) {
-    wgpuInstanceProcessEvents(impl.instance);
+    api().wgpuInstanceProcessEvents(impl.instance);
     if (r.done) break;
-    wgpuDevicePoll(impl.device, spins > 1000, nullptr);  // block once spinning has not helped
+    poll(impl.instance, impl.device, spins > 1000);  // block once spinning has not helped
     platform::LockGuard lock(impl.error_mutex);
     if (impl.lost) return {WGPUErrorType_Unknown, "the device was lost: " + impl.lost_message};
   }
@@ -82,7 +82,7 @@ std::vector<WGPUBindGroupLayoutEntry> layout_entries(const std::vector<KernelBin
 }  // namespace
 
 void Context::Impl::clear_bind_groups() {
-  for (auto& [key, group] : bind_groups) wgpuBindGroupRelease(group);
+  for (auto& [key, group] : bind_groups) api().wgpuBindGroupRelease(group);
   bind_groups.clear();
 }
 
@@ -108,8 +108,8 @@ BufferPtr Context::alloc(uint64_t bytes, const std::string& what) {
     // left", seen at 10M points on an H100): a second scope catches those. Sizes were checked
     // against the limits above, so a validation error here is the allocation failing.
     if (big) {
-      wgpuDevicePushErrorScope(impl_->device, WGPUErrorFilter_OutOfMemory);
-      wgpuDevicePushErrorScope(impl_->device, WGPUErrorFilter_Validation);
+      api().wgpuDevicePushErrorScope(impl_->device, WGPUErrorFilter_OutOfMemory);
+      api().wgpuDevicePushErrorScope(impl_->device, WGPUErrorFilter_Validation);
     }
     bool fresh = false;
     std::shared_ptr<BufferState> state;
@@ -120,7 +120,7 @@ BufferPtr Context::alloc(uint64_t bytes, const std::string& what) {
       desc.usage =
           WGPUBufferUsage_Storage | WGPUBufferUsage_CopySrc | WGPUBufferUsage_CopyDst | WGPUBufferUsage_Indirect;
       desc.size = bytes;
-      state->buffer = wgpuDeviceCreateBuffer(impl_->device, &desc);
+      state->buffer = api().wgpuDeviceCreateBuffer(impl_->device, &desc);
       state->id = next_buffer_id();
       state->capacity = bytes;
     } else {
@@ -138,7 +138,7 @@ BufferPtr Context::alloc(uint64_t bytes, const std::string& what) {
       }
       if (type != WGPUErrorType_NoError) {
         state->pool.reset();
-        if (state->buffer) wgpuBufferRelease(state->buffer);
+        if (state->buffer) api().wgpuBufferRelease(state->buffer);
         state->buffer = nullptr;
         if (attempt == 0 && impl_->pool->stats().pooled_bytes > 0) {
           trim_pool();  // the cached bind groups too: they hold the pooled buffers alive
@@ -167,11 +167,11 @@ void Context::upload(const Buffer& dst, const void* data, uint64_t bytes, uint64
   // this buffer (a recycled one, say), submit that batch first so the write lands after it.
   if (dst.state()->last_batch == impl_->batch_id && impl_->encoder) flush();
   uint64_t aligned = bytes / 4 * 4;
-  if (aligned) wgpuQueueWriteBuffer(impl_->queue, dst.state()->buffer, offset, data, aligned);
+  if (aligned) api().wgpuQueueWriteBuffer(impl_->queue, dst.state()->buffer, offset, data, aligned);
   if (aligned != bytes) {  // writeBuffer wants multiples of 4: pad the tail
     uint8_t tail[4] = {0, 0, 0, 0};
     std::memcpy(tail, static_cast<const uint8_t*>(data) + aligned, bytes - aligned);
-    wgpuQueueWriteBuffer(impl_->queue, dst.state()->buffer, offset + aligned, tail, 4);
+    api().wgpuQueueWriteBuffer(impl_->queue, dst.state()->buffer, offset + aligned, tail, 4);
   }
 }
 
@@ -182,11 +182,11 @@ void Context::download(const Buffer& src, void* data, uint64_t bytes, uint64_t o
   WGPUBufferDescriptor desc = WGPU_BUFFER_DESCRIPTOR_INIT;
   desc.usage = WGPUBufferUsage_MapRead | WGPUBufferUsage_CopyDst;
   desc.size = std::max<uint64_t>(span, 4);
-  WGPUBuffer staging = wgpuDeviceCreateBuffer(impl_->device, &desc);
+  WGPUBuffer staging = api().wgpuDeviceCreateBuffer(impl_->device, &desc);
   if (span) {
     impl_->open_pass();  // ensures an encoder exists
     impl_->close_pass();
-    wgpuCommandEncoderCopyBufferToBuffer(impl_->encoder, src.state()->buffer, start, staging, 0, span);
+    api().wgpuCommandEncoderCopyBufferToBuffer(impl_->encoder, src.state()->buffer, start, staging, 0, span);
   }
   flush();
   struct MapResult {
@@ -205,18 +205,17 @@ void Context::download(const Buffer& src, void* data, uint64_t bytes, uint64_t o
   };
   cb.userdata1 = slot.userdata();
   const MapResult& r = *slot.state;
-  wgpuBufferMapAsync(staging, WGPUMapMode_Read, 0, desc.size, cb);
+  api().wgpuBufferMapAsync(staging, WGPUMapMode_Read, 0, desc.size, cb);
   while (!r.done) {
-    wgpuDevicePoll(impl_->device, true, nullptr);
-    wgpuInstanceProcessEvents(impl_->instance);
+    poll(impl_->instance, impl_->device, true);
     if (device_lost()) break;
   }
   if (r.done && r.status == WGPUMapAsyncStatus_Success) {
-    const void* mapped = wgpuBufferGetConstMappedRange(staging, 0, desc.size);
+    const void* mapped = api().wgpuBufferGetConstMappedRange(staging, 0, desc.size);
     if (mapped) std::memcpy(data, static_cast<const uint8_t*>(mapped) + (offset - start), bytes);
-    wgpuBufferUnmap(staging);
+    api().wgpuBufferUnmap(staging);
   }
-  wgpuBufferRelease(staging);
+  api().wgpuBufferRelease(staging);
   impl_->check();
   if (!r.done || r.status != WGPUMapAsyncStatus_Success)
     throw Error(ErrorKind::Device, "reading " + human_bytes(bytes) + " back from the device failed: " + r.message);
@@ -224,8 +223,9 @@ void Context::download(const Buffer& src, void* data, uint64_t bytes, uint64_t o
 
 bool Context::trusts_validated_kernels() const { return impl_->trust_validated; }
 
-Kernel Context::kernel(const std::string& wgsl, const std::string& entry, bool validated) {
+Kernel Context::kernel(const std::string& source_wgsl, const std::string& entry, bool validated) {
   impl_->check();
+  const std::string wgsl = api().implementation == WebGpuImplementation::Dawn ? dawn_wgsl(source_wgsl) : source_wgsl;
   const bool trusted = validated && impl_->trust_validated;
   std::string key = (trusted ? "trusted|" : "") + entry + '\n' + wgsl;
   if (auto it = impl_->kernels.find(key); it != impl_->kernels.end()) return it->second;
@@ -246,15 +246,12 @@ Kernel Context::kernel(const std::string& wgsl, const std::string& entry, bool v
                                      "' (" + (err ? std::strerror(err) : "unknown error") +
                                      "); set it to an existing, writable folder, or unset it");
   }
-  wgpuDevicePushErrorScope(impl_->device, WGPUErrorFilter_Validation);
+  api().wgpuDevicePushErrorScope(impl_->device, WGPUErrorFilter_Validation);
   WGPUShaderSourceWGSL source = WGPU_SHADER_SOURCE_WGSL_INIT;
   source.code = to_view(wgsl);
   WGPUShaderModuleDescriptor sdesc = WGPU_SHADER_MODULE_DESCRIPTOR_INIT;
   sdesc.nextInChain = &source.chain;
-  // Trusted: no bounds checks. Loop bounding stays (it cost nothing measurable on the H200).
-  WGPUShaderModule module =
-      trusted ? wgpuDeviceCreateShaderModuleTrusted(impl_->device, &sdesc, WGPUShaderRuntimeChecks_ForceLoopBounding)
-              : wgpuDeviceCreateShaderModule(impl_->device, &sdesc);
+  WGPUShaderModule module = create_shader_module(impl_->device, &sdesc, trusted);
   // An explicit layout (not "auto"): the parameter block is a uniform with a dynamic offset,
   // so one bind group serves every dispatch on the same buffers.
   std::vector<KernelBinding> declared = declared_bindings(wgsl);
@@ -265,22 +262,22 @@ Kernel Context::kernel(const std::string& wgsl, const std::string& entry, bool v
   WGPUBindGroupLayoutDescriptor ldesc = WGPU_BIND_GROUP_LAYOUT_DESCRIPTOR_INIT;
   ldesc.entryCount = entries.size();
   ldesc.entries = entries.data();
-  WGPUBindGroupLayout layout = wgpuDeviceCreateBindGroupLayout(impl_->device, &ldesc);
+  WGPUBindGroupLayout layout = api().wgpuDeviceCreateBindGroupLayout(impl_->device, &ldesc);
   WGPUPipelineLayoutDescriptor pldesc = WGPU_PIPELINE_LAYOUT_DESCRIPTOR_INIT;
   pldesc.bindGroupLayoutCount = 1;
   pldesc.bindGroupLayouts = &layout;
-  WGPUPipelineLayout pipeline_layout = wgpuDeviceCreatePipelineLayout(impl_->device, &pldesc);
+  WGPUPipelineLayout pipeline_layout = api().wgpuDeviceCreatePipelineLayout(impl_->device, &pldesc);
   WGPUComputePipelineDescriptor pdesc = WGPU_COMPUTE_PIPELINE_DESCRIPTOR_INIT;
   pdesc.layout = pipeline_layout;
   pdesc.compute.module = module;
   pdesc.compute.entryPoint = to_view(entry);
-  WGPUComputePipeline pipeline = wgpuDeviceCreateComputePipeline(impl_->device, &pdesc);
-  wgpuPipelineLayoutRelease(pipeline_layout);
-  wgpuShaderModuleRelease(module);
+  WGPUComputePipeline pipeline = api().wgpuDeviceCreateComputePipeline(impl_->device, &pdesc);
+  api().wgpuPipelineLayoutRelease(pipeline_layout);
+  api().wgpuShaderModuleRelease(module);
   auto [type, message] = pop_scope(*impl_);
   if (type != WGPUErrorType_NoError || !pipeline) {
-    if (pipeline) wgpuComputePipelineRelease(pipeline);
-    if (layout) wgpuBindGroupLayoutRelease(layout);
+    if (pipeline) api().wgpuComputePipelineRelease(pipeline);
+    if (layout) api().wgpuBindGroupLayoutRelease(layout);
     impl_->check();
     // Show the source with line numbers: compiler messages refer to them.
     std::string listing;
@@ -348,7 +345,7 @@ Workgroups Context::grid_for(uint64_t workgroups) const {
 void Context::Impl::open_pass() {
   if (!encoder) {
     WGPUCommandEncoderDescriptor desc = WGPU_COMMAND_ENCODER_DESCRIPTOR_INIT;
-    encoder = wgpuDeviceCreateCommandEncoder(device, &desc);
+    encoder = api().wgpuDeviceCreateCommandEncoder(device, &desc);
   }
   if (pass) return;
   WGPUComputePassDescriptor desc = WGPU_COMPUTE_PASS_DESCRIPTOR_INIT;
@@ -371,13 +368,13 @@ void Context::Impl::open_pass() {
     queries_used += 2;
     desc.timestampWrites = &writes;
   }
-  pass = wgpuCommandEncoderBeginComputePass(encoder, &desc);
+  pass = api().wgpuCommandEncoderBeginComputePass(encoder, &desc);
 }
 
 void Context::Impl::close_pass() {
   if (!pass) return;
-  wgpuComputePassEncoderEnd(pass);
-  wgpuComputePassEncoderRelease(pass);
+  api().wgpuComputePassEncoderEnd(pass);
+  api().wgpuComputePassEncoderRelease(pass);
   pass = nullptr;
 }
 
@@ -393,7 +390,7 @@ void Context::dispatch(const Kernel& kernel, std::span<const Buffer* const> bind
                                               "' exceeds " + std::to_string(max) + " workgroups per dimension");
   if (I.profile.on) profile_before_dispatch(kernel);
   bind(kernel, bindings, meta);
-  wgpuComputePassEncoderDispatchWorkgroups(I.pass, groups.x, groups.y, groups.z);
+  api().wgpuComputePassEncoderDispatchWorkgroups(I.pass, groups.x, groups.y, groups.z);
   if (I.profile.on) I.close_pass();
   if (++I.dispatches >= kMaxDispatchesPerBatch && !I.timing) flush();
 }
@@ -413,7 +410,7 @@ void Context::dispatch_indirect(const Kernel& kernel, std::span<const Buffer* co
   if (I.profile.on) profile_before_dispatch(kernel);
   bind(kernel, bindings, meta);
   args.state()->last_batch = I.batch_id;
-  wgpuComputePassEncoderDispatchWorkgroupsIndirect(I.pass, args.state()->buffer, offset);
+  api().wgpuComputePassEncoderDispatchWorkgroupsIndirect(I.pass, args.state()->buffer, offset);
   if (I.profile.on) I.close_pass();
   if (++I.dispatches >= kMaxDispatchesPerBatch && !I.timing) flush();
 }
@@ -474,7 +471,7 @@ void Context::bind(const Kernel& kernel, std::span<const Buffer* const> bindings
         WGPUBufferDescriptor bdesc = WGPU_BUFFER_DESCRIPTOR_INIT;
         bdesc.usage = WGPUBufferUsage_Uniform | WGPUBufferUsage_CopyDst;
         bdesc.size = state->capacity = kMetaChunkBytes;
-        state->buffer = wgpuDeviceCreateBuffer(I.device, &bdesc);
+        state->buffer = api().wgpuDeviceCreateBuffer(I.device, &bdesc);
         state->id = next_buffer_id();
         I.meta_chunk = BufferPtr(new Buffer(std::move(state), bdesc.size));
       }
@@ -505,12 +502,12 @@ void Context::bind(const Kernel& kernel, std::span<const Buffer* const> bindings
     desc.layout = kernel.state->layout;
     desc.entryCount = n;
     desc.entries = entries;
-    group = wgpuDeviceCreateBindGroup(I.device, &desc);
+    group = api().wgpuDeviceCreateBindGroup(I.device, &desc);
     I.bind_groups.emplace(key, group);
   }
   I.open_pass();
-  wgpuComputePassEncoderSetPipeline(I.pass, kernel.state->pipeline);
-  wgpuComputePassEncoderSetBindGroup(I.pass, 0, group, has_meta ? 1 : 0, has_meta ? &dynamic_offset : nullptr);
+  api().wgpuComputePassEncoderSetPipeline(I.pass, kernel.state->pipeline);
+  api().wgpuComputePassEncoderSetBindGroup(I.pass, 0, group, has_meta ? 1 : 0, has_meta ? &dynamic_offset : nullptr);
 }
 
 void Context::copy(const Buffer& src, uint64_t src_offset, const Buffer& dst, uint64_t dst_offset, uint64_t bytes) {
@@ -520,15 +517,16 @@ void Context::copy(const Buffer& src, uint64_t src_offset, const Buffer& dst, ui
   impl_->open_pass();
   impl_->close_pass();
   src.state()->last_batch = dst.state()->last_batch = impl_->batch_id;
-  wgpuCommandEncoderCopyBufferToBuffer(impl_->encoder, src.state()->buffer, src_offset, dst.state()->buffer, dst_offset,
-                                       bytes);
+  api().wgpuCommandEncoderCopyBufferToBuffer(impl_->encoder, src.state()->buffer, src_offset, dst.state()->buffer,
+                                             dst_offset, bytes);
 }
 
 void Context::Impl::write_meta_uploads() {
   // Parameter blocks go up right before the submit that reads them; chunks are fresh for this
   // batch, so no earlier command can observe the write.
   for (auto& [chunk, host] : meta_uploads)
-    if (!host.empty()) wgpuQueueWriteBuffer(queue, chunk->state()->buffer, 0, host.data(), (host.size() + 3) / 4 * 4);
+    if (!host.empty())
+      api().wgpuQueueWriteBuffer(queue, chunk->state()->buffer, 0, host.data(), (host.size() + 3) / 4 * 4);
   meta_uploads.clear();
   meta_chunk.reset();
   meta_chunk_used = 0;
@@ -540,12 +538,12 @@ void Context::flush() {
   if (!I.encoder) return;
   I.close_pass();
   WGPUCommandBufferDescriptor desc = WGPU_COMMAND_BUFFER_DESCRIPTOR_INIT;
-  WGPUCommandBuffer commands = wgpuCommandEncoderFinish(I.encoder, &desc);
-  wgpuCommandEncoderRelease(I.encoder);
+  WGPUCommandBuffer commands = api().wgpuCommandEncoderFinish(I.encoder, &desc);
+  api().wgpuCommandEncoderRelease(I.encoder);
   I.encoder = nullptr;
   I.write_meta_uploads();
-  wgpuQueueSubmit(I.queue, 1, &commands);
-  wgpuCommandBufferRelease(commands);
+  api().wgpuQueueSubmit(I.queue, 1, &commands);
+  api().wgpuCommandBufferRelease(commands);
   // Chunks are free again: their next write is made after this submit, so it is ordered.
   for (auto& chunk : I.batch_keepalive)
     if (I.meta_free.size() < 64) I.meta_free.push_back(std::move(chunk));
@@ -556,8 +554,7 @@ void Context::flush() {
 
 void Context::sync() {
   flush();
-  wgpuDevicePoll(impl_->device, true, nullptr);
-  wgpuInstanceProcessEvents(impl_->instance);
+  poll(impl_->instance, impl_->device, true);
   impl_->check();
 }
 
@@ -571,7 +568,7 @@ void Context::begin_timing() {
     WGPUQuerySetDescriptor desc = WGPU_QUERY_SET_DESCRIPTOR_INIT;
     desc.type = WGPUQueryType_Timestamp;
     desc.count = kMaxTimedPasses * 2;
-    I.query_set = wgpuDeviceCreateQuerySet(I.device, &desc);
+    I.query_set = api().wgpuDeviceCreateQuerySet(I.device, &desc);
     I.query_capacity = desc.count;
   }
   I.queries_used = 0;
@@ -617,14 +614,14 @@ std::vector<uint64_t> Context::read_timestamps(bool profile, uint32_t count, dou
   WGPUBufferDescriptor desc = WGPU_BUFFER_DESCRIPTOR_INIT;
   desc.usage = WGPUBufferUsage_QueryResolve | WGPUBufferUsage_CopySrc;
   desc.size = uint64_t(count) * 8;
-  WGPUBuffer resolve = wgpuDeviceCreateBuffer(I.device, &desc);
-  wgpuCommandEncoderResolveQuerySet(I.encoder, profile ? I.profile.set : I.query_set, 0, count, resolve, 0);
+  WGPUBuffer resolve = api().wgpuDeviceCreateBuffer(I.device, &desc);
+  api().wgpuCommandEncoderResolveQuerySet(I.encoder, profile ? I.profile.set : I.query_set, 0, count, resolve, 0);
   auto host = alloc(desc.size, "timestamps");
-  wgpuCommandEncoderCopyBufferToBuffer(I.encoder, resolve, 0, host->state()->buffer, 0, desc.size);
+  api().wgpuCommandEncoderCopyBufferToBuffer(I.encoder, resolve, 0, host->state()->buffer, 0, desc.size);
   std::vector<uint64_t> stamps(count);
   download(*host, stamps.data(), desc.size);
-  wgpuBufferRelease(resolve);
-  *period_ns = wgpuQueueGetTimestampPeriod(I.queue);
+  api().wgpuBufferRelease(resolve);
+  *period_ns = timestamp_period(I.queue);
   return stamps;
 }
 

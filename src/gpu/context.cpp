@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "dawn_abi.hpp"
 #include "impl.hpp"
 
 namespace surfgrad::gpu {
@@ -56,6 +57,7 @@ std::string feature_name(WGPUFeatureName f) {
     case WGPUNativeFeature_Immediates: return "native:immediates";
     case WGPUNativeFeature_ShaderI16: return "native:shader-i16";
     case WGPUNativeFeature_CooperativeMatrix: return "native:cooperative-matrix";
+    case dawn::kFeatureSubgroupMatrix: return "chromium-experimental-subgroup-matrix";
     default: {
       char buf[32];
       std::snprintf(buf, sizeof buf, "0x%08x", static_cast<uint32_t>(f));
@@ -66,7 +68,7 @@ std::string feature_name(WGPUFeatureName f) {
 
 static std::vector<WGPUFeatureName> supported(WGPUSupportedFeatures sf) {
   std::vector<WGPUFeatureName> out(sf.features, sf.features + sf.featureCount);
-  wgpuSupportedFeaturesFreeMembers(sf);
+  api().wgpuSupportedFeaturesFreeMembers(sf);
   return out;
 }
 
@@ -144,20 +146,13 @@ std::shared_ptr<Context> Context::create(const ContextOptions& options_in) {
   auto impl = std::make_unique<Impl>();
   const char* checked = std::getenv("SURFGRAD_CHECKED_KERNELS");
   impl->trust_validated = options.trust_validated_kernels && !(checked && *checked && std::string(checked) != "0");
-  WGPUInstanceExtras extras = {};
-  extras.chain.sType = static_cast<WGPUSType>(WGPUSType_InstanceExtras);
-  extras.backends = backend_mask(options.backend);
-  WGPUInstanceDescriptor idesc = WGPU_INSTANCE_DESCRIPTOR_INIT;
-  idesc.nextInChain = &extras.chain;
-  impl->instance = wgpuCreateInstance(&idesc);
+  uint32_t backends = backend_mask(options.backend);
+  impl->instance = create_instance(backends);
   if (!impl->instance)
-    throw Error(ErrorKind::Device,
-                "wgpuCreateInstance failed; is libwgpu_native.so the one surfgrad was built against?");
-
-  WGPUInstanceEnumerateAdapterOptions eopts = {nullptr, extras.backends};
-  size_t count = wgpuInstanceEnumerateAdapters(impl->instance, &eopts, nullptr);
-  std::vector<WGPUAdapter> adapters(count);
-  if (count) wgpuInstanceEnumerateAdapters(impl->instance, &eopts, adapters.data());
+    throw Error(ErrorKind::Device, std::string("wgpuCreateInstance failed (") +
+                                       implementation_name(api().implementation) +
+                                       "); is the WebGPU library the one surfgrad was built against?");
+  std::vector<WGPUAdapter> adapters = enumerate_adapters(impl->instance, backends);
   int best_score = -1;
   std::string seen;
   // "#N" picks the N-th adapter of the enumeration: identical GPUs of one host share a name, and
@@ -173,20 +168,20 @@ std::shared_ptr<Context> Context::create(const ContextOptions& options_in) {
   for (size_t at = 0; at < adapters.size(); ++at) {
     WGPUAdapter a = adapters[at];
     WGPUAdapterInfo ai = WGPU_ADAPTER_INFO_INIT;
-    wgpuAdapterGetInfo(a, &ai);
+    api().wgpuAdapterGetInfo(a, &ai);
     std::string name = to_std(ai.device);
     seen += (seen.empty() ? "#" : ", #") + std::to_string(at) + " " + name + " (" + backend_name(ai.backendType) + ")";
     bool wanted =
         index >= 0 ? long(at) == index : options.adapter.empty() || name.find(options.adapter) != std::string::npos;
     int score = adapter_score(ai);
     if (wanted && score > best_score) {
-      if (impl->adapter) wgpuAdapterRelease(impl->adapter);
+      if (impl->adapter) api().wgpuAdapterRelease(impl->adapter);
       impl->adapter = a;
       best_score = score;
     } else {
-      wgpuAdapterRelease(a);
+      api().wgpuAdapterRelease(a);
     }
-    wgpuAdapterInfoFreeMembers(ai);
+    api().wgpuAdapterInfoFreeMembers(ai);
   }
   if (!impl->adapter) {
     if (!options.adapter.empty())
@@ -199,7 +194,7 @@ std::shared_ptr<Context> Context::create(const ContextOptions& options_in) {
 
   // Adapter facts.
   WGPUAdapterInfo ai = WGPU_ADAPTER_INFO_INIT;
-  wgpuAdapterGetInfo(impl->adapter, &ai);
+  api().wgpuAdapterGetInfo(impl->adapter, &ai);
   AdapterInfo& info = impl->info;
   info.name = to_std(ai.device);
   info.vendor = to_std(ai.vendor);
@@ -209,19 +204,17 @@ std::shared_ptr<Context> Context::create(const ContextOptions& options_in) {
   info.backend = backend_name(ai.backendType);
   info.adapter_type = adapter_type_name(ai.adapterType);
   info.is_cpu = ai.adapterType == WGPUAdapterType_CPU;
-  uint32_t v = wgpuGetVersion();
-  info.implementation = "wgpu-native " + std::to_string(v >> 24) + "." + std::to_string((v >> 16) & 0xff) + "." +
-                        std::to_string((v >> 8) & 0xff) + "." + std::to_string(v & 0xff);
+  info.implementation = implementation_version();
   impl->features.subgroup_min_size = ai.subgroupMinSize;
   impl->features.subgroup_max_size = ai.subgroupMaxSize;
-  wgpuAdapterInfoFreeMembers(ai);
+  api().wgpuAdapterInfoFreeMembers(ai);
   if (info.is_cpu && !options.quiet)
     std::fprintf(stderr, "surfgrad: no GPU adapter found, running on the CPU through %s (%s)\n", info.name.c_str(),
                  info.backend.c_str());
 
   auto adapter_features = supported([&] {
     WGPUSupportedFeatures sf = {};
-    wgpuAdapterGetFeatures(impl->adapter, &sf);
+    api().wgpuAdapterGetFeatures(impl->adapter, &sf);
     return sf;
   }());
   auto has = [&](uint32_t f) {
@@ -238,11 +231,21 @@ std::shared_ptr<Context> Context::create(const ContextOptions& options_in) {
   impl->features.cooperative_matrix_offered = has(WGPUNativeFeature_CooperativeMatrix);
   if (options.request_cooperative_matrix && impl->features.cooperative_matrix_offered)
     required.push_back(static_cast<WGPUFeatureName>(WGPUNativeFeature_CooperativeMatrix));
+  // Dawn's subgroup matrices (tensor cores): asked for wherever offered, with f16 and subgroups,
+  // which every kernel on them needs.
+  if (has(dawn::kFeatureSubgroupMatrix) && has(WGPUFeatureName_Subgroups)) {
+    std::string why;
+    impl->features.subgroup_matrix_configs = dawn_subgroup_matrix_configs(impl->adapter, &why);
+    if (!impl->features.subgroup_matrix_configs.empty())
+      required.push_back(static_cast<WGPUFeatureName>(dawn::kFeatureSubgroupMatrix));
+    else if (!options.quiet && !why.empty())
+      std::fprintf(stderr, "surfgrad: %s\n", why.c_str());
+  }
 
   // Request the adapter's full limits: WebGPU's defaults (128 MiB bindings) are far below what
   // GPUs allow.
   WGPULimits limits = WGPU_LIMITS_INIT;
-  wgpuAdapterGetLimits(impl->adapter, &limits);
+  api().wgpuAdapterGetLimits(impl->adapter, &limits);
 
   struct DeviceResult {
     WGPUDevice device = nullptr;
@@ -254,6 +257,7 @@ std::shared_ptr<Context> Context::create(const ContextOptions& options_in) {
     ddesc.requiredFeatureCount = features.size();
     ddesc.requiredFeatures = features.data();
     ddesc.requiredLimits = &limits;
+    ddesc.nextInChain = device_chain();  // Dawn's toggles
     ddesc.deviceLostCallbackInfo.mode = WGPUCallbackMode_AllowSpontaneous;
     ddesc.deviceLostCallbackInfo.callback = on_device_lost;
     ddesc.deviceLostCallbackInfo.userdata1 = impl.get();
@@ -269,8 +273,8 @@ std::shared_ptr<Context> Context::create(const ContextOptions& options_in) {
       r->message = to_std(message);
     };
     cb.userdata1 = slot.userdata();
-    wgpuAdapterRequestDevice(impl->adapter, &ddesc, cb);
-    for (int i = 0; i < 100000 && !slot.state->done; ++i) wgpuInstanceProcessEvents(impl->instance);
+    api().wgpuAdapterRequestDevice(impl->adapter, &ddesc, cb);
+    for (int i = 0; i < 100000 && !slot.state->done; ++i) api().wgpuInstanceProcessEvents(impl->instance);
     DeviceResult result = *slot.state;
     if (!result.done) result.message = "no answer from the WebGPU implementation";
     return result;
@@ -291,11 +295,11 @@ std::shared_ptr<Context> Context::create(const ContextOptions& options_in) {
   if (!result.device)
     throw Error(ErrorKind::Device, "requesting a device from '" + info.name + "' failed: " + result.message);
   impl->device = result.device;
-  impl->queue = wgpuDeviceGetQueue(impl->device);
+  impl->queue = api().wgpuDeviceGetQueue(impl->device);
 
   auto device_features = supported([&] {
     WGPUSupportedFeatures sf = {};
-    wgpuDeviceGetFeatures(impl->device, &sf);
+    api().wgpuDeviceGetFeatures(impl->device, &sf);
     return sf;
   }());
   for (auto f : device_features) {
@@ -306,9 +310,10 @@ std::shared_ptr<Context> Context::create(const ContextOptions& options_in) {
     if (f == WGPUFeatureName_TimestampQuery) impl->features.timestamp_query = true;
     if (uint32_t(f) == uint32_t(WGPUNativeFeature_ShaderFloat32Atomic)) impl->features.float32_atomics = true;
     if (uint32_t(f) == uint32_t(WGPUNativeFeature_CooperativeMatrix)) impl->features.cooperative_matrix = true;
+    if (uint32_t(f) == dawn::kFeatureSubgroupMatrix) impl->features.subgroup_matrix = true;
   }
   WGPULimits dl = WGPU_LIMITS_INIT;
-  wgpuDeviceGetLimits(impl->device, &dl);
+  api().wgpuDeviceGetLimits(impl->device, &dl);
   Limits& L = impl->limits;
   L.max_buffer_size = dl.maxBufferSize;
   L.max_storage_buffer_binding_size = dl.maxStorageBufferBindingSize;
@@ -336,7 +341,7 @@ std::shared_ptr<Context> Context::create(const ContextOptions& options_in) {
       WGPUQuerySetDescriptor qd = WGPU_QUERY_SET_DESCRIPTOR_INIT;
       qd.type = WGPUQueryType_Timestamp;
       qd.count = 4096;  // WebGPU allows at most 4,096 queries a set: 2,048 dispatches a read-back
-      impl->profile.set = wgpuDeviceCreateQuerySet(impl->device, &qd);
+      impl->profile.set = api().wgpuDeviceCreateQuerySet(impl->device, &qd);
       impl->profile.capacity = qd.count;
       impl->profile.on = true;
       impl->profile.report_path = std::string(env) == "1" ? "" : env;
@@ -361,7 +366,7 @@ Context::~Context() {
 Context::Impl::~Impl() {
   if (encoder) {
     close_pass();
-    wgpuCommandEncoderRelease(encoder);
+    api().wgpuCommandEncoderRelease(encoder);
   }
   clear_bind_groups();
   kernels.clear();
@@ -371,12 +376,12 @@ Context::Impl::~Impl() {
   batch_keepalive.clear();
   meta_free.clear();
   if (pool) pool->trim();
-  if (query_set) wgpuQuerySetRelease(query_set);
-  if (profile.set) wgpuQuerySetRelease(profile.set);
-  if (queue) wgpuQueueRelease(queue);
-  if (device) wgpuDeviceRelease(device);
-  if (adapter) wgpuAdapterRelease(adapter);
-  if (instance) wgpuInstanceRelease(instance);
+  if (query_set) api().wgpuQuerySetRelease(query_set);
+  if (profile.set) api().wgpuQuerySetRelease(profile.set);
+  if (queue) api().wgpuQueueRelease(queue);
+  if (device) api().wgpuDeviceRelease(device);
+  if (adapter) api().wgpuAdapterRelease(adapter);
+  if (instance) api().wgpuInstanceRelease(instance);
 }
 
 const AdapterInfo& Context::info() const { return impl_->info; }
@@ -402,8 +407,8 @@ std::string Context::wgsl_preamble(bool f16, bool subgroups, bool cooperative_ma
   // the device feature alone.
   std::string s;
   if (f16) s += "enable f16;\n";
+  (void)subgroups;  // Dawn's `enable subgroups;` is added where a kernel uses them (wgsl_dialect.cpp)
   if (cooperative_matrix) s += "enable wgpu_cooperative_matrix;\n";
-  (void)subgroups;
   return s;
 }
 
@@ -434,8 +439,8 @@ std::vector<std::string> Context::verify_header_matches_library() const {
     GuardedLimits g;
     std::memset(&g, kCanary, sizeof g);
     g.limits = WGPU_LIMITS_INIT;
-    WGPUStatus status =
-        device ? wgpuDeviceGetLimits(impl_->device, &g.limits) : wgpuAdapterGetLimits(impl_->adapter, &g.limits);
+    WGPUStatus status = device ? api().wgpuDeviceGetLimits(impl_->device, &g.limits)
+                               : api().wgpuAdapterGetLimits(impl_->adapter, &g.limits);
     if (status != WGPUStatus_Success) problems.push_back(std::string(who) + " limits: call failed");
     for (uint8_t b : g.before)
       if (b != kCanary) {
@@ -466,7 +471,7 @@ std::vector<std::string> Context::verify_header_matches_library() const {
   } gi;
   std::memset(&gi, kCanary, sizeof gi);
   gi.info = WGPU_ADAPTER_INFO_INIT;
-  wgpuAdapterGetInfo(impl_->adapter, &gi.info);
+  api().wgpuAdapterGetInfo(impl_->adapter, &gi.info);
   for (uint8_t b : gi.after)
     if (b != kCanary) {
       problems.push_back("adapter info: the library wrote past the end of WGPUAdapterInfo");
@@ -474,26 +479,26 @@ std::vector<std::string> Context::verify_header_matches_library() const {
     }
   if (gi.info.backendType == WGPUBackendType_Undefined || gi.info.backendType > WGPUBackendType_OpenGLES)
     problems.push_back("adapter info: backend type out of range");
-  wgpuAdapterInfoFreeMembers(gi.info);
+  api().wgpuAdapterInfoFreeMembers(gi.info);
   WGPUSupportedFeatures sf = {};
-  wgpuDeviceGetFeatures(impl_->device, &sf);
+  api().wgpuDeviceGetFeatures(impl_->device, &sf);
   auto device = supported(sf);
   for (uint32_t f : impl_->requested_features)
     if (std::none_of(device.begin(), device.end(), [&](WGPUFeatureName x) { return uint32_t(x) == f; }))
       problems.push_back("requested feature " + feature_name(WGPUFeatureName(f)) + " is missing on the device");
-  if (wgpuGetVersion() == 0) problems.push_back("wgpuGetVersion returned 0");
+  if (api().implementation == WebGpuImplementation::Wgpu && wgpuGetVersion() == 0)
+    problems.push_back("wgpuGetVersion returned 0");
   return problems;
 }
 
 void Context::destroy_device() {
   if (impl_->encoder) {  // drop unsubmitted work: it cannot run on a destroyed device
     impl_->close_pass();
-    wgpuCommandEncoderRelease(impl_->encoder);
+    api().wgpuCommandEncoderRelease(impl_->encoder);
     impl_->encoder = nullptr;
   }
-  wgpuDeviceDestroy(impl_->device);
-  wgpuDevicePoll(impl_->device, false, nullptr);
-  wgpuInstanceProcessEvents(impl_->instance);
+  api().wgpuDeviceDestroy(impl_->device);
+  poll(impl_->instance, impl_->device, false);
   // WebGPU resolves device.lost with "destroyed" on destroy(); wgpu-native may deliver the
   // callback only at a later poll, so record the loss now.
   platform::LockGuard lock(impl_->error_mutex);

@@ -1,7 +1,5 @@
 // Internal state of the gpu layer. Only src/gpu/*.cpp include this (and with it webgpu.h).
 #pragma once
-#include <webgpu/webgpu.h>
-#include <webgpu/wgpu.h>
 
 #include <array>
 #include <map>
@@ -9,6 +7,7 @@
 
 #include "platform/host_resources.hpp"
 #include "surfgrad/gpu.hpp"
+#include "webgpu_api.hpp"
 
 namespace surfgrad::gpu {
 
@@ -80,8 +79,8 @@ struct KernelState {
   std::string entry;
   std::string label;  // what the profiler calls it: the kernel's file or generator key
   ~KernelState() {
-    if (layout) wgpuBindGroupLayoutRelease(layout);
-    if (pipeline) wgpuComputePipelineRelease(pipeline);
+    if (layout) api().wgpuBindGroupLayoutRelease(layout);
+    if (pipeline) api().wgpuComputePipelineRelease(pipeline);
   }
 };
 

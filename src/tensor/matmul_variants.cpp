@@ -5,6 +5,7 @@
 #include <random>
 
 #include "matmul_problem.hpp"
+#include "matmul_subgroup_matrix.hpp"
 #include "surfgrad/reference.hpp"
 
 namespace surfgrad {
@@ -66,6 +67,15 @@ std::function<void()> simple(const MatmulProblem& p, const std::string& key, con
 }
 
 std::string none(const MatmulProblem&) { return ""; }
+
+MatmulVariant sgmat(const std::string& name, const std::string& what, SubgroupMatrixParams sm) {
+  return {10,
+          name,
+          what,
+          2e-3,
+          [sm](const MatmulProblem& p) { return subgroup_matrix_unsupported(p, sm); },
+          [sm](const MatmulProblem& p) { return subgroup_matrix_matmul(p, sm); }};
+}
 
 std::function<void()> naive(const MatmulProblem& p, int wg) {
   std::string w = std::to_string(wg);
@@ -221,11 +231,14 @@ const std::vector<MatmulVariant>& matmul_variants() {
        }},
       tiled(9, "f16-tiled", "f16 storage and f16 arithmetic (shader-f16)", {128, 128, 16, 8, 8, true, 1, false}, 1e-2),
       tiled(9, "f16-tiled-acc32", "f16 storage, f32 accumulation", {128, 128, 16, 8, 8, true, 1, true}, 2e-3),
-      {10, "subgroup-matrix", "subgroup matrices (Dawn's chromium_experimental_subgroup_matrix)", 1e-2,
-       [](const MatmulProblem&) {
-         return std::string("not offered by wgpu-native 29 (a Dawn extension, behind allow_unsafe_apis)");
-       },
-       nullptr},
+      // Rung 10: tensor cores through Dawn's subgroup matrices (f16 operands, f32 accumulation),
+      // from the probe's kernel to staged, several-subgroup workgroups (matmul_subgroup_matrix.cpp).
+      sgmat("f16-sgmat-direct", "subgroup matrices from the buffers, 4x4 tiles of 16x16 a subgroup (the probe)",
+            {4, 4, 1, 1, 32, false}),
+      sgmat("f16-sgmat-staged", "subgroup matrices, A and B panels staged in workgroup memory, one subgroup",
+            {4, 4, 1, 1, 32, true}),
+      sgmat("f16-sgmat-2x2", "staged, 2x2 subgroups a workgroup (128x128 blocks)", {4, 4, 2, 2, 32, true}),
+      sgmat("f16-sgmat-4x2", "staged, 4x2 subgroups a workgroup (256x128 blocks)", {4, 4, 4, 2, 16, true}),
       {11, "int8-dot4", "int8 operands with dot4I8Packed and f32 scales (quantized per row/column)", 3e-2,
        [](const MatmulProblem& p) -> std::string {
          if (p.dtype() != DType::f32) return "takes f32 inputs to quantize";

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Dawn beside wgpu-native on the GPU machine (issue 34): the C++ tests that matter for the Dawn
+# backend run under SURFGRAD_WEBGPU=dawn (the ABI canary, the matmul ladder with its
+# subgroup-matrix rungs against float64, the gpu layer), then `surfgrad bench matmul` f16 rungs at
+# 4096³ and 8192³ under both implementations, each call measuring cuBLAS fp16 through PyTorch
+# (bench/torch_matmul.py) in the same run. Writes $OUT/rows.json: one row per (backend, size,
+# variant) with size, variant, tflops, cublas_tflops, backend (and ms, max_error, valid).
+#
+# Here (development machine):  bench/dawn_matmul_gpu.sh --pack [BUILD]   (default BUILD: build-dawn)
+#   packs BUILD's surfgrad and surfgrad_tests with the libraries they open (wgpu-native, Dawn,
+#   Arrow, libpng, the Vulkan loader's Debian package) into BUILD/dawn-gpu.tar.xz (~25 MB: carry
+#   that one path, e.g. run(carry=["build-dawn/dawn-gpu.tar.xz"])).
+# GPU machine, repository root:  bench/dawn_matmul_gpu.sh [PACK]   (default: build-dawn/dawn-gpu.tar.xz)
+# Environment: OUT (default /tmp/dawn-matmul), WORK (unpacked pack; default /tmp/dawn-gpu),
+#   SIZES (default 4096x4096x4096,8192x8192x8192), VARIANTS (default: the f16 rungs below).
+set -u
+cd "$(dirname "$0")/.."
+log() { echo "[dawn_matmul_gpu] $*" >&2; }
+
+if [ "${1:-}" = --pack ]; then
+  build=${2:-build-dawn}
+  stage=$(mktemp -d)
+  mkdir -p "$stage/bin" "$stage/lib" "$stage/vulkan"
+  cp "$build/surfgrad" "$build/surfgrad_tests" "$stage/bin/"
+  # Everything they link outside the C library, copied from where the loader finds it here.
+  for lib in $(ldd "$build/surfgrad" "$build/surfgrad_tests" | awk '/=> \//{print $3}' | sort -u); do
+    case $(basename "$lib") in libc.so*|libm.so*|libgcc_s*|libstdc++*|libdl.so*|libpthread*|librt.so*|ld-linux*) ;;
+      *) cp -L "$lib" "$stage/lib/" ;; esac
+  done
+  dawn=${SURFGRAD_DAWN_LIBRARY:-$(grep -m1 '^SURFGRAD_DAWN_LIBRARY:' "$build/CMakeCache.txt" | cut -d= -f2)}
+  cp -L "$dawn" "$stage/lib/libwebgpu_dawn.so"
+  (cd "$stage/vulkan" && apt-get download libvulkan1 >/dev/null 2>&1) || log "no libvulkan1 package downloaded"
+  tar -C "$stage" -cf - . | xz -T2 -6 >"$build/dawn-gpu.tar.xz"
+  rm -rf "$stage"
+  log "$build/dawn-gpu.tar.xz: $(du -h "$build/dawn-gpu.tar.xz" | cut -f1) (carry it)"
+  exit 0
+fi
+
+pack=${1:-build-dawn/dawn-gpu.tar.xz}
+out=${OUT:-/tmp/dawn-matmul}
+work=${WORK:-/tmp/dawn-gpu}
+sizes=${SIZES:-4096x4096x4096,8192x8192x8192}
+variants=${VARIANTS:-f16-tiled-acc32,f16-tuned,f16-sgmat-direct,f16-sgmat-staged,f16-sgmat-2x2,f16-sgmat-4x2}
+mkdir -p "$out" "$work"
+[ -x "$work/bin/surfgrad" ] || xz -dc "$pack" | tar -C "$work" -xf -
+export LD_LIBRARY_PATH="$work/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# The Vulkan loader, where the system lacks one (wgpu-native and Dawn both open libvulkan.so.1).
+if ! ldconfig -p 2>/dev/null | grep -q 'libvulkan\.so\.1 '; then
+  deb=$(ls "$work"/vulkan/libvulkan1_*.deb 2>/dev/null | head -1 || true)
+  if [ -n "$deb" ]; then
+    dpkg-deb -x "$deb" "$work/vulkan/root"
+    export LD_LIBRARY_PATH="$work/vulkan/root/usr/lib/x86_64-linux-gnu:$LD_LIBRARY_PATH"
+    log "Vulkan loader from $(basename "$deb")"
+  else
+    log "no libvulkan.so.1 and no loader package in the pack: no Vulkan adapter"
+  fi
+fi
+export SURFGRAD_DAWN_LIBRARY="$work/lib/libwebgpu_dawn.so"
+bin=$work/bin
+
+for impl in wgpu dawn; do SURFGRAD_WEBGPU=$impl "$bin/surfgrad" info >"$out/info-$impl.txt" 2>&1; done
+grep -E "^(adapter|implementation|shader-f16|subgroups|subgroup-matrix) " "$out"/info-*.txt
+
+log "tests under Dawn"
+SURFGRAD_WEBGPU=dawn timeout 420 "$bin/surfgrad_tests" --gtest_brief=1 \
+  --gtest_filter='DawnAbi.*:Matmul/Ladder.*:GpuContext.*:Matmul*.*' >"$out/tests-dawn.txt" 2>&1
+echo "tests under Dawn: exit $? (log $out/tests-dawn.txt)"
+grep -E "^\[  (FAILED|PASSED|SKIPPED) |tests? ran|FAILED TEST" "$out/tests-dawn.txt" | tail -25
+
+for impl in wgpu dawn; do
+  log "bench matmul under $impl"
+  SURFGRAD_WEBGPU=$impl timeout 600 "$bin/surfgrad" bench matmul --sizes "$sizes" --variants "$variants" \
+    --torch-script bench/torch_matmul.py --json "$out/matmul-$impl.json" 2>&1 | tee "$out/matmul-$impl.txt"
+done
+
+python3 - "$out" <<'PY'
+import json, os, sys
+out = sys.argv[1]
+rows = []
+for impl in ("wgpu", "dawn"):
+    path = os.path.join(out, f"matmul-{impl}.json")
+    if not os.path.exists(path):
+        continue
+    run = json.load(open(path))
+    for r in run["rows"]:
+        rows.append({"size": r["size"], "variant": r["variant"], "tflops": r["tflops"],
+                     "cublas_tflops": r["cublas_tflops"], "backend": impl, "ms": r["ms"],
+                     "max_error": r["max_error"], "valid": r["valid"],
+                     "adapter": run["adapter"], "implementation": run["implementation"], "date": run["date"]})
+json.dump(rows, open(os.path.join(out, "rows.json"), "w"), indent=1)
+for r in rows:
+    ratio = r["tflops"] / r["cublas_tflops"] if r["cublas_tflops"] else 0
+    print(f'{r["backend"]:5} {r["size"]:15} {r["variant"]:18} {r["tflops"]:8.1f} TFLOP/s  cuBLAS {r["cublas_tflops"]:6.1f}  {ratio:5.3f}x')
+PY

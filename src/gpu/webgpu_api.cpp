@@ -1,0 +1,220 @@
+// The WebGPU function table and the seam between wgpu-native and Dawn (webgpu_api.hpp).
+#include "webgpu_api.hpp"
+
+#include <atomic>
+#include <cstdlib>
+
+#include "dawn_abi.hpp"
+#include "impl.hpp"
+
+#if !defined(__wasm__)
+#include <dlfcn.h>
+
+#include <thread>
+#endif
+
+namespace surfgrad::gpu {
+
+const char* implementation_name(WebGpuImplementation i) { return i == WebGpuImplementation::Dawn ? "dawn" : "wgpu"; }
+
+static WebGpuApi linked_api() {
+  WebGpuApi a;
+#define SURFGRAD_WEBGPU_LINKED(name) a.wgpu##name = &::wgpu##name;
+  SURFGRAD_WEBGPU_FUNCTIONS(SURFGRAD_WEBGPU_LINKED)
+#undef SURFGRAD_WEBGPU_LINKED
+  return a;
+}
+
+#if !defined(__wasm__)
+// Where Dawn is looked for: SURFGRAD_DAWN_LIBRARY, else the copy scripts/setup.sh unpacked
+// (CMake passes its path), else the loader's search path.
+static std::string dawn_library_path() {
+  if (const char* env = std::getenv("SURFGRAD_DAWN_LIBRARY"); env && *env) return env;
+#ifdef SURFGRAD_DAWN_DEFAULT_LIBRARY
+  return SURFGRAD_DAWN_DEFAULT_LIBRARY;
+#else
+  return "libwebgpu_dawn.so";
+#endif
+}
+
+static WebGpuApi dawn_api() {
+  WebGpuApi a;
+  a.implementation = WebGpuImplementation::Dawn;
+  a.library = dawn_library_path();
+  // RTLD_LOCAL | RTLD_DEEPBIND: wgpu-native is linked into the process and exports the same
+  // wgpu* names; Dawn's calls to its own functions must reach Dawn's.
+  a.handle = dlopen(a.library.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+  if (!a.handle) {
+    const char* why = dlerror();
+    throw Error(ErrorKind::Device, "SURFGRAD_WEBGPU=dawn: cannot load Dawn from '" + a.library + "' (" +
+                                       (why ? why : "unknown error") +
+                                       "); run scripts/setup.sh (it unpacks libwebgpu_dawn.so), set "
+                                       "SURFGRAD_DAWN_LIBRARY to the file, or unset SURFGRAD_WEBGPU for wgpu-native");
+  }
+  auto need = [&](const char* name) {
+    void* f = dlsym(a.handle, name);
+    if (!f)
+      throw Error(ErrorKind::Device, "SURFGRAD_WEBGPU=dawn: '" + a.library + "' has no " + name +
+                                         "; is it Dawn's libwebgpu_dawn.so (scripts/setup.sh pins one)?");
+    return f;
+  };
+#define SURFGRAD_WEBGPU_DLSYM(name) a.wgpu##name = reinterpret_cast<decltype(a.wgpu##name)>(need("wgpu" #name));
+  SURFGRAD_WEBGPU_FUNCTIONS(SURFGRAD_WEBGPU_DLSYM)
+#undef SURFGRAD_WEBGPU_DLSYM
+  a.dawnDeviceTick = reinterpret_cast<void (*)(WGPUDevice)>(need("wgpuDeviceTick"));
+  a.wgpuInstanceRequestAdapter =
+      reinterpret_cast<decltype(a.wgpuInstanceRequestAdapter)>(need("wgpuInstanceRequestAdapter"));
+  a.dawnFreeSubgroupMatrixConfigs = need("wgpuAdapterPropertiesSubgroupMatrixConfigsFreeMembers");
+  return a;  // the handle stays open for the process's life (Dawn's threads run its code)
+}
+#endif
+
+static WebGpuApi choose_api() {
+  const char* env = std::getenv("SURFGRAD_WEBGPU");
+  std::string name = env ? env : "";
+  if (name.empty() || name == "wgpu" || name == "wgpu-native") return linked_api();
+  if (name == "dawn") {
+#if defined(__wasm__)
+    throw Error(ErrorKind::Unsupported, "SURFGRAD_WEBGPU=dawn: the browser build uses the page's WebGPU");
+#else
+    return dawn_api();
+#endif
+  }
+  throw Error(ErrorKind::Value, "SURFGRAD_WEBGPU='" + name + "' is not a WebGPU implementation; use wgpu or dawn");
+}
+
+const WebGpuApi& api() {
+  // Chosen once: objects of one implementation must never reach the other. A failed choice
+  // is thrown again at every call (not cached), so the message stays visible.
+  static platform::Mutex m;
+  static std::unique_ptr<WebGpuApi> chosen;
+  static std::atomic<const WebGpuApi*> fast = nullptr;
+  if (const WebGpuApi* f = fast.load(std::memory_order_acquire)) return *f;
+  platform::LockGuard lock(m);
+  if (!chosen) chosen = std::make_unique<WebGpuApi>(choose_api());
+  fast.store(chosen.get(), std::memory_order_release);
+  return *chosen;
+}
+
+// ---- Dawn's toggles -------------------------------------------------------------------------
+// allow_unsafe_apis: experimental features (subgroup matrices) are offered only with it.
+// vulkan_enable_f16_on_nvidia: without it Dawn refuses shader-f16 on NVIDIA's Vulkan driver
+// (and then lists only the int8 subgroup-matrix configs; checked on the H100, issue 34).
+static const char* const kDawnToggles[] = {"allow_unsafe_apis", "vulkan_enable_f16_on_nvidia"};
+static dawn::TogglesDescriptor dawn_toggles() {
+  dawn::TogglesDescriptor t = {};
+  t.chain.sType = static_cast<WGPUSType>(dawn::kSTypeTogglesDescriptor);
+  t.enabledToggleCount = std::size(kDawnToggles);
+  t.enabledToggles = kDawnToggles;
+  return t;
+}
+
+WGPUInstance create_instance(uint32_t backend_mask) {
+  const WebGpuApi& A = api();
+  WGPUInstanceDescriptor idesc = WGPU_INSTANCE_DESCRIPTOR_INIT;
+  if (A.implementation == WebGpuImplementation::Dawn) {
+    dawn::TogglesDescriptor toggles = dawn_toggles();
+    idesc.nextInChain = &toggles.chain;
+    return A.wgpuCreateInstance(&idesc);
+  }
+  WGPUInstanceExtras extras = {};
+  extras.chain.sType = static_cast<WGPUSType>(WGPUSType_InstanceExtras);
+  extras.backends = backend_mask;
+  idesc.nextInChain = &extras.chain;
+  return A.wgpuCreateInstance(&idesc);
+}
+
+static WGPUAdapter dawn_request_adapter(WGPUInstance instance, WGPUBackendType type, bool fallback) {
+  const WebGpuApi& A = api();
+  dawn::TogglesDescriptor toggles = dawn_toggles();
+  WGPURequestAdapterOptions o = WGPU_REQUEST_ADAPTER_OPTIONS_INIT;
+  o.nextInChain = &toggles.chain;
+  o.powerPreference = WGPUPowerPreference_HighPerformance;
+  o.backendType = type;
+  o.forceFallbackAdapter = fallback;
+  struct Result {
+    WGPUAdapter adapter = nullptr;
+    bool done = false;
+  };
+  CallbackSlot<Result> slot;
+  WGPURequestAdapterCallbackInfo cb = WGPU_REQUEST_ADAPTER_CALLBACK_INFO_INIT;
+  cb.mode = WGPUCallbackMode_AllowProcessEvents;
+  cb.callback = [](WGPURequestAdapterStatus status, WGPUAdapter adapter, WGPUStringView, void* ud, void*) {
+    auto r = CallbackSlot<Result>::from_userdata(ud);
+    r->done = true;
+    if (status == WGPURequestAdapterStatus_Success) r->adapter = adapter;
+  };
+  cb.userdata1 = slot.userdata();
+  A.wgpuInstanceRequestAdapter(instance, &o, cb);
+  for (int i = 0; i < 100000 && !slot.state->done; ++i) A.wgpuInstanceProcessEvents(instance);
+  return slot.state->adapter;
+}
+
+std::vector<WGPUAdapter> enumerate_adapters(WGPUInstance instance, uint32_t backend_mask) {
+  const WebGpuApi& A = api();
+  if (A.implementation == WebGpuImplementation::Wgpu) {
+    WGPUInstanceEnumerateAdapterOptions eopts = {nullptr, backend_mask};
+    size_t count = wgpuInstanceEnumerateAdapters(instance, &eopts, nullptr);
+    std::vector<WGPUAdapter> adapters(count);
+    if (count) wgpuInstanceEnumerateAdapters(instance, &eopts, adapters.data());
+    return adapters;
+  }
+  // Dawn's C API has no enumeration: ask for its recommended adapter of each backend in the mask.
+  std::vector<WGPUBackendType> types;
+  if (backend_mask == WGPUInstanceBackend_All) types = {WGPUBackendType_Undefined};
+  if (backend_mask & WGPUInstanceBackend_Vulkan) types.push_back(WGPUBackendType_Vulkan);
+  if (backend_mask & WGPUInstanceBackend_GL) types.push_back(WGPUBackendType_OpenGLES);
+  if (backend_mask & WGPUInstanceBackend_Metal) types.push_back(WGPUBackendType_Metal);
+  if (backend_mask & WGPUInstanceBackend_DX12) types.push_back(WGPUBackendType_D3D12);
+  std::vector<WGPUAdapter> adapters;
+  for (WGPUBackendType t : types) {
+    WGPUAdapter a = dawn_request_adapter(instance, t, false);
+    if (!a) a = dawn_request_adapter(instance, t, true);  // a CPU driver (lavapipe) is Dawn's "fallback"
+    if (a) adapters.push_back(a);
+  }
+  return adapters;
+}
+
+WGPUChainedStruct* device_chain() {
+  if (api().implementation != WebGpuImplementation::Dawn) return nullptr;
+  static dawn::TogglesDescriptor toggles = dawn_toggles();
+  return &toggles.chain;
+}
+
+void poll(WGPUInstance instance, WGPUDevice device, bool wait) {
+  const WebGpuApi& A = api();
+  if (A.implementation == WebGpuImplementation::Dawn) {
+    A.dawnDeviceTick(device);
+    // Callers loop on their callback's flag; give the core back meanwhile (lavapipe's threads
+    // run the work on the same two cores in CI).
+#if !defined(__wasm__)
+    if (wait) std::this_thread::yield();
+#endif
+  } else {
+    wgpuDevicePoll(device, wait, nullptr);
+  }
+  A.wgpuInstanceProcessEvents(instance);
+}
+
+std::string implementation_version() {
+  const WebGpuApi& A = api();
+  if (A.implementation == WebGpuImplementation::Dawn) return "Dawn (" + A.library + ")";
+  uint32_t v = wgpuGetVersion();
+  return "wgpu-native " + std::to_string(v >> 24) + "." + std::to_string((v >> 16) & 0xff) + "." +
+         std::to_string((v >> 8) & 0xff) + "." + std::to_string(v & 0xff);
+}
+
+WGPUShaderModule create_shader_module(WGPUDevice device, const WGPUShaderModuleDescriptor* desc, bool trusted) {
+  const WebGpuApi& A = api();
+  // Trusted: no bounds checks. Loop bounding stays (it cost nothing measurable on the H200).
+  if (trusted && A.implementation == WebGpuImplementation::Wgpu)
+    return wgpuDeviceCreateShaderModuleTrusted(device, desc, WGPUShaderRuntimeChecks_ForceLoopBounding);
+  return A.wgpuDeviceCreateShaderModule(device, desc);
+}
+
+float timestamp_period(WGPUQueue queue) {
+  if (api().implementation == WebGpuImplementation::Dawn) return 1.0f;
+  return wgpuQueueGetTimestampPeriod(queue);
+}
+
+}  // namespace surfgrad::gpu
