@@ -11,7 +11,8 @@
 #  3. web/tests/page_parquet.mjs (~35 s): the page maps a Parquet file that pyarrow wrote (from
 #     .venv-python, made by the Python stage before this one), saves the map as Parquet and .npy,
 #     pyarrow reads them back; bad tables (missing column, ragged list, NaN, truncated, 404, …) are
-#     refused with their messages while the page keeps working.
+#     refused with their messages while the page keeps working; web/tests/page_tables.mjs (~6 s,
+#     Node): the page's table reader against pyarrow's values for every point type, bit for bit.
 # Outputs (reports, maps, the screenshot) go to build-web/test-output/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,4 +27,5 @@ echo "[web] browser suite"
 echo "[web] map page screenshot"
 "$node_bin" web/tests/page_screenshot.mjs --out "$out"
 echo "[web] map page: Parquet in and out"
+"$node_bin" web/tests/page_tables.mjs --out "$out"
 "$node_bin" web/tests/page_parquet.mjs --out "$out"
