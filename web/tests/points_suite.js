@@ -55,16 +55,16 @@ async function collect(pointSource) {
 }
 
 export async function testPoints(record, expectError) {
-  // 1. The heap: a streamed map of 600 × 1024 points (2.4 MiB) in 50-row blocks must not grow
+  // 1. The heap: a streamed map of 300 × 2048 points (2.4 MiB) in 25-row blocks must not grow
   // the wasm memory by a quarter of the points' bytes, while the same points as a Float32Array
   // do (so the check can fail: suite.js runs this group first, before other tests leave free
   // memory in the heap). Few points of many dimensions: SwiftShader's time goes as n² (kNN),
   // bytes as n·d.
-  const [n, d] = [600, 1024];
+  const [n, d] = [300, 2048];
   const x = clustered(n, d, 71);
-  const options = { seed: 1, epochs: 20 };
+  const options = { seed: 1, epochs: 10 };
   const before = sg.stats().wasmMemoryBytes;
-  const streamed = await sg.umap(source(x, d, [50]), options);
+  const streamed = await sg.umap(source(x, d, [25]), options);
   const streamedGrowth = streamed.wasmMemoryBytes - before;
   const whole = await sg.umap(x, d, options);
   const wholeGrowth = whole.wasmMemoryBytes - streamed.wasmMemoryBytes;
@@ -76,7 +76,7 @@ export async function testPoints(record, expectError) {
          `upload ${streamed.timings.upload} s`);
 
   // 2. Odd blocks: one row, two rows, then the rest, async; t-SNE against the Float32Array path.
-  const [m, e] = [500, 12];
+  const [m, e] = [400, 12];
   const y = clustered(m, e, 72);
   const tsneOptions = { seed: 3, iterations: 20, exaggerationIterations: 10, perplexity: 10 };
   const wantTsne = await sg.tsne(y, e, tsneOptions);
@@ -146,8 +146,8 @@ export async function testPoints(record, expectError) {
 // builtinPoints(n) mapped in the page; the driver maps `surfgrad map --points n` natively with the
 // same options and compares. One t-SNE iteration: the map is the points' first two principal
 // components (init 'pca') plus one small step, so it shows whether the points are the same.
-// (500 points, perplexity 5: SwiftShader's exact kNN in 768-D takes 23 s at 3000 points.)
-export const builtinCase = { n: 500, method: 'tsne', options: { seed: 1, iterations: 1, exaggerationIterations: 0, perplexity: 5 },
+// (300 points, perplexity 5: SwiftShader's exact kNN in 768-D takes 23 s at 3000 points.)
+export const builtinCase = { n: 300, method: 'tsne', options: { seed: 1, iterations: 1, exaggerationIterations: 0, perplexity: 5 },
                              cli: ['--iterations', '1', '--exaggeration-iterations', '0', '--perplexity', '5', '--seed', '1'] };
 
 export async function builtinMap(record) {
