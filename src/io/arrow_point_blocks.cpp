@@ -13,7 +13,8 @@ PointBlocks load_table_point_blocks(const gpu::ContextPtr& ctx, const std::strin
   if (max_block_bytes == 0) max_block_bytes = ctx->limits().max_storage_buffer_binding_size / 4;
   int64_t block_bytes = int64_t(std::min<uint64_t>(max_block_bytes, uint64_t(1) << 62));
   PointBlocks out;
-  int64_t dims = 0, filled = 0;  // rows written into the last block (a stream's, read in order)
+  int64_t dims = 0, filled = 0;  // a stream's rows in its last block (streams come in order)
+  bool stream = false;           // no declared row count: the last block is cut to the rows that came
   // Runs come in any order where row groups are read in parallel (each with its first row);
   // a block is made when its first run arrives, as long as the declared rows left (a stream
   // declares none: a whole block, cut at the end).
@@ -31,14 +32,14 @@ PointBlocks load_table_point_blocks(const gpu::ContextPtr& ctx, const std::strin
         throw file_error(path, "holds more rows than its metadata declares (" + std::to_string(declared) +
                                    "); the file is corrupt: write it again");
       ctx->upload(*TensorAccess::buffer(block), rows, uint64_t(n * d) * 4, uint64_t(in_block * d) * 4);
-      filled = in_block + n;
+      if (declared < 0) stream = true, filled = in_block + n;
     } catch (const Error& e) {
       throw Error(e.kind(), "'" + path + "': rows " + std::to_string(first) + "–" + std::to_string(first + n) + " × " +
                                 std::to_string(d) + ": " + e.message());
     }
   };
   read_table_points(path, columns, block_bytes, dims, upload);
-  if (!out.blocks.empty() && filled < out.blocks.back().shape(0))
+  if (stream && !out.blocks.empty() && filled < out.blocks.back().shape(0))
     out.blocks.back() = out.blocks.back().slice(0, 0, filled).contiguous();
   return out;
 }
