@@ -114,14 +114,16 @@ std::string subgroup_matrix_wgsl(const SubgroupMatrixParams& sm, int sg, bool ve
   if (sm.staged) s += "var<workgroup> as_: array<f16, BM * BK>;\nvar<workgroup> bs_: array<f16, BK * BN>;\n";
   s += "var<workgroup> cs_: array<f32, " + S(nsg * 256) + ">;\n";
   s += "@compute @workgroup_size(" + S(nsg * sg) + ")\n";
+  // subgroup_id and subgroup_invocation_id, not local_invocation_index / SG: the subgroup a lane
+  // is really in, and a value the uniformity analysis knows to be uniform in its subgroup.
   s += "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,\n"
-       "        @builtin(local_invocation_index) lid: u32) {\n";
+       "        @builtin(local_invocation_index) lid: u32, @builtin(subgroup_id) sgi: u32,\n"
+       "        @builtin(subgroup_invocation_id) lane: u32) {\n";
   s += "  let M = mm_m(); let N = mm_n(); let K = mm_k();\n";
   s += "  let tile = mm_locate(linear_group(wid, nwg));\n";
   s += "  let bases = mm_batch_bases(min(tile.batch, arg(5u) - 1u));\n";
   s += "  let a_rs = arg(6u); let a_cs = arg(7u); let b_rs = arg(8u); let b_cs = arg(9u);\n";
   s += "  let row0 = tile.row * BM; let col0 = tile.col * BN;\n";
-  s += "  let sgi = lid / SG; let lane = lid % SG;\n";
   s += "  let sr = (sgi / " + S(sm.wn) + "u) * " + S(sm.tm * kTile) + "u; let sc = (sgi % " + S(sm.wn) + "u) * " +
        S(sm.tn * kTile) + "u;\n";
   for (int i = 0; i < sm.tm; ++i)
