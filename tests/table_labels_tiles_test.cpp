@@ -41,8 +41,10 @@ TEST(TableLabels, IntegersStringsAndDictionariesAreClassNumbers) {
             (std::vector<int32_t>{3, 0, 7, 3, 1}));
   arrow::StringBuilder s;
   for (const char* v : {"dog", "cat", "dog", "emu", "cat"}) tt::ok(s.Append(v));
-  EXPECT_EQ(io::read_table_labels(labels_file("strings.parquet", tt::ok(s.Finish())), "cls", 5),
+  std::vector<std::string> names;
+  EXPECT_EQ(io::read_table_labels(labels_file("strings.parquet", tt::ok(s.Finish())), "cls", 5, &names),
             (std::vector<int32_t>{0, 1, 0, 2, 1}));  // by first appearance, across row groups
+  EXPECT_EQ(names, (std::vector<std::string>{"dog", "cat", "emu"}));
   arrow::StringDictionaryBuilder d;
   for (const char* v : {"b", "a", "b", "c", "a", "c"}) tt::ok(d.Append(v));
   std::string arrow_path = path_of("dict.arrow");

@@ -99,6 +99,25 @@ def test_root_is_a_spread_sample(tiled):
     assert np.all(np.abs(sample - everyone) <= 4 * np.sqrt(everyone * (1 - everyone) / ROWS) + 0.01)
 
 
+def test_string_labels_are_named_in_the_manifest(tiled, tmp_path):
+    d, _, _ = tiled
+    pq = pytest.importorskip("pyarrow.parquet")
+    x = np.load(d / "x.npy")
+    names = np.array(["emu", "cat", "dog"])[np.arange(N) % 3]
+    pq.write_table(pa.table({"embedding": pa.FixedSizeListArray.from_arrays(pa.array(x.ravel()), x.shape[1]),
+                             "kind": names}), tmp_path / "t.parquet", row_group_size=500)
+    done = _run("map", tmp_path / "t.parquet", "--labels-column", "kind", "-o", tmp_path / "m.parquet",
+                "--method", "umap", "--epochs", 5, "--tiles", tmp_path / "tiles", "--tile-rows", ROWS)
+    assert done.returncode == 0, done.stderr
+    manifest, tiles = _tiles(tmp_path / "tiles")
+    assert manifest["label_names"] == ["emu", "cat", "dog"]
+    for _, b, _ in tiles.values():
+        ix, lab = b.column("ix").to_numpy(), b.column("label").to_numpy()
+        assert (np.array(manifest["label_names"])[lab] == names[ix]).all()
+    m = pq.read_table(tmp_path / "m.parquet")  # the column itself, carried as `label`
+    assert m.column("label").to_pylist() == names.tolist()
+
+
 def test_bad_folders_are_refused_and_nothing_is_left(tiled, tmp_path):
     d, _, _ = tiled
     full = tmp_path / "full"

@@ -57,7 +57,8 @@ int run_map(const gpu::ContextPtr& ctx, MapArgs& a) {
   PointBlocks x =
       a.input.empty() ? builtin_point_blocks(ctx, a.points, labels) : load_input_points(ctx, a.input, a.columns);
   if (!a.labels.empty()) labels = load_labels(ctx, a.labels, x.rows());
-  if (!a.labels_column.empty()) labels = load_table_labels(ctx, a.input, a.labels_column, x.rows());
+  std::vector<std::string> label_names;  // a string labels column's class names, for the tiles' manifest
+  if (!a.labels_column.empty()) labels = load_table_labels(ctx, a.input, a.labels_column, x.rows(), &label_names);
   ctx->sync();
   double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   int64_t n = x.rows(), d = x.dims();
@@ -87,7 +88,8 @@ int run_map(const gpu::ContextPtr& ctx, MapArgs& a) {
   });
   outputs.commit();
   auto t2 = std::chrono::steady_clock::now();
-  int64_t tiles = a.tiles.empty() ? 0 : write_map_tiles(a.tiles, r.embedding, labels, a.force, a.tile_rows);
+  int64_t tiles =
+      a.tiles.empty() ? 0 : write_map_tiles(a.tiles, r.embedding, labels, a.force, a.tile_rows, label_names);
   double write_s = std::chrono::duration<double>(t2 - t1).count();
   double tiles_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t2).count();
 

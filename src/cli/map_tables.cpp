@@ -71,8 +71,9 @@ void check_labels_column_option(const std::string& input, const std::string& col
   io::check_labels_column(input, column);
 }
 
-Tensor load_table_labels(const gpu::ContextPtr& ctx, const std::string& input, const std::string& column, int64_t n) {
-  return Tensor::from_vector(ctx, io::read_table_labels(input, column, n), {n});
+Tensor load_table_labels(const gpu::ContextPtr& ctx, const std::string& input, const std::string& column, int64_t n,
+                         std::vector<std::string>* names) {
+  return Tensor::from_vector(ctx, io::read_table_labels(input, column, n, names), {n});
 }
 
 bool is_table(const std::string& path) { return io::is_table_file(path); }
@@ -80,11 +81,12 @@ bool is_table(const std::string& path) { return io::is_table_file(path); }
 void check_tiles_option(const std::string& dir, bool force) { io::check_tiles_dir(dir, force); }
 
 int64_t write_map_tiles(const std::string& dir, const Tensor& embedding, const Tensor& labels, bool force,
-                        int64_t max_rows) {
+                        int64_t max_rows, const std::vector<std::string>& label_names) {
   std::vector<float> xy = embedding.to_vector<float>();
   std::vector<int32_t> lab;
   if (labels.defined()) lab = labels.to_vector<int32_t>();
-  return io::write_map_tiles(dir, xy.data(), embedding.shape(0), lab.empty() ? nullptr : lab.data(), force, max_rows);
+  return io::write_map_tiles(dir, xy.data(), embedding.shape(0), lab.empty() ? nullptr : lab.data(), force, max_rows,
+                             label_names);
 }
 
 Tensor load_map_table(const gpu::ContextPtr& ctx, const std::string& path) {
@@ -119,7 +121,8 @@ void write_parquet_map(const std::string&, const Tensor&, const std::string&, co
 
 void check_labels_column_option(const std::string&, const std::string&) { throw no_arrow("--labels-column"); }
 
-Tensor load_table_labels(const gpu::ContextPtr&, const std::string&, const std::string&, int64_t) {
+Tensor load_table_labels(const gpu::ContextPtr&, const std::string&, const std::string&, int64_t,
+                         std::vector<std::string>*) {
   throw no_arrow("--labels-column");
 }
 
@@ -127,7 +130,10 @@ bool is_table(const std::string&) { return false; }
 
 void check_tiles_option(const std::string&, bool) { throw no_arrow("--tiles"); }
 
-int64_t write_map_tiles(const std::string&, const Tensor&, const Tensor&, bool, int64_t) { throw no_arrow("--tiles"); }
+int64_t write_map_tiles(const std::string&, const Tensor&, const Tensor&, bool, int64_t,
+                        const std::vector<std::string>&) {
+  throw no_arrow("--tiles");
+}
 
 Tensor load_map_table(const gpu::ContextPtr&, const std::string&) { throw no_arrow("a Parquet map"); }
 

@@ -28,12 +28,14 @@ void write_parquet_map(const std::string& path, const Tensor& embedding, const s
 // --labels-column: checks before any work that `input` is a table with `column`; then its labels
 // (one i32 per point, n points; strings numbered by first appearance).
 void check_labels_column_option(const std::string& input, const std::string& column);
-Tensor load_table_labels(const gpu::ContextPtr& ctx, const std::string& input, const std::string& column, int64_t n);
+// `names` receives a string column's class names by number (empty for numbers).
+Tensor load_table_labels(const gpu::ContextPtr& ctx, const std::string& input, const std::string& column, int64_t n,
+                         std::vector<std::string>* names = nullptr);
 // --tiles DIR: checked before any work (a new or empty folder, or --force), then written (tiles
 // of x, y, ix and the labels where given; docs/tiles.md). Returns the number of tiles.
 void check_tiles_option(const std::string& dir, bool force);
 int64_t write_map_tiles(const std::string& dir, const Tensor& embedding, const Tensor& labels, bool force,
-                        int64_t max_rows);
+                        int64_t max_rows, const std::vector<std::string>& label_names = {});
 // Whether `path` is a table (Parquet / Arrow IPC); false where built without Arrow.
 bool is_table(const std::string& path);
 // A map written as a table (eval's EMBEDDING): its columns x, y as an n × 2 tensor.

@@ -25,11 +25,14 @@ class Categories {
  public:
   int32_t of(std::string_view s) {
     auto [it, fresh] = ids_.try_emplace(std::string(s), int32_t(ids_.size()));
+    if (fresh) names_.push_back(it->first);
     return it->second;
   }
+  std::vector<std::string>& names() { return names_; }
 
  private:
   std::unordered_map<std::string, int32_t> ids_;
+  std::vector<std::string> names_;  // by class number
 };
 
 void take(const arrow::Array& a, int64_t base, std::vector<int32_t>& out, Categories& cats, const std::string& file,
@@ -86,7 +89,8 @@ void take(const arrow::Array& a, int64_t base, std::vector<int32_t>& out, Catego
 
 }  // namespace
 
-std::vector<int32_t> read_table_labels(const std::string& path, const std::string& column, int64_t n) {
+std::vector<int32_t> read_table_labels(const std::string& path, const std::string& column, int64_t n,
+                                       std::vector<std::string>* names) {
   ArrowTable table(path);
   int field = choose_column(table.columns(), column, path, "--labels-column");
   std::vector<int32_t> out;
@@ -106,6 +110,7 @@ std::vector<int32_t> read_table_labels(const std::string& path, const std::strin
   if (int64_t(out.size()) != n)
     throw Error(ErrorKind::Shape, "'" + path + "': labels column '" + column +
                                       "' does not have one label for each of the " + std::to_string(n) + " points");
+  if (names) *names = std::move(cats.names());
   return out;
 }
 

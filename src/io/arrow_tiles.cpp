@@ -77,7 +77,8 @@ void write_tile(const fs::path& root, const QuadTree& tree, const Tile& t, const
   check_arrow(sink->Close(), dir, "closing tile " + t.key());
 }
 
-nlohmann::json manifest(const QuadTree& tree, int64_t n, int64_t max_rows, const arrow::Schema& schema) {
+nlohmann::json manifest(const QuadTree& tree, int64_t n, int64_t max_rows, const arrow::Schema& schema,
+                        const std::vector<std::string>& label_names) {
   nlohmann::json m;
   m["format"] = "surfgrad-tiles";
   m["version"] = 1;
@@ -93,6 +94,7 @@ nlohmann::json manifest(const QuadTree& tree, int64_t n, int64_t max_rows, const
   nlohmann::json cols = nlohmann::json::array();
   for (const auto& f : schema.fields()) cols.push_back({{"name", f->name()}, {"type", f->type()->ToString()}});
   m["columns"] = cols;
+  if (!label_names.empty()) m["label_names"] = label_names;  // label k is label_names[k]
   nlohmann::json tiles = nlohmann::json::array();
   for (const Tile& t : tree.tiles) {
     nlohmann::json children = nlohmann::json::array();
@@ -131,7 +133,7 @@ void check_tiles_dir(const std::string& dir, bool force) {
 }
 
 int64_t write_map_tiles(const std::string& dir, const float* xy, int64_t n, const int32_t* labels, bool force,
-                        int64_t max_rows) {
+                        int64_t max_rows, const std::vector<std::string>& label_names) {
   check_tiles_dir(dir, force);
   QuadTree tree = build_quadtree(xy, n, max_rows);
   arrow::FieldVector fields = {arrow::field("x", arrow::float32(), false), arrow::field("y", arrow::float32(), false),
@@ -166,7 +168,8 @@ int64_t write_map_tiles(const std::string& dir, const float* xy, int64_t n, cons
         }
       });
       if (!first_error.empty()) throw Error(ErrorKind::IO, first_error);
-      write_whole_file((staged / "manifest.json").string(), manifest(tree, n, max_rows, *schema).dump(1) + "\n");
+      write_whole_file((staged / "manifest.json").string(),
+                       manifest(tree, n, max_rows, *schema, label_names).dump(1) + "\n");
     });
     // Into place: an empty DIR goes, a full one (--force) is moved aside and removed after.
     if (fs::is_directory(target, ec)) {

@@ -46,7 +46,9 @@ void check_labels_column(const std::string& input, const std::string& column);
 // are, whole floats, or strings (plain or dictionary) numbered 0, 1, … by first appearance.
 // Nulls, negative or fractional numbers, other types and a row count other than n are errors
 // naming the file, the column and the row.
-std::vector<int32_t> read_table_labels(const std::string& path, const std::string& column, int64_t n);
+// `names`, where given, receives the strings by class number (empty for a numeric column).
+std::vector<int32_t> read_table_labels(const std::string& path, const std::string& column, int64_t n,
+                                       std::vector<std::string>* names = nullptr);
 
 // Checks, before any work, that `input` (a table) has the columns `keep` names; throws naming
 // the file and the column. (A non-table input with --keep is refused too.)
@@ -65,7 +67,8 @@ void check_tiles_dir(const std::string& dir, bool force);
 // Writes the map `xy` (n × 2 f32) as a quadtree of Arrow IPC tiles of at most `max_rows` rows
 // (x, y, ix: the row number, and label where `labels` is given) and a manifest.json into `dir`
 // (docs/tiles.md), staged beside it and renamed into place. Returns the number of tiles.
+// `label_names` (the class names of a string labels column) go into the manifest.
 int64_t write_map_tiles(const std::string& dir, const float* xy, int64_t n, const int32_t* labels, bool force,
-                        int64_t max_rows = 65536);
+                        int64_t max_rows = 65536, const std::vector<std::string>& label_names = {});
 
 }  // namespace surfgrad::io
