@@ -37,18 +37,16 @@ std::string children_json(const QuadTree& tree, const Tile& t) {
 
 // One tile's rows as a record batch: x, y, ix, [label].
 std::shared_ptr<arrow::RecordBatch> tile_batch(const std::shared_ptr<arrow::Schema>& schema, const QuadTree& tree,
-                                               const Tile& t, const float* xy, const int32_t* labels,
-                                               const std::string& dir) {
+                                               const Tile& t, const int32_t* labels, const std::string& dir) {
   const int64_t rows = t.end - t.begin;
   auto alloc = [&](int64_t bytes) { return check_arrow(arrow::AllocateBuffer(bytes), dir, "allocating a tile"); };
   std::shared_ptr<arrow::Buffer> bx = alloc(rows * 4), by = alloc(rows * 4), bi = alloc(rows * 4), bl;
   float* px = reinterpret_cast<float*>(bx->mutable_data());
   float* py = reinterpret_cast<float*>(by->mutable_data());
   uint32_t* pi = reinterpret_cast<uint32_t*>(bi->mutable_data());
-  for (int64_t k = 0; k < rows; ++k) {
-    uint32_t r = tree.order[size_t(t.begin + k)];
-    px[k] = xy[2 * size_t(r)], py[k] = xy[2 * size_t(r) + 1], pi[k] = r;
-  }
+  const float* sorted = tree.xy.data() + 2 * t.begin;
+  for (int64_t k = 0; k < rows; ++k)
+    px[k] = sorted[2 * k], py[k] = sorted[2 * k + 1], pi[k] = tree.order[size_t(t.begin + k)];
   std::vector<std::shared_ptr<arrow::Array>> cols = {std::make_shared<arrow::FloatArray>(rows, bx),
                                                      std::make_shared<arrow::FloatArray>(rows, by),
                                                      std::make_shared<arrow::UInt32Array>(rows, bi)};
@@ -62,7 +60,7 @@ std::shared_ptr<arrow::RecordBatch> tile_batch(const std::shared_ptr<arrow::Sche
 }
 
 void write_tile(const fs::path& root, const QuadTree& tree, const Tile& t, const std::shared_ptr<arrow::Schema>& base,
-                const float* xy, const int32_t* labels, const std::string& dir) {
+                const int32_t* labels, const std::string& dir) {
   fs::path folder = root / std::to_string(t.z) / std::to_string(t.x);
   std::error_code ec;
   fs::create_directories(folder, ec);
@@ -72,7 +70,7 @@ void write_tile(const fs::path& root, const QuadTree& tree, const Tile& t, const
   std::string path = (folder / (std::to_string(t.y) + ".feather")).string();
   auto sink = check_arrow(arrow::io::FileOutputStream::Open(path), dir, "opening tile " + t.key());
   auto writer = check_arrow(arrow::ipc::MakeFileWriter(sink, schema), dir, "starting tile " + t.key());
-  check_arrow(writer->WriteRecordBatch(*tile_batch(schema, tree, t, xy, labels, dir)), dir, "writing tile " + t.key());
+  check_arrow(writer->WriteRecordBatch(*tile_batch(schema, tree, t, labels, dir)), dir, "writing tile " + t.key());
   check_arrow(writer->Close(), dir, "finishing tile " + t.key());
   check_arrow(sink->Close(), dir, "closing tile " + t.key());
 }
@@ -159,7 +157,7 @@ int64_t write_map_tiles(const std::string& dir, const float* xy, int64_t n, cons
       platform::parallel_parts(parts, [&](int) {
         for (size_t t; (t = next++) < tree.tiles.size();) {
           try {
-            write_tile(staged, tree, tree.tiles[t], schema, xy, labels, dir);
+            write_tile(staged, tree, tree.tiles[t], schema, labels, dir);
           } catch (const std::exception& e) {
             std::lock_guard lock(m);
             if (first_error.empty()) first_error = e.what();

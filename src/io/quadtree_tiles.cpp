@@ -14,18 +14,22 @@ namespace surfgrad::io {
 
 namespace {
 
+// A point with its coordinates, so the partitions stream through memory instead of gathering
+// each point's x, y from the map at every level.
+struct Pt {
+  float x, y;
+  uint32_t row;
+};
+
 struct Builder {
-  const float* xy;
+  std::vector<Pt>& pts;
   int64_t max_rows;
   int max_depth;
   QuadTree& tree;
-  std::vector<uint32_t> scratch;
+  std::vector<Pt> scratch;
 
-  // Quadrant of row r in the square (z, x, y): 0 (x, y), 1 (x+1, y), 2 (x, y+1), 3 (x+1, y+1).
-  int quadrant(uint32_t r, const Bounds& b) const {
-    float mx = b.x0 + (b.x1 - b.x0) / 2, my = b.y0 + (b.y1 - b.y0) / 2;
-    return int(xy[2 * size_t(r)] >= mx) + 2 * int(xy[2 * size_t(r) + 1] >= my);
-  }
+  // Quadrant of a point in the square b: 0 (x, y), 1 (x+1, y), 2 (x, y+1), 3 (x+1, y+1).
+  static int quadrant(const Pt& p, float mx, float my) { return int(p.x >= mx) + 2 * int(p.y >= my); }
 
   // The tile `t` holds order[t.begin, end_of_points): it keeps the first max_rows, and the rest
   // become its children's (built in turn, breadth-first by the caller's queue).
@@ -36,19 +40,19 @@ struct Builder {
     tree.tiles[t].end = keep_end;
     if (keep_end == points_end) return;
     // Stable partition of the rest by quadrant (counting sort), into the same place.
+    float mx = tile.bounds.x0 + (tile.bounds.x1 - tile.bounds.x0) / 2;
+    float my = tile.bounds.y0 + (tile.bounds.y1 - tile.bounds.y0) / 2;
     int64_t counts[4] = {0, 0, 0, 0};
-    for (int64_t i = keep_end; i < points_end; ++i) ++counts[quadrant(tree.order[size_t(i)], tile.bounds)];
+    for (int64_t i = keep_end; i < points_end; ++i) ++counts[quadrant(pts[size_t(i)], mx, my)];
     int64_t at[4] = {keep_end, 0, 0, 0};
     for (int q = 1; q < 4; ++q) at[q] = at[q - 1] + counts[q - 1];
     scratch.resize(size_t(points_end - keep_end));
     int64_t fill[4] = {at[0] - keep_end, at[1] - keep_end, at[2] - keep_end, at[3] - keep_end};
     for (int64_t i = keep_end; i < points_end; ++i) {
-      uint32_t r = tree.order[size_t(i)];
-      scratch[size_t(fill[quadrant(r, tile.bounds)]++)] = r;
+      const Pt& p = pts[size_t(i)];
+      scratch[size_t(fill[quadrant(p, mx, my)]++)] = p;
     }
-    std::copy(scratch.begin(), scratch.end(), tree.order.begin() + keep_end);
-    float mx = tile.bounds.x0 + (tile.bounds.x1 - tile.bounds.x0) / 2;
-    float my = tile.bounds.y0 + (tile.bounds.y1 - tile.bounds.y0) / 2;
+    std::copy(scratch.begin(), scratch.end(), pts.begin() + keep_end);
     for (int q = 0; q < 4; ++q) {
       if (counts[q] == 0) continue;
       Tile c;
@@ -87,17 +91,25 @@ QuadTree build_quadtree(const float* xy, int64_t n, int64_t max_rows, uint64_t s
   widen(b.x0, b.x1);
   widen(b.y0, b.y1);
 
-  tree.order.resize(size_t(n));
-  std::iota(tree.order.begin(), tree.order.end(), 0u);
+  std::vector<uint32_t> shuffled(static_cast<size_t>(n));
+  std::iota(shuffled.begin(), shuffled.end(), 0u);
   std::mt19937_64 rng(seed);
-  std::shuffle(tree.order.begin(), tree.order.end(), rng);
+  std::shuffle(shuffled.begin(), shuffled.end(), rng);
+  std::vector<Pt> pts(static_cast<size_t>(n));
+  for (size_t i = 0; i < pts.size(); ++i)
+    pts[i] = {xy[2 * size_t(shuffled[i])], xy[2 * size_t(shuffled[i]) + 1], shuffled[i]};
+  shuffled = {};
 
   Tile root;
   root.bounds = b;
   tree.tiles.push_back(root);
-  Builder builder{xy, max_rows, max_depth, tree, {}};
+  Builder builder{pts, max_rows, max_depth, tree, {}};
   std::vector<std::pair<size_t, int64_t>> queue = {{0, n}};
   for (size_t q = 0; q < queue.size(); ++q) builder.split(queue[q].first, queue[q].second, queue);
+  tree.order.resize(size_t(n));
+  tree.xy.resize(size_t(2 * n));
+  for (size_t i = 0; i < pts.size(); ++i)
+    tree.order[i] = pts[i].row, tree.xy[2 * i] = pts[i].x, tree.xy[2 * i + 1] = pts[i].y;
   return tree;
 }
 

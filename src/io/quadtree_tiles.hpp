@@ -26,6 +26,7 @@ struct Tile {
 struct QuadTree {
   Bounds bounds;                // of all the points (x1 > x0 and y1 > y0, widened where flat)
   std::vector<uint32_t> order;  // row numbers, tile by tile (tiles[i] holds order[begin, end))
+  std::vector<float> xy;        // their x, y in the same order (2 a row)
   std::vector<Tile> tiles;      // tiles[0] is the root; parents before children
 };
 
