@@ -11,8 +11,10 @@
 #   Arrow, libpng, the Vulkan loader's Debian package) into BUILD/dawn-gpu.tar.xz (~25 MB: carry
 #   that one path, e.g. run(carry=["build-dawn/dawn-gpu.tar.xz"])).
 # GPU machine, repository root:  bench/dawn_matmul_gpu.sh [PACK]   (default: build-dawn/dawn-gpu.tar.xz)
+# Time: at most 100 s of tests, 2 x 120 s of baselines and 4 x 50 s of rungs (one 10-minute call).
 # Environment: OUT (default /tmp/dawn-matmul), WORK (unpacked pack; default /tmp/dawn-gpu),
-#   SIZES (default 4096x4096x4096,8192x8192x8192), VARIANTS (default: the f16 rungs below).
+#   SIZES (default 4096x4096x4096,8192x8192x8192), BASELINE (today's f16 rungs, both
+#   implementations), SGMAT (the subgroup-matrix rungs, Dawn only).
 set -u
 cd "$(dirname "$0")/.."
 log() { echo "[dawn_matmul_gpu] $*" >&2; }
@@ -40,7 +42,8 @@ pack=${1:-build-dawn/dawn-gpu.tar.xz}
 out=${OUT:-/tmp/dawn-matmul}
 work=${WORK:-/tmp/dawn-gpu}
 sizes=${SIZES:-4096x4096x4096,8192x8192x8192}
-variants=${VARIANTS:-f16-tiled-acc32,f16-tuned,f16-sgmat-direct,f16-sgmat-staged,f16-sgmat-2x2,f16-sgmat-4x2}
+baseline=${BASELINE:-f16-tiled-acc32,f16-tuned}
+sgmat=${SGMAT:-f16-sgmat-direct,f16-sgmat-staged,f16-sgmat-2x2,f16-sgmat-4x2}
 mkdir -p "$out" "$work"
 [ -x "$work/bin/surfgrad" ] || xz -dc "$pack" | tar -C "$work" -xf -
 export LD_LIBRARY_PATH="$work/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
@@ -62,31 +65,42 @@ for impl in wgpu dawn; do SURFGRAD_WEBGPU=$impl "$bin/surfgrad" info >"$out/info
 grep -E "^(adapter|implementation|shader-f16|subgroups|subgroup-matrix) " "$out"/info-*.txt
 
 log "tests under Dawn"
-SURFGRAD_WEBGPU=dawn timeout 420 "$bin/surfgrad_tests" --gtest_brief=1 \
-  --gtest_filter='DawnAbi.*:Matmul/Ladder.*:GpuContext.*:Matmul*.*' >"$out/tests-dawn.txt" 2>&1
+SURFGRAD_WEBGPU=dawn timeout 100 "$bin/surfgrad_tests" --gtest_brief=1 \
+  --gtest_filter='DawnAbi.*:WgslDialect.*:Matmul/Ladder.*:GpuContext.*:Matmul*.*' >"$out/tests-dawn.txt" 2>&1
 echo "tests under Dawn: exit $? (log $out/tests-dawn.txt)"
 grep -E "^\[  (FAILED|PASSED|SKIPPED) |tests? ran|FAILED TEST" "$out/tests-dawn.txt" | tail -25
+grep -v '^Warning: maxDynamic' "$out/tests-dawn.txt" | grep -A8 'Failure' | head -60
 
-for impl in wgpu dawn; do
-  log "bench matmul under $impl"
-  SURFGRAD_WEBGPU=$impl timeout 600 "$bin/surfgrad" bench matmul --sizes "$sizes" --variants "$variants" \
-    --torch-script bench/torch_matmul.py --json "$out/matmul-$impl.json" 2>&1 | tee "$out/matmul-$impl.txt"
-done
+# Baselines with cuBLAS measured in the same call; then each subgroup-matrix rung in a call of its
+# own (a rung whose kernel Dawn refuses must not take the others with it), cuBLAS taken from the
+# baseline call of the same implementation.
+bench() {  # IMPL NAME VARIANTS TIMEOUT [--torch-script none]
+  local impl=$1 name=$2 vars=$3 limit=$4; shift 4
+  log "bench matmul under $impl: $vars"
+  SURFGRAD_WEBGPU=$impl timeout "$limit" "$bin/surfgrad" bench matmul --sizes "$sizes" --variants "$vars" \
+    --json "$out/matmul-$impl-$name.json" "$@" 2>&1 | grep -v '^Warning: maxDynamic' | tee "$out/matmul-$impl-$name.txt"
+}
+for impl in wgpu dawn; do bench $impl base "$baseline" 120 --torch-script bench/torch_matmul.py; done
+for v in ${sgmat//,/ }; do bench dawn "$v" "$v" 50 --torch-script /nonexistent; done
 
 python3 - "$out" <<'PY'
 import json, os, sys
 out = sys.argv[1]
-rows = []
-for impl in ("wgpu", "dawn"):
-    path = os.path.join(out, f"matmul-{impl}.json")
-    if not os.path.exists(path):
+rows, cublas = [], {}
+for name in sorted(os.listdir(out)):
+    if not (name.startswith("matmul-") and name.endswith(".json")):
         continue
-    run = json.load(open(path))
+    impl = name.split("-")[1]
+    run = json.load(open(os.path.join(out, name)))
     for r in run["rows"]:
+        if r["cublas_tflops"]:
+            cublas[(impl, r["size"])] = r["cublas_tflops"]
         rows.append({"size": r["size"], "variant": r["variant"], "tflops": r["tflops"],
                      "cublas_tflops": r["cublas_tflops"], "backend": impl, "ms": r["ms"],
                      "max_error": r["max_error"], "valid": r["valid"],
                      "adapter": run["adapter"], "implementation": run["implementation"], "date": run["date"]})
+for r in rows:  # the subgroup-matrix calls did not run PyTorch: the baseline call's cuBLAS
+    r["cublas_tflops"] = r["cublas_tflops"] or cublas.get((r["backend"], r["size"]), 0)
 json.dump(rows, open(os.path.join(out, "rows.json"), "w"), indent=1)
 for r in rows:
     ratio = r["tflops"] / r["cublas_tflops"] if r["cublas_tflops"] else 0
