@@ -13,6 +13,13 @@ out=${1:?usage: gpu_browser_run.sh OUT [TOOLS] [SIZES]}
 tools=${2:-surfgrad-umap,surfgrad-tsne,umap-js}
 sizes=${3:-1797,10000}
 bundle=/tmp/chromium-bundle
+# The adapter probe loads the peers page's bundle (web/bench/dist, built here by
+# web/bench/browser_peers.mjs, ignored by git): without it every probe waits out its timeout.
+if [ ! -f web/bench/dist/peers.js ]; then
+  echo "web/bench/dist/peers.js is missing: build it where node is (node web/bench/browser_peers.mjs, or esbuild" \
+    "web/bench/peers.js web/bench/peers-worker.js --bundle --format=esm --outdir=web/bench/dist) and carry it" >&2
+  exit 2
+fi
 mkdir -p "$out" "$bundle"
 if [ ! -x "$bundle/chromium/chromium-headless-shell" ]; then
   cat .carry/chrome1/part.* .carry/chrome2/part.* | xz -d | tar -C "$bundle" -xf - || exit 1
