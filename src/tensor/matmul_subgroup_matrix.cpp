@@ -8,6 +8,8 @@
 // per-subgroup 16×16 f32 scratch in workgroup memory to C (f16), guarded by M and N.
 #include "matmul_subgroup_matrix.hpp"
 
+#include <regex>
+
 #include "kernels/launch.hpp"
 
 namespace surfgrad {
@@ -69,19 +71,53 @@ std::string staging(bool vec4) {
 )";
 }
 
+// SubgroupMatrixParams::emulate: the builtins as functions on array<f32, 256> tiles (row-major).
+std::string emulated(const std::string& wgsl) {
+  std::string s = std::regex_replace(wgsl, std::regex("enable chromium_experimental_subgroup_matrix;\n"), "");
+  s = std::regex_replace(s, std::regex("subgroup_matrix_(left|right)<f16, 16, 16>|subgroup_matrix_result<f32, 16, 16>"),
+                         "array<f32, 256>");
+  s = std::regex_replace(s, std::regex("subgroupMatrixLoad<T[AB], row_major>\\(&(\\w+), "), "sm_load_$1(");
+  s = std::regex_replace(s, std::regex("subgroupMatrixStore<row_major>\\(&(\\w+), "), "sm_store_$1(");
+  s = std::regex_replace(s, std::regex("subgroupMatrixMultiplyAccumulate\\("), "sm_mma(");
+  std::string fns =
+      "fn sm_mma(x: array<f32, 256>, y: array<f32, 256>, z: array<f32, 256>) -> array<f32, 256> {\n"
+      "  var xa = x; var ya = y; var r = z;\n"
+      "  for (var i = 0u; i < 16u; i++) { for (var j = 0u; j < 16u; j++) {\n"
+      "    var acc = r[i * 16u + j];\n"
+      "    for (var k = 0u; k < 16u; k++) { acc = fma(xa[i * 16u + k], ya[k * 16u + j], acc); }\n"
+      "    r[i * 16u + j] = acc; } }\n"
+      "  return r;\n}\n";
+  for (const char* src : {"as_", "bs_", "a", "b"})
+    if (s.find("sm_load_" + std::string(src) + "(") != std::string::npos)
+      fns += "fn sm_load_" + std::string(src) +
+             "(off: u32, stride: u32) -> array<f32, 256> {\n  var r: array<f32, 256>;\n"
+             "  for (var i = 0u; i < 16u; i++) { for (var j = 0u; j < 16u; j++) { r[i * 16u + j] = f32(" +
+             src + "[off + i * stride + j]); } }\n  return r;\n}\n";
+  // Every lane of the subgroup writes the same values: a benign race in an emulation.
+  fns +=
+      "fn sm_store_cs_(off: u32, v: array<f32, 256>, stride: u32) {\n  var va = v;\n"
+      "  for (var i = 0u; i < 16u; i++) { for (var j = 0u; j < 16u; j++) { cs_[off + i * stride + j] = va[i * 16u + "
+      "j]; } }\n}\n";
+  size_t entry = s.find("@compute");
+  return s.substr(0, entry) + fns + s.substr(entry);
+}
+
 }  // namespace
 
 std::string SubgroupMatrixParams::str() const {
-  return S(tm) + "x" + S(tn) + "/" + S(wm) + "x" + S(wn) + "/bk" + S(bk) + (staged ? "" : "/direct");
+  return S(tm) + "x" + S(tn) + "/" + S(wm) + "x" + S(wn) + "/bk" + S(bk) + (staged ? "" : "/direct") +
+         (emulate ? "/emulated" : "");
 }
 
 std::string subgroup_matrix_unsupported(const MatmulProblem& p, const SubgroupMatrixParams& sm) {
   const gpu::Features& f = p.ctx->features();
-  if (!f.subgroup_matrix)
+  if (sm.emulate && !f.subgroups) return "emulation: the adapter has no subgroups";
+  if (sm.emulate && !f.shader_f16) return "emulation: the adapter has no shader-f16";
+  if (!sm.emulate && !f.subgroup_matrix)
     return "no subgroup matrices on this device (Dawn's chromium-experimental-subgroup-matrix: run with "
            "SURFGRAD_WEBGPU=dawn on a GPU that offers it)";
   if (p.dtype() != DType::f16) return "f16 operands only";
-  if (!has_f16_16x16x16(f)) return "the adapter has no f16xf16->f32 16x16x16 subgroup-matrix config";
+  if (!sm.emulate && !has_f16_16x16x16(f)) return "the adapter has no f16xf16->f32 16x16x16 subgroup-matrix config";
   if (f.subgroup_min_size != f.subgroup_max_size || f.subgroup_min_size == 0)
     return "needs one known subgroup size (the adapter reports " + S(f.subgroup_min_size) + "-" +
            S(f.subgroup_max_size) + ")";
@@ -100,7 +136,12 @@ std::string subgroup_matrix_unsupported(const MatmulProblem& p, const SubgroupMa
   return "";
 }
 
+static std::string kernel_wgsl(const SubgroupMatrixParams& sm, int sg, bool vec4_loads);
 std::string subgroup_matrix_wgsl(const SubgroupMatrixParams& sm, int sg, bool vec4_loads) {
+  return sm.emulate ? emulated(kernel_wgsl(sm, sg, vec4_loads)) : kernel_wgsl(sm, sg, vec4_loads);
+}
+
+static std::string kernel_wgsl(const SubgroupMatrixParams& sm, int sg, bool vec4_loads) {
   const int nsg = sm.wm * sm.wn;
   std::string s = "enable chromium_experimental_subgroup_matrix;\n";
   std::string elem = vec4_loads ? "vec4<f16>" : "f16";

@@ -12,6 +12,10 @@ struct SubgroupMatrixParams {
   int wm = 1, wn = 1;  // subgroups per workgroup (rows, columns)
   int bk = 32;         // K per staging step (a multiple of 16)
   bool staged = true;  // false: subgroupMatrixLoad straight from the buffers (the probe's kernel)
+  // Tests only: the subgroup-matrix builtins emulated by plain WGSL functions (each invocation
+  // holds whole 16×16 tiles), so that the kernel's staging, indexing and edge guards run against
+  // float64 on adapters without the feature (lavapipe, under either implementation).
+  bool emulate = false;
   std::string str() const;
 };
 
