@@ -8,8 +8,12 @@
 //   method=tsne|umap   and any map option by its JavaScript name (perplexity= earlyExaggeration=
 //   nNeighbors= minDist= epochs= seed= ...: the library's schema, mapOptionSchema())
 //   run=1 (start once loaded)   mock=1 (the dev mock instead of ../package/surfgrad.js)
+//   tiles=<url of a tiled map's folder or manifest.json> (surfgrad map … --tiles DIR; tiles.js)
+//   budget=<the most points of a tiled map drawn at once; 2000000>  tileDensity=<points per px² on screen from
+//   which a tile's children are not fetched; 1/24>
 import { loadMnist } from './idx.js';
 import { MapView } from './plot.js';
+import { TiledMap } from './tiles.js';
 
 const $ = (id) => document.getElementById(id);
 const params = new URLSearchParams(location.search);
@@ -120,6 +124,7 @@ function limitN(n) {
 }
 
 function setData(data) {
+  if (page.tiles) { page.tiles.close(); page.tiles = null; } // (a tiled map was open)
   page.data = data;
   page.result = null;
   view.clear();
@@ -204,7 +209,43 @@ const loadMnistClicked = () => loading('MNIST 10k', async () => {
 });
 const baseName = (url) => url.split('?')[0].split('/').pop() || url;
 // Any URL goes to the worker, which tells .npy, Parquet and Arrow apart by their first bytes.
-const loadUrl = (url) => loading(url, () => openTable({ url, name: baseName(url) }));
+const loadUrl = (url) => (/manifest\.json(\?|$)/.test(url) ? openTiles(url)
+  : loading(url, () => openTable({ url, name: baseName(url) })));
+
+// ---- a tiled map (tiles.js): drawn progressively from its URL; no worker needed ----------------
+
+async function openTiles(url) {
+  page.tiles?.close();
+  const budget = Number(params.get('budget')) > 0 ? Number(params.get('budget')) : undefined;
+  const fmt = (v) => v.toLocaleString('en-US');
+  const density = Number(params.get('tileDensity')) > 0 ? Number(params.get('tileDensity')) : undefined;
+  const tiles = new TiledMap(view, {
+    budget, density,
+    onError: (e) => showError(e, 'Tiles'),
+    onStatus: (s) => {
+      page.tilesStatus = s;
+      setStatus('Tiles', `${fmt(s.loaded)} / ${fmt(s.total)} tiles loaded · ${fmt(s.drawnPoints)} points drawn`
+        + `${s.firstViewMs != null ? ` · first view in ${fmtSeconds(s.firstViewMs / 1000)}` : ''}${s.inFlight ? ` · ${s.inFlight} loading` : ''}`);
+    },
+  });
+  page.tiles = tiles;
+  view.rowText = null;
+  const ok = await loading(url, async () => {
+    await tiles.open(url);
+    const m = tiles.manifest;
+    $('dataset').textContent = `${baseName(url.replace(/\/?(manifest\.json)?(\?.*)?$/, '')) || 'tiles'} · ${fmt(m.points)} points in ${fmt(m.tile_count ?? m.tiles.length)} tiles`;
+    $('empty').hidden = true;
+    $('run').disabled = true;
+  });
+  if (ok) tiles.report(); else tiles.close();
+  return ok;
+}
+// For tests and the console: the tiled map's status and a zoom to a rectangle of its coordinates.
+window.__tiles = {
+  status: () => page.tilesStatus ?? null,
+  zoomTo: (x0, y0, x1, y1) => page.tiles?.zoomTo(x0, y0, x1, y1),
+  manifest: () => page.tiles?.manifest ?? null,
+};
 
 // ---- tables (Parquet, Arrow IPC / Feather): read in the worker, the points never come here -------
 
@@ -287,6 +328,10 @@ const loadLabelsUrl = (url) => loading(url, async () => loadLabels(await fetchBy
 
 async function loadFiles(files) {
   for (const f of files) {
+    if (/^manifest\.json$/i.test(f.name)) {
+      showError({ name: 'TilesError', message: 'a tiled map is opened by its URL (?tiles=URL of its folder, or the URL of manifest.json in the data box): the page fetches its tiles beside the manifest, which a dropped file does not give' }, f.name);
+      continue;
+    }
     const npy = /\.npy$/i.test(f.name);
     // A 1-D .npy (or n×1) after points are loaded is taken as labels.
     if (page.data && npy && /label|target|class|^y[._]/i.test(f.name)) {
@@ -533,11 +578,13 @@ $('options-form').onsubmit = (e) => { e.preventDefault(); startRun(); };
 
 applyParams();
 startWorker();
+if (params.get('tiles')) { $('data-url').value = params.get('tiles'); openTiles(params.get('tiles')); }
 ready.then(async (ok) => {
   if (page.state === 'starting') setState(ok ? 'idle' : 'error');
   if (!ok) return;
   const data = params.get('data'), labels = params.get('labels');
   let loaded = false;
+  if (params.get('tiles')) return;
   if (data === 'mnist10k') loaded = await loadMnistClicked();
   else if (data === 'builtin') loaded = await loadBuiltin(Number(params.get('n')) || 100000);
   else if (data) {

@@ -63,6 +63,7 @@ export class MapView {
       spatialIndexUseWorker: true,
     });
     this.rowText = null; // (i) => Promise<string | null>: a table's label text of row i
+    this.describe = null; // (k) => { i, label, code } of drawn point k: a tiled map's (tiles.js)
     // clear() gives regl-scatterplot no points, which its index worker answers with a rejected
     // promise nobody can catch ('Invalid point data'): not an error of the page's.
     window.addEventListener('unhandledrejection', (e) => {
@@ -160,7 +161,8 @@ export class MapView {
         const pts = { x, y };
         // An intermediate layout of a large map: every stride-th point (map_worker.js LIVE_POINTS).
         this.stride = stride;
-        const codes = this.cats && (stride > 1 ? this.sampleCodes(stride, m) : this.cats.codes);
+        // (A tiled map's points come with their own label codes: tiles.js.)
+        const codes = xy?.z ?? (this.cats && (stride > 1 ? this.sampleCodes(stride, m) : this.cats.codes));
         if (codes && codes.length === m) pts.z = codes;
         if (m !== this.n) this.plot.set({ pointSize: m <= 5000 ? 4 : m <= 50000 ? 3 : m <= 500000 ? 2 : 1 });
         this.n = m;
@@ -202,6 +204,7 @@ export class MapView {
   resetView() { this.plot.reset(); }
 
   showTooltip(k) {
+    if (this.describe) { this.showDescribed(this.describe(k)); return; }
     const i = k * (this.stride ?? 1); // the point's own index (a sampled layout draws every stride-th)
     const label = this.labels ? `label ${this.labels[i]}` : this.cats ? this.cats.values[this.cats.codes[i]] : 'no label';
     this.tooltip.replaceChildren();
@@ -224,6 +227,24 @@ export class MapView {
         b.lastChild.textContent = text;
       });
     }
+    this.tooltip.hidden = false;
+    this.placeTooltip();
+  }
+
+  // A tiled map's point (tiles.js describe): { i: its input row, label: text, code }.
+  showDescribed(d) {
+    if (!d) return;
+    const a = document.createElement('b');
+    a.textContent = `#${d.i}`;
+    const b = document.createElement('span');
+    b.textContent = d.label;
+    if (this.cats && d.code != null && d.code >= 0) {
+      const sw = document.createElement('span');
+      sw.className = 'swatch';
+      sw.style.background = this.colours()[d.code % this.colours().length];
+      b.prepend(sw);
+    }
+    this.tooltip.replaceChildren(a, b);
     this.tooltip.hidden = false;
     this.placeTooltip();
   }
