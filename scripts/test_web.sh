@@ -13,6 +13,9 @@
 #     pyarrow reads them back; bad tables (missing column, ragged list, NaN, truncated, 404, …) are
 #     refused with their messages while the page keeps working; web/tests/page_tables.mjs (~6 s,
 #     Node): the page's table reader against pyarrow's values for every point type, bit for bit.
+#  4. web/tests/page_tiles.mjs (~20 s: the map ~10 s, the page ~5 s): build/surfgrad writes a UMAP of
+#     20,000 points as tiles; the page opens them, draws the root, loads deeper tiles when zoomed in,
+#     and refuses a manifest of another format by name (skipped where surfgrad lacks --tiles).
 # Outputs (reports, maps, the screenshot) go to build-web/test-output/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,3 +32,5 @@ echo "[web] map page screenshot"
 echo "[web] map page: Parquet in and out"
 "$node_bin" web/tests/page_tables.mjs --out "$out"
 "$node_bin" web/tests/page_parquet.mjs --out "$out"
+echo "[web] map page: a tiled map (surfgrad map --tiles), opened and zoomed"
+"$node_bin" web/tests/page_tiles.mjs build/surfgrad --out "$out"
