@@ -106,6 +106,17 @@ try {
   if (pix.nonBg < 5000) failures.push(`the plot looks blank: ${pix.nonBg} non-background pixels (need ≥ 5,000)`);
   if (pix.hues < 6) failures.push(`the plot has ${pix.hues} colour bins: not coloured by label (need ≥ 6)`);
 
+  // Hover over a drawn point: the tooltip names its input row (ix) and label.
+  const pos = await page.evaluate(() => { const [x, y] = window.surfgradPage.view.plot.getScreenPosition(0); const r = window.surfgradPage.plotRect(); return [r.x + x, r.y + y]; });
+  await page.mouse.move(pos[0] - 3, pos[1] - 3);
+  await page.mouse.move(pos[0], pos[1]);
+  const tip = await page.waitForFunction(() => { const t = document.getElementById('tooltip'); return !t.hidden && t.textContent; }, null, { timeout: 10000, polling: 100 })
+    .then((h) => h.jsonValue(), () => null);
+  console.log(`page_tiles: hover: ${tip}`);
+  // (The built-in clusters label row i with i mod 10, so the tile's ix and label must agree.)
+  const hm = /^#(\d+)label (\d+)$/.exec(tip ?? '');
+  if (!hm || Number(hm[1]) % 10 !== Number(hm[2])) failures.push(`hovering a point shows '${tip}', not its row and label ('#i' 'label i mod 10')`);
+
   // Zoom into a corner of the densest quadrant: deeper tiles come, more points are drawn.
   const before = first.s ?? { loaded: 0, drawnPoints: 0, maxDepth: 0 };
   const [x0, y0, x1, y1] = manifest.bounds;
