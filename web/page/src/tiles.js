@@ -63,7 +63,7 @@ function decodeTile(bytes, key, toPlot, url) {
 
 export class TiledMap {
   // view: the page's MapView; onStatus({ loaded, total, points, firstViewMs, inFlight }); onError(e).
-  constructor(view, { budget = 2_000_000, density = DENSITY, concurrency = 4, cacheTiles = 256, onStatus = () => {}, onError = () => {} } = {}) {
+  constructor(view, { budget = 2_000_000, density = DENSITY, concurrency = 4, cacheTiles = 64, onStatus = () => {}, onError = () => {} } = {}) {
     Object.assign(this, { view, budget, density, concurrency, cacheTiles, onStatus, onError });
     this.cache = new Map(); // key → decoded tile, in least-recently-used order
     this.inFlight = new Map(); // key → AbortController
@@ -230,7 +230,8 @@ export class TiledMap {
     }
   }
 
-  // The least recently used tiles past cacheTiles go (never one drawn now).
+  // The least recently used tiles past cacheTiles go (never one drawn now): 64 tiles of 65,536
+  // rows are ~67 MB (16 bytes a point: x, y, ix, label).
   evict() {
     const drawn = new Set(this.drawnKeys);
     for (const k of this.cache.keys()) {

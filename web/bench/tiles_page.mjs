@@ -1,0 +1,57 @@
+// Times the map page on a tiled map (not in CI): opens ?tiles= for DIR (written by
+// `surfgrad map … --tiles DIR` or `surfgrad_io_bench tiles 10000000 DIR`), reports the first view
+// (manifest + root drawn), then zooms ×4, ×16 and ×64 into one spot (window.__tiles.zoomTo) and
+// reports each zoom's tiles, points and time until every wanted tile is fetched, decoded and drawn.
+//
+//   node web/bench/tiles_page.mjs DIR [--at 0.3,0.4] [--shots OUTDIR]
+import fs from 'node:fs';
+import path from 'node:path';
+import { serve } from '../tools/serve.mjs';
+import { launch } from '../tools/chromium.mjs';
+
+const argv = process.argv.slice(2);
+const opt = (name, def) => { const i = argv.indexOf(name); return i >= 0 && i + 1 < argv.length ? argv[i + 1] : def; };
+const dir = path.resolve(argv[0] ?? '');
+if (!argv[0] || !fs.existsSync(path.join(dir, 'manifest.json'))) {
+  console.error('usage: node web/bench/tiles_page.mjs DIR (a folder with manifest.json: surfgrad map … --tiles DIR)');
+  process.exit(2);
+}
+const [ax, ay] = opt('--at', '0.3,0.4').split(',').map(Number);
+const shots = opt('--shots', null);
+
+const server = await serve({ port: 0, quiet: true });
+const browser = await launch();
+try {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, deviceScaleFactor: 1 });
+  await context.route((u) => u.pathname.startsWith('/bench-tiles/'), (route) => {
+    const f = path.resolve(dir, new URL(route.request().url()).pathname.slice('/bench-tiles/'.length));
+    if (f.startsWith(dir + path.sep) && fs.existsSync(f)) route.fulfill({ status: 200, body: fs.readFileSync(f) });
+    else route.fulfill({ status: 404, body: 'not found' });
+  });
+  const page = await context.newPage();
+  page.on('pageerror', (e) => console.log('[page] uncaught:', e.message));
+  const settled = () => page.waitForFunction(() => { const s = window.__tiles.status(); return s && s.inFlight === 0 && s.drawnPoints === s.points; },
+    null, { timeout: 120000, polling: 50 });
+  const t0 = Date.now();
+  await page.goto(`${server.url}/page/?tiles=/bench-tiles/`);
+  await page.waitForFunction(() => window.__tiles?.status()?.firstViewMs != null || window.surfgradPage?.error, null, { timeout: 120000, polling: 50 });
+  const first = await page.evaluate(() => window.__tiles.status());
+  console.log(`first view: ${first.firstViewMs.toFixed(0)} ms after opening (${Date.now() - t0} ms from navigation); ${first.drawnPoints} points, ${first.loaded} / ${first.total} tiles`);
+  await settled();
+  if (shots) await page.screenshot({ path: path.join(shots, 'tiles_first.png') });
+  const [x0, y0, x1, y1] = await page.evaluate(() => window.__tiles.manifest().bounds);
+  const cx = x0 + (x1 - x0) * ax, cy = y0 + (y1 - y0) * ay;
+  for (const f of [4, 16, 64]) {
+    const w = (x1 - x0) / f / 2, h = (y1 - y0) / f / 2;
+    const t = Date.now();
+    await page.evaluate((b) => window.__tiles.zoomTo(...b), [cx - w, cy - h, cx + w, cy + h]);
+    await page.waitForTimeout(200); // (the view event's debounce)
+    await settled();
+    const s = await page.evaluate(() => window.__tiles.status());
+    console.log(`zoom ×${f}: ${Date.now() - t} ms; ${s.drawnTiles} tiles drawn (${s.loaded} loaded, depth ≤ ${s.maxDepth}), ${s.drawnPoints} points`);
+    if (shots) await page.screenshot({ path: path.join(shots, `tiles_zoom${f}.png`) });
+  }
+} finally {
+  await browser.close();
+  await server.close();
+}
