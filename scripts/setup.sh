@@ -76,16 +76,23 @@ SRC
   log "mesa-vulkan-drivers $(dpkg-query -W -f='${Version}' mesa-vulkan-drivers)"
 }
 
+# A pinned wheel from PyPI in $CACHE/downloads, checked against its sha256 (downloaded only when
+# the cached file is missing or differs): fetch_wheel FILE SHA256 REQUIREMENT [pip download args].
+fetch_wheel() {
+  local whl=$CACHE/downloads/$1 sha=$2 spec=$3
+  shift 3
+  mkdir -p "$CACHE/downloads"
+  if ! echo "$sha  $whl" | sha256sum -c --status 2>/dev/null; then
+    log "downloading $(basename "$whl") from PyPI"
+    python3 -m pip download --quiet --no-deps --only-binary=:all: "$@" -d "$CACHE/downloads" "$spec"
+    echo "$sha  $whl" | sha256sum -c --status || { log "sha256 mismatch for $whl"; exit 1; }
+  fi
+}
+
 install_wgpu_native() {
   if [ -f "$WGPU_DIR/.complete" ]; then log "wgpu-native cached at $WGPU_DIR"; return; fi
-  mkdir -p "$CACHE/downloads"
   local whl=$CACHE/downloads/$WGPU_WHEEL
-  if ! echo "$WGPU_WHEEL_SHA256  $whl" | sha256sum -c --status 2>/dev/null; then
-    log "downloading $WGPU_WHEEL from PyPI"
-    python3 -m pip download --quiet --no-deps --only-binary=:all: --python-version 3.11 \
-      --platform manylinux_2_28_x86_64 -d "$CACHE/downloads" "wgpu==$WGPU_PY_VERSION"
-    echo "$WGPU_WHEEL_SHA256  $whl" | sha256sum -c --status || { log "sha256 mismatch for $whl"; exit 1; }
-  fi
+  fetch_wheel "$WGPU_WHEEL" "$WGPU_WHEEL_SHA256" "wgpu==$WGPU_PY_VERSION" --python-version 3.11 --platform manylinux_2_28_x86_64
   rm -rf "$WGPU_DIR.tmp" && mkdir -p "$WGPU_DIR.tmp/include/webgpu" "$WGPU_DIR.tmp/lib"
   unzip -q -o -j "$whl" 'wgpu/resources/webgpu.h' 'wgpu/resources/wgpu.h' -d "$WGPU_DIR.tmp/include/webgpu"
   unzip -q -o -j "$whl" 'wgpu/resources/libwgpu_native-release.so' -d "$WGPU_DIR.tmp/lib"
@@ -100,14 +107,8 @@ install_arrow_cpp() {
   if [ "${SURFGRAD_NO_ARROW:-}" = 1 ]; then log "SURFGRAD_NO_ARROW=1: no Parquet / Arrow IPC"; return; fi
   if [ -f "$ARROW_DIR/.complete" ]; then log "Arrow C++ cached at $ARROW_DIR"; return; fi
   if [ "$(uname -m)" != x86_64 ]; then log "Arrow C++ from the pyarrow wheel is pinned for x86_64 only: no Parquet"; return; fi
-  mkdir -p "$CACHE/downloads"
   local whl=$CACHE/downloads/$PYARROW_WHEEL
-  if ! echo "$PYARROW_WHEEL_SHA256  $whl" | sha256sum -c --status 2>/dev/null; then
-    log "downloading $PYARROW_WHEEL from PyPI"
-    python3 -m pip download --quiet --no-deps --only-binary=:all: --python-version 3.11 \
-      --platform manylinux_2_28_x86_64 -d "$CACHE/downloads" "pyarrow==$PYARROW_VERSION"
-    echo "$PYARROW_WHEEL_SHA256  $whl" | sha256sum -c --status || { log "sha256 mismatch for $whl"; exit 1; }
-  fi
+  fetch_wheel "$PYARROW_WHEEL" "$PYARROW_WHEEL_SHA256" "pyarrow==$PYARROW_VERSION" --python-version 3.11 --platform manylinux_2_28_x86_64
   rm -rf "$ARROW_DIR.tmp" && mkdir -p "$ARROW_DIR.tmp/lib"
   unzip -q -o "$whl" 'pyarrow/include/arrow/*' 'pyarrow/include/parquet/*' 'pyarrow/libarrow.so.*' \
     'pyarrow/libparquet.so.*' -d "$ARROW_DIR.tmp/wheel"
@@ -124,14 +125,8 @@ install_dawn() {
   if [ "${SURFGRAD_NO_DAWN:-}" = 1 ]; then log "SURFGRAD_NO_DAWN=1: wgpu-native only"; return; fi
   if [ -f "$DAWN_DIR/.complete" ]; then log "Dawn cached at $DAWN_DIR"; return; fi
   if [ "$(uname -m)" != x86_64 ]; then log "Dawn from the rillfacet wheel is pinned for x86_64 only: wgpu-native only"; return; fi
-  mkdir -p "$CACHE/downloads"
   local whl=$CACHE/downloads/$RILLFACET_WHEEL
-  if ! echo "$RILLFACET_WHEEL_SHA256  $whl" | sha256sum -c --status 2>/dev/null; then
-    log "downloading $RILLFACET_WHEEL from PyPI"
-    python3 -m pip download --quiet --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
-      --platform manylinux_2_28_x86_64 -d "$CACHE/downloads" "rillfacet==$RILLFACET_VERSION"
-    echo "$RILLFACET_WHEEL_SHA256  $whl" | sha256sum -c --status || { log "sha256 mismatch for $whl"; exit 1; }
-  fi
+  fetch_wheel "$RILLFACET_WHEEL" "$RILLFACET_WHEEL_SHA256" "rillfacet==$RILLFACET_VERSION" --python-version 3.12 --implementation cp --platform manylinux_2_28_x86_64
   rm -rf "$DAWN_DIR.tmp" && mkdir -p "$DAWN_DIR.tmp/lib"
   unzip -q -o -j "$whl" 'rillfacet/libwebgpu_dawn.so' -d "$DAWN_DIR.tmp/lib"
   echo "rillfacet (PyPI) $RILLFACET_VERSION sha256 $RILLFACET_WHEEL_SHA256" > "$DAWN_DIR.tmp/SOURCE"
