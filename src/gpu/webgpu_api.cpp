@@ -86,13 +86,17 @@ static WebGpuApi choose_api() {
 const WebGpuApi& api() {
   // Chosen once: objects of one implementation must never reach the other. A failed choice
   // is thrown again at every call (not cached), so the message stays visible.
-  static platform::Mutex m;
-  static std::unique_ptr<WebGpuApi> chosen;
+  // The table and its lock live until the process ends (never destroyed): objects released
+  // during static destruction or an interpreter's teardown (the Python module's tensors) still
+  // call through it. A static unique_ptr freed it first, and such a late release read freed
+  // memory (a rare segfault at the Python suite's exit in CI).
+  static platform::Mutex& m = *new platform::Mutex;
+  static const WebGpuApi* chosen = nullptr;
   static std::atomic<const WebGpuApi*> fast = nullptr;
   if (const WebGpuApi* f = fast.load(std::memory_order_acquire)) return *f;
   platform::LockGuard lock(m);
-  if (!chosen) chosen = std::make_unique<WebGpuApi>(choose_api());
-  fast.store(chosen.get(), std::memory_order_release);
+  if (!chosen) chosen = new WebGpuApi(choose_api());
+  fast.store(chosen, std::memory_order_release);
   return *chosen;
 }
 
