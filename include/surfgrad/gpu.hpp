@@ -180,6 +180,16 @@ class Context : public std::enable_shared_from_this<Context> {
                 const std::string& entry = "main", bool validated = false);
   bool trusts_validated_kernels() const;
   size_t kernel_cache_size() const;
+  // What starting cost so far (cold start, issue 35; SURFGRAD_PROFILE's table prints it too):
+  // wall time of creating the instance, choosing the adapter, requesting the device, and of the
+  // pipelines created (shader modules: WGSL parsed and translated; pipelines: the driver's
+  // compile, which a warm driver or pipeline cache shortens).
+  struct StartupStats {
+    double instance_ms = 0, adapters_ms = 0, device_ms = 0;
+    size_t pipelines = 0;
+    double module_ms = 0, pipeline_ms = 0;
+  };
+  StartupStats startup_stats() const;
 
   // Records one dispatch. bindings are bound at 0..n-1; `meta` (if non-empty, ≤ 256 words) is
   // bound at n as `var<uniform> meta_u: array<vec4<u32>, 64>`, uploaded once per submission
@@ -256,6 +266,7 @@ class Context : public std::enable_shared_from_this<Context> {
   // timestamps back; the table written when the context closes.
   void profile_before_dispatch(const Kernel& kernel);
   void profile_collect();
+  std::string startup_table() const;  // the profile's start-up and pipeline lines
   // The first `count` stamps of the profile's query set (profile) or of begin_timing's, resolved
   // and read back (a submit and a wait), with the queue's period in ns.
   std::vector<uint64_t> read_timestamps(bool profile, uint32_t count, double* period_ns);

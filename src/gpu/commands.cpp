@@ -246,12 +246,17 @@ Kernel Context::kernel(const std::string& source_wgsl, const std::string& entry,
                                      "' (" + (err ? std::strerror(err) : "unknown error") +
                                      "); set it to an existing, writable folder, or unset it");
   }
+  using Clock = std::chrono::steady_clock;
+  auto ms_since = [](Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); };
+  const auto t_module = Clock::now();
   api().wgpuDevicePushErrorScope(impl_->device, WGPUErrorFilter_Validation);
   WGPUShaderSourceWGSL source = WGPU_SHADER_SOURCE_WGSL_INIT;
   source.code = to_view(wgsl);
   WGPUShaderModuleDescriptor sdesc = WGPU_SHADER_MODULE_DESCRIPTOR_INIT;
   sdesc.nextInChain = &source.chain;
   WGPUShaderModule module = create_shader_module(impl_->device, &sdesc, trusted);
+  const double module_ms = ms_since(t_module);
+  const auto t_pipeline = Clock::now();
   // An explicit layout (not "auto"): the parameter block is a uniform with a dynamic offset,
   // so one bind group serves every dispatch on the same buffers.
   std::vector<KernelBinding> declared = declared_bindings(wgsl);
@@ -275,6 +280,7 @@ Kernel Context::kernel(const std::string& source_wgsl, const std::string& entry,
   api().wgpuPipelineLayoutRelease(pipeline_layout);
   api().wgpuShaderModuleRelease(module);
   auto [type, message] = pop_scope(*impl_);
+  const double pipeline_ms = ms_since(t_pipeline);
   if (type != WGPUErrorType_NoError || !pipeline) {
     if (pipeline) api().wgpuComputePipelineRelease(pipeline);
     if (layout) api().wgpuBindGroupLayoutRelease(layout);
@@ -307,6 +313,8 @@ Kernel Context::kernel(const std::string& source_wgsl, const std::string& entry,
   state->id = next_buffer_id();  // any unique number will do
   state->entry = entry;
   state->label = entry;
+  state->module_ms = module_ms;
+  state->pipeline_ms = pipeline_ms;
   Kernel k{state};
   impl_->kernels.emplace(std::move(key), k);
   return k;

@@ -1,5 +1,6 @@
 // Context: instance → adapter → device, with features, limits and the sticky error state.
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -147,7 +148,12 @@ std::shared_ptr<Context> Context::create(const ContextOptions& options_in) {
   const char* checked = std::getenv("SURFGRAD_CHECKED_KERNELS");
   impl->trust_validated = options.trust_validated_kernels && !(checked && *checked && std::string(checked) != "0");
   uint32_t backends = backend_mask(options.backend);
+  using Clock = std::chrono::steady_clock;
+  auto ms_since = [](Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); };
+  auto t_step = Clock::now();
   impl->instance = create_instance(backends);
+  impl->instance_ms = ms_since(t_step);
+  t_step = Clock::now();
   if (!impl->instance)
     throw Error(ErrorKind::Device, std::string("wgpuCreateInstance failed (") +
                                        implementation_name(api().implementation) +
@@ -192,6 +198,7 @@ std::shared_ptr<Context> Context::create(const ContextOptions& options_in) {
                 "from bookworm-backports, which gives the lavapipe CPU driver), or set SURFGRAD_BACKEND=gles");
   }
 
+  impl->adapters_ms = ms_since(t_step);
   // Adapter facts.
   WGPUAdapterInfo ai = WGPU_ADAPTER_INFO_INIT;
   api().wgpuAdapterGetInfo(impl->adapter, &ai);
@@ -279,6 +286,7 @@ std::shared_ptr<Context> Context::create(const ContextOptions& options_in) {
     if (!result.done) result.message = "no answer from the WebGPU implementation";
     return result;
   };
+  t_step = Clock::now();
   DeviceResult result = request_device(required);
   if (!result.device && options.request_cooperative_matrix && impl->features.cooperative_matrix_offered) {
     // wgpu-native 29.0.1.1 offers the feature but refuses it: it is one of wgpu's "experimental"
@@ -295,6 +303,7 @@ std::shared_ptr<Context> Context::create(const ContextOptions& options_in) {
   if (!result.device)
     throw Error(ErrorKind::Device, "requesting a device from '" + info.name + "' failed: " + result.message);
   impl->device = result.device;
+  impl->device_ms = ms_since(t_step);
   impl->queue = api().wgpuDeviceGetQueue(impl->device);
 
   auto device_features = supported([&] {

@@ -78,6 +78,10 @@ struct KernelState {
   std::vector<KernelBinding> storage_bindings;
   std::string entry;
   std::string label;  // what the profiler calls it: the kernel's file or generator key
+  // Wall time creating it (cold start, SURFGRAD_PROFILE's pipeline table): the shader module
+  // (WGSL parsed and translated: naga or Tint) and the pipeline (the driver's compile; Dawn
+  // translates there too), with the wait for the error scope.
+  double module_ms = 0, pipeline_ms = 0;
   ~KernelState() {
     if (layout) api().wgpuBindGroupLayoutRelease(layout);
     if (pipeline) api().wgpuComputePipelineRelease(pipeline);
@@ -104,6 +108,9 @@ struct Context::Impl {
   WGPUDevice device = nullptr;
   WGPUQueue queue = nullptr;
   AdapterInfo info;
+  // Wall time of Context::create's steps (cold start): instance, adapter enumeration and
+  // choice, device request.
+  double instance_ms = 0, adapters_ms = 0, device_ms = 0;
   std::vector<uint32_t> requested_features;
   Features features;
   Limits limits;

@@ -73,6 +73,42 @@ std::string Context::profile_table() {
   std::snprintf(line, sizeof line, "%12llu %10.3f %12s %7s  all kernels\n", static_cast<unsigned long long>(dispatches),
                 total / 1e6, "", "");
   out += line;
+  out += startup_table();
+  return out;
+}
+
+Context::StartupStats Context::startup_stats() const {
+  const Impl& I = *impl_;
+  StartupStats s;
+  s.instance_ms = I.instance_ms, s.adapters_ms = I.adapters_ms, s.device_ms = I.device_ms;
+  for (const auto& [key, k] : I.kernels) ++s.pipelines, s.module_ms += k.state->module_ms, s.pipeline_ms += k.state->pipeline_ms;
+  return s;
+}
+
+// The cold-start part of the profile: context creation and every pipeline created, slowest
+// first (wall time on the host, not GPU time; the ten slowest by name).
+std::string Context::startup_table() const {
+  const StartupStats s = startup_stats();
+  std::vector<const KernelState*> made;
+  for (const auto& [key, k] : impl_->kernels) made.push_back(k.state.get());
+  std::sort(made.begin(), made.end(), [](const KernelState* a, const KernelState* b) {
+    return a->module_ms + a->pipeline_ms > b->module_ms + b->pipeline_ms;
+  });
+  char line[256];
+  std::string out;
+  std::snprintf(line, sizeof line, "start-up: instance %.1f ms, adapters %.1f ms, device %.1f ms\n", s.instance_ms,
+                s.adapters_ms, s.device_ms);
+  out += line;
+  std::snprintf(line, sizeof line, "pipelines: %zu created in %.1f ms (shader modules %.1f ms, pipelines %.1f ms)\n",
+                s.pipelines, s.module_ms + s.pipeline_ms, s.module_ms, s.pipeline_ms);
+  out += line;
+  std::snprintf(line, sizeof line, "%12s %12s  %s\n", "module ms", "pipeline ms", "kernel (slowest 10)");
+  out += line;
+  for (size_t i = 0; i < made.size() && i < 10; ++i) {
+    std::snprintf(line, sizeof line, "%12.2f %12.2f  %s\n", made[i]->module_ms, made[i]->pipeline_ms,
+                  made[i]->label.c_str());
+    out += line;
+  }
   return out;
 }
 
