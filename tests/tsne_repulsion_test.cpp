@@ -36,21 +36,24 @@ Errors compare(const std::vector<float>& got, const std::vector<float>& want) {
 }  // namespace
 
 TEST(TsneRepulsion, ExactMatchesHostSum) {
-  int64_t n = 300;
-  Tensor y = layout(n, 30, 5);
-  std::vector<float> pos = y.to_vector<float>(), got = tsne_repulsion(y, Repulsion::Exact).to_vector<float>();
-  for (int64_t i = 0; i < n; i += 7) {
-    double fx = 0, fy = 0, z = 0;
-    for (int64_t j = 0; j < n; ++j) {
-      if (j == i) continue;
-      double dx = double(pos[size_t(2 * i)]) - pos[size_t(2 * j)],
-             dy = double(pos[size_t(2 * i + 1)]) - pos[size_t(2 * j + 1)];
-      double q = 1 / (1 + dx * dx + dy * dy);
-      fx += q * q * dx, fy += q * q * dy, z += q;
+  // 300: one workgroup's points (256) and part of another; 1,797 (scikit-learn's digits): seven
+  // full tiles and a partial one, every point checked (threads hold 8 points each).
+  for (int64_t n : {300, 1797}) {
+    Tensor y = layout(n, 30, 5);
+    std::vector<float> pos = y.to_vector<float>(), got = tsne_repulsion(y, Repulsion::Exact).to_vector<float>();
+    for (int64_t i = 0; i < n; i += (n < 1000 ? 7 : 1)) {
+      double fx = 0, fy = 0, z = 0;
+      for (int64_t j = 0; j < n; ++j) {
+        if (j == i) continue;
+        double dx = double(pos[size_t(2 * i)]) - pos[size_t(2 * j)],
+               dy = double(pos[size_t(2 * i + 1)]) - pos[size_t(2 * j + 1)];
+        double q = 1 / (1 + dx * dx + dy * dy);
+        fx += q * q * dx, fy += q * q * dy, z += q;
+      }
+      EXPECT_NEAR(got[size_t(4 * i)], fx, 1e-4 * (1 + std::abs(fx))) << i;
+      EXPECT_NEAR(got[size_t(4 * i + 1)], fy, 1e-4 * (1 + std::abs(fy))) << i;
+      EXPECT_NEAR(got[size_t(4 * i + 2)], z, 1e-4 * z) << i;
     }
-    EXPECT_NEAR(got[size_t(4 * i)], fx, 1e-4 * (1 + std::abs(fx))) << i;
-    EXPECT_NEAR(got[size_t(4 * i + 1)], fy, 1e-4 * (1 + std::abs(fy))) << i;
-    EXPECT_NEAR(got[size_t(4 * i + 2)], z, 1e-4 * z) << i;
   }
 }
 

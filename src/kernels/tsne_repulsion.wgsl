@@ -1,32 +1,48 @@
 // Exact t-SNE repulsion for small N: for each point i, Σ_j q_ij²·(y_i − y_j) and Σ_j q_ij with
-// q_ij = 1 / (1 + |y_i − y_j|²), over all j ≠ i. Positions are staged through workgroup memory
-// in tiles of 256. O(N²): used up to tens of thousands of points.
+// q_ij = 1 / (1 + |y_i − y_j|²), over all j ≠ i. O(N²): used up to thousands of points.
+// Each thread takes R = 8 points (i, i + 32, …), so every position read from the tile serves R
+// pairs: on a CPU adapter (lavapipe) the loads, not the arithmetic, were the cost (5.5 ms an
+// iteration at 1,797 points with one point a thread, 256 threads; 1.7 ms with 8). Positions
+// are staged through workgroup memory in tiles of 256. The pair j = i is not skipped with a branch: it adds
+// q = 1 and no force (y_i − y_i = 0), and 1 is taken off Σq at the end.
 // Parameters: [N]
 @group(0) @binding(0) var<storage, read_write> out: array<vec4<f32>>;  // [N] (fx, fy, Σq, 0)
 @group(0) @binding(1) var<storage, read> y: array<vec2<f32>>;          // [N]
-var<workgroup> tile: array<vec2<f32>, 256>;
+const THREADS: u32 = 32u;
+const R: u32 = 8u;
+const TILE: u32 = 256u;
+var<workgroup> tile: array<vec2<f32>, TILE>;
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(32)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
   let n = arg(0u);
-  let i = linear_group(wid, nwg) * 256u + lid;
-  let yi = y[min(i, n - 1u)];
-  var f = vec2<f32>(0.0);
-  var z = 0.0;
-  for (var t0 = 0u; t0 < n; t0 += 256u) {
+  let base = linear_group(wid, nwg) * THREADS * R + lid;
+  var yi: array<vec2<f32>, R>;
+  var f: array<vec2<f32>, R>;
+  var z: array<f32, R>;
+  for (var r = 0u; r < R; r++) {
+    yi[r] = y[min(base + r * THREADS, n - 1u)];
+    f[r] = vec2<f32>(0.0);
+    z[r] = 0.0;
+  }
+  for (var t0 = 0u; t0 < n; t0 += TILE) {
     workgroupBarrier();
-    tile[lid] = y[min(t0 + lid, n - 1u)];
+    for (var s = lid; s < TILE; s += THREADS) { tile[s] = y[min(t0 + s, n - 1u)]; }
     workgroupBarrier();
-    let count = min(256u, n - t0);
+    let count = min(TILE, n - t0);
     for (var j = 0u; j < count; j++) {
-      let diff = yi - tile[j];
-      let q = 1.0 / (1.0 + dot(diff, diff));
-      if (t0 + j != i) {
-        f += q * q * diff;
-        z += q;
+      let yj = tile[j];
+      for (var r = 0u; r < R; r++) {
+        let diff = yi[r] - yj;
+        let q = 1.0 / (1.0 + dot(diff, diff));
+        f[r] += q * q * diff;
+        z[r] += q;
       }
     }
   }
-  if (i < n) { out[i] = vec4<f32>(f, z, 0.0); }
+  for (var r = 0u; r < R; r++) {
+    let i = base + r * THREADS;
+    if (i < n) { out[i] = vec4<f32>(f[r], z[r] - 1.0, 0.0); }
+  }
 }
