@@ -188,6 +188,9 @@ class Context : public std::enable_shared_from_this<Context> {
     double instance_ms = 0, adapters_ms = 0, device_ms = 0;
     size_t pipelines = 0;
     double module_ms = 0, pipeline_ms = 0;
+    // The on-disk pipeline cache (Dawn only; src/gpu/pipeline_cache.hpp): "" when there is none.
+    std::string pipeline_cache_dir;
+    uint64_t cache_hits = 0, cache_misses = 0, cache_stores = 0, cache_rejected = 0, cache_store_failures = 0;
   };
   StartupStats startup_stats() const;
 

@@ -277,10 +277,11 @@ Kernel Context::kernel(const std::string& source_wgsl, const std::string& entry,
   pdesc.compute.module = module;
   pdesc.compute.entryPoint = to_view(entry);
   WGPUComputePipeline pipeline = api().wgpuDeviceCreateComputePipeline(impl_->device, &pdesc);
+  // Not the error scope's wait below: under Dawn that can wait for work queued earlier.
+  const double pipeline_ms = ms_since(t_pipeline);
   api().wgpuPipelineLayoutRelease(pipeline_layout);
   api().wgpuShaderModuleRelease(module);
   auto [type, message] = pop_scope(*impl_);
-  const double pipeline_ms = ms_since(t_pipeline);
   if (type != WGPUErrorType_NoError || !pipeline) {
     if (pipeline) api().wgpuComputePipelineRelease(pipeline);
     if (layout) api().wgpuBindGroupLayoutRelease(layout);

@@ -7,6 +7,7 @@
 
 #include "dawn_abi.hpp"
 #include "impl.hpp"
+#include "pipeline_cache.hpp"
 
 namespace surfgrad::gpu {
 
@@ -254,6 +255,11 @@ std::shared_ptr<Context> Context::create(const ContextOptions& options_in) {
   WGPULimits limits = WGPU_LIMITS_INIT;
   api().wgpuAdapterGetLimits(impl->adapter, &limits);
 
+  // Dawn keeps what it compiles (Tint's output, pipeline caches) in a blob cache on disk across
+  // runs; wgpu-native's C API has no such hook (pipeline_cache.hpp).
+  const std::string cache_scope = pipeline_cache_scope(info);
+  if (api().implementation == WebGpuImplementation::Dawn) impl->pipeline_store = pipeline_blob_store(cache_scope);
+
   struct DeviceResult {
     WGPUDevice device = nullptr;
     std::string message;
@@ -264,7 +270,8 @@ std::shared_ptr<Context> Context::create(const ContextOptions& options_in) {
     ddesc.requiredFeatureCount = features.size();
     ddesc.requiredFeatures = features.data();
     ddesc.requiredLimits = &limits;
-    ddesc.nextInChain = device_chain();  // Dawn's toggles
+    dawn::CacheDeviceDescriptor cache_desc;
+    ddesc.nextInChain = dawn_cache_chain(impl->pipeline_store, cache_scope, device_chain(), cache_desc);  // Dawn's toggles (and blob cache)
     ddesc.deviceLostCallbackInfo.mode = WGPUCallbackMode_AllowSpontaneous;
     ddesc.deviceLostCallbackInfo.callback = on_device_lost;
     ddesc.deviceLostCallbackInfo.userdata1 = impl.get();

@@ -55,6 +55,7 @@ class BufferPool {
   PoolStats stats_;
 };
 
+class BlobStore;
 struct BufferState {
   WGPUBuffer buffer = nullptr;
   uint64_t id = 0;  // unique per WGPUBuffer ever created: keys the bind-group cache
@@ -111,6 +112,7 @@ struct Context::Impl {
   // Wall time of Context::create's steps (cold start): instance, adapter enumeration and
   // choice, device request.
   double instance_ms = 0, adapters_ms = 0, device_ms = 0;
+  BlobStore* pipeline_store = nullptr;  // Dawn's blob cache on disk (pipeline_cache.hpp); null when off
   std::vector<uint32_t> requested_features;
   Features features;
   Limits limits;

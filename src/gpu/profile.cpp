@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "impl.hpp"
+#include "pipeline_cache.hpp"
 
 namespace surfgrad::gpu {
 
@@ -82,6 +83,12 @@ Context::StartupStats Context::startup_stats() const {
   StartupStats s;
   s.instance_ms = I.instance_ms, s.adapters_ms = I.adapters_ms, s.device_ms = I.device_ms;
   for (const auto& [key, k] : I.kernels) ++s.pipelines, s.module_ms += k.state->module_ms, s.pipeline_ms += k.state->pipeline_ms;
+  if (I.pipeline_store) {
+    BlobStoreStats b = I.pipeline_store->stats();
+    s.pipeline_cache_dir = I.pipeline_store->dir();
+    s.cache_hits = b.hits, s.cache_misses = b.misses, s.cache_stores = b.stores, s.cache_rejected = b.rejected;
+    s.cache_store_failures = b.store_failures;
+  }
   return s;
 }
 
@@ -102,6 +109,18 @@ std::string Context::startup_table() const {
   std::snprintf(line, sizeof line, "pipelines: %zu created in %.1f ms (shader modules %.1f ms, pipelines %.1f ms)\n",
                 s.pipelines, s.module_ms + s.pipeline_ms, s.module_ms, s.pipeline_ms);
   out += line;
+  if (impl_->pipeline_store) {
+    BlobStoreStats b = impl_->pipeline_store->stats();
+    out += "pipeline cache: " + s.pipeline_cache_dir + " (Dawn's blob cache): " + std::to_string(b.hits) + " hits, " +
+           std::to_string(b.misses) + " misses, " + std::to_string(b.stores) + " stored, " +
+           std::to_string(b.rejected) + " rejected" +
+           (b.store_failures ? ", " + std::to_string(b.store_failures) + " not stored (" + b.last_failure + ")" : "") +
+           "\n";
+  } else if (api().implementation == WebGpuImplementation::Dawn) {
+    out += "pipeline cache: off (SURFGRAD_PIPELINE_CACHE=0, or no HOME)\n";
+  } else {
+    out += "pipeline cache: none (wgpu-native's C API has no pipeline cache; the driver's own disk cache applies)\n";
+  }
   std::snprintf(line, sizeof line, "%12s %12s  %s\n", "module ms", "pipeline ms", "kernel (slowest 10)");
   out += line;
   for (size_t i = 0; i < made.size() && i < 10; ++i) {

@@ -110,6 +110,11 @@ static dawn::TogglesDescriptor dawn_toggles() {
   t.chain.sType = static_cast<WGPUSType>(dawn::kSTypeTogglesDescriptor);
   t.enabledToggleCount = std::size(kDawnToggles);
   t.enabledToggles = kDawnToggles;
+  // The blob cache (pipeline_cache.hpp) is Dawn's only cache across runs: never let a default
+  // turn it off.
+  static const char* const kOff[] = {"disable_blob_cache"};
+  t.disabledToggleCount = std::size(kOff);
+  t.disabledToggles = kOff;
   return t;
 }
 
