@@ -47,7 +47,7 @@ TEST(TsneAttraction, MatchesFloat64AndIsDeterministic) {
     std::vector<int32_t> offsets(csr.begin(), csr.begin() + (n + 1)), ids(csr.begin() + (n + 1), csr.end());
     Tensor yt = Tensor::from_vector(ctx(), y, {n, 2});
     // The order the slots visit the points in: the identity, or shuffled within each run.
-    auto run = [&](int64_t cut, bool shuffled = false) {
+    auto run = [&](int lanes, int64_t cut, bool shuffled = false) {
       std::vector<uint32_t> order(static_cast<size_t>(n));
       std::iota(order.begin(), order.end(), 0u);
       if (shuffled) {
@@ -56,7 +56,8 @@ TEST(TsneAttraction, MatchesFloat64AndIsDeterministic) {
         std::shuffle(order.begin() + cut, order.end(), mix);
       }
       Tensor out = Tensor::empty(ctx(), {n, 2});
-      auto kernel = kernels::Program::file(ctx(), "tsne_attraction.wgsl", {{"K", std::to_string(k)}});
+      auto kernel = kernels::Program::file(ctx(), "tsne_attraction.wgsl",
+                                           {{"K", std::to_string(k)}, {"LANES", std::to_string(lanes)}});
       for (auto [a, c] : {std::pair<int64_t, int64_t>{0, cut}, {cut, n}}) {
         if (a == c) continue;
         int64_t e0 = offsets[size_t(a)], e1 = std::max<int64_t>(offsets[size_t(c)], e0 + 1);
@@ -70,19 +71,21 @@ TEST(TsneAttraction, MatchesFloat64AndIsDeterministic) {
                        Tensor::from_vector(ctx(), w_rows, {c - a, int64_t(k)}),
                        Tensor::from_vector(ctx(), offsets, {n + 1}), Tensor::from_vector(ctx(), ids_run, {e1 - e0}),
                        Tensor::from_vector(ctx(), w_in_run, {e1 - e0}), Tensor::from_vector(ctx(), order, {n})},
-                      {a, c, a, e0}, kernels::groups_for(*ctx(), uint64_t(c - a), 16));
+                      {a, c, a, e0}, kernels::groups_for(*ctx(), uint64_t(c - a), uint64_t(256 / lanes)));
       }
       return out.to_vector<float>();
     };
-    auto run_whole = [&] { return run(n); };
-    std::vector<float> got = run_whole();
     double scale = 0;
     for (double v : want) scale = std::max(scale, std::abs(v));
-    for (size_t e = 0; e < got.size(); ++e)
-      ASSERT_NEAR(got[e], want[e], 1e-5 * scale) << "n " << n << ", k " << k << ", point " << e / 2;
-    EXPECT_EQ(run_whole(), got) << "the sum's order is fixed";
-    EXPECT_EQ(run(n / 3 + 1), got) << "in two runs of rows, as list blocks are dispatched";
-    EXPECT_EQ(run(n, true), got) << "points visited in a shuffled order";
-    EXPECT_EQ(run(n / 3 + 1, true), got) << "shuffled within two runs of rows";
+    // 16 lanes a point (GPUs), 4 (CPU adapters: tsne_attraction_lanes) and 1 (no lane sum).
+    for (int lanes : {16, 4, 1}) {
+      std::vector<float> got = run(lanes, n);
+      for (size_t e = 0; e < got.size(); ++e)
+        ASSERT_NEAR(got[e], want[e], 1e-5 * scale) << "n " << n << ", k " << k << ", lanes " << lanes << ", point " << e / 2;
+      EXPECT_EQ(run(lanes, n), got) << "the sum's order is fixed";
+      EXPECT_EQ(run(lanes, n / 3 + 1), got) << "in two runs of rows, as list blocks are dispatched";
+      EXPECT_EQ(run(lanes, n, true), got) << "points visited in a shuffled order";
+      EXPECT_EQ(run(lanes, n / 3 + 1, true), got) << "shuffled within two runs of rows";
+    }
   }
 }

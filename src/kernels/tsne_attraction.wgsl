@@ -4,11 +4,11 @@
 // have it among their kNN, listed by the host once as CSR of edge ids, with the edges' weights
 // gathered into the same order once, so that in-edges read consecutive words too).
 //
-// LANES threads share a point: lane l takes edges l, l + LANES, … of each list, so a group of
-// lanes reads consecutive words of the neighbour, weight and CSR arrays (one thread per point
-// read them K words apart, and each in-edge's weight at random: every load a separate cache
-// line), and the lanes' partial sums are
-// added in a fixed tree in workgroup memory. y (8 bytes a point) is what the edges gather at
+// LANES threads share a point (16 on GPUs, 4 on CPU adapters: tsne.cpp): lane l takes edges
+// l, l + LANES, … of each list, so a group of lanes reads consecutive words of the neighbour,
+// weight and CSR arrays (one thread per point read them K words apart, and each in-edge's
+// weight at random: every load a separate cache line), and the lanes' partial sums are added in
+// a fixed tree in workgroup memory. y (8 bytes a point) is what the edges gather at
 // random; it stays in L2 up to a few million points.
 // Lists past one binding come in row blocks (list_blocks.hpp), and the in-edges in blocks of
 // whole targets: one dispatch takes the rows [a, c), which lie in one list block (its first row
@@ -26,7 +26,7 @@
 @group(0) @binding(6) var<storage, read> w_in: array<f32>;     // their weights, the same positions
 @group(0) @binding(7) var<storage, read> order: array<u32>;    // [N]: the point each slot takes
 const K: u32 = {{K}}u;
-const LANES: u32 = 16u;
+const LANES: u32 = {{LANES}}u;
 const THREADS: u32 = 256u;  // THREADS / LANES points a workgroup
 
 var<workgroup> partial: array<vec2<f32>, THREADS>;
