@@ -91,6 +91,8 @@ class Tensor {
   // that mutates. On a view it writes through to the viewed storage.
   void assign(const Tensor& src) const;
   Tensor clone() const;  // always a fresh contiguous copy
+  // Lazy mode: computes this tensor now if it is a pending result (eager tensors: nothing).
+  const Tensor& realize() const;
   Tensor cast(DType dtype) const;
 
   // ---- elementwise ----
@@ -163,6 +165,16 @@ Tensor scatter_add(const Tensor& x, int axis, const Tensor& index, const Tensor&
 // index_add: a copy of x with src's slices added at rows `index` (1-D) along axis.
 Tensor index_add(const Tensor& x, int axis, const Tensor& index, const Tensor& src);
 Tensor concat(const std::vector<Tensor>& tensors, int axis);
+
+// ---- lazy mode (issue 36) ----
+// In lazy mode elementwise ops (unary, binary, where, cast, full, scalars) record instead of
+// dispatching; a tree of them runs as one generated kernel when a value is needed: read
+// (to_host), bound by another kernel (reductions, matmul, ...), realize(), or written in place.
+// Results are the same bits as eager mode. Off by default; on with set_lazy(true) or
+// SURFGRAD_LAZY=1 (SURFGRAD_EAGER=1 keeps it off). Process-wide: switch it between ops.
+void set_lazy(bool on);
+bool lazy_mode();
+void realize(const std::vector<Tensor>& tensors);
 
 // ---- host helpers ----
 uint16_t float_to_half(float f);

@@ -164,6 +164,7 @@ void Program::resolve(std::span<const Arg> args, std::array<const gpu::Buffer*, 
                                         ") and this kernel reads dense rows from the start; pass t.contiguous() "
                                         "copied to fresh storage (or the kernel must take offset and strides)");
     buffers[i] = TensorAccess::buffer(t);
+    if (b.writable) TensorAccess::before_write(t);  // lazy readers of its old values run first
   }
 }
 
@@ -199,7 +200,11 @@ void copy_buffer(const Tensor& src, const Tensor& dst) {
       bytes != uint64_t(dst.numel()) * dtype_size(dst.dtype()))
     throw Error(ErrorKind::Value, "copy_buffer: " + src.describe() + " into " + dst.describe() +
                                       ": both must be dense from their start and of one byte size");
-  if (bytes) src.context()->copy(*TensorAccess::buffer(src), 0, *TensorAccess::buffer(dst), 0, bytes);
+  if (!bytes) return;
+  const gpu::Buffer* from = TensorAccess::buffer(src);
+  const gpu::Buffer* to = TensorAccess::buffer(dst);
+  TensorAccess::before_write(dst);
+  src.context()->copy(*from, 0, *to, 0, bytes);
 }
 
 }  // namespace surfgrad::kernels

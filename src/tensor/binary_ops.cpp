@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "internal.hpp"
+#include "tensor/lazy.hpp"
 
 namespace surfgrad {
 
@@ -108,7 +109,9 @@ Tensor apply_binary(const Tensor& a, const Tensor& b, BinaryOp op) {
   if (s.domain == S::Float && !is_float(a.dtype()))
     throw Error(ErrorKind::DType, std::string(s.name) + " needs floating operands, got " + a.describe());
   Shape shape = broadcast_shapes(a.shape(), b.shape(), s.name);
-  Tensor out = Tensor::empty(a.context(), shape, s.comparison ? DType::u32 : a.dtype());
+  DType out_dtype = s.comparison ? DType::u32 : a.dtype();
+  if (lazy_enabled()) return lazy_record(a.context(), s.name, shape, out_dtype, {a, b}, {"a", "b"}, s.wgsl, s.helpers);
+  Tensor out = Tensor::empty(a.context(), shape, out_dtype);
   launch_values(a.context(), s.name, shape, {map_operand(out, shape), map_operand(a, shape), map_operand(b, shape)},
                 {"a", "b"}, s.wgsl, s.helpers);
   return out;

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "internal.hpp"
+#include "tensor/lazy.hpp"
 #include "tensor/binary_ops.hpp"
 #include "tensor/unary_ops.hpp"
 
@@ -24,6 +25,7 @@ void Tensor::assign(const Tensor& src) const {
 Tensor Tensor::cast(DType dtype) const {
   if (dtype == dtype_) return *this;
   check_f16_supported(context(), dtype, "cast");
+  if (lazy_enabled()) return lazy_record(context(), "cast", shape_, dtype, {*this}, {"x"}, "x");
   Tensor out = empty(context(), shape_, dtype);
   copy_into(*this, out);
   return out;
@@ -38,9 +40,15 @@ Tensor launch_unary(const Tensor& x, const char* name, bool float_only, const st
                                       "; cast first: x.cast(DType::f32)");
   if (!float_only && x.dtype() == DType::u32)
     throw Error(ErrorKind::DType, std::string(name) + " is not defined for u32 (" + x.describe() + ")");
+  std::string code = kernels::fill_template(expr, {{"T", wgsl_type(x.dtype())}, {"P", "0u"}});
+  if (lazy_enabled()) {  // a parameter is named {{P}} in expr; the fused kernel numbers it
+    std::string lazy_code = kernels::fill_template(expr, {{"T", wgsl_type(x.dtype())}, {"P", "{{P}}"}});
+    return lazy_record(x.context(), name, x.shape(), x.dtype(), {x}, {"x"}, lazy_code, helpers,
+                       params.empty() ? nullptr : params.data());
+  }
   Tensor out = Tensor::empty(x.context(), x.shape(), x.dtype());
-  launch_values(x.context(), name, x.shape(), {map_operand(out, x.shape()), map_operand(x, x.shape())}, {"x"},
-                kernels::fill_template(expr, {{"T", wgsl_type(x.dtype())}}), helpers, params);
+  launch_values(x.context(), name, x.shape(), {map_operand(out, x.shape()), map_operand(x, x.shape())}, {"x"}, code,
+                helpers, params);
   return out;
 }
 
@@ -50,7 +58,7 @@ Tensor launch_unary(const Tensor& x, const char* name, bool float_only, const st
 #undef SURFGRAD_UNARY
 
 Tensor Tensor::pow(double exponent) const {
-  return launch_unary(*this, "pow", true, "pow_any(f32(x), param_f32(0u))", pow_any_wgsl(),
+  return launch_unary(*this, "pow", true, "pow_any(f32(x), param_f32({{P}}))", pow_any_wgsl(),
                       {f32_bits(float(exponent))});
 }
 
@@ -62,8 +70,11 @@ Tensor where(const Tensor& mask, const Tensor& a, const Tensor& b) {
   if (a.dtype() != b.dtype())
     throw Error(ErrorKind::DType, "where: value dtypes differ (" + a.describe() + " and " + b.describe() + ")");
   Shape shape = broadcast_shapes(broadcast_shapes(mask.shape(), a.shape(), "where"), b.shape(), "where");
-  Tensor out = Tensor::empty(a.context(), shape, a.dtype());
   std::string zero = std::string(wgsl_type(mask.dtype())) + "(0)";
+  if (lazy_enabled())
+    return lazy_record(a.context(), "where", shape, a.dtype(), {mask, a, b}, {"m", "a", "b"},
+                       "select(b, a, m != " + zero + ")");
+  Tensor out = Tensor::empty(a.context(), shape, a.dtype());
   launch_values(a.context(), "where", shape,
                 {map_operand(out, shape), map_operand(mask, shape), map_operand(a, shape), map_operand(b, shape)},
                 {"m", "a", "b"}, "select(b, a, m != " + zero + ")");

@@ -86,7 +86,8 @@ void launch_map(const gpu::ContextPtr& ctx, const std::string& name, const Shape
   if (n == 0) return;
   Shape shape = shape_in;
   coalesce(shape, ops);
-  bool f16 = false;
+  // A fused kernel's intermediates may be f16 where no operand is (tensor/lazy.cpp).
+  bool f16 = helpers.find("f16") != std::string::npos;
   std::string bindings = nops_decl(ops.size());
   for (size_t k = 0; k < ops.size(); ++k) {
     f16 |= ops[k].dtype == DType::f16;
@@ -128,10 +129,10 @@ void launch_values(const gpu::ContextPtr& ctx, const std::string& name, const Sh
     launch_map(ctx, name, shape, std::move(ops), body, helpers, params);
     return;
   }
-  // The cache key: what the generated source depends on (op, expression, operand dtypes).
-  std::string key = "values|" + name + "|" + expr + "|";
+  // The cache key: what the generated source depends on (op, expression, helpers, operand dtypes).
+  std::string key = "values|" + name + "|" + expr + "|" + helpers + "|";
   for (const auto& op : ops) key += dtype_name(op.dtype);
-  bool f16 = false;
+  bool f16 = helpers.find("f16") != std::string::npos;
   for (const auto& op : ops) f16 |= op.dtype == DType::f16;
   auto kernel =
       kernels::Program::generated(ctx, key, [&] { return values_source(ops, names, expr, helpers); }, {.f16 = f16});

@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "internal.hpp"
+#include "tensor/lazy.hpp"
 
 namespace surfgrad {
 
@@ -195,7 +196,12 @@ Tensor Tensor::arange(const gpu::ContextPtr& ctx, double start, double stop, dou
   return t;
 }
 
-Tensor scalar_like(const Tensor& like, double value) { return Tensor::full(like.context(), {}, value, like.dtype()); }
+// Lazy mode: a scalar operand is a parameter word of the kernel that reads it, no buffer. (Shaped
+// full/zeros/ones stay eager: they are mostly written into, and allocation errors surface there.)
+Tensor scalar_like(const Tensor& like, double value) {
+  if (lazy_enabled()) return lazy_full(like.context(), {}, value, like.dtype());
+  return Tensor::full(like.context(), {}, value, like.dtype());
+}
 
 Tensor Tensor::from_host(const gpu::ContextPtr& ctx, const void* data, const Shape& shape, DType dtype) {
   Tensor t = empty(ctx, shape, dtype);

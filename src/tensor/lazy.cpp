@@ -1,0 +1,238 @@
+// Lazy mode: recording elementwise ops and realising a pending tree as one fused kernel (see
+// lazy.hpp for the rules).
+#include "tensor/lazy.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <set>
+
+#include "internal.hpp"
+
+namespace surfgrad {
+
+namespace {
+
+// -1: not decided yet (read the environment on first use).
+std::atomic<int> g_lazy{-1};
+
+bool env_on(const char* name) {
+  const char* v = std::getenv(name);
+  return v && *v && std::strcmp(v, "0") != 0;
+}
+
+// Whether input `t` of a node can be computed inside the node's kernel: a pending tensor that
+// is its node's whole, plain result (not a permuted, sliced or reshaped view of it).
+bool inlinable(const Tensor& t) {
+  const auto& st = TensorAccess::storage(t);
+  return st->pending && t.offset() == 0 && t.shape() == st->pending->shape && t.is_contiguous();
+}
+
+// Readers lists of long-lived tensors (parameters read every step) drop their dead entries
+// when they grow, so they stay as long as the live readers.
+void add_reader(Storage& s, const std::shared_ptr<Storage>& reader) {
+  if (s.readers.size() >= 16 && (s.readers.size() & (s.readers.size() - 1)) == 0)
+    std::erase_if(s.readers, [](const std::weak_ptr<Storage>& w) {
+      auto r = w.lock();
+      return !r || !r->pending;
+    });
+  s.readers.push_back(reader);
+}
+
+// ---------------------------------------------------------------- the fused kernel's plan
+
+// One fused kernel: a WGSL function per inlined op (op0, op1, ...), `expr` the call tree at the
+// root, `leaves` the buffers read with their strides in the root's shape.
+struct Plan {
+  struct Leaf {
+    const Tensor* tensor;
+    Shape strides;
+  };
+  std::vector<Leaf> leaves;
+  std::string helpers, functions, expr;
+  std::vector<std::string> ops;  // op names in emission order (the kernel's name)
+  std::set<std::string> helper_set;
+  std::vector<uint32_t> params;
+  int functions_count = 0;
+};
+
+// `axes[j]`: the root axis coordinate j of this node follows, or -1 where it is always 0.
+std::string emit(Plan& plan, const LazyNode& n, const std::vector<int>& axes, size_t root_rank) {
+  std::string args;
+  for (size_t k = 0; k < n.inputs.size(); ++k) {
+    const Tensor& in = n.inputs[k];
+    size_t lead = n.shape.size() - in.shape().size();
+    std::vector<int> in_axes(in.shape().size(), -1);
+    for (size_t j = 0; j < in.shape().size(); ++j)
+      if (in.shape()[j] != 1) in_axes[j] = axes[lead + j];
+    std::string arg;
+    if (inlinable(in)) {
+      arg = emit(plan, *TensorAccess::storage(in)->pending, in_axes, root_rank);
+    } else {
+      Shape strides(root_rank, 0);
+      for (size_t j = 0; j < in_axes.size(); ++j)
+        if (in_axes[j] >= 0) strides[size_t(in_axes[j])] += in.strides()[j];
+      size_t i = 0;
+      for (; i < plan.leaves.size(); ++i) {
+        const Plan::Leaf& l = plan.leaves[i];
+        if (l.tensor->shares_storage(in) && l.tensor->offset() == in.offset() && l.strides == strides &&
+            l.tensor->dtype() == in.dtype())
+          break;
+      }
+      if (i == plan.leaves.size()) plan.leaves.push_back({&in, strides});
+      arg = "v" + std::to_string(i);
+    }
+    args += (k ? ", " : "") + arg;
+  }
+  std::string f = "op" + std::to_string(plan.functions_count++);  // not fN: f16, f32 are types
+  std::string params;
+  for (size_t k = 0; k < n.inputs.size(); ++k)
+    params += (k ? ", " : "") + n.names[k] + ": " + wgsl_type(n.inputs[k].dtype());
+  std::string t = wgsl_type(n.dtype);
+  std::string expr = n.expr;
+  if (n.has_param) {
+    expr = kernels::fill_template(expr, {{"P", std::to_string(plan.params.size()) + "u"}});
+    plan.params.push_back(n.param);
+  }
+  plan.functions += "fn " + f + "(" + params + ") -> " + t + " { return " + t + "(" + expr + "); }\n";
+  if (!n.helpers.empty() && plan.helper_set.insert(n.helpers).second) plan.helpers += n.helpers;
+  plan.ops.push_back(n.name);
+  return f + "(" + args + ")";
+}
+
+Plan plan_for(const LazyNode& root) {
+  Plan plan;
+  std::vector<int> axes(root.shape.size());
+  for (size_t i = 0; i < axes.size(); ++i) axes[i] = int(i);
+  plan.expr = emit(plan, root, axes, root.shape.size());
+  return plan;
+}
+
+// How many distinct buffers the fused kernel of `n` would read.
+size_t leaf_count(const LazyNode& n) { return plan_for(n).leaves.size(); }
+
+// The kernel's name: "fused:" and its ops, for the profiler and error messages.
+std::string kernel_name(const std::vector<std::string>& ops) {
+  if (ops.size() == 1) return ops[0];
+  std::string s = "fused:";
+  for (size_t i = 0; i < ops.size() && i < 8; ++i) s += (i ? "+" : "") + ops[i];
+  if (ops.size() > 8) s += "+...(" + std::to_string(ops.size()) + " ops)";
+  return s;
+}
+
+constexpr size_t kMaxLeaves = 7;  // 8 storage bindings (WebGPU's default limit), one the output
+
+}  // namespace
+
+bool lazy_enabled() {
+  int v = g_lazy.load(std::memory_order_relaxed);
+  if (v < 0) {
+    v = env_on("SURFGRAD_LAZY") && !env_on("SURFGRAD_EAGER") ? 1 : 0;
+    g_lazy.store(v, std::memory_order_relaxed);
+  }
+  return v == 1;
+}
+
+void set_lazy(bool on) { g_lazy.store(on ? 1 : 0, std::memory_order_relaxed); }
+bool lazy_mode() { return lazy_enabled(); }
+
+Tensor lazy_record(const gpu::ContextPtr& ctx, const char* name, const Shape& shape, DType dtype,
+                   std::vector<Tensor> inputs, std::vector<std::string> names, std::string expr, std::string helpers,
+                   const uint32_t* param) {
+  if (ctx->device_lost()) ctx->sync();  // throws the loss now, as an eager op would
+  int size = 1;
+  for (const Tensor& in : inputs) {
+    const auto& st = TensorAccess::storage(in);
+    if (!st->pending) continue;
+    // A view of a pending result, or a tree past the budget, is computed now and read as a buffer.
+    if (!inlinable(in) || size + st->pending->size > kMaxFusedOps)
+      realize_storage(*st);
+    else
+      size += st->pending->size;
+  }
+  auto node = std::make_shared<LazyNode>();
+  node->name = name;
+  node->expr = std::move(expr);
+  node->helpers = std::move(helpers);
+  node->inputs = std::move(inputs);
+  node->names = std::move(names);
+  node->shape = shape;
+  node->dtype = dtype;
+  node->size = size;
+  node->has_param = param != nullptr;
+  node->param = param ? *param : 0;
+  auto storage = std::make_shared<Storage>();
+  storage->ctx = ctx;
+  storage->elements = shape_numel(shape);
+  storage->pending = node;
+  for (const Tensor& in : node->inputs) add_reader(*TensorAccess::storage(in), storage);
+  return TensorAccess::make(std::move(storage), shape, contiguous_strides(shape), 0, dtype);
+}
+
+Tensor lazy_full(const gpu::ContextPtr& ctx, const Shape& shape, double value, DType dtype) {
+  check_rank(shape, "full");
+  check_f16_supported(ctx, dtype, "full");
+  // The word fill.wgsl gets and what it stores: start + 0·step in the dtype (f16: from f32).
+  uint32_t word;
+  std::string expr;
+  if (dtype == DType::i32) {
+    word = uint32_t(int32_t(value));
+    expr = "param_i32({{P}})";
+  } else if (dtype == DType::u32) {
+    word = uint32_t(value);
+    expr = "param_u32({{P}})";
+  } else {
+    word = f32_bits(float(value));
+    expr = "param_f32({{P}}) + 0.0";
+  }
+  return lazy_record(ctx, "full", shape, dtype, {}, {}, expr, "", &word);
+}
+
+void realize_storage(Storage& root) {
+  if (!root.pending) return;
+  std::shared_ptr<LazyNode> node = root.pending;  // alive until the launch is recorded
+  // Too many buffers for one kernel: the input subtree reading the most is realised first.
+  Plan plan = plan_for(*node);
+  while (plan.leaves.size() > kMaxLeaves) {
+    const Tensor* biggest = nullptr;  // a node has at most 3 inputs: one is a subtree
+    size_t most = 0;
+    for (const Tensor& in : node->inputs)
+      if (inlinable(in) && leaf_count(*TensorAccess::storage(in)->pending) >= most) {
+        most = leaf_count(*TensorAccess::storage(in)->pending);
+        biggest = &in;
+      }
+    realize_storage(*TensorAccess::storage(*biggest));
+    plan = plan_for(*node);
+  }
+  Tensor out = Tensor::empty(root.ctx, node->shape, node->dtype);
+  std::vector<MapOperand> ops = {map_operand(out, node->shape)};
+  std::vector<std::string> names;
+  for (size_t i = 0; i < plan.leaves.size(); ++i) {
+    const Plan::Leaf& l = plan.leaves[i];
+    ops.push_back({l.tensor, l.strides, l.tensor->dtype()});
+    names.push_back("v" + std::to_string(i));
+  }
+  launch_values(root.ctx, kernel_name(plan.ops), node->shape, std::move(ops), names, plan.expr,
+                plan.helpers + plan.functions, plan.params);
+  root.buffer = TensorAccess::storage(out)->buffer;
+  root.pending.reset();
+}
+
+void realize_readers(Storage& storage) {
+  std::vector<std::weak_ptr<Storage>> readers;
+  readers.swap(storage.readers);
+  for (const auto& w : readers)
+    if (auto r = w.lock(); r && r->pending) realize_storage(*r);
+}
+
+const Tensor& Tensor::realize() const {
+  if (storage_ && storage_->pending) realize_storage(*storage_);
+  return *this;
+}
+
+void realize(const std::vector<Tensor>& tensors) {
+  for (const Tensor& t : tensors) t.realize();
+}
+
+}  // namespace surfgrad

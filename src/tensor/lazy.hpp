@@ -1,0 +1,48 @@
+// Lazy mode (issue 36): elementwise ops record a node instead of dispatching, and a chain or tree
+// of them runs as ONE generated kernel when its value is first needed (a read, a kernel binding
+// it, explicit realize(), an in-place write to something it reads, or the size budget).
+//
+// A pending tensor owns a Storage without a buffer whose `pending` is the node below. Realising
+// it (lazy.cpp) inlines every pending input that is a plain, whole view of its node (no other
+// views are composed yet: a permuted or sliced pending tensor is realised when an op records on
+// it) and reads the rest as buffers, through the same launch_values path eager ops take, so a
+// fused kernel computes each op exactly as its eager kernel does: same expression, same
+// conversion to the op's dtype. Intermediates that only the fused tree reads get no buffer.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "surfgrad/tensor.hpp"
+
+namespace surfgrad {
+
+struct LazyNode {
+  std::string name;               // the op ("add", "gelu", "const")
+  std::string expr;               // WGSL over `names` ({{T}} filled), converted to `dtype`
+  std::string helpers;            // WGSL functions expr calls
+  std::vector<Tensor> inputs;     // broadcast to `shape` (numpy rules)
+  std::vector<std::string> names;  // one per input
+  Shape shape;
+  DType dtype = DType::f32;
+  int size = 1;  // ops in the tree a realisation would inline (the size budget)
+  // A scalar the op reads (a constant's value, pow's exponent) as a parameter word, so kernels
+  // are cached by the tree's shape, not by its constants: `{{P}}` in expr names its index.
+  bool has_param = false;
+  uint32_t param = 0;
+};
+
+// Largest tree one fused kernel inlines: past it, the inputs of the next op are realised.
+constexpr int kMaxFusedOps = 64;
+
+// Whether ops record (lazy) or dispatch (eager) on this thread's process: set_lazy(), else
+// SURFGRAD_LAZY=1 turns it on and SURFGRAD_EAGER=1 keeps it off.
+bool lazy_enabled();
+
+// Records out = dtype(expr(inputs)) over `shape`; checks are the caller's (as for an eager op).
+Tensor lazy_record(const gpu::ContextPtr& ctx, const char* name, const Shape& shape, DType dtype,
+                   std::vector<Tensor> inputs, std::vector<std::string> names, std::string expr,
+                   std::string helpers = "", const uint32_t* param = nullptr);
+// A tensor of `shape` holding `value` as Tensor::full would (same bits).
+Tensor lazy_full(const gpu::ContextPtr& ctx, const Shape& shape, double value, DType dtype);
+
+}  // namespace surfgrad
