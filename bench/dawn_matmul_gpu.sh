@@ -9,7 +9,7 @@
 # Here (development machine):  bench/dawn_matmul_gpu.sh --pack [BUILD]   (default BUILD: build-dawn)
 #   packs BUILD's surfgrad and surfgrad_tests with the libraries they open (wgpu-native, Dawn,
 #   Arrow, libpng, the Vulkan loader's Debian package) into BUILD/dawn-gpu.tar.xz (~25 MB: carry
-#   that one path, e.g. run(carry=["build-dawn/dawn-gpu.tar.xz"])).
+#   that one path and .gl, e.g. run(carry=["build-dawn/dawn-gpu.tar.xz", ".gl"])).
 # GPU machine, repository root:  bench/dawn_matmul_gpu.sh [PACK]   (default: build-dawn/dawn-gpu.tar.xz)
 # Time: at most 100 s of tests, 2 x 120 s of baselines and 4 x 50 s of rungs (one 10-minute call).
 # Environment: OUT (default /tmp/dawn-matmul), WORK (unpacked pack; default /tmp/dawn-gpu),
@@ -58,6 +58,14 @@ if ! ldconfig -p 2>/dev/null | grep -q 'libvulkan\.so\.1 '; then
     log "no libvulkan.so.1 and no loader package in the pack: no Vulkan adapter"
   fi
 fi
+# The NVIDIA ICD (libGLX_nvidia) needs libglvnd, which the GPU machine lacks: carry .gl (the
+# device README's loader .debs) and it is unpacked here; without it Vulkan finds no driver.
+if [ -d .gl ] && ! ldconfig -p 2>/dev/null | grep -q 'libGLdispatch\.so\.0 '; then
+  for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
+fi
+# The GPU machine's NVIDIA ICD is not where the loader looks by default (device README).
+icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+[ -f "$icd" ] && [ -z "${VK_DRIVER_FILES:-}" ] && export VK_DRIVER_FILES=$icd
 export SURFGRAD_DAWN_LIBRARY="$work/lib/libwebgpu_dawn.so"
 bin=$work/bin
 

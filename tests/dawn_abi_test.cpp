@@ -113,11 +113,15 @@ TEST(DawnAbi, TogglesDescriptorIsRead) {
 TEST(DawnAbi, SubgroupMatrixFeatureValue) {
   if (!under_dawn()) GTEST_SKIP() << "SURFGRAD_WEBGPU is not dawn";
   // Dawn names a refused feature in its message: our value must be the one it calls
-  // ChromiumExperimentalSubgroupMatrix. Where the adapter offers it, the device is granted.
+  // ChromiumExperimentalSubgroupMatrix (an adapter without it: "Invalid feature ... Chromium
+  // ExperimentalSubgroupMatrix") or chromium-experimental-subgroup-matrix (an adapter with it,
+  // refused for want of allow_unsafe_apis: "Feature chromium-experimental-subgroup-matrix is
+  // guarded by toggle allow_unsafe_apis", seen on the H200).
   RawAdapter r;
   open_adapter(r, nullptr);  // without allow_unsafe_apis the feature is refused everywhere
   std::string m = refusal(r, dawn::kFeatureSubgroupMatrix);
-  EXPECT_NE(m.find("ChromiumExperimentalSubgroupMatrix"), std::string::npos)
+  EXPECT_TRUE(m.find("ChromiumExperimentalSubgroupMatrix") != std::string::npos ||
+              m.find("chromium-experimental-subgroup-matrix") != std::string::npos)
       << "Dawn's message for feature 0x" << std::hex << dawn::kFeatureSubgroupMatrix << ": '" << m
       << "' (WGPUFeatureName_ChromiumExperimentalSubgroupMatrix moved?)";
 }
@@ -129,8 +133,8 @@ TEST(DawnAbi, SubgroupMatrixConfigsWhereOffered) {
     GTEST_SKIP() << "the adapter (" << sgtest::ctx()->info().name
                  << ") offers no chromium-experimental-subgroup-matrix: the config struct's stride is checked "
                     "where it does (the GPU machine)";
-  // Read the raw configs: every field plausible in every element checks the 28-byte stride
-  // (min/max subgroup size, new in 2026) and the component enum values.
+  // Read the raw configs: every field plausible in every element checks the 20-byte stride
+  // (a 28-byte one, with min/max subgroup sizes, decoded garbage on the H200) and the enum values.
   RawAdapter r;
   static const char* const on[] = {"allow_unsafe_apis", "vulkan_enable_f16_on_nvidia"};
   dawn::TogglesDescriptor t = {};
@@ -152,9 +156,6 @@ TEST(DawnAbi, SubgroupMatrixConfigsWhereOffered) {
     EXPECT_TRUE(ct >= 1 && ct <= 6 && rt >= 1 && rt <= 6) << "config " << i << ": types " << ct << "," << rt;
     EXPECT_TRUE(pow2(c.M) && pow2(c.N) && pow2(c.K) && c.M <= 64 && c.N <= 64 && c.K <= 64)
         << "config " << i << ": " << c.M << "x" << c.N << "x" << c.K;
-    EXPECT_TRUE(pow2(c.minSubgroupSize) && pow2(c.maxSubgroupSize) && c.minSubgroupSize <= c.maxSubgroupSize &&
-                c.maxSubgroupSize <= 128)
-        << "config " << i << ": subgroup sizes " << c.minSubgroupSize << "-" << c.maxSubgroupSize;
     f16_square |= c.componentType == dawn::ComponentType::F16 && c.resultComponentType == dawn::ComponentType::F32;
   }
   api().wgpuAdapterInfoFreeMembers(info);

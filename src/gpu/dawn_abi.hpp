@@ -31,13 +31,15 @@ struct TogglesDescriptor {
 };
 
 // WGPUSubgroupMatrixConfig: one M×N×K shape of component → result types the adapter runs.
+// rillfacet 0.1.3's Dawn has five 32-bit fields (no min/max subgroup size: read on an H200,
+// 2026-11-27, where a 28-byte stride decoded the ten configs as garbage). The canary test checks
+// every field of every element, so a library that moves this layout fails loudly.
 struct SubgroupMatrixConfig {
   ComponentType componentType;
   ComponentType resultComponentType;
   uint32_t M, N, K;
-  uint32_t minSubgroupSize, maxSubgroupSize;  // new in 2026: the stride the canary checks
 };
-static_assert(sizeof(SubgroupMatrixConfig) == 28, "Dawn's WGPUSubgroupMatrixConfig is seven 32-bit fields");
+static_assert(sizeof(SubgroupMatrixConfig) == 20, "Dawn's WGPUSubgroupMatrixConfig is five 32-bit fields");
 
 // WGPUAdapterPropertiesSubgroupMatrixConfigs: chained into WGPUAdapterInfo (output); the adapter
 // fills it when it has the feature (WGPUStatus_Error otherwise). Freed by the function below.
