@@ -13,6 +13,15 @@ build/surfgrad times `surfgrad map --points N --method M` natively in the same c
 times, filling native_seconds; the rows go to OUT/scale.json too. --browser PATH runs a
 browser binary (e.g. /usr/bin/chromium to try it without a GPU) instead of the bundle's.
 
+--page map opens the map page itself (web/page/, its dist/ built) through web/bench/page_run.html:
+--serve DIR is served at /files/, --data-url /files/NAME is loaded once by URL and mapped by each
+of --methods --repeats times (Run clicked), and --native-input DIR/NAME is mapped natively
+(`surfgrad map FILE --method M --labels-column label`) as many times. --page tiles opens
+page/?tiles=/files/ (--serve DIR: a `surfgrad map … --tiles DIR` folder) and times the first view,
+a scripted pan and zoom (--pan-seconds); --native-seconds fills its row's native column (the
+driver script times the native tiles map). --extra-flags adds Chromium flags (e.g.
+--enable-dawn-features=disable_robustness) and is recorded in every row as `flags`.
+
 BUNDLE holds chromium/ (chromium-headless-shell and its resources) and lib/ (its shared
 libraries), as scripts/make_chromium_bundle.sh makes it.
 """
@@ -43,7 +52,13 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--chromium", default="", help="the Chromium bundle (scripts/make_chromium_bundle.sh)")
     p.add_argument("--data", default=".", help="folder holding mnist10k/ (the peers page)")
-    p.add_argument("--page", choices=["peers", "scale"], default="peers")
+    p.add_argument("--page", choices=["peers", "scale", "map", "tiles"], default="peers")
+    p.add_argument("--serve", help="--page map|tiles: a folder served at /files/")
+    p.add_argument("--data-url", help="--page map: the table's URL, e.g. /files/p1m64.parquet")
+    p.add_argument("--native-input", help="--page map: the same table's path, mapped natively")
+    p.add_argument("--native-seconds", type=float, help="--page tiles: the native tiles map's wall time")
+    p.add_argument("--pan-seconds", type=float, default=3, help="--page tiles: seconds of scripted pan, and of zoom")
+    p.add_argument("--extra-flags", default="", help="more Chromium flags, recorded in each row")
     p.add_argument("--methods", default="tsne,umap", help="--page scale: the maps")
     p.add_argument("--repeats", type=int, default=2, help="--page scale: runs of each map (the first cold)")
     p.add_argument("--source", choices=["builtin", "stream"], default="builtin",
@@ -57,6 +72,7 @@ def main():
                                       "--ignore-gpu-blocklist --disable-gpu-sandbox --use-angle=vulkan")
     p.add_argument("--timeout", type=float, default=500)
     a = p.parse_args()
+    extra = a.extra_flags.strip()
     os.makedirs(a.out, exist_ok=True)
     done = threading.Event()
     log = open(os.path.join(a.out, "results.jsonl"), "a")
@@ -67,6 +83,8 @@ def main():
             path = path.split("?")[0]
             if path.startswith("/data/"):
                 return os.path.join(a.data, path[len("/data/"):])
+            if path.startswith("/files/") and a.serve:
+                return os.path.join(a.serve, path[len("/files/"):])
             return super().translate_path(path)
 
         def do_POST(self):
@@ -76,6 +94,7 @@ def main():
             else:
                 r = json.loads(body)
                 if r.get("kind") == "scale":
+                    r["flags"] = extra
                     rows.append(r)
                 if r.get("embedding"):
                     write_npy(os.path.join(a.out, "%s-%d.npy" % (r["tool"], r["n"])), r["embedding"], r["n"])
@@ -90,7 +109,7 @@ def main():
             pass
 
         def end_headers(self):
-            if a.page == "scale":  # cross-origin isolated: measureUserAgentSpecificMemory works
+            if a.page != "peers":  # cross-origin isolated: measureUserAgentSpecificMemory works
                 self.send_header("Cross-Origin-Opener-Policy", "same-origin")
                 self.send_header("Cross-Origin-Embedder-Policy", "require-corp")
             super().end_headers()
@@ -103,13 +122,19 @@ def main():
     if a.page == "scale":
         url = "http://127.0.0.1:%d/bench/scale.html?n=%s&methods=%s&repeats=%d&source=%s" % (
             server.server_address[1], a.n, a.methods, a.repeats, a.source)
+    elif a.page == "map":
+        url = "http://127.0.0.1:%d/bench/page_run.html?mode=map&data=%s&methods=%s&repeats=%d" % (
+            server.server_address[1], a.data_url, a.methods, a.repeats)
+    elif a.page == "tiles":
+        url = "http://127.0.0.1:%d/bench/page_run.html?mode=tiles&tiles=/files/&pan_s=%g" % (
+            server.server_address[1], a.pan_seconds)
     env = dict(os.environ)
     env["LD_LIBRARY_PATH"] = os.path.join(a.chromium, "lib") + ":" + os.path.join(a.chromium, "chromium") + \
         (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
     binary = a.browser or os.path.join(a.chromium, "chromium", "chromium-headless-shell")
     cmd = [binary, "--no-sandbox", "--headless",
            "--disable-dev-shm-usage", "--user-data-dir=/tmp/chromium-profile", "--enable-logging=stderr", "--v=0",
-           *a.flags.split(), url]
+           "--window-size=1400,900", *a.flags.split(), *extra.split(), url]
     print("browser:", " ".join(cmd), flush=True)
     t0 = time.time()
     browser = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -125,8 +150,12 @@ def main():
         f.writelines(lines)
     print("browser log (last lines):", "".join(lines[-25:]), sep="\n")
     print("finished" if finished else "TIMED OUT", "after %.1f s" % (time.time() - t0))
-    if a.page == "scale":
+    if a.page in ("scale", "map"):
         native_times(a, rows)
+    elif a.page == "tiles":
+        for r in rows:
+            r["native_seconds"] = a.native_seconds
+        write_rows(a, rows)
     return 0 if finished else 1
 
 
@@ -138,21 +167,32 @@ def native_times(a, rows):
         for key in sorted({(r["n"], r["method"]) for r in rows}):
             for repeat in range(1, a.repeats + 1):
                 t0 = time.time()
-                p = subprocess.run([a.surfgrad, "map", "--points", str(key[0]), "--method", key[1], "-o",
-                                    os.path.join(a.out, "native-%s-%d" % (key[1], key[0]))],
+                # (the maps themselves go to /tmp: the device returns only a few files from OUT)
+                os.makedirs("/tmp/surfgrad-native", exist_ok=True)
+                target = os.path.join("/tmp/surfgrad-native", "native-%s-%d" % (key[1], key[0]))
+                cmd = [a.surfgrad, "map", "--points", str(key[0]), "--method", key[1], "-o", target]
+                if a.native_input:  # the page's table: the same file, its labels carried
+                    cmd = [a.surfgrad, "map", a.native_input, "--method", key[1], "--labels-column", "label",
+                           "-o", target + ".parquet"]
+                p = subprocess.run(cmd,
                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
                 seconds = time.time() - t0
                 native[key + (repeat,)] = seconds if p.returncode == 0 else None
                 with open(os.path.join(a.out, "native.log"), "a") as f:
-                    f.write("surfgrad map --points %d --method %s (run %d): %.2f s, exit %d\n%s\n" % (
-                        key[0], key[1], repeat, seconds, p.returncode, p.stdout))
+                    f.write("%s (run %d): %.2f s, exit %d\n%s\n" % (" ".join(cmd), repeat, seconds, p.returncode, p.stdout))
     for r in rows:
         r["native_seconds"] = native.get((r["n"], r["method"], r.get("run", 1)))
+    write_rows(a, rows)
+
+
+def write_rows(a, rows):
     with open(os.path.join(a.out, "scale.json"), "w") as f:
         json.dump(rows, f, indent=1)
     for r in rows:
         print("scale:", json.dumps({k: r.get(k) for k in ("n", "method", "run", "seconds", "native_seconds",
-                                                          "max_frame_gap_ms", "tab_peak_mb", "error")}), flush=True)
+                                                          "max_frame_gap_ms", "tab_peak_mb", "first_view_s", "pan_fps",
+                                                          "zoom_fps", "gpu_calls_per_iteration", "flags", "error")
+                                    if k in r}), flush=True)
 
 
 if __name__ == "__main__":

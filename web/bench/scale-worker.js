@@ -2,7 +2,9 @@
 // on the GPU (no upload), or with source 'stream' the same kind of points (10 clusters in 768-D)
 // made here in JavaScript, 16 MiB at a time, and streamed through the package's point-source path
 // (the upload measured: timings.upload, of which jsSeconds making the blocks). Posts progress
-// (with the wasm memory's size) and the result.
+// (with the wasm memory's size) and the result, with the WebGPU calls per layout iteration
+// (gpu_counts.js: dispatches, submits, writes, readbacks).
+import { layoutCounter } from './gpu_counts.js';
 import * as sg from '../package/surfgrad.js';
 import { seeded } from './common.js';
 
@@ -29,10 +31,11 @@ self.onmessage = async ({ data: { n, method, options, source } }) => {
     const info = await sg.init();
     const made = { seconds: 0 };
     const points = source === 'stream' ? streamedPoints(n, made) : sg.builtinPoints(n);
-    const t0 = performance.now();
+    const t0 = performance.now(), counter = layoutCounter();
     const r = await sg[method](points, {
       ...options,
       onProgress: ({ phase, done, total }) => {
+        counter.progress({ phase, done });
         self.postMessage({ kind: 'progress', phase, done, total, wasmMemoryBytes: sg.stats().wasmMemoryBytes });
       },
     });
@@ -40,7 +43,8 @@ self.onmessage = async ({ data: { n, method, options, source } }) => {
     self.postMessage({ kind: 'result', adapter: info.adapter, embedding: r.embedding, timings: r.timings, workerSeconds,
                        jsSeconds: source === 'stream' ? made.seconds : undefined,
                        wasmMemoryBytes: r.wasmMemoryBytes, gpuPeakBytes: r.gpuPeakBytes, k: r.k,
-                       pcaComponents: r.pcaComponents, approximateKnn: r.approximateKnn }, [r.embedding.buffer]);
+                       pcaComponents: r.pcaComponents, approximateKnn: r.approximateKnn,
+                       gpuCallsPerIteration: counter.perIteration() }, [r.embedding.buffer]);
   } catch (e) {
     self.postMessage({ kind: 'error', error: `${e.kind || ''} ${e.message || e}` });
   }

@@ -182,7 +182,8 @@ async function run({ points, d, method, options, table, livePoints = LIVE_POINTS
     ...options,
     signal: controller.signal,
     onProgress: (p) => {
-      const msg = { type: 'progress', phase: p.phase, done: p.done, total: p.total };
+      // (wasmMemoryBytes: the page reports the tab's memory with it; the mock has no stats)
+      const msg = { type: 'progress', phase: p.phase, done: p.done, total: p.total, wasmMemoryBytes: sg.stats?.().wasmMemoryBytes };
       const transfer = [];
       if (p.embedding?.length) {
         // Scaled into new arrays: the library may keep writing into the one it handed us.

@@ -501,6 +501,7 @@ const phaseNames = { pca: 'PCA', knn: 'Nearest neighbours', graph: 'Affinities',
 
 function onProgress(m) {
   if (!run) return;
+  if (m.wasmMemoryBytes > (page.wasmMemoryBytes ?? 0)) page.wasmMemoryBytes = m.wasmMemoryBytes; // (the worker's peak, for benchmarks)
   const frac = m.total > 0 ? m.done / m.total : 0;
   setStatus(phaseNames[m.phase] ?? m.phase, `${m.done.toLocaleString('en-US')} / ${m.total.toLocaleString('en-US')}`);
   $('bar').style.width = `${(100 * frac).toFixed(1)}%`;
