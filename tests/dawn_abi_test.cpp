@@ -102,8 +102,8 @@ TEST(DawnAbi, TogglesDescriptorIsRead) {
   t.enabledToggleCount = 1;
   t.enabledToggles = on;
   RawAdapter plain, unsafe;
-  open_adapter(plain, nullptr);
-  open_adapter(unsafe, &t);
+  ASSERT_NO_FATAL_FAILURE(open_adapter(plain, nullptr));
+  ASSERT_NO_FATAL_FAILURE(open_adapter(unsafe, &t));
   auto a = adapter_features(plain.adapter), b = adapter_features(unsafe.adapter);
   EXPECT_GT(b.size(), a.size()) << "allow_unsafe_apis, passed through dawn::TogglesDescriptor, showed no "
                                    "experimental feature: Dawn's WGPUDawnTogglesDescriptor moved?";
@@ -118,7 +118,7 @@ TEST(DawnAbi, SubgroupMatrixFeatureValue) {
   // refused for want of allow_unsafe_apis: "Feature chromium-experimental-subgroup-matrix is
   // guarded by toggle allow_unsafe_apis", seen on the H200).
   RawAdapter r;
-  open_adapter(r, nullptr);  // without allow_unsafe_apis the feature is refused everywhere
+  ASSERT_NO_FATAL_FAILURE(open_adapter(r, nullptr));  // without allow_unsafe_apis the feature is refused everywhere
   std::string m = refusal(r, dawn::kFeatureSubgroupMatrix);
   EXPECT_TRUE(m.find("ChromiumExperimentalSubgroupMatrix") != std::string::npos ||
               m.find("chromium-experimental-subgroup-matrix") != std::string::npos)
@@ -141,7 +141,7 @@ TEST(DawnAbi, SubgroupMatrixConfigsWhereOffered) {
   t.chain.sType = static_cast<WGPUSType>(dawn::kSTypeTogglesDescriptor);
   t.enabledToggleCount = 2;
   t.enabledToggles = on;
-  open_adapter(r, &t);
+  ASSERT_NO_FATAL_FAILURE(open_adapter(r, &t));
   dawn::AdapterPropertiesSubgroupMatrixConfigs props = {};
   props.chain.sType = static_cast<WGPUSType>(dawn::kSTypeAdapterPropertiesSubgroupMatrixConfigs);
   WGPUAdapterInfo info = WGPU_ADAPTER_INFO_INIT;
