@@ -65,6 +65,9 @@ def main():
                    help="--page scale: builtinPoints(n), or points made in JS and streamed in (native_seconds: built-in)")
     p.add_argument("--surfgrad", help="--page scale: the native CLI, timed on the same sizes")
     p.add_argument("--browser", help="a browser binary instead of BUNDLE's chromium-headless-shell")
+    p.add_argument("--user-data-dir", default="/tmp/chromium-profile",
+                   help="the browser profile: Chromium keeps its WebGPU shader cache there, so a second "
+                        "call with the same folder is a second page load (issue 35), a fresh one a cold load")
     p.add_argument("--out", required=True)
     p.add_argument("--tools", default="surfgrad-umap,surfgrad-tsne,umap-js")
     p.add_argument("--n", default="10000")
@@ -133,7 +136,7 @@ def main():
         (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
     binary = a.browser or os.path.join(a.chromium, "chromium", "chromium-headless-shell")
     cmd = [binary, "--no-sandbox", "--headless",
-           "--disable-dev-shm-usage", "--user-data-dir=/tmp/chromium-profile", "--enable-logging=stderr", "--v=0",
+           "--disable-dev-shm-usage", "--user-data-dir=" + a.user_data_dir, "--enable-logging=stderr", "--v=0",
            "--window-size=1400,900", *a.flags.split(), *extra.split(), url]
     print("browser:", " ".join(cmd), flush=True)
     t0 = time.time()

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Cold vs warm start on the GPU machine (issue 35): MNIST 10k t-SNE in fresh processes, under
+# wgpu-native and under Dawn. Per implementation: one run with every cache empty (cold: NVIDIA's
+# driver cache, Mesa's, surfgrad's pipeline cache for Dawn), then two with the caches those runs
+# filled (warm), then one profiled cold and one profiled warm run for the start-up lines
+# (instance/adapter/device ms, pipelines created, shader-module vs pipeline ms, cache hits).
+# Target: cold within 1.2x of warm.
+#
+# Here (development machine):  bench/cold_start_gpu.sh --pack [BUILD]   (default BUILD: build-lead)
+#   packs BUILD with bench/dawn_matmul_gpu.sh --pack (surfgrad, surfgrad_tests, their libraries,
+#   Dawn, the Vulkan loader's .deb) into BUILD/dawn-gpu.tar.xz: carry that one path.
+# GPU machine, repository root:  bench/cold_start_gpu.sh [PACK]   (default: build-lead/dawn-gpu.tar.xz)
+#   Carry .gl too where the machine lacks libglvnd (as for dawn_matmul_gpu.sh).
+# Environment: OUT (default /tmp/cold-start), WORK (unpacked pack; default /tmp/cold-start-pack),
+#   MNIST (folder with t10k-images-idx3-ubyte.gz and t10k-labels-idx1-ubyte.gz; default
+#   shared/data/mnist10k or ../shared/data/mnist10k; none or absent: the built-in set of POINTS),
+#   POINTS (default 10000), IMPLS (default "wgpu dawn"), ARGS (more `surfgrad map` flags).
+# Time: about 6 map runs per implementation, each a few seconds on an H100 (well under a minute);
+#   a dry run on lavapipe: MNIST=none POINTS=500 takes ~2 minutes.
+# Output: $OUT/cold_start.log (every run's phase timings), $OUT/rows.json (one row per run:
+#   impl, run, wall_s, total_s, pipelines, pipeline_ms, module_ms, cache hits), and a summary.
+set -u
+cd "$(dirname "$0")/.."
+log() { echo "[cold_start_gpu] $*" >&2; }
+
+if [ "${1:-}" = --pack ]; then
+  exec bench/dawn_matmul_gpu.sh --pack "${2:-build-lead}"
+fi
+
+pack=${1:-build-lead/dawn-gpu.tar.xz}
+out=${OUT:-/tmp/cold-start}
+work=${WORK:-/tmp/cold-start-pack}
+points=${POINTS:-10000}
+impls=${IMPLS:-wgpu dawn}
+mkdir -p "$out" "$work"
+# shellcheck source=bench/gpu_pack_env.sh
+. bench/gpu_pack_env.sh "$pack" "$work"
+
+mnist=${MNIST:-}
+[ "$mnist" = none ] && mnist=/nonexistent  # the built-in set (dry runs)
+for d in shared/data/mnist10k ../shared/data/mnist10k; do [ -z "$mnist" ] && [ -f "$d/t10k-images-idx3-ubyte.gz" ] && mnist=$d; done
+if [ -f "$mnist/t10k-images-idx3-ubyte.gz" ]; then
+  input=("$mnist/t10k-images-idx3-ubyte.gz" --labels "$mnist/t10k-labels-idx1-ubyte.gz")
+  what="MNIST 10k ($mnist)"
+else
+  input=(--points "$points")
+  what="the built-in set, $points points (no MNIST folder: set MNIST)"
+fi
+log "t-SNE of $what"
+: >"$out/cold_start.log"
+: >"$out/rows.json"
+
+# One fresh process; caches under $1. Prints the row and appends the log.
+run() {  # IMPL RUN CACHES [profile]
+  local impl=$1 name=$2 caches=$3 profile=${4:-}
+  mkdir -p "$caches/nvidia" "$caches/mesa" "$caches/surfgrad"
+  local t0 t1 text
+  t0=$(date +%s.%N)
+  text=$(SURFGRAD_WEBGPU=$impl __GL_SHADER_DISK_CACHE=1 __GL_SHADER_DISK_CACHE_PATH="$caches/nvidia" \
+    __GL_SHADER_DISK_CACHE_SKIP_CLEANUP=1 MESA_SHADER_CACHE_DIR="$caches/mesa" \
+    SURFGRAD_PIPELINE_CACHE="$caches/surfgrad" SURFGRAD_TUNE_CACHE="$caches/tuning.json" \
+    ${profile:+SURFGRAD_PROFILE=1} "$bin/surfgrad" map "${input[@]}" ${ARGS:-} -o "$out/map-$impl-$name" 2>&1)
+  local rc=$?
+  t1=$(date +%s.%N)
+  printf '== %s %s (exit %s)\n%s\n' "$impl" "$name" "$rc" "$text" | grep -v '^  optimise\|^Warning: maxDynamic' >>"$out/cold_start.log"
+  local wall total pipes pms mms hits
+  wall=$(echo "$t1 - $t0" | bc)
+  total=$(echo "$text" | awk '/^  total /{print $2}')
+  pipes=$(echo "$text" | sed -n 's/^pipelines: \([0-9]*\) created.*/\1/p')
+  mms=$(echo "$text" | sed -n 's/^pipelines: .*shader modules \([0-9.]*\) ms.*/\1/p')
+  pms=$(echo "$text" | sed -n 's/^pipelines: .*, pipelines \([0-9.]*\) ms).*/\1/p')
+  hits=$(echo "$text" | sed -n 's/^pipeline cache: .*: \([0-9]*\) hits.*/\1/p')
+  printf '{"impl": "%s", "run": "%s", "exit": %s, "wall_s": %s, "total_s": %s, "pipelines": %s, "pipeline_ms": %s, "module_ms": %s, "cache_hits": %s}\n' \
+    "$impl" "$name" "$rc" "$wall" "${total:-null}" "${pipes:-null}" "${pms:-null}" "${mms:-null}" "${hits:-null}" >>"$out/rows.json"
+  printf '%-5s %-14s exit %s  wall %6.2f s  map total %6s s%s\n' "$impl" "$name" "$rc" "$wall" "${total:-?}" \
+    "${pipes:+  pipelines $pipes: modules ${mms} ms, pipelines ${pms} ms${hits:+, cache hits $hits}}"
+}
+
+for impl in $impls; do
+  SURFGRAD_WEBGPU=$impl "$bin/surfgrad" info 2>&1 | grep -E "^adapter  |^implementation " | sed "s/^/$impl: /"
+  caches=$out/caches-$impl
+  rm -rf "$caches"
+  run "$impl" cold "$caches"
+  run "$impl" warm-1 "$caches"
+  run "$impl" warm-2 "$caches"
+  du -sh "$caches"/* 2>/dev/null | sed "s|$out/||;s/^/  cache /"
+  rm -rf "$caches-profiled"
+  run "$impl" cold-profiled "$caches-profiled" profile
+  run "$impl" warm-profiled "$caches-profiled" profile
+done
+log "rows: $out/rows.json; log with the profiles' start-up lines: $out/cold_start.log"
+grep -E "^== |^start-up|^pipelines|^pipeline cache|^ +[0-9.]+ +[0-9.]+  " "$out/cold_start.log" | head -80
