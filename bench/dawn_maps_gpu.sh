@@ -14,13 +14,9 @@ work=${WORK:-/tmp/dawn-gpu}
 pack=${PACK:-build-dawn/dawn-gpu.tar.xz}
 big=${BIG:-1000000}  # the built-in set's size (small for a dry run)
 mkdir -p "$out" "$work"
-[ -x "$work/bin/surfgrad" ] || xz -dc "$pack" | tar -C "$work" -xf -
-export LD_LIBRARY_PATH="$work/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-[ -d "$work/vulkan/root" ] && export LD_LIBRARY_PATH="$work/vulkan/root/usr/lib/x86_64-linux-gnu:$LD_LIBRARY_PATH"
-icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-[ -f "$icd" ] && [ -z "${VK_DRIVER_FILES:-}" ] && export VK_DRIVER_FILES=$icd
-export SURFGRAD_DAWN_LIBRARY="$work/lib/libwebgpu_dawn.so"
-bin=$work/bin/surfgrad
+# shellcheck source=bench/gpu_pack_env.sh
+. bench/gpu_pack_env.sh "$pack" "$work"
+bin=$bin/surfgrad
 
 rows=$out/rows.txt
 : >"$rows"
