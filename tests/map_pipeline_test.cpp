@@ -80,6 +80,21 @@ TEST(MapPipeline, UmapWithPcaEqualsTheSeparateCalls) {
   EXPECT_EQ(r.embedding.to_vector<float>(), umap(f, u, {}, &nn).to_vector<float>());
 }
 
+TEST(MapPipeline, AutomaticPcaOnCpuAdapters) {
+  // -1 (automatic): 50 components past 20,000 points anywhere, and on CPU adapters past 100
+  // dimensions; an explicit count (0 included) wins everywhere.
+  MapOptions o;
+  EXPECT_EQ(map_pca_components(o, 10000, 784, false), 0);
+  EXPECT_EQ(map_pca_components(o, 10000, 784, true), 50);
+  EXPECT_EQ(map_pca_components(o, 1797, 64, true), 0);
+  EXPECT_EQ(map_pca_components(o, 1797, 100, true), 0);
+  EXPECT_EQ(map_pca_components(o, 30000, 784, false), 50);
+  o.pca_components = 0;
+  EXPECT_EQ(map_pca_components(o, 10000, 784, true), 0);
+  o.pca_components = 100;
+  EXPECT_EQ(map_pca_components(o, 10000, 784, true), 100);
+}
+
 TEST(MapPipeline, KnnMethodIsHonoured) {
   // 300 points: Auto is exact; Descent is asked for by name, runs, and reports its sampled recall.
   Tensor x = clusters(300);

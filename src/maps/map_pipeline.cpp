@@ -110,7 +110,7 @@ MapResult map_points(PointBlocks x, const MapOptions& options, const MapProgress
   }
   r.phases.push_back({"input checks", clock.lap()});
 
-  r.pca_components = map_pca_components(options, n, d);
+  r.pca_components = map_pca_components(options, n, d, ctx->info().is_cpu);
   Tensor features;
   if (r.pca_components > 0) {  // neighbours on the leading components, as is usual
     report("pca", 0, 1);
