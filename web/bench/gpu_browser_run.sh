@@ -26,7 +26,7 @@
 #                carried; else build/surfgrad). parquet and tiles need one built with Arrow.
 #   BROWSER      a browser binary to use instead of the bundle, with no adapter probe: for dry runs
 #                without a GPU (BROWSER=/usr/bin/chromium: WebGPU on SwiftShader).
-#   METHODS, REPEATS  the maps and runs of each (scale*, parquet).
+#   METHODS, REPEATS  the maps and runs of each (scale*, parquet); TILES_METHOD, TILE_ROWS, PAN_SECONDS (tiles).
 # Carried files put in place when present: .carry/webbin (scripts: web/bench/pack_web_carry.sh) →
 # web/package/surfgrad.wasm + webgpu_layout.js, web/bench/dist, web/page/dist; .gl (the Vulkan
 # loader debs, the device README) unpacked for the native CLI on the GPU machine.
@@ -145,6 +145,7 @@ PY
     rm -rf "$dir" /tmp/page-tiles-map.*
     t0=$(date +%s.%N)
     "$native" map --points "$n" --method "${TILES_METHOD:-umap}" -o /tmp/page-tiles-map.parquet --tiles "$dir" \
+      --tile-rows "${TILE_ROWS:-65536}" \
       > "$out/native-tiles.txt" 2>&1 || { tail -5 "$out/native-tiles.txt"; exit 1; }
     seconds=$(python3 -c "import sys; print(round($(date +%s.%N) - $t0, 2))")
     echo "native: map --points $n --tiles in $seconds s ($(ls "$dir" | wc -l) entries in $dir)"

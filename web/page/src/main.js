@@ -466,12 +466,17 @@ function setStatus(phase, detail) {
 
 function fmtSeconds(s) { return s < 10 ? `${s.toFixed(2)} s` : s < 100 ? `${s.toFixed(1)} s` : `${Math.round(s)} s`; }
 
+let starting = false; // (set across startRun's await: a second call meanwhile must not start a second map)
 async function startRun() {
-  if (run || !page.data) return;
+  if (run || starting || !page.data) return;
   clearError();
   let req;
   try { req = readOptions(); } catch (e) { showError(e, 'Options'); return; }
-  if (!(await ready)) { showError({ kind: 'device', message: 'the surfgrad package is not available (see above)' }, 'Run'); return; }
+  starting = true;
+  const ok = await ready;
+  starting = false;
+  if (!ok) { showError({ kind: 'device', message: 'the surfgrad package is not available (see above)' }, 'Run'); return; }
+  if (run) return;
   const { points, n, d, table } = page.data;
   req.options.progressEvery = n > 500000 ? 50 : n > 100000 ? 25 : 10;
   setState('running');
@@ -570,7 +575,8 @@ function cancelRun() {
   }, 5000);
 }
 
-$('run').onclick = startRun;
+// (Run is the options form's submit button: the form's submit event starts the run, for a click
+// and for Enter alike; an onclick as well started two maps at once.)
 $('cancel').onclick = cancelRun;
 $('reset-view').onclick = () => view.resetView();
 $('options-form').onsubmit = (e) => { e.preventDefault(); startRun(); };
