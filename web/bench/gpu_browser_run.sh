@@ -81,6 +81,7 @@ else
             "$base --use-gl=angle --use-angle=swiftshader-webgl")
   chosen=""
   probes=/tmp/gpu-browser-probes  # (not in OUT: the device returns only a few files)
+  mkdir -p "$probes"
   for i in "${!variants[@]}"; do
     probe="$probes/probe$i"
     rm -rf "$probe"

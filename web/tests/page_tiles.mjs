@@ -129,6 +129,9 @@ try {
   const zoomed = await status();
   await page.screenshot({ path: path.join(outDir, 'page_tiles_zoomed.png') });
   console.log(`page_tiles: zoomed to tile ${deepest?.key}: ${zoomed.text}; depth ${before.maxDepth} → ${zoomed.s?.maxDepth}; tiles fetched ${fetched.join(' ')}`);
+  // The hover ends with the view change: no stale tooltip (nor reticle) left from before the zoom.
+  const tipAfter = await page.evaluate(() => !document.getElementById('tooltip').hidden);
+  if (tipAfter) failures.push('the tooltip from before the zoom is still shown (the hover must end when the view changes)');
   if (!(zoomed.s?.maxDepth > before.maxDepth)) failures.push(`no deeper tiles after zooming in (depth ${before.maxDepth} → ${zoomed.s?.maxDepth})`);
   if (!(zoomed.s?.drawnPoints > before.drawnPoints)) failures.push(`points drawn did not grow after zooming in (${before.drawnPoints} → ${zoomed.s?.drawnPoints})`);
 

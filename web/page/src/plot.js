@@ -77,6 +77,18 @@ export class MapView {
     canvas.addEventListener('wheel', () => { tooltip.hidden = true; }, { passive: true });
     this.plot.subscribe('pointOver', (i) => this.showTooltip(i));
     this.plot.subscribe('pointOut', () => { tooltip.hidden = true; this.hovered = -1; });
+    // A view change (drag, a programmatic zoom, a tiled map's zoomTo) moves the hovered point from
+    // under the mouse: end the hover, or its tooltip stays up and its reticle (a line across the
+    // plot) marks a point that is no longer there.
+    this.plot.subscribe('view', () => this.unhover());
+  }
+
+  // Ends a hover: regl-scatterplot drops the hovered point (its reticle; nothing to redraw when
+  // none is hovered) and sends pointOut.
+  unhover() {
+    this.plot.hover(-1);
+    this.tooltip.hidden = true;
+    this.hovered = -1;
   }
 
   // Integer labels for the points (or null): colours and legend follow.
@@ -166,6 +178,7 @@ export class MapView {
         if (codes && codes.length === m) pts.z = codes;
         if (m !== this.n) this.plot.set({ pointSize: m <= 5000 ? 4 : m <= 50000 ? 3 : m <= 500000 ? 2 : 1 });
         this.n = m;
+        this.unhover(); // (the hovered index is of the points being replaced)
         await this.plot.draw(pts, { zDataType: 'categorical', preventFilterReset: true });
         this.drawMs = performance.now() - t0;
         if (this.pending) await new Promise((ok) => setTimeout(ok, Math.min(this.drawMs, 500)));
