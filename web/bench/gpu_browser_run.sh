@@ -30,6 +30,19 @@
 # Carried files put in place when present: .carry/webbin (scripts: web/bench/pack_web_carry.sh) →
 # web/package/surfgrad.wasm + webgpu_layout.js, web/bench/dist, web/page/dist; .gl (the Vulkan
 # loader debs, the device README) unpacked for the native CLI on the GPU machine.
+#
+# Issue 32's remaining GPU runs, three device calls back to back (the machine must stay warm: the
+# first call's carried files and /tmp stay there for the next; 64 MiB a call with the tree):
+#   here:   bash web/bench/pack_web_carry.sh   (after the wasm build; and scripts/pack_arrow_carry.sh
+#           BUILD for a current native CLI with Arrow; the Vulkan loader debs in .gl, the device README)
+#   call 1: carry .carry/chrome1 .carry/webbin .gl   (≈ 57 MiB)   command: ls .carry/chrome1 .carry/webbin
+#   call 2: carry .carry/chrome2 .carry/arrow          (≈ 53 MiB; ~5 min)   command:
+#     bash web/bench/gpu_browser_run.sh /tmp/g/rob scale-robustness 10000; bash web/bench/gpu_browser_run.sh
+#     /tmp/g/pq parquet 1000000; cp /tmp/g/rob/run/scale.json $OUT/robust.json; cp
+#     /tmp/g/rob/run-norobust/scale.json $OUT/norobust.json; cp /tmp/g/pq/run/scale.json $OUT/parquet.json
+#   call 3: no carry (~2 min): bash web/bench/gpu_browser_run.sh /tmp/g/tl tiles 10000000;
+#     cp /tmp/g/tl/run/scale.json $OUT/tiles.json; cp /tmp/g/tl/native-tiles.txt $OUT/
+# (Only a few files come back from $OUT, so the logs stay in /tmp/g; each mode prints its rows.)
 set -uo pipefail
 out=${1:?usage: gpu_browser_run.sh OUT [TOOLS] [SIZES]}
 tools=${2:-surfgrad-umap,surfgrad-tsne,umap-js}
