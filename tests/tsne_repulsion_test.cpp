@@ -2,6 +2,7 @@
 // float64 host sum), on clustered and uniform layouts of several extents; determinism.
 #include <cmath>
 
+#include "maps/tsne_repulsion.hpp"
 #include "surfgrad/maps.hpp"
 #include "test_util.hpp"
 
@@ -54,6 +55,16 @@ TEST(TsneRepulsion, ExactMatchesHostSum) {
       EXPECT_NEAR(got[size_t(4 * i + 1)], fy, 1e-4 * (1 + std::abs(fy))) << i;
       EXPECT_NEAR(got[size_t(4 * i + 2)], z, 1e-4 * z) << i;
     }
+  }
+}
+
+TEST(TsneRepulsion, BoxExtentIsTheHostExtent) {
+  // bounds(): tsne_bbox.wgsl on CPU adapters, y.min/y.max elsewhere; min and max are exact, so
+  // the extents agree to the bit (one point, a partial thread stride, many strides).
+  TsneRepulsion r(ctx());
+  for (int64_t n : {1, 300, 10001}) {
+    Tensor y = layout(n, 40, uint64_t(n));
+    EXPECT_EQ(r.box_extent(y), TsneRepulsion::extent(y)) << n;
   }
 }
 

@@ -143,7 +143,7 @@ Tensor tsne_layout(const Tensor& x, const TsneOptions& opt, const MapProgress& p
         // fast as over the last ten iterations. Growing faster only coarsens the spacing until
         // then (the frame kernel fits the spacing to the grid); a larger margin (1.5× the
         // extent) cost MNIST's last 350 iterations a 2× larger grid.
-        double e = TsneRepulsion::extent(y);
+        double e = repulsion.box_extent(y);
         double grown = std::max(0.0, e - (last_extent < 0 ? e : last_extent));
         last_extent = e;
         grid_nodes = fft_grid_nodes_within_budget(e + 2 * grown, opt.grid_spacing, max_nodes, n, it);

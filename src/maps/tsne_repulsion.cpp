@@ -7,7 +7,9 @@
 //   readback.
 #include "maps/tsne_repulsion.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "surfgrad/reference.hpp"
 
@@ -58,6 +60,25 @@ double TsneRepulsion::extent(const Tensor& y) {
   return std::max(hi.values()[0] - lo.values()[0], hi.values()[1] - lo.values()[1]);
 }
 
+void TsneRepulsion::bounds(const Tensor& y, Tensor& lo, Tensor& hi) {
+  if (!ctx_->info().is_cpu) {
+    lo = y.min({0});
+    hi = y.max({0});
+    return;
+  }
+  if (!bbox_) bbox_ = program(ctx_, "tsne_bbox.wgsl");
+  lo = Tensor::empty(ctx_, {2});
+  hi = Tensor::empty(ctx_, {2});
+  bbox_->launch({lo, hi, y}, {y.shape(0)}, {1, 1, 1});
+}
+
+double TsneRepulsion::box_extent(const Tensor& y) {
+  Tensor lo, hi;
+  bounds(y, lo, hi);
+  std::vector<float> a = lo.to_vector<float>(), b = hi.to_vector<float>();
+  return std::max(double(b[0]) - a[0], double(b[1]) - a[1]);
+}
+
 void TsneRepulsion::exact(const Tensor& y, const Tensor& out) {
   int64_t n = y.shape(0);
   exact_.launch({out, y}, {n}, kernels::groups_for(*ctx_, uint64_t(n), 256));
@@ -91,7 +112,8 @@ void TsneRepulsion::interpolated(const Tensor& y, const Tensor& out, int grid_no
                                       std::to_string(max_grid_nodes(*ctx_)) + " on this adapter");
   resize(grid_nodes);
   uint32_t n = kernels::Param(y.shape(0)).word, g = uint32_t(g_), m = 2 * g, mm = m * m;
-  Tensor lo = y.min({0}), hi = y.max({0});
+  Tensor lo, hi;
+  bounds(y, lo, hi);
   frame_k_.launch({frame_, args_, lo, hi}, {n, g, (mm + 255) / 256, 2 * m}, {1, 1, 1});
   // The kernels and their transforms, only where the frame kernel found them stale.
   kernels_k_.launch_indirect({grid_, frame_}, {g}, args_, 0);

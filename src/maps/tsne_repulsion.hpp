@@ -3,6 +3,7 @@
 #pragma once
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "kernels/launch.hpp"
@@ -25,9 +26,14 @@ class TsneRepulsion {
   static int grid_nodes_for(double extent, double spacing, int max_nodes);
   // The larger side of the bounding box of positions [N, 2] (reads back to the host).
   static double extent(const Tensor& y);
+  // The same through bounds() (one dispatch on CPU adapters).
+  double box_extent(const Tensor& y);
 
  private:
   void resize(int g);
+  // The per-axis minimum and maximum of positions [N, 2] as two [2] tensors: y.min/y.max on
+  // GPUs, one single-workgroup dispatch (tsne_bbox.wgsl) on CPU adapters.
+  void bounds(const Tensor& y, Tensor& lo, Tensor& hi);
   // One pass of 1-D FFTs over `lines` rows (or columns) of `arrays` M×M arrays from `array` on.
   void fft_pass(uint32_t array, uint32_t arrays, uint32_t lines, bool rows, bool inverse, bool indirect);
   gpu::ContextPtr ctx_;
@@ -35,6 +41,7 @@ class TsneRepulsion {
   Tensor acc_, grid_, frame_, args_;
   kernels::Program exact_, frame_k_, kernels_k_, spread_, charges_, multiply_, mirror_, interpolate_;
   std::unique_ptr<FftLines> fft_;
+  std::optional<kernels::Program> bbox_;  // made on first use, on CPU adapters only
 };
 
 }  // namespace surfgrad
