@@ -10,6 +10,13 @@ KL divergence on a sample).
     .venv-peers/bin/python bench/peers.py --points build/debian-text/embeddings.npy \\
         --labels build/debian-text/labels.npy --out bench-text --threads 2
     .venv-peers/bin/python bench/peers.py --builtin 100000 --only surfgrad,surfgrad-umap   # the CLI's set
+    .venv-peers/bin/python bench/peers.py --digits --threads 2     # scikit-learn's digits (1,797 × 64)
+    .venv-peers/bin/python bench/peers.py --table --threads 2 --out bench-table   # issue 35's table
+
+--table: every tool on MNIST 10k and then on scikit-learn's digits, in this one process, and the
+table of seconds (surfgrad t-SNE beside scikit-learn and openTSNE, surfgrad UMAP beside
+umap-learn) with each map's quality, in OUT/table.md and OUT/table.json (~2.5 min on the 2-core
+host while quiet: scikit-learn ~28 s and openTSNE ~33 s at 10k dominate).
 
 Writes OUT/<tool>.npy for each map and OUT/peers.json; prints a table.
 
@@ -44,6 +51,11 @@ def load(a):
     """(points f32 [N, D], labels i32 [N], name, paths for the CLI or None)."""
     import surfgrad as sg
 
+    if getattr(a, "digits", False):
+        from sklearn.datasets import load_digits
+
+        d = load_digits()
+        return d.data.astype(np.float32), d.target.astype(np.int32), "digits 1,797", None
     if a.builtin:
         x, labels = sg.builtin_points(a.builtin)
         return x, labels, f"built-in {a.builtin:,} × 768", None
@@ -70,6 +82,14 @@ def run_peers(a):
 
     x, labels, name, _ = load(a)
     adapter = sg.device()["adapter"]
+    os.makedirs(a.out, exist_ok=True)
+    return name, adapter, run_set(a, x, labels, name, adapter)
+
+
+def run_set(a, x, labels, name, adapter):
+    """Every chosen tool on x; writes OUT/<tool>.npy and OUT/peers.json; returns the rows."""
+    import surfgrad as sg
+
     os.makedirs(a.out, exist_ok=True)
     chosen = [t for t in TOOLS if t not in set(a.skip.split(",")) and (not a.only or t in a.only.split(","))]
     results = []
@@ -104,7 +124,8 @@ def run_peers(a):
     if "surfgrad" in chosen:
         y, seconds, extra = timed_fits(lambda: surfgrad_tsne(a.perplexity))
         record("surfgrad", "surfgrad t-SNE", seconds, y,
-               f"sg.TSNE.fit_transform, exact kNN (PCA 50 and descent past 20,000), FFT repulsion, {adapter}", extra)
+               f"sg.TSNE.fit_transform, kNN exact (on 50 principal components past 100-D on CPU adapters; "
+               f"descent on them past 20,000), repulsion exact up to 5,000 points else FFT, {adapter}", extra)
     if "opentsne" in chosen:
         import openTSNE
 
@@ -140,6 +161,51 @@ def run_peers(a):
     with open(os.path.join(a.out, "peers.json"), "w") as f:
         json.dump({"data": name, "points": int(x.shape[0]), "dims": int(x.shape[1]), "perplexity": a.perplexity,
                    "adapter": adapter, "python": sys.version.split()[0], "results": results}, f, indent=2)
+    return results
+
+
+# ---- issue 35's table: both sets, every tool, one process ----
+
+def run_table(a):
+    import surfgrad as sg
+
+    adapter = sg.device()["adapter"]
+    out, sets = a.out, []
+    for key, digits in (("mnist10k", False), ("digits", True)):
+        a.digits, a.out = digits, os.path.join(out, key)
+        x, labels, name, _ = load(a)
+        sets.append((name, run_set(a, x, labels, name, adapter)))
+    a.out = out
+
+    def cell(rows, key):
+        row = next((r for r in rows if r["key"] == key), None)
+        if row is None:
+            return ""
+        return (f"{row['seconds']:.2f} s (rec {row['knn_recall_10']:.3f}, trust {row['trustworthiness_10']:.3f}, "
+                f"acc {row['knn_accuracy_10']:.3f})")
+
+    lines = [f"surfgrad on {adapter}; peers with {a.threads} threads; perplexity {a.perplexity:g}, 750 iterations, "
+             "n_neighbors 15", "",
+             "| map | surfgrad | scikit-learn | openTSNE | umap-learn |", "|---|---|---|---|---|"]
+    for name, rows in sets:
+        lines.append(f"| t-SNE, {name} | {cell(rows, 'surfgrad')} | {cell(rows, 'sklearn')} | "
+                     f"{cell(rows, 'opentsne')} | |")
+    for name, rows in sets:
+        lines.append(f"| UMAP, {name} | {cell(rows, 'surfgrad-umap')} | | | {cell(rows, 'umap')} |")
+    for name, rows in sets:
+        t = {r["key"]: r["seconds"] for r in rows}
+        peers = [t[k] for k in ("sklearn", "opentsne") if k in t]
+        if "surfgrad" in t and peers:
+            lines.append(f"- t-SNE, {name}: surfgrad / faster CPU peer = {t['surfgrad'] / min(peers):.2f} (target <= 0.8)")
+        if "surfgrad-umap" in t and "umap" in t:
+            lines.append(f"- UMAP, {name}: umap-learn / surfgrad = {t['umap'] / t['surfgrad-umap']:.2f} (target >= 2)")
+    text = "\n".join(lines) + "\n"
+    print("\n" + text)
+    with open(os.path.join(out, "table.md"), "w") as f:
+        f.write(text)
+    with open(os.path.join(out, "table.json"), "w") as f:
+        json.dump({"adapter": adapter, "threads": a.threads, "sets": [{"data": n, "results": r} for n, r in sets]},
+                  f, indent=2)
 
 
 # ---- call overhead: fit_transform against the CLI's own timing ----
@@ -217,6 +283,9 @@ def main():
     p.add_argument("--points", help="an N×D .npy to map instead of MNIST (e.g. bench/text_embeddings.py's)")
     p.add_argument("--labels", help="its labels (.npy)")
     p.add_argument("--builtin", type=int, default=0, help="map N points of the CLI's built-in set instead")
+    p.add_argument("--digits", action="store_true", help="map scikit-learn's digits (1,797 × 64) instead")
+    p.add_argument("--table", action="store_true",
+                   help="every tool on MNIST 10k and on the digits; issue 35's table in OUT/table.md")
     p.add_argument("--out", default="bench-peers")
     p.add_argument("--perplexity", type=float, default=30)
     p.add_argument("--threads", type=int, default=os.cpu_count())
@@ -230,6 +299,8 @@ def main():
     a = p.parse_args()
     if a.overhead:
         run_overhead(a)
+    elif a.table:
+        run_table(a)
     else:
         run_peers(a)
 
