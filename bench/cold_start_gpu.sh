@@ -56,7 +56,9 @@ run() {  # IMPL RUN CACHES [profile]
   mkdir -p "$caches/nvidia" "$caches/mesa" "$caches/surfgrad"
   local t0 t1 text
   t0=$(date +%s.%N)
-  text=$(SURFGRAD_WEBGPU=$impl __GL_SHADER_DISK_CACHE=1 __GL_SHADER_DISK_CACHE_PATH="$caches/nvidia" \
+  # env: the profile variable is given only to the profiled runs (an expanded word is not an
+  # assignment to the shell).
+  text=$(env SURFGRAD_WEBGPU=$impl __GL_SHADER_DISK_CACHE=1 __GL_SHADER_DISK_CACHE_PATH="$caches/nvidia" \
     __GL_SHADER_DISK_CACHE_SKIP_CLEANUP=1 MESA_SHADER_CACHE_DIR="$caches/mesa" \
     SURFGRAD_PIPELINE_CACHE="$caches/surfgrad" SURFGRAD_TUNE_CACHE="$caches/tuning.json" \
     ${profile:+SURFGRAD_PROFILE=1} "$bin/surfgrad" map "${input[@]}" ${ARGS:-} -o "$out/map-$impl-$name" 2>&1)
@@ -64,7 +66,7 @@ run() {  # IMPL RUN CACHES [profile]
   t1=$(date +%s.%N)
   printf '== %s %s (exit %s)\n%s\n' "$impl" "$name" "$rc" "$text" | grep -v '^  optimise\|^Warning: maxDynamic' >>"$out/cold_start.log"
   local wall total pipes pms mms hits
-  wall=$(echo "$t1 - $t0" | bc)
+  wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')
   total=$(echo "$text" | awk '/^  total /{print $2}')
   pipes=$(echo "$text" | sed -n 's/^pipelines: \([0-9]*\) created.*/\1/p')
   mms=$(echo "$text" | sed -n 's/^pipelines: .*shader modules \([0-9.]*\) ms.*/\1/p')

@@ -17,18 +17,21 @@
 namespace surfgrad::gpu {
 
 namespace {
+uint64_t fnv1a(const void* data, size_t n, uint64_t h = 1469598103934665603ull) {
+  const auto* p = static_cast<const uint8_t*>(data);
+  for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 1099511628211ull;
+  return h;
+}
+}  // namespace
+
+#if SURFGRAD_HOST_HAS_FILES
+namespace {
 
 // An entry file: magic, then scope, key and value each as a u64 length and the bytes, the
 // value's FNV-1a hash before the value. Lengths are checked against the file's size before
 // anything is allocated, so a corrupt length cannot ask for gigabytes.
 constexpr char kMagic[16] = "surfgrad-pcache";  // 15 characters and the NUL: 16 bytes, format 1
 constexpr uint64_t kMaxEntryBytes = uint64_t(256) << 20;
-
-uint64_t fnv1a(const void* data, size_t n, uint64_t h = 1469598103934665603ull) {
-  const auto* p = static_cast<const uint8_t*>(data);
-  for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 1099511628211ull;
-  return h;
-}
 
 void put_u64(std::vector<uint8_t>& out, uint64_t v) {
   for (int i = 0; i < 8; ++i) out.push_back(uint8_t(v >> (8 * i)));
@@ -52,6 +55,7 @@ bool get_bytes(const std::vector<uint8_t>& in, size_t& at, std::string& out) {
 }
 
 }  // namespace
+#endif
 
 std::string pipeline_cache_dir() {
 #if !SURFGRAD_HOST_HAS_FILES

@@ -60,8 +60,8 @@ class BlobStore {
   mutable platform::Mutex mutex_;
   std::map<std::string, std::vector<uint8_t>> pending_;  // read at the size query, handed over at the second call
   BlobStoreStats stats_;
-  bool dir_made_ = false;
-  uint64_t temp_counter_ = 0;
+  [[maybe_unused]] bool dir_made_ = false;  // (unused in the browser build, which keeps nothing)
+  [[maybe_unused]] uint64_t temp_counter_ = 0;
 };
 
 // What an entry is valid for: adapter, driver, backend, implementation and its version, and
