@@ -15,6 +15,11 @@
 # Environment: OUT (default /tmp/dawn-matmul), WORK (unpacked pack; default /tmp/dawn-gpu),
 #   SIZES (default 4096x4096x4096,8192x8192x8192), BASELINE (today's f16 rungs, both
 #   implementations), SGMAT (the subgroup-matrix rungs, Dawn only).
+# SWEEP=1: instead, the subgroup-matrix grid (`bench matmul --sweep sgmat`: ~110 configurations
+#   at the first size, the fastest SWEEP_TOP (4) at the others) under Dawn after one baseline call
+#   (f16-tuned, f16-sgmat-direct, cuBLAS) and the Dawn tests; rows.json as usual, the sweep's
+#   variants named f16-sgmat:tm=..,tn=..,... (pass one back to --variants to rerun it).
+#   Time: <= 100 s tests, 120 s baseline, SWEEP_LIMIT (330) s sweep. SKIP_TESTS=1 skips the tests.
 set -u
 cd "$(dirname "$0")/.."
 log() { echo "[dawn_matmul_gpu] $*" >&2; }
@@ -72,12 +77,14 @@ bin=$work/bin
 for impl in wgpu dawn; do SURFGRAD_WEBGPU=$impl "$bin/surfgrad" info >"$out/info-$impl.txt" 2>&1; done
 grep -E "^(adapter|implementation|shader-f16|subgroups|subgroup-matrix) " "$out"/info-*.txt
 
+if [ "${SKIP_TESTS:-0}" != 1 ]; then
 log "tests under Dawn"
 SURFGRAD_WEBGPU=dawn timeout 100 "$bin/surfgrad_tests" --gtest_brief=1 \
-  --gtest_filter='DawnAbi.*:WgslDialect.*:Matmul/Ladder.*:GpuContext.*:Matmul*.*' >"$out/tests-dawn.txt" 2>&1
+  --gtest_filter='DawnAbi.*:WgslDialect.*:Matmul/Ladder.*:GpuContext.*:Matmul*.*:SubgroupMatrix*.*' >"$out/tests-dawn.txt" 2>&1
 echo "tests under Dawn: exit $? (log $out/tests-dawn.txt)"
 grep -E "^\[  (FAILED|PASSED|SKIPPED) |tests? ran|FAILED TEST" "$out/tests-dawn.txt" | tail -25
 grep -v '^Warning: maxDynamic' "$out/tests-dawn.txt" | grep -A8 'Failure' | head -60
+fi
 
 # Baselines with cuBLAS measured in the same call; then each subgroup-matrix rung in a call of its
 # own (a rung whose kernel Dawn refuses must not take the others with it), cuBLAS taken from the
@@ -85,11 +92,18 @@ grep -v '^Warning: maxDynamic' "$out/tests-dawn.txt" | grep -A8 'Failure' | head
 bench() {  # IMPL NAME VARIANTS TIMEOUT [--torch-script none]
   local impl=$1 name=$2 vars=$3 limit=$4; shift 4
   log "bench matmul under $impl: $vars"
-  SURFGRAD_WEBGPU=$impl timeout "$limit" "$bin/surfgrad" bench matmul --sizes "$sizes" --variants "$vars" \
+  SURFGRAD_WEBGPU=$impl timeout "$limit" "$bin/surfgrad" bench matmul --sizes "$sizes" ${vars:+--variants "$vars"} \
     --json "$out/matmul-$impl-$name.json" "$@" 2>&1 | grep -v '^Warning: maxDynamic' | tee "$out/matmul-$impl-$name.txt"
 }
-for impl in wgpu dawn; do bench $impl base "$baseline" 120 --torch-script bench/torch_matmul.py; done
-for v in ${sgmat//,/ }; do bench dawn "$v" "$v" 50 --torch-script /nonexistent; done
+if [ "${SWEEP:-0}" = 1 ]; then
+  bench dawn base "${BASELINE:-f16-tuned,f16-sgmat-direct}" 120 --torch-script bench/torch_matmul.py
+  # The JSON is rewritten after every row: a sweep cut off by the limit keeps what it measured.
+  bench dawn sweep "" "${SWEEP_LIMIT:-330}" --sweep sgmat --sweep-top "${SWEEP_TOP:-4}" --reps 5 \
+    --torch-script /nonexistent
+else
+  for impl in wgpu dawn; do bench $impl base "$baseline" 120 --torch-script bench/torch_matmul.py; done
+  for v in ${sgmat//,/ }; do bench dawn "$v" "$v" 50 --torch-script /nonexistent; done
+fi
 
 python3 - "$out" <<'PY'
 import json, os, sys
@@ -112,5 +126,5 @@ for r in rows:  # the subgroup-matrix calls did not run PyTorch: the baseline ca
 json.dump(rows, open(os.path.join(out, "rows.json"), "w"), indent=1)
 for r in rows:
     ratio = r["tflops"] / r["cublas_tflops"] if r["cublas_tflops"] else 0
-    print(f'{r["backend"]:5} {r["size"]:15} {r["variant"]:18} {r["tflops"]:8.1f} TFLOP/s  cuBLAS {r["cublas_tflops"]:6.1f}  {ratio:5.3f}x')
+    print(f'{r["backend"]:5} {r["size"]:15} {r["variant"]:60} {r["tflops"]:8.1f} TFLOP/s  cuBLAS {r["cublas_tflops"]:6.1f}  {ratio:5.3f}x')
 PY

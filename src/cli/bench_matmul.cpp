@@ -18,6 +18,7 @@
 #include "output_files.hpp"
 #include "surfgrad/matmul_tuning.hpp"
 #include "tensor/matmul_problem.hpp"
+#include "tensor/matmul_subgroup_matrix.hpp"
 
 namespace surfgrad::cli {
 
@@ -83,12 +84,53 @@ struct MatmulArgs {
   std::string sizes = "1024x1024x1024,4096x4096x4096,8192x8192x8192,64x4096x4096,4096x4096x64,4096x4096x768";
   std::string variants, json_path, script = std::string(SURFGRAD_SOURCE_DIR) + "/bench/torch_matmul.py";
   int reps = 10;
+  std::string sweep;  // "sgmat": every configuration of subgroup_matrix_sweep() at the first size
+  int sweep_top = 4;  // then the fastest this many at the later sizes
   std::string command;  // as typed, for the JSON record
 };
 
+// --variants: names, and "f16-sgmat:key=value,key=value,..." configurations whose key=value
+// items run on after commas (the next item without '=' ends one). The configurations become
+// variants of their own; the names are returned as ",name,...," for lookup.
+std::string split_variants(const std::string& list, std::vector<MatmulVariant>& configs) {
+  std::string names = ",", spec;
+  bool in_spec = false;
+  auto finish = [&] {
+    if (!in_spec) return;
+    try {
+      configs.push_back(subgroup_matrix_variant(parse_subgroup_matrix_spec(spec)));
+    } catch (const Error& e) {
+      throw UsageError(std::string("--variants: ") + e.what());
+    }
+    in_spec = false;
+  };
+  std::stringstream ss(list);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (item.rfind("f16-sgmat:", 0) == 0) {
+      finish();
+      in_spec = true, spec = item.substr(10);
+    } else if (in_spec && item.find('=') != std::string::npos) {
+      spec += "," + item;
+    } else {
+      finish();
+      names += item + ",";
+    }
+  }
+  finish();
+  return names;
+}
+
 int bench_matmul(const gpu::ContextPtr& ctx, const MatmulArgs& args) {
   const std::string& sizes_arg = args.sizes;
-  const std::string only = args.variants.empty() ? "" : "," + args.variants + ",";
+  std::vector<MatmulVariant> configs;
+  std::string only = args.variants.empty() ? "" : split_variants(args.variants, configs);
+  if (!args.sweep.empty() && args.sweep != "sgmat") throw UsageError("--sweep: '" + args.sweep + "' (known: sgmat)");
+  if (!args.sweep.empty()) {
+    if (only.empty()) only = ",";  // the sweep alone, unless --variants names more
+    for (const auto& sm : subgroup_matrix_sweep()) configs.push_back(subgroup_matrix_variant(sm));
+  }
+  if (only == "," && configs.empty()) throw UsageError("--variants: no variant named");
   const std::string& script = args.script;
   const int reps = args.reps;
   std::vector<Size> sizes = parse_sizes(sizes_arg);
@@ -112,13 +154,37 @@ int bench_matmul(const gpu::ContextPtr& ctx, const MatmulArgs& args) {
          TiledParams params = matmul_params(p.ctx, p.dtype(), p.M, p.N, p.K, matmul_vec4_staging(p));
          return std::function<void()>([p, params] { run_tiled(p, params); });
        }});
-  for (const Size& s : sizes) {
+  for (auto& c : configs) variants.push_back(c), only += c.name + ",";
+  std::map<std::string, double> first_size_tflops;  // the sweep's configurations at the first size
+  auto write_json = [&] {
+    if (args.json_path.empty()) return;
+    nlohmann::ordered_json j = {{"bench", "matmul"},
+                                {"command", args.command},
+                                {"adapter", ctx->info().name},
+                                {"driver", ctx->info().driver},
+                                {"implementation", ctx->info().implementation},
+                                {"date", today()},
+                                {"rows", rows}};
+    write_file_atomically(args.json_path, j.dump(2) + "\n", "--json");
+  };
+  for (size_t si = 0; si < sizes.size(); ++si) {
+    const Size& s = sizes[si];
+    // Sweep: past the first size only the fastest sweep_top configurations.
+    std::string keep;
+    if (!args.sweep.empty() && si > 0) {
+      std::vector<std::pair<double, std::string>> best;
+      for (auto& [name, tf] : first_size_tflops) best.push_back({tf, name});
+      std::sort(best.rbegin(), best.rend());
+      for (size_t i = 0; i < best.size() && int(i) < args.sweep_top; ++i) keep += "," + best[i].second + ",";
+    }
     Tensor a32 = Tensor::uniform(ctx, {s.M, s.K}, 1, -1, 1), b32 = Tensor::uniform(ctx, {s.K, s.N}, 2, -1, 1);
     Tensor a16, b16;
     if (ctx->features().shader_f16) a16 = a32.cast(DType::f16), b16 = b32.cast(DType::f16);
     double flop = 2.0 * double(s.M) * double(s.N) * double(s.K);
     for (const auto& v : variants) {
       if (!only.empty() && only.find("," + v.name + ",") == std::string::npos) continue;
+      bool swept = !args.sweep.empty() && v.name.rfind("f16-sgmat:", 0) == 0;
+      if (swept && si > 0 && keep.find("," + v.name + ",") == std::string::npos) continue;
       bool f16 = v.name.rfind("f16", 0) == 0;
       std::string why;
       if (f16 && !a16.defined()) why = "no shader-f16";
@@ -128,12 +194,22 @@ int bench_matmul(const gpu::ContextPtr& ctx, const MatmulArgs& args) {
         std::printf("%-15s %-22s %-4d skipped: %s\n", s.str().c_str(), v.name.c_str(), v.rung, why.c_str());
         continue;
       }
-      auto run = v.prepare(p);
-      p.c.assign(scalar_like(p.c, 0));
-      run();  // compile, warm up, and validate before timing
-      double err = matmul_error(p, 256, 99);
-      bool valid = err <= v.tolerance;
-      double ms = valid ? time_variant(ctx, run, reps) : 0;
+      std::function<void()> run;
+      double err = 0, ms = 0;
+      bool valid = false;
+      try {  // a kernel the implementation refuses ends its own row, not the run
+        run = v.prepare(p);
+        p.c.assign(scalar_like(p.c, 0));
+        run();  // compile, warm up, and validate before timing
+        err = matmul_error(p, 256, 99);
+        valid = err <= v.tolerance;
+        ms = valid ? time_variant(ctx, run, reps) : 0;
+      } catch (const Error& e) {
+        if (e.kind() == ErrorKind::DeviceLost) throw;
+        std::printf("%-15s %-22s %-4d FAILED: %s\n", s.str().c_str(), v.name.c_str(), v.rung, e.what());
+        std::fflush(stdout);
+        continue;
+      }
       double tf = valid ? flop / (ms * 1e9) : 0;
       double cu = 0;
       if (auto it = ref.find(s.str()); it != ref.end()) cu = it->second[f16 ? "fp16" : "fp32"];
@@ -157,18 +233,18 @@ int bench_matmul(const gpu::ContextPtr& ctx, const MatmulArgs& args) {
                       {"tflops", tf},
                       {"max_error", err},
                       {"cublas_tflops", cu}});
+      if (swept && si == 0 && valid) first_size_tflops[v.name] = tf;
+      write_json();  // after every row: a sweep cut off by its time limit keeps what it measured
     }
   }
-  if (!args.json_path.empty()) {
-    nlohmann::ordered_json j = {{"bench", "matmul"},
-                                {"command", args.command},
-                                {"adapter", ctx->info().name},
-                                {"driver", ctx->info().driver},
-                                {"implementation", ctx->info().implementation},
-                                {"date", today()},
-                                {"rows", rows}};
-    write_file_atomically(args.json_path, j.dump(2) + "\n", "--json");
+  if (!args.sweep.empty() && !first_size_tflops.empty()) {
+    std::vector<std::pair<double, std::string>> best;
+    for (auto& [name, tf] : first_size_tflops) best.push_back({tf, name});
+    std::sort(best.rbegin(), best.rend());
+    std::printf("sweep at %s, fastest first:\n", sizes[0].str().c_str());
+    for (size_t i = 0; i < best.size() && i < 10; ++i) std::printf("  %8.2f TFLOP/s  %s\n", best[i].first, best[i].second.c_str());
   }
+  write_json();
   return 0;
 }
 
@@ -223,6 +299,11 @@ void add_bench_matmul_command(CLI::App& bench, CommandFn& chosen) {
   m->add_option("--variants", a->variants, "only these variants (comma-separated names)");
   m->add_option("--json", a->json_path, "also write the results to this JSON file (- for standard output)");
   m->add_option("--torch-script", a->script, "the PyTorch reference script")->capture_default_str();
+  m->add_option("--sweep", a->sweep,
+                 "sgmat: time the subgroup-matrix grid at the first size, its fastest --sweep-top at the others");
+  m->add_option("--sweep-top", a->sweep_top, "configurations of the sweep kept past the first size")
+      ->check(integer_in(1, 1000))
+      ->capture_default_str();
   m->add_option("--reps", a->reps, "timed repetitions (median)")->check(integer_in(1, 10000))->capture_default_str();
   m->callback([a, m, &chosen] {
     a->command = "surfgrad bench matmul";

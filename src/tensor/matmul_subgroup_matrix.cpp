@@ -8,6 +8,7 @@
 // per-subgroup 16×16 f32 scratch in workgroup memory to C (f16), guarded by M and N.
 #include "matmul_subgroup_matrix.hpp"
 
+#include <functional>
 #include <regex>
 
 #include "kernels/launch.hpp"
@@ -32,41 +33,70 @@ int block_n(const SubgroupMatrixParams& sm) { return sm.wn * sm.tn * kTile; }
 uint64_t workgroup_bytes(const SubgroupMatrixParams& sm) {
   uint64_t scratch = uint64_t(sm.wm * sm.wn) * kTile * kTile * 4;
   if (!sm.staged) return scratch;
-  return scratch + uint64_t(block_m(sm) + block_n(sm)) * uint64_t(sm.bk) * 2;
+  return scratch + (uint64_t(block_m(sm)) * uint64_t(sm.bk + sm.pad) + uint64_t(sm.bk) * uint64_t(block_n(sm) + sm.pad)) * 2;
 }
 
-// Staging loads: the workgroup's threads copy A[row0.., k0..] and B[k0.., col0..] into as_ and
-// bs_, four elements a thread and step where the layout allows vec4 loads.
-std::string staging(bool vec4) {
-  if (!vec4)
-    return R"(    for (var e = lid; e < BM * BK; e += WG) {
+// Staging, vec4 layouts: the workgroup's invocations each load CA quads of A's BM × BK panel and
+// CB of B's BK × BN panel into registers (ra_i, rb_j: consecutive invocations take consecutive
+// quads of a row, so the reads coalesce), then write them to as_ / bs_ (rows BKP / BNP apart).
+// Split in two so that with `db` the next step's loads are in flight during this step's MMAs.
+// K, N, the row strides and offsets are multiples of 4 (matmul_vec4_staging): a quad is wholly
+// inside or outside the matrix.
+struct Staging {
+  int ca, cb;      // quads per invocation
+  bool a_partial, b_partial;  // the last round covers only part of the panel
+};
+
+Staging staging_shape(const SubgroupMatrixParams& sm, int wg) {
+  int qa = block_m(sm) * sm.bk / 4, qb = sm.bk * block_n(sm) / 4;
+  return {(qa + wg - 1) / wg, (qb + wg - 1) / wg, qa % wg != 0, qb % wg != 0};
+}
+
+std::string quad_loads(const Staging& st, const std::string& k0) {
+  std::string s;
+  for (int i = 0; i < st.ca; ++i)
+    s += "    { let e = lid + " + S(i) + "u * WG; let r = row0 + e / (BK / 4u); let k = " + k0 +
+         " + (e % (BK / 4u)) * 4u;\n      ra_" + S(i) + " = vec4<f16>();\n      if (" +
+         (st.a_partial ? "e < BM * BK / 4u && " : "") + "r < M && k < K) { ra_" + S(i) +
+         " = a[(bases.x + r * a_rs + k) / 4u]; } }\n";
+  for (int j = 0; j < st.cb; ++j)
+    s += "    { let e = lid + " + S(j) + "u * WG; let k = " + k0 +
+         " + e / (BN / 4u); let col = col0 + (e % (BN / 4u)) * 4u;\n      rb_" + S(j) + " = vec4<f16>();\n      if (" +
+         (st.b_partial ? "e < BK * BN / 4u && " : "") + "k < K && col < N) { rb_" + S(j) +
+         " = b[(bases.y + k * b_rs + col) / 4u]; } }\n";
+  return s;
+}
+
+std::string quad_stores(const Staging& st) {
+  std::string s;
+  for (int i = 0; i < st.ca; ++i) {
+    std::string r = "ra_" + S(i);
+    s += "    { let e = lid + " + S(i) + "u * WG; " + (st.a_partial ? "if (e < BM * BK / 4u) " : "") +
+         "{ let at = (e / (BK / 4u)) * BKP + (e % (BK / 4u)) * 4u;\n      as_[at] = " + r + ".x; as_[at + 1u] = " + r +
+         ".y; as_[at + 2u] = " + r + ".z; as_[at + 3u] = " + r + ".w; } }\n";
+  }
+  for (int j = 0; j < st.cb; ++j) {
+    std::string r = "rb_" + S(j);
+    s += "    { let e = lid + " + S(j) + "u * WG; " + (st.b_partial ? "if (e < BK * BN / 4u) " : "") +
+         "{ let at = (e / (BN / 4u)) * BNP + (e % (BN / 4u)) * 4u;\n      bs_[at] = " + r + ".x; bs_[at + 1u] = " + r +
+         ".y; bs_[at + 2u] = " + r + ".z; bs_[at + 3u] = " + r + ".w; } }\n";
+  }
+  return s;
+}
+
+// Staging, any layout: element by element, every invocation striding over the panels.
+std::string scalar_staging() {
+  return R"(    for (var e = lid; e < BM * BK; e += WG) {
       let r = row0 + e / BK; let k = k0 + e % BK;
       var v = f16(0.0);
       if (r < M && k < K) { v = a[bases.x + r * a_rs + k * a_cs]; }
-      as_[e] = v;
+      as_[(e / BK) * BKP + e % BK] = v;
     }
     for (var e = lid; e < BK * BN; e += WG) {
       let k = k0 + e / BN; let col = col0 + e % BN;
       var v = f16(0.0);
       if (k < K && col < N) { v = b[bases.y + k * b_rs + col * b_cs]; }
-      bs_[e] = v;
-    }
-)";
-  // K, N, the row strides and offsets are multiples of 4 (matmul_vec4_staging): a quad is wholly
-  // inside or outside the matrix.
-  return R"(    for (var e = lid; e < BM * BK / 4u; e += WG) {
-      let r = row0 + e / (BK / 4u); let k = k0 + (e % (BK / 4u)) * 4u;
-      var v = vec4<f16>();
-      if (r < M && k < K) { v = a[(bases.x + r * a_rs + k) / 4u]; }
-      let at = (e / (BK / 4u)) * BK + (e % (BK / 4u)) * 4u;
-      as_[at] = v.x; as_[at + 1u] = v.y; as_[at + 2u] = v.z; as_[at + 3u] = v.w;
-    }
-    for (var e = lid; e < BK * BN / 4u; e += WG) {
-      let k = k0 + e / (BN / 4u); let col = col0 + (e % (BN / 4u)) * 4u;
-      var v = vec4<f16>();
-      if (k < K && col < N) { v = b[(bases.y + k * b_rs + col) / 4u]; }
-      let at = e * 4u;
-      bs_[at] = v.x; bs_[at + 1u] = v.y; bs_[at + 2u] = v.z; bs_[at + 3u] = v.w;
+      bs_[(e / BN) * BNP + e % BN] = v;
     }
 )";
 }
@@ -106,7 +136,55 @@ std::string emulated(const std::string& wgsl) {
 
 std::string SubgroupMatrixParams::str() const {
   return S(tm) + "x" + S(tn) + "/" + S(wm) + "x" + S(wn) + "/bk" + S(bk) + (staged ? "" : "/direct") +
-         (emulate ? "/emulated" : "");
+         (pad ? "/pad" + S(pad) : "") + (db ? "/db" : "") + (sw > 1 ? "/sw" + S(sw) : "") + (emulate ? "/emulated" : "");
+}
+
+std::string SubgroupMatrixParams::spec() const {
+  return "tm=" + S(tm) + ",tn=" + S(tn) + ",wm=" + S(wm) + ",wn=" + S(wn) + ",bk=" + S(bk) + ",staged=" + S(staged) +
+         ",pad=" + S(pad) + ",db=" + S(db) + ",sw=" + S(sw) + (emulate ? ",emulate=1" : "");
+}
+
+SubgroupMatrixParams parse_subgroup_matrix_spec(const std::string& spec) {
+  SubgroupMatrixParams sm;
+  struct Key {
+    const char* name;
+    int lo, hi, step;
+    std::function<void(int)> set;
+  };
+  const Key keys[] = {{"tm", 1, 8, 1, [&](int v) { sm.tm = v; }},     {"tn", 1, 8, 1, [&](int v) { sm.tn = v; }},
+                      {"wm", 1, 8, 1, [&](int v) { sm.wm = v; }},     {"wn", 1, 8, 1, [&](int v) { sm.wn = v; }},
+                      {"bk", 16, 128, 16, [&](int v) { sm.bk = v; }}, {"staged", 0, 1, 1, [&](int v) { sm.staged = v; }},
+                      {"pad", 0, 64, 1, [&](int v) { sm.pad = v; }},  {"db", 0, 1, 1, [&](int v) { sm.db = v; }},
+                      {"sw", 1, 64, 1, [&](int v) { sm.sw = v; }},
+                      {"emulate", 0, 1, 1, [&](int v) { sm.emulate = v; }}};
+  size_t at = 0;
+  while (at <= spec.size() && !spec.empty()) {
+    size_t end = spec.find(',', at);
+    std::string item = spec.substr(at, end == std::string::npos ? std::string::npos : end - at);
+    size_t eq = item.find('=');
+    std::string key = item.substr(0, eq), value = eq == std::string::npos ? "" : item.substr(eq + 1);
+    const Key* k = nullptr;
+    for (const auto& c : keys)
+      if (key == c.name) k = &c;
+    if (!k)
+      throw Error(ErrorKind::Value, "subgroup-matrix config '" + spec + "': unknown key '" + key +
+                                        "' (keys: tm tn wm wn bk staged pad db sw emulate, as key=value)");
+    size_t used = 0;
+    int v = 0;
+    try {
+      v = std::stoi(value, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (value.empty() || used != value.size() || v < k->lo || v > k->hi || (v - k->lo) % k->step)
+      throw Error(ErrorKind::Value, "subgroup-matrix config '" + spec + "': " + key + "='" + value + "' is not " +
+                                        (k->step > 1 ? "a multiple of " + S(k->step) + " " : "an integer ") +
+                                        "in " + S(k->lo) + ".." + S(k->hi));
+    k->set(v);
+    if (end == std::string::npos) break;
+    at = end + 1;
+  }
+  return sm;
 }
 
 std::string subgroup_matrix_unsupported(const MatmulProblem& p, const SubgroupMatrixParams& sm) {
@@ -126,6 +204,11 @@ std::string subgroup_matrix_unsupported(const MatmulProblem& p, const SubgroupMa
   if (workgroup_bytes(sm) > p.ctx->limits().max_compute_workgroup_storage_size)
     return S(long(workgroup_bytes(sm))) + " bytes of workgroup memory, more than the adapter's " +
            S(p.ctx->limits().max_compute_workgroup_storage_size);
+  if (sm.staged && matmul_vec4_staging(p)) {
+    Staging st = staging_shape(sm, sm.wm * sm.wn * int(f.subgroup_min_size));
+    if (st.ca + st.cb > 64)
+      return "staging needs " + S(st.ca + st.cb) + " quads an invocation (at most 64): more subgroups or a smaller bk";
+  }
   if (!sm.staged) {
     const auto& m = p.meta;
     if (p.batches != 1 || m[7] != 1 || m[9] != 1 || m[6] != p.K || m[8] != p.N)
@@ -150,9 +233,11 @@ static std::string kernel_wgsl(const SubgroupMatrixParams& sm, int sg, bool vec4
   s += "@group(0) @binding(2) var<storage, read> b: array<" + elem + ">;\n";
   s += "alias TA = subgroup_matrix_left<f16, 16, 16>;\nalias TB = subgroup_matrix_right<f16, 16, 16>;\n";
   s += "alias TC = subgroup_matrix_result<f32, 16, 16>;\n";
+  const bool pf = vec4_loads && sm.staged;  // staging through registers (ra_i, rb_j)
   s += "const BM = " + S(block_m(sm)) + "u;\nconst BN = " + S(block_n(sm)) + "u;\nconst BK = " + S(sm.bk) +
-       "u;\nconst WG = " + S(nsg * sg) + "u;\nconst SG = " + S(sg) + "u;\n";
-  if (sm.staged) s += "var<workgroup> as_: array<f16, BM * BK>;\nvar<workgroup> bs_: array<f16, BK * BN>;\n";
+       "u;\nconst BKP = " + S(sm.bk + sm.pad) + "u;\nconst BNP = " + S(block_n(sm) + sm.pad) + "u;\nconst WG = " +
+       S(nsg * sg) + "u;\nconst SG = " + S(sg) + "u;\n";
+  if (sm.staged) s += "var<workgroup> as_: array<f16, BM * BKP>;\nvar<workgroup> bs_: array<f16, BK * BNP>;\n";
   s += "var<workgroup> cs_: array<f32, " + S(nsg * 256) + ">;\n";
   s += "@compute @workgroup_size(" + S(nsg * sg) + ")\n";
   // subgroup_id and subgroup_invocation_id, not local_invocation_index / SG: the subgroup a lane
@@ -161,7 +246,10 @@ static std::string kernel_wgsl(const SubgroupMatrixParams& sm, int sg, bool vec4
        "        @builtin(local_invocation_index) lid: u32, @builtin(subgroup_id) sgi: u32,\n"
        "        @builtin(subgroup_invocation_id) lane: u32) {\n";
   s += "  let M = mm_m(); let N = mm_n(); let K = mm_k();\n";
-  s += "  let tile = mm_locate(linear_group(wid, nwg));\n";
+  s += "  var tile = mm_locate(linear_group(wid, nwg));\n";
+  if (sm.sw > 1)
+    s += "  let rc = mm_tile(tile.row * arg(4u) + tile.col, arg(3u), arg(4u), " + S(sm.sw) +
+         "u);\n  tile.row = rc.x; tile.col = rc.y;\n";
   s += "  let bases = mm_batch_bases(min(tile.batch, arg(5u) - 1u));\n";
   s += "  let a_rs = arg(6u); let a_cs = arg(7u); let b_rs = arg(8u); let b_cs = arg(9u);\n";
   s += "  let row0 = tile.row * BM; let col0 = tile.col * BN;\n";
@@ -170,14 +258,27 @@ static std::string kernel_wgsl(const SubgroupMatrixParams& sm, int sg, bool vec4
   for (int i = 0; i < sm.tm; ++i)
     for (int j = 0; j < sm.tn; ++j) s += "  var acc_" + S(i) + "_" + S(j) + ": TC;\n";
   if (sm.staged) {
-    s += "  for (var k0 = 0u; k0 < K; k0 += BK) {\n" + staging(vec4_loads) + "    workgroupBarrier();\n";
+    Staging st = staging_shape(sm, nsg * sg);
+    if (pf) {
+      for (int i = 0; i < st.ca; ++i) s += "  var ra_" + S(i) + ": vec4<f16>;\n";
+      for (int j = 0; j < st.cb; ++j) s += "  var rb_" + S(j) + ": vec4<f16>;\n";
+    }
+    // db: step k0's panels are already in registers; the loads of step k0 + BK go out after the
+    // stores, before the MMAs (past the last step they read nothing: k >= K).
+    if (pf && sm.db) s += quad_loads(st, "0u");
+    s += "  for (var k0 = 0u; k0 < K; k0 += BK) {\n";
+    if (!pf) s += scalar_staging();
+    else if (!sm.db) s += quad_loads(st, "k0") + quad_stores(st);
+    else s += quad_stores(st);
+    s += "    workgroupBarrier();\n";
+    if (pf && sm.db) s += quad_loads(st, "(k0 + BK)");
     for (int kk = 0; kk < sm.bk; kk += kTile) {
       for (int i = 0; i < sm.tm; ++i)
         s += "    let a_" + S(kk) + "_" + S(i) + " = subgroupMatrixLoad<TA, row_major>(&as_, (sr + " + S(i * kTile) +
-             "u) * BK + " + S(kk) + "u, BK);\n";
+             "u) * BKP + " + S(kk) + "u, BKP);\n";
       for (int j = 0; j < sm.tn; ++j)
         s += "    let b_" + S(kk) + "_" + S(j) + " = subgroupMatrixLoad<TB, row_major>(&bs_, " + S(kk) +
-             "u * BN + sc + " + S(j * kTile) + "u, BN);\n";
+             "u * BNP + sc + " + S(j * kTile) + "u, BNP);\n";
       for (int i = 0; i < sm.tm; ++i)
         for (int j = 0; j < sm.tn; ++j)
           s += "    acc_" + S(i) + "_" + S(j) + " = subgroupMatrixMultiplyAccumulate(a_" + S(kk) + "_" + S(i) + ", b_" +
@@ -231,6 +332,44 @@ std::function<void()> subgroup_matrix_matmul(const MatmulProblem& p, const Subgr
   uint64_t groups = uint64_t(p.batches) * uint64_t(tm) * uint64_t(tn);
   MatmulProblem q = p;
   return [q, kernel, tm, tn, groups] { launch_matmul(q, kernel, q.meta, tm, tn, groups); };
+}
+
+MatmulVariant subgroup_matrix_variant(const SubgroupMatrixParams& sm) {
+  return {10,
+          "f16-sgmat:" + sm.spec(),
+          "subgroup matrices, " + sm.str(),
+          2e-3,
+          [sm](const MatmulProblem& p) { return subgroup_matrix_unsupported(p, sm); },
+          [sm](const MatmulProblem& p) { return subgroup_matrix_matmul(p, sm); }};
+}
+
+std::vector<SubgroupMatrixParams> subgroup_matrix_sweep() {
+  std::vector<SubgroupMatrixParams> out;
+  auto add = [&](int tm, int tn, int wm, int wn, int bk, bool staged, int pad, bool db, int sw) {
+    SubgroupMatrixParams sm;
+    sm.tm = tm, sm.tn = tn, sm.wm = wm, sm.wn = wn, sm.bk = bk, sm.staged = staged, sm.pad = pad, sm.db = db, sm.sw = sw;
+    out.push_back(sm);
+  };
+  const int tiles[][2] = {{4, 4}, {4, 2}, {2, 4}, {2, 2}};
+  // Direct (the probe's 72 TFLOP/s at 1x1): several subgroups a workgroup share A and B rows in L1.
+  for (auto [tm, tn] : tiles)
+    for (auto [wm, wn] : {std::pair{1, 1}, {2, 1}, {1, 2}, {2, 2}, {4, 2}, {2, 4}}) add(tm, tn, wm, wn, 16, false, 0, false, 1);
+  add(4, 4, 1, 1, 16, false, 0, false, 8);
+  add(4, 4, 2, 2, 16, false, 0, false, 8);
+  // Staged: padding and prefetch in full at bk 32, both on at bk 16 and 64.
+  for (auto [tm, tn] : tiles)
+    for (auto [wm, wn] : {std::pair{2, 2}, {4, 2}, {2, 4}, {4, 4}}) {
+      if (wm * wn == 16 && tm * tn > 4) continue;  // 512 threads of 4x4 tiles: 256 KiB of accumulators
+      for (int pad : {0, 8})
+        for (bool db : {false, true}) add(tm, tn, wm, wn, 32, true, pad, db, 1);
+      add(tm, tn, wm, wn, 16, true, 8, true, 1);
+      add(tm, tn, wm, wn, 64, true, 8, true, 1);
+    }
+  add(4, 4, 2, 2, 32, true, 8, true, 8);
+  add(4, 2, 2, 2, 32, true, 8, true, 8);
+  add(4, 2, 4, 2, 32, true, 8, true, 8);
+  add(2, 4, 2, 4, 32, true, 8, true, 8);
+  return out;
 }
 
 }  // namespace surfgrad

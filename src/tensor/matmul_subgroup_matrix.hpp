@@ -2,6 +2,7 @@
 // from WGSL; issue 34): f16 operands, f32 accumulation, f16 result.
 #pragma once
 #include <string>
+#include <vector>
 
 #include "matmul_problem.hpp"
 
@@ -16,8 +17,17 @@ struct SubgroupMatrixParams {
   // holds whole 16×16 tiles), so that the kernel's staging, indexing and edge guards run against
   // float64 on adapters without the feature (lavapipe, under either implementation).
   bool emulate = false;
+  int pad = 0;      // staged: f16 elements added to each workgroup-memory row (against bank conflicts)
+  bool db = false;  // staged, vec4 layouts: the next K step's global loads issued before this step's MMAs
+  int sw = 1;       // workgroups visit C's blocks in groups of `sw` block rows (L2 reuse); 1 = row-major
   std::string str() const;
+  // "tm=4,tn=2,wm=2,wn=2,bk=32,staged=1,pad=8,db=1,sw=8": every field, parse_subgroup_matrix_spec's syntax.
+  std::string spec() const;
 };
+
+// Parses "key=value,..." (keys tm tn wm wn bk staged pad db sw, and emulate for dry runs on
+// adapters without the feature; unnamed keys keep their defaults); throws Error(Value) naming the bad key or value and the accepted range.
+SubgroupMatrixParams parse_subgroup_matrix_spec(const std::string& spec);
 
 // Why `p` cannot run with `sm` here ("" when it can): the device lacks the feature or an
 // f16×f16→f32 16×16×16 config, one subgroup size, the workgroup memory; the unstaged form also
@@ -28,5 +38,12 @@ std::string subgroup_matrix_unsupported(const MatmulProblem& p, const SubgroupMa
 std::string subgroup_matrix_wgsl(const SubgroupMatrixParams& sm, int sg, bool vec4_loads);
 // Compiles (cached) and returns the dispatch of C = A·B for `p`.
 std::function<void()> subgroup_matrix_matmul(const MatmulProblem& p, const SubgroupMatrixParams& sm);
+
+// A bench-ladder rung for `sm`, named "f16-sgmat:" + sm.spec().
+MatmulVariant subgroup_matrix_variant(const SubgroupMatrixParams& sm);
+// `surfgrad bench matmul --sweep sgmat`: the grid of configurations the GPU sweep times (direct
+// with 1-8 subgroups, staged with bk 16-64, padding, prefetch, swizzle); the ones an adapter
+// cannot run are skipped by subgroup_matrix_unsupported with the reason.
+std::vector<SubgroupMatrixParams> subgroup_matrix_sweep();
 
 }  // namespace surfgrad
