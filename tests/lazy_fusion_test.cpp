@@ -62,8 +62,8 @@ Shape broadcast_variant(std::mt19937& gen, const Shape& shape) {
 // differently once inlined beside other ops (lavapipe: up to ~64 ulp of f32 for exp, and f16
 // intermediates kept at f32), so they are compared within a relative tolerance instead.
 bool exactly_rounded(const std::string& op) {
-  for (const char* e : {"neg", "abs", "relu", "add", "sub", "mul", "div", "maximum", "minimum", "eq", "ne", "lt", "le",
-                        "gt", "ge"})
+  for (const char* e :
+       {"neg", "abs", "relu", "add", "sub", "mul", "div", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge"})
     if (op == e) return true;
   return false;
 }
@@ -127,9 +127,9 @@ TEST(Lazy, EveryUnaryOpFusedMatchesEagerBits) {
       // The op between others, so it is an interior node, a leaf reader and the root.
       expect_same(std::string(s.name) + " " + dtype_name(dt) + " " + shape_str(shape) + " by " + shape_str(bshape),
                   exactly_rounded(s.name) && dt == DType::f32, [&] {
-                         Tensor a = apply_unary(mul(x, y), s.op);
-                         return apply_unary(add(a, scalar_like(a, 0.25)) * 0.5, s.op);
-                       });
+                    Tensor a = apply_unary(mul(x, y), s.op);
+                    return apply_unary(add(a, scalar_like(a, 0.25)) * 0.5, s.op);
+                  });
     }
 }
 
@@ -146,10 +146,10 @@ TEST(Lazy, EveryBinaryOpFusedMatchesEagerBits) {
       Tensor y = upload(random_ref(bshape, seed + 1, dt, s.lo, s.hi), dt);
       expect_same(std::string(s.name) + " " + dtype_name(dt) + " " + shape_str(shape) + " by " + shape_str(bshape),
                   exactly_rounded(s.name), [&] {
-                         Tensor a = apply_binary(add(x, scalar_like(x, 1)), y, s.op);  // interior, broadcast
-                         if (s.comparison) return where(a, x, add(y, y));
-                         return apply_binary(y, mul(a, scalar_like(a, 2)), s.op);  // the root, swapped
-                       });
+                    Tensor a = apply_binary(add(x, scalar_like(x, 1)), y, s.op);  // interior, broadcast
+                    if (s.comparison) return where(a, x, add(y, y));
+                    return apply_binary(y, mul(a, scalar_like(a, 2)), s.op);  // the root, swapped
+                  });
     }
 }
 
@@ -159,8 +159,8 @@ TEST(Lazy, FuzzedProgramsMatchEagerBits) {
   const auto& binary = binary_specs();
   // Even trials: exactly rounded ops only, compared bit for bit; odd trials: every op.
   std::vector<UnaryOp> exact_unary = {UnaryOp::neg, UnaryOp::abs, UnaryOp::relu};
-  std::vector<BinaryOp> exact_binary = {BinaryOp::add, BinaryOp::sub, BinaryOp::mul, BinaryOp::div,
-                                        BinaryOp::maximum, BinaryOp::minimum, BinaryOp::lt, BinaryOp::eq};
+  std::vector<BinaryOp> exact_binary = {BinaryOp::add,     BinaryOp::sub,     BinaryOp::mul, BinaryOp::div,
+                                        BinaryOp::maximum, BinaryOp::minimum, BinaryOp::lt,  BinaryOp::eq};
   for (int trial = 0; trial < 12; ++trial) {
     bool exact = trial % 2 == 0;
     uint32_t seed = gen();
@@ -169,8 +169,8 @@ TEST(Lazy, FuzzedProgramsMatchEagerBits) {
     Shape shape = random_shape(pick, 1, 5, 4000);
     std::vector<Tensor> inputs;
     for (int k = 0; k < 3; ++k)
-      inputs.push_back(upload(random_ref(k ? broadcast_variant(pick, shape) : shape, seed + k, DType::f32, 0.5, 2),
-                              DType::f32));
+      inputs.push_back(
+          upload(random_ref(k ? broadcast_variant(pick, shape) : shape, seed + k, DType::f32, 0.5, 2), DType::f32));
     std::vector<uint32_t> steps(10);
     for (auto& s : steps) s = pick();
     expect_same("program " + std::to_string(trial) + " on " + shape_str(shape), exact, [&] {
@@ -180,8 +180,8 @@ TEST(Lazy, FuzzedProgramsMatchEagerBits) {
         const Tensor& b = values[(s >> 8) % values.size()];
         switch ((s >> 16) % 5) {
           case 0:
-            values.push_back(apply_unary(a, exact ? exact_unary[(s >> 20) % exact_unary.size()]
-                                                  : unary[(s >> 20) % unary.size()].op));
+            values.push_back(apply_unary(
+                a, exact ? exact_unary[(s >> 20) % exact_unary.size()] : unary[(s >> 20) % unary.size()].op));
             break;
           case 1: {
             const BinarySpec& op =
@@ -224,17 +224,25 @@ TEST(Lazy, GeluForwardAndBackwardAreOneDispatchEach) {
   Tensor xv = Tensor::uniform(ctx(), {64, 33}, 7, -3, 3);
   Var x = Var::param(xv);
   Var y;
-  EXPECT_EQ(dispatches_of([&] { y = x.gelu(); y.value().realize(); }), 1u);
+  EXPECT_EQ(dispatches_of([&] {
+              y = x.gelu();
+              y.value().realize();
+            }),
+            1u);
   Tensor g = Tensor::uniform(ctx(), {64, 33}, 8);
-  EXPECT_EQ(dispatches_of([&] { y.backward(g); x.grad().realize(); }), 1u);
+  EXPECT_EQ(dispatches_of([&] {
+              y.backward(g);
+              x.grad().realize();
+            }),
+            1u);
 }
 
 TEST(Lazy, WritesInPlaceRunPendingReadersFirst) {
   LazyScope mode(true);
   Tensor x = Tensor::from_vector(ctx(), std::vector<float>{1, 2, 3, 4}, {4});
-  Tensor y = x * 2.0 + 1.0;                 // pending, reads x
-  Tensor z = y.exp().log();                 // pending, reads y's pending node
-  x.assign(Tensor::zeros(ctx(), {4}));      // must not change y or z
+  Tensor y = x * 2.0 + 1.0;             // pending, reads x
+  Tensor z = y.exp().log();             // pending, reads y's pending node
+  x.assign(Tensor::zeros(ctx(), {4}));  // must not change y or z
   x.slice(0, 1, 3).assign(scalar_like(x, 7));
   EXPECT_EQ(y.to_vector<float>(), (std::vector<float>{3, 5, 7, 9}));
   EXPECT_EQ(x.to_vector<float>(), (std::vector<float>{0, 7, 7, 0}));

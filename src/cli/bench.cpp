@@ -262,6 +262,7 @@ void add_bench_commands(CLI::App& app, CommandFn& chosen) {
   add_tile_fftconv_bench(*bench, chosen);
   add_tile_spd_bench(*bench, chosen);
   add_bench_knn_command(*bench, chosen);
+  add_bench_lazy_command(*bench, chosen);
 }
 
 }  // namespace surfgrad::cli

@@ -27,6 +27,7 @@ void add_tile_fftconv_bench(CLI::App& bench, CommandFn& chosen);  // bench tile-
 void add_tile_spd_demo(CLI::App& demo, CommandFn& chosen);        // demo tile-spd
 void add_tile_spd_bench(CLI::App& bench, CommandFn& chosen);      // bench tile-spd
 void add_bench_knn_command(CLI::App& bench, CommandFn& chosen);   // bench knn
+void add_bench_lazy_command(CLI::App& bench, CommandFn& chosen);  // bench lazy (eager vs lazy mode)
 
 // The job of `surfgrad` without a command: the moons demo with its defaults.
 CommandFn default_job();

@@ -3,8 +3,8 @@
 #include <cmath>
 
 #include "internal.hpp"
-#include "tensor/lazy.hpp"
 #include "tensor/binary_ops.hpp"
+#include "tensor/lazy.hpp"
 #include "tensor/unary_ops.hpp"
 
 namespace surfgrad {

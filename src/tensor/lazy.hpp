@@ -17,10 +17,10 @@
 namespace surfgrad {
 
 struct LazyNode {
-  std::string name;               // the op ("add", "gelu", "const")
-  std::string expr;               // WGSL over `names` ({{T}} filled), converted to `dtype`
-  std::string helpers;            // WGSL functions expr calls
-  std::vector<Tensor> inputs;     // broadcast to `shape` (numpy rules)
+  std::string name;                // the op ("add", "gelu", "const")
+  std::string expr;                // WGSL over `names` ({{T}} filled), converted to `dtype`
+  std::string helpers;             // WGSL functions expr calls
+  std::vector<Tensor> inputs;      // broadcast to `shape` (numpy rules)
   std::vector<std::string> names;  // one per input
   Shape shape;
   DType dtype = DType::f32;

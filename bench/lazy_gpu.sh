@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Lazy mode (issue 36) on the GPU machine, in one call: `surfgrad bench lazy` (eager and lazy
+# mode in one process: a 20-op chain on 16M f32 against a device copy, gelu forward/backward,
+# the MLP 784-1024-1024-10 Adam step) and PyTorch eager's step from bench/torch_reference.py in
+# the same call; rows {bench, ms, pytorch_ms, dispatches, eager_dispatches, ...} in
+# $OUT/lazy_rows.json (copy to bench/results/ with the date and card in the name).
+# Usage: bench/lazy_gpu.sh [ELEMENTS]   (OUT: where logs and JSON go; SURFGRAD: the CLI)
+set -u
+elements=${1:-16777216}
+out=${OUT:-/tmp/lazy-bench}
+mkdir -p "$out"
+bin=${SURFGRAD:-./build/surfgrad}
+$bin info | head -4 | tee "$out/lazy.log"
+$bin bench lazy --elements "$elements" --steps 20 --reps 5 --json "$out/surfgrad_lazy.json" 2>&1 | tee -a "$out/lazy.log"
+python3 bench/torch_reference.py --elements "$elements" --json "$out/torch.json" 2>&1 | tee -a "$out/lazy.log"
+python3 - "$out" <<'PY' | tee -a "$out/lazy.log"
+import json, sys
+out = sys.argv[1]
+rows = json.load(open(f"{out}/surfgrad_lazy.json"))
+try:
+    torch = json.loads(open(f"{out}/torch.json").read())
+except (OSError, ValueError):
+    torch = {}
+for r in rows:
+    if r["bench"] == "train":
+        r["pytorch_ms"] = torch.get("train_step_ms")
+    r["pytorch"] = torch.get("torch")
+with open(f"{out}/lazy_rows.json", "w") as f:
+    json.dump(rows, f, indent=2)
+for r in rows:
+    print(json.dumps({k: r.get(k) for k in ("bench", "ms", "pytorch_ms", "dispatches", "eager_ms", "eager_dispatches")}))
+PY

@@ -1,0 +1,180 @@
+// `surfgrad bench lazy`: eager vs lazy mode (issue 36) on the same work, in one process: the
+// dispatches and milliseconds of a 20-op elementwise chain, gelu forward and backward, and the
+// MLP 784-1024-1024-10 Adam step of `bench train`. Dispatches are counted between syncs
+// (Context::pending_dispatches), so a step is counted without its loss readback.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "cli.hpp"
+#include "cli_options.hpp"
+#include "output_files.hpp"
+#include "surfgrad/autograd.hpp"
+#include "surfgrad/nn.hpp"
+#include "surfgrad/optim.hpp"
+#include "surfgrad/tensor.hpp"
+
+namespace surfgrad::cli {
+
+namespace {
+
+using json = nlohmann::ordered_json;
+
+struct Measure {
+  uint64_t dispatches = 0;
+  double ms = 0;
+};
+
+// `work` once to warm up (kernels compiled), once counted, then `reps` timed runs (median ms,
+// wall clock to the end of `finish`, which syncs). `realize` computes what `work` left pending
+// (lazy mode): its dispatches count.
+Measure measure(const gpu::ContextPtr& ctx, int reps, const std::function<void()>& work,
+                const std::function<void()>& realize, const std::function<void()>& finish) {
+  work();
+  realize();
+  finish();
+  ctx->sync();
+  Measure m;
+  uint64_t before = ctx->pending_dispatches();
+  work();
+  realize();
+  m.dispatches = ctx->pending_dispatches() - before;
+  finish();
+  std::vector<double> ms;
+  for (int r = 0; r < reps; ++r) {
+    auto t0 = std::chrono::steady_clock::now();
+    work();
+    realize();
+    finish();
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(ms.begin(), ms.end());
+  m.ms = ms[ms.size() / 2];
+  return m;
+}
+
+struct LazyBenchArgs {
+  int64_t elements = 1 << 20;
+  int steps = 5, reps = 5;
+  std::string json_path;
+};
+
+int bench_lazy(const gpu::ContextPtr& ctx, const LazyBenchArgs& a) {
+  bool was_lazy = lazy_mode();
+  std::printf("bench lazy on %s (%s, %s), %s\n", ctx->info().name.c_str(), ctx->info().backend.c_str(),
+              ctx->info().implementation.c_str(), today().c_str());
+  json rows = json::array();
+  auto row = [&](const std::string& bench, const Measure& eager, const Measure& lazy, json extra) {
+    std::printf("  %-34s eager %9.3f ms %5llu dispatches   lazy %9.3f ms %5llu dispatches\n", bench.c_str(), eager.ms,
+                (unsigned long long)eager.dispatches, lazy.ms, (unsigned long long)lazy.dispatches);
+    json j = {{"bench", bench},
+              {"adapter", ctx->info().name},
+              {"backend", ctx->info().backend},
+              {"date", today()},
+              {"ms", lazy.ms},
+              {"dispatches", lazy.dispatches},
+              {"eager_ms", eager.ms},
+              {"eager_dispatches", eager.dispatches}};
+    j.update(extra);
+    rows.push_back(j);
+  };
+  auto both = [&](const std::function<Measure()>& run) {
+    set_lazy(false);
+    Measure e = run();
+    set_lazy(true);
+    Measure l = run();
+    set_lazy(was_lazy);
+    return std::pair{e, l};
+  };
+
+  // A 20-op chain (10 x (mul, add) with scalars) over `elements` f32, against a device copy.
+  Tensor x = Tensor::uniform(ctx, {a.elements}, 1);
+  Tensor r;
+  auto [ce, cl] = both([&] {
+    return measure(
+        ctx, a.reps,
+        [&] {
+          r = x;
+          for (int i = 0; i < 10; ++i) r = r * 0.999 + 0.001;
+        },
+        [&] { r.realize(); }, [&] { ctx->sync(); });
+  });
+  Measure copy = measure(ctx, a.reps, [&] { r = x.clone(); }, [] {}, [&] { ctx->sync(); });
+  double bytes = 8.0 * double(a.elements);  // one read, one write per element
+  row("chain20", ce, cl,
+      {{"elements", a.elements},
+       {"copy_ms", copy.ms},
+       {"gbs", bytes / (cl.ms * 1e6)},
+       {"copy_gbs", bytes / (copy.ms * 1e6)}});
+
+  // gelu forward, and forward + backward through autograd.
+  Tensor gx = Tensor::uniform(ctx, {a.elements}, 2, -3, 3);
+  Tensor seed = Tensor::uniform(ctx, {a.elements}, 3);
+  auto [ge, gl] =
+      both([&] { return measure(ctx, a.reps, [&] { r = gx.gelu(); }, [&] { r.realize(); }, [&] { ctx->sync(); }); });
+  row("gelu_forward", ge, gl, {{"elements", a.elements}});
+  auto [be, bl] = both([&] {
+    return measure(
+        ctx, a.reps,
+        [&] {
+          Var v = Var::param(gx);
+          v.gelu().backward(seed);
+          r = v.grad();
+        },
+        [&] { r.realize(); }, [&] { ctx->sync(); });
+  });
+  row("gelu_forward_backward", be, bl, {{"elements", a.elements}});
+
+  // The MLP Adam step of `bench train`: `steps` steps, then the loss read (ms per step).
+  const int64_t batch = 512;
+  auto [te, tl] = both([&] {
+    auto model = nn::mlp(ctx, {784, 1024, 1024, 10}, nn::Activation::ReLU, 1);
+    optim::Adam adam(model->parameters(), 1e-3);
+    Tensor xb = Tensor::normal(ctx, {batch, 784}, 2);
+    Tensor yb = Tensor::arange(ctx, 0, double(batch), 1, DType::i32);
+    yb = sub(yb, mul(div(yb, scalar_like(yb, 10)), scalar_like(yb, 10)));  // labels 0..9
+    Var loss;
+    auto step = [&] {
+      loss = nn::cross_entropy(model->forward(Var(xb)), yb);
+      adam.zero_grad();
+      loss.backward();
+      adam.step();
+    };
+    for (int i = 0; i < 3; ++i) step();
+    Measure one = measure(ctx, 1, step, [&] { loss.value().realize(); }, [&] { ctx->sync(); });
+    Measure m = measure(
+        ctx, a.reps,
+        [&] {
+          for (int i = 0; i < a.steps; ++i) step();
+        },
+        [] {}, [&] { (void)loss.value().to_vector<float>(); });
+    m.ms /= a.steps;
+    m.dispatches = one.dispatches;
+    return m;
+  });
+  row("train", te, tl, {{"model", "784-1024-1024-10"}, {"batch", batch}, {"steps", a.steps}});
+  if (!a.json_path.empty()) write_file_atomically(a.json_path, rows.dump(2) + "\n", "--json");
+  return 0;
+}
+
+}  // namespace
+
+void add_bench_lazy_command(CLI::App& bench, CommandFn& chosen) {
+  auto a = std::make_shared<LazyBenchArgs>();
+  CLI::App* c = bench.add_subcommand(
+      "lazy", "eager vs lazy mode: ms and dispatches of a 20-op chain, gelu forward/backward, the MLP Adam step");
+  c->add_option("--elements", a->elements, "f32 elements of the chain and gelu")
+      ->check(integer_in<int64_t>(1, int64_t(1) << 30))
+      ->capture_default_str();
+  c->add_option("--steps", a->steps, "MLP steps per timed run")->check(integer_in(1, 100000))->capture_default_str();
+  c->add_option("--reps", a->reps, "timed repetitions (median)")->check(integer_in(1, 1000))->capture_default_str();
+  c->add_option("--json", a->json_path, "also write the rows to this JSON file (- for standard output)");
+  c->callback([a, &chosen] { chosen = [a](const gpu::ContextPtr& ctx) { return bench_lazy(ctx, *a); }; });
+}
+
+}  // namespace surfgrad::cli
