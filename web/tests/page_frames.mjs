@@ -78,6 +78,30 @@ try {
   console.log(`page_frames: a new layout of all points drawn in ${second.draw.toFixed(0)} ms; longest gap between animation frames meanwhile `
     + `${second.gap.toFixed(0)} ms; long tasks ${second.long.map((d) => d.toFixed(0)).join(', ') || 'none reported'}`);
 
+  // The same with the layout's hover index built off the page's thread, as the map worker does for
+  // a final layout (map_worker.js postIndex; here in a worker of its own, not timed).
+  const indexed = await page.evaluate(async (src) => {
+    const { x, y } = eval(src);
+    const code = `import { createSpatialIndex } from '${location.origin}/page/dist/spatial_index.js';
+      onmessage = async ({ data }) => { const b = await createSpatialIndex(data, false); postMessage(b, [b]); };`;
+    const w = new Worker(URL.createObjectURL(new Blob([code], { type: 'text/javascript' })), { type: 'module' });
+    const spatialIndex = await new Promise((ok) => { w.onmessage = (e) => ok(e.data); w.postMessage({ x, y }); });
+    w.terminate();
+    window.__long.length = 0;
+    let gap = 0, last = performance.now(), raf = 0;
+    const tick = (t) => { gap = Math.max(gap, t - last); last = t; raf = requestAnimationFrame(tick); };
+    raf = requestAnimationFrame(tick);
+    const t0 = performance.now();
+    window.__indexed = { x, y, spatialIndex }; // (drawn again for the rest: hover then uses this index)
+    await window.surfgradPage.view.show(window.__indexed);
+    const draw = performance.now() - t0;
+    await new Promise((ok) => setTimeout(ok, 200));
+    cancelAnimationFrame(raf);
+    return { draw, gap, long: [...window.__long] };
+  }, layout(4));
+  console.log(`page_frames: a new layout with its index built off the page's thread drawn in ${indexed.draw.toFixed(0)} ms; longest gap `
+    + `between animation frames meanwhile ${indexed.gap.toFixed(0)} ms; long tasks ${indexed.long.map((d) => d.toFixed(0)).join(', ') || 'none reported'}`);
+
   // An intermediate layout as the worker posts one for a map this large: every stride-th point.
   const live = await page.evaluate(async (src) => {
     const { x, y } = eval(src);
@@ -92,7 +116,7 @@ try {
     const draw = performance.now() - t0;
     await new Promise((ok) => setTimeout(ok, 200));
     cancelAnimationFrame(raf);
-    await window.surfgradPage.view.show({ x, y }); // whole again for the rest
+    await window.surfgradPage.view.show(window.__indexed); // whole again for the rest
     return { draw, gap, stride, m: xs.length };
   }, layout(3));
   console.log(`page_frames: an intermediate layout (every ${live.stride}th point: ${live.m.toLocaleString('en-US')}) drawn in ${live.draw.toFixed(0)} ms; `
@@ -146,7 +170,7 @@ try {
   console.log(`page_frames: hover: ${hover ? `tooltip '${hover}' after ${Date.now() - t0} ms of moving` : 'no tooltip'}`);
   await page.screenshot({ path: path.join(outDir, `frames_${n}.png`) });
   const row = { n, categories_ms: first.categories, first_draw_ms: first.draw, layout_draw_ms: second.draw,
-    layout_frame_gap_ms: second.gap, layout_long_tasks_ms: second.long, live_layout: live, zoom, pan, hover };
+    layout_frame_gap_ms: second.gap, layout_long_tasks_ms: second.long, indexed_layout: indexed, live_layout: live, zoom, pan, hover };
   fs.writeFileSync(path.join(outDir, `frames_${n}.json`), JSON.stringify(row, null, 1));
   console.log(`page_frames: wrote ${path.join(outDir, `frames_${n}.json`)} and the screenshot`);
 } finally {

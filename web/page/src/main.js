@@ -86,6 +86,7 @@ function onWorkerMessage(m, resolveReady) {
     case 'parsed': case 'table': case 'row': case 'saved': parses.get(m.id)?.resolve(m); parses.delete(m.id); break;
     case 'progress': onProgress(m); break;
     case 'result': onResult(m); break;
+    case 'index': onIndex(m); break;
     case 'cancelled': endRun('cancelled'); setStatus('Cancelled', m.message); break;
     case 'error': {
       if (m.stage === 'load' || m.stage === 'init') {
@@ -180,7 +181,7 @@ async function loadLabels(bytes, name) {
   page.data.labels = labels;
   view.setLabels(labels);
   describeData();
-  if (page.result) view.show(page.result.xy);
+  if (page.result) view.show(page.result.index ? { ...page.result.xy, spatialIndex: page.result.index } : page.result.xy);
 }
 
 // Wraps a loading step: state, status line, error box.
@@ -525,7 +526,19 @@ function onResult(m) {
   setStatus('Done', `${label} of ${m.n.toLocaleString('en-US')} points in ${fmtSeconds(elapsed)}`);
   $('elapsed').textContent = fmtSeconds(elapsed);
   showTimings(page.result);
+  // A large layout comes on in the next message with its hover index (map_worker.js postIndex).
+  if (m.indexFollows) { page.awaitingIndex = page.result; return; }
   view.show(m.xy).then(() => { page.drawn = true; });
+}
+
+function onIndex(m) {
+  const r = page.awaitingIndex;
+  page.awaitingIndex = null;
+  if (!r || page.result !== r) return; // (another data set or run since)
+  r.xy = m.xy;
+  r.index = m.index ?? undefined;
+  r.indexSeconds = m.seconds;
+  view.show({ ...m.xy, spatialIndex: m.index ?? undefined }).then(() => { page.drawn = true; });
 }
 
 function showTimings(r) {

@@ -156,7 +156,7 @@ export class MapView {
   // given new points. (regl-scatterplot renders into a shared WebGL canvas and copies it with
   // drawImage: cheap on a GPU, ~50 ms per frame on SwiftShader.)
   async show(layout, n) {
-    this.pending = layout.x ? { xy: layout, n: layout.x.length, stride: layout.stride ?? 1 } : { embedding: layout, n, stride: 1 };
+    this.pending = layout.x ? { xy: layout, n: layout.x.length, stride: layout.stride ?? 1, index: layout.spatialIndex } : { embedding: layout, n, stride: 1 };
     if (this.drawing) return this.drawing;
     this.drawing = this.drawLoop();
     return this.drawing;
@@ -166,7 +166,7 @@ export class MapView {
     try {
       while (this.pending) {
         const t0 = performance.now();
-        const { embedding: e, xy, n: m, stride } = this.pending;
+        const { embedding: e, xy, n: m, stride, index } = this.pending;
         this.pending = null;
         if (!m) continue; // (regl-scatterplot's index worker refuses no points)
         const { x, y } = xy ?? normalise(e, m);
@@ -179,7 +179,9 @@ export class MapView {
         if (m !== this.n) this.plot.set({ pointSize: m <= 5000 ? 4 : m <= 50000 ? 3 : m <= 500000 ? 2 : 1 });
         this.n = m;
         this.unhover(); // (the hovered index is of the points being replaced)
-        await this.plot.draw(pts, { zDataType: 'categorical', preventFilterReset: true });
+        // index: the layout's k-d tree built off this thread (map_worker.js), else regl-scatterplot
+        // copies the points to its own index worker from here.
+        await this.plot.draw(pts, { zDataType: 'categorical', preventFilterReset: true, spatialIndex: index });
         this.drawMs = performance.now() - t0;
         if (this.pending) await new Promise((ok) => setTimeout(ok, Math.min(this.drawMs, 500)));
       }
