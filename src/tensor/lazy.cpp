@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <set>
@@ -121,6 +122,28 @@ std::string kernel_name(const std::vector<std::string>& ops) {
   return s;
 }
 
+// SURFGRAD_GRAPH_DUMP=1: every fused kernel to stderr as it is launched (its ops, inputs, WGSL).
+bool graph_dump() {
+  static const bool on = env_on("SURFGRAD_GRAPH_DUMP");
+  return on;
+}
+
+void dump(const Plan& plan, const LazyNode& root) {
+  std::string s = "[surfgrad graph] " + kernel_name(plan.ops) + " -> " + dtype_name(root.dtype) + shape_str(root.shape);
+  for (size_t i = 0; i < plan.leaves.size(); ++i) {
+    const Plan::Leaf& l = plan.leaves[i];
+    s += "\n  v" + std::to_string(i) + ": " + l.tensor->describe() + " strides " + shape_str(l.strides) + " offset " +
+         std::to_string(l.tensor->offset());
+  }
+  s += "\n  " + plan.expr + "\n";
+  for (size_t start = 0; start < plan.functions.size();) {
+    size_t end = plan.functions.find('\n', start);
+    s += "    " + plan.functions.substr(start, end - start + 1);
+    start = end + 1;
+  }
+  std::fputs(s.c_str(), stderr);
+}
+
 constexpr size_t kMaxLeaves = 7;  // 8 storage bindings (WebGPU's default limit), one the output
 
 }  // namespace
@@ -213,6 +236,7 @@ void realize_storage(Storage& root) {
     ops.push_back({l.tensor, l.strides, l.tensor->dtype()});
     names.push_back("v" + std::to_string(i));
   }
+  if (graph_dump()) dump(plan, *node);
   launch_values(root.ctx, kernel_name(plan.ops), node->shape, std::move(ops), names, plan.expr,
                 plan.helpers + plan.functions, plan.params);
   root.buffer = TensorAccess::storage(out)->buffer;
