@@ -53,3 +53,30 @@ TEST(SubgroupMatrixEmulated, EveryRungMatchesFloat64) {
   }
   EXPECT_GE(ran, 16);  // 19 of the 24 (shape, rung) pairs fit
 }
+
+// f32 through split f16 halves (hi + lo) on the emulated kernel: f32-kernel accuracy against
+// float64 (the f16 rungs' error is ~1e-4 on the same inputs), on a ragged shape (staged) and on
+// whole blocks (direct).
+TEST(SubgroupMatrixEmulated, SplitF32MatchesFloat64) {
+  if (!ctx()->features().shader_f16 || !ctx()->features().subgroups)
+    GTEST_SKIP() << "the emulation needs shader-f16 and subgroups";
+  SubgroupMatrixParams staged{1, 1, 2, 2, 16, true, true};
+  staged.pad = 8, staged.db = true;
+  const SubgroupMatrixParams direct{1, 1, 2, 1, 16, false, true};
+  struct Case {
+    Shape a, b;
+    SubgroupMatrixParams sm;
+  };
+  const Case cases[] = {{{37, 52}, {52, 44}, staged}, {{33, 20}, {20, 7}, staged}, {{64, 48}, {48, 32}, direct}};
+  for (const auto& c : cases) {
+    Tensor a = upload(random_ref(c.a, 5, DType::f32, -1, 1), DType::f32);
+    Tensor b = upload(random_ref(c.b, 6, DType::f32, -1, 1), DType::f32);
+    MatmulProblem p = make_problem(a, b);
+    ASSERT_EQ(subgroup_matrix_split_unsupported(p, c.sm), "") << c.sm.str();
+    p.c.assign(scalar_like(p.c, NAN));
+    subgroup_matrix_split_f32(p, c.sm)();
+    double err = matmul_error(p, 400, 3);
+    EXPECT_LE(err, 2e-6) << c.sm.str() << " " << shape_str(c.a) << " @ " << shape_str(c.b);
+    std::printf("split f32 %s %s: error %.2e\n", c.sm.str().c_str(), shape_str(c.a).c_str(), err);
+  }
+}

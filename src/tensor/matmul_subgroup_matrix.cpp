@@ -136,7 +136,7 @@ std::string emulated(const std::string& wgsl) {
 
 std::string SubgroupMatrixParams::str() const {
   return S(tm) + "x" + S(tn) + "/" + S(wm) + "x" + S(wn) + "/bk" + S(bk) + (staged ? "" : "/direct") +
-         (pad ? "/pad" + S(pad) : "") + (db ? "/db" : "") + (sw > 1 ? "/sw" + S(sw) : "") + (emulate ? "/emulated" : "");
+         (pad ? "/pad" + S(pad) : "") + (db ? "/db" : "") + (sw > 1 ? "/sw" + S(sw) : "") + (c_f32 ? "/c32" : "") + (emulate ? "/emulated" : "");
 }
 
 std::string SubgroupMatrixParams::spec() const {
@@ -195,6 +195,7 @@ std::string subgroup_matrix_unsupported(const MatmulProblem& p, const SubgroupMa
     return "no subgroup matrices on this device (Dawn's chromium-experimental-subgroup-matrix: run with "
            "SURFGRAD_WEBGPU=dawn on a GPU that offers it)";
   if (p.dtype() != DType::f16) return "f16 operands only";
+  if (p.c.dtype() != (sm.c_f32 ? DType::f32 : DType::f16)) return "the result's dtype differs from the kernel's";
   if (!sm.emulate && !has_f16_16x16x16(f)) return "the adapter has no f16xf16->f32 16x16x16 subgroup-matrix config";
   if (f.subgroup_min_size != f.subgroup_max_size || f.subgroup_min_size == 0)
     return "needs one known subgroup size (the adapter reports " + S(f.subgroup_min_size) + "-" +
@@ -228,7 +229,8 @@ static std::string kernel_wgsl(const SubgroupMatrixParams& sm, int sg, bool vec4
   const int nsg = sm.wm * sm.wn;
   std::string s = "enable chromium_experimental_subgroup_matrix;\n";
   std::string elem = vec4_loads ? "vec4<f16>" : "f16";
-  s += "@group(0) @binding(0) var<storage, read_write> c: array<f16>;\n";
+  const std::string ct = sm.c_f32 ? "f32" : "f16";
+  s += "@group(0) @binding(0) var<storage, read_write> c: array<" + ct + ">;\n";
   s += "@group(0) @binding(1) var<storage, read> a: array<" + elem + ">;\n";
   s += "@group(0) @binding(2) var<storage, read> b: array<" + elem + ">;\n";
   s += "alias TA = subgroup_matrix_left<f16, 16, 16>;\nalias TB = subgroup_matrix_right<f16, 16, 16>;\n";
@@ -308,7 +310,7 @@ static std::string kernel_wgsl(const SubgroupMatrixParams& sm, int sg, bool vec4
       s += "  for (var e = lane; e < 256u; e += SG) {\n";
       s += "    let r = row0 + sr + " + S(i * kTile) + "u + e / 16u; let col = col0 + sc + " + S(j * kTile) +
            "u + e % 16u;\n";
-      s += "    if (tile.valid && r < M && col < N) { c[c_base + r * N + col] = f16(cs_[sgi * 256u + e]); }\n";
+      s += "    if (tile.valid && r < M && col < N) { c[c_base + r * N + col] = " + ct + "(cs_[sgi * 256u + e]); }\n";
       s += "  }\n  workgroupBarrier();\n";
     }
   s += "}\n";
@@ -370,6 +372,37 @@ std::vector<SubgroupMatrixParams> subgroup_matrix_sweep() {
   add(4, 2, 4, 2, 32, true, 8, true, 8);
   add(2, 4, 2, 4, 32, true, 8, true, 8);
   return out;
+}
+
+std::string subgroup_matrix_split_unsupported(const MatmulProblem& p, const SubgroupMatrixParams& sm) {
+  if (p.dtype() != DType::f32) return "f32 operands only (split into f16 halves)";
+  if (p.batches != 1) return "single matrices only";
+  MatmulProblem q = make_problem(Tensor::empty(p.ctx, {p.M, 3 * p.K}, DType::f16),
+                                 Tensor::empty(p.ctx, {3 * p.K, p.N}, DType::f16));
+  q.c = p.c;
+  SubgroupMatrixParams s32 = sm;
+  s32.c_f32 = true;
+  return subgroup_matrix_unsupported(q, s32);
+}
+
+// x = hi + lo with hi = f16(x) and lo = f16(x − hi): A·B ≈ Ahi·Bhi + Ahi·Blo + Alo·Bhi (Alo·Blo,
+// ~2^-22 of |A||B|, dropped), computed as one f16 product over K concatenated three times:
+// [Ahi | Ahi | Alo] · [Bhi; Blo; Bhi], f32 accumulation and an f32 result. Inputs beyond f16's
+// range (|x| > 65504) overflow; values below 2^-14 lose bits in lo's subnormals.
+std::function<void()> subgroup_matrix_split_f32(const MatmulProblem& p, const SubgroupMatrixParams& sm) {
+  if (std::string why = subgroup_matrix_split_unsupported(p, sm); !why.empty())
+    throw Error(ErrorKind::Unsupported, "f32 matmul through split f16 " + sm.str() + ": " + why);
+  SubgroupMatrixParams s32 = sm;
+  s32.c_f32 = true;
+  Tensor a = p.a.reshape({p.M, p.K}), b = p.b.reshape({p.K, p.N}), c = p.c;
+  return [a, b, c, s32] {
+    Tensor ahi = a.cast(DType::f16), bhi = b.cast(DType::f16);
+    Tensor alo = (a - ahi.cast(DType::f32)).cast(DType::f16), blo = (b - bhi.cast(DType::f32)).cast(DType::f16);
+    MatmulProblem q = make_problem(concat({ahi, ahi, alo}, 1), concat({bhi, blo, bhi}, 0));
+    q.c = c;
+    q.meta[12] = uint32_t(c.offset());
+    subgroup_matrix_matmul(q, s32)();
+  };
 }
 
 }  // namespace surfgrad

@@ -19,6 +19,7 @@ struct SubgroupMatrixParams {
   bool emulate = false;
   int pad = 0;      // staged: f16 elements added to each workgroup-memory row (against bank conflicts)
   bool db = false;  // staged, vec4 layouts: the next K step's global loads issued before this step's MMAs
+  bool c_f32 = false;  // f32 result (the split-f16 f32 matmul); not part of spec()
   int sw = 1;       // workgroups visit C's blocks in groups of `sw` block rows (L2 reuse); 1 = row-major
   std::string str() const;
   // "tm=4,tn=2,wm=2,wn=2,bk=32,staged=1,pad=8,db=1,sw=8": every field, parse_subgroup_matrix_spec's syntax.
@@ -38,6 +39,11 @@ std::string subgroup_matrix_unsupported(const MatmulProblem& p, const SubgroupMa
 std::string subgroup_matrix_wgsl(const SubgroupMatrixParams& sm, int sg, bool vec4_loads);
 // Compiles (cached) and returns the dispatch of C = A·B for `p`.
 std::function<void()> subgroup_matrix_matmul(const MatmulProblem& p, const SubgroupMatrixParams& sm);
+
+// f32 C = A·B through split f16 products on the same kernel (f32 accumulation):
+// A·B ≈ Ahi·Bhi + Ahi·Blo + Alo·Bhi. Single f32 matrices, values within f16's range.
+std::string subgroup_matrix_split_unsupported(const MatmulProblem& p, const SubgroupMatrixParams& sm);
+std::function<void()> subgroup_matrix_split_f32(const MatmulProblem& p, const SubgroupMatrixParams& sm);
 
 // A bench-ladder rung for `sm`, named "f16-sgmat:" + sm.spec().
 MatmulVariant subgroup_matrix_variant(const SubgroupMatrixParams& sm);

@@ -239,6 +239,22 @@ const std::vector<MatmulVariant>& matmul_variants() {
             {4, 4, 1, 1, 32, true}),
       sgmat("f16-sgmat-2x2", "staged, 2x2 subgroups a workgroup (128x128 blocks)", {4, 4, 2, 2, 32, true}),
       sgmat("f16-sgmat-4x2", "staged, 4x2 subgroups a workgroup (256x128 blocks)", {4, 4, 4, 2, 16, true}),
+      // f32 through split f16 products on subgroup matrices (3 MMAs where f16 takes 1).
+      {10, "f32-sgmat-split", "f32 as hi+lo f16 halves, Ahi.Bhi + Ahi.Blo + Alo.Bhi on subgroup matrices (direct 4x4)",
+       1e-5, [](const MatmulProblem& p) { return subgroup_matrix_split_unsupported(p, {4, 4, 1, 1, 32, false}); },
+       [](const MatmulProblem& p) { return subgroup_matrix_split_f32(p, {4, 4, 1, 1, 32, false}); }},
+      {10, "f32-sgmat-split-staged", "f32 as hi+lo f16 halves on subgroup matrices, staged 4x2 tiles, 2x2 subgroups",
+       1e-5,
+       [](const MatmulProblem& p) {
+         SubgroupMatrixParams sm{4, 2, 2, 2, 32, true};
+         sm.pad = 8, sm.db = true;
+         return subgroup_matrix_split_unsupported(p, sm);
+       },
+       [](const MatmulProblem& p) {
+         SubgroupMatrixParams sm{4, 2, 2, 2, 32, true};
+         sm.pad = 8, sm.db = true;
+         return subgroup_matrix_split_f32(p, sm);
+       }},
       {11, "int8-dot4", "int8 operands with dot4I8Packed and f32 scales (quantized per row/column)", 3e-2,
        [](const MatmulProblem& p) -> std::string {
          if (p.dtype() != DType::f32) return "takes f32 inputs to quantize";
