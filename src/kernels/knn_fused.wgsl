@@ -33,8 +33,10 @@
 // half-empty wave (H100: 1M × 50-D, k = 90, one dispatch 4.45 s against 16 of them 5.16 s).
 @group(0) @binding(0) var<storage, read_write> out_index: array<i32>;  // [rows, K]
 @group(0) @binding(1) var<storage, read_write> out_key: array<f32>;    // [rows, K]
-@group(0) @binding(2) var<storage, read> x: array<f32>;                // [N, D]
+@group(0) @binding(2) var<storage, read> x: array<{{X_ELEM}}>;                // [N, D]
 @group(0) @binding(3) var<storage, read> norms: array<f32>;            // [N]: |x_j|²
+// The subgroup-matrix variant's transposed f16 copy of the points (knn_subgroup_matrix.cpp).
+{{EXTRA_BINDINGS}}
 
 const BM: u32 = {{BM}}u;
 const BN: u32 = {{BN}}u;
@@ -167,7 +169,7 @@ fn merge_rows(lid: u32, row0: u32, out_row0: u32, K: u32, count: u32) {
 
 @compute @workgroup_size(THREADS)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
+        @builtin(local_invocation_index) lid: u32{{MAIN_BUILTINS}}) {
   let N = arg(0u); let D = arg(1u);
   let row_end = arg(3u);
   let tile_begin = arg(5u);
@@ -201,7 +203,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   storageBarrier();  // the empty lists, before another thread's merge reads them
   var parity = 0u;
 {{DECLARE}}
-  let chunks = (D + BK - 1u) / BK;
+  let chunks = {{CHUNKS}};  // 1 where the inner products come whole (subgroup matrices)
   var lt = tile_begin;  // the tile and chunk whose values the prefetch registers hold
   var lk = 0u;
   {

@@ -226,10 +226,16 @@ kernels::Values generate(const FusedShape& f) {
           {"COMPUTE", compute},
           {"SELECT", select},
           {"PUSH", push},
-          {"REFILTER", refilter}};
+          {"REFILTER", refilter},
+          {"X_ELEM", "f32"},
+          {"EXTRA_BINDINGS", ""},
+          {"MAIN_BUILTINS", ""},
+          {"CHUNKS", "(D + BK - 1u) / BK"}};
 }
 
 }  // namespace
+
+kernels::Values knn_fused_values(const KnnFusedShape& f) { return generate(f); }
 
 KnnResult knn_fused_rows(const Tensor& x, const Tensor& norms, int k, int64_t row_begin, int64_t row_end,
                          const KnnFusedShape& f, int64_t pairs_per_dispatch) {
@@ -248,6 +254,19 @@ KnnResult knn_fused_rows(const Tensor& x, const Tensor& norms, int k, int64_t ro
       {.validated = true});
   int64_t rows = row_end - row_begin;
   KnnResult out{Tensor::empty(ctx, {rows, k}, DType::i32), Tensor::empty(ctx, {rows, k}, DType::f32)};
+  const kernels::Arg args[] = {out.indices, out.distances, x, norms};
+  knn_fused_dispatch(program, args, n, d, k, row_begin, row_end, f, pairs_per_dispatch);
+  return out;
+}
+
+}  // namespace surfgrad
+
+namespace surfgrad {
+
+void knn_fused_dispatch(const kernels::Program& program, std::span<const kernels::Arg> args, int64_t n, int64_t d,
+                        int k, int64_t row_begin, int64_t row_end, const KnnFusedShape& f,
+                        int64_t pairs_per_dispatch) {
+  auto ctx = program.context();
   int64_t tiles = (n + f.bn - 1) / f.bn;
   // About 2^36 pairs a dispatch (a quarter of a second at a million points on an H100) keeps every
   // submission short; on CPU adapters 2^28 (a browser's GPU process has a watchdog). A dispatch
@@ -259,11 +278,9 @@ KnnResult knn_fused_rows(const Tensor& x, const Tensor& norms, int k, int64_t ro
     const int64_t r1 = std::min(row_end, r0 + rows_per);
     const int64_t tiles_per = std::max<int64_t>(1, pairs / ((r1 - r0) * f.bn));
     for (int64_t t0 = 0; t0 < tiles; t0 += tiles_per)
-      program.launch({out.indices, out.distances, x, norms},
-                     {n, d, r0, r1, row_begin, t0, std::min(tiles, t0 + tiles_per), tiles, k},
+      program.launch(args, {n, d, r0, r1, row_begin, t0, std::min(tiles, t0 + tiles_per), tiles, k},
                      kernels::groups_for(*ctx, uint64_t((r1 - r0 + f.bm - 1) / f.bm), 1));
   }
-  return out;
 }
 
 }  // namespace surfgrad

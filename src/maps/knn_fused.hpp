@@ -2,7 +2,10 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <span>
 #include <string>
+
+#include "kernels/launch.hpp"
 
 #include "surfgrad/knn.hpp"
 
@@ -46,5 +49,15 @@ KnnResult knn_exact_shaped(const Tensor& x, int k, const KnnFusedShape& shape, i
 // its buffer's start), given norms = |x_i|² (f32 [N]). Checked by the caller.
 KnnResult knn_fused_rows(const Tensor& x, const Tensor& norms, int k, int64_t row_begin, int64_t row_end,
                          const KnnFusedShape& shape, int64_t pairs_per_dispatch = 0);
+
+// The template values of knn_fused.wgsl for `shape` (the f32 register-tiled inner products); the
+// subgroup-matrix variant (knn_subgroup_matrix.cpp) replaces the inner-product blocks.
+kernels::Values knn_fused_values(const KnnFusedShape& shape);
+// Runs a compiled knn_fused.wgsl program over rows [row_begin, row_end) of n points in dispatches
+// of about `pairs_per_dispatch` pairs (0: the adapter's default); args[0..1] are the lists
+// ([row_end − row_begin, k] ids and keys), then the kernel's other bindings.
+void knn_fused_dispatch(const kernels::Program& program, std::span<const kernels::Arg> args, int64_t n, int64_t d,
+                        int k, int64_t row_begin, int64_t row_end, const KnnFusedShape& shape,
+                        int64_t pairs_per_dispatch = 0);
 
 }  // namespace surfgrad

@@ -1,0 +1,250 @@
+// Exact kNN on subgroup matrices (knn_subgroup_matrix.hpp). Three steps:
+//  1. prep (knn_sgmat_prep.wgsl): the points centred and scaled by a power of two s, rounded to
+//     f16 (row-major and transposed copies, D padded to DP, a multiple of 16), with the norms of
+//     each point's f16 rounding and of its residual;
+//  2. candidates: knn_fused.wgsl's streaming top-k with its inner products replaced by 16×16×16
+//     f16 subgroup-matrix products (f32 accumulate) into a workgroup tile, keeping KP ≥ k
+//     candidates a row by the f16 key;
+//  3. re-check (knn_sgmat_check.wgsl): the candidates' distances in f32, the k best of them, and a
+//     flag where the f16 error bound could hide a true neighbour past the KP-th candidate; the
+//     flagged rows are recomputed by the f32 kernel. So the lists are those of the f32 kernel
+//     (recall 1.0), whatever the data (ties and duplicates end up flagged, never wrong).
+#include "maps/knn_subgroup_matrix.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <regex>
+
+#include "tensor/internal.hpp"
+
+namespace surfgrad {
+
+namespace {
+
+std::string S(int64_t v) { return std::to_string(v); }
+
+// The candidate kernel's tile shape: knn_fused's GPU shape (64×64 rows × points, 4×4 cells a
+// thread: 256 invocations, 8 subgroups of 32 with 2 of the 16 result tiles each). BK only sizes
+// the f32 staging tiles, which this kernel leaves unused.
+KnnFusedShape candidate_shape() { return KnnFusedShape{64, 64, 4, 4, 4, 12, 10, 8, 512}; }
+
+// Workgroup memory: knn_fused's without its staging tiles, plus the BM×BN product tile.
+uint64_t candidate_bytes(const KnnFusedShape& f) {
+  return f.workgroup_bytes() - 4ull * uint64_t(f.bk) * uint64_t(f.bm + f.bn + 8) + 4ull * uint64_t(f.bm) * f.bn;
+}
+
+int padded_dims(int64_t d) { return int((d + 15) / 16 * 16); }
+
+bool has_f16_config(const gpu::Features& f) {
+  for (const auto& c : f.subgroup_matrix_configs)
+    if (c.component == "f16" && c.result == "f32" && c.m == 16 && c.n == 16 && c.k == 16) return true;
+  return false;
+}
+
+// The builtins as plain WGSL on array<f32, 256> tiles (row-major), every lane of a subgroup
+// computing the same whole tile: for tests on adapters without the feature.
+std::string emulated(const std::string& wgsl) {
+  std::string s = std::regex_replace(wgsl, std::regex("enable chromium_experimental_subgroup_matrix;\n"), "");
+  s = std::regex_replace(s, std::regex("subgroup_matrix_(left|right)<f16, 16, 16>|subgroup_matrix_result<f32, 16, 16>"),
+                         "array<f32, 256>");
+  s = std::regex_replace(s, std::regex("subgroupMatrixLoad<T[AB], row_major>\\(&(\\w+), "), "sm_load_$1(");
+  s = std::regex_replace(s, std::regex("subgroupMatrixStore<row_major>\\(&(\\w+), "), "sm_store_$1(");
+  s = std::regex_replace(s, std::regex("subgroupMatrixMultiplyAccumulate\\("), "sm_mma(");
+  // naga zero-initialises a function's variables once, at its start, not at each execution of
+  // the declaration as WGSL says: the accumulator declared in the tile loop is zeroed explicitly.
+  s = std::regex_replace(s, std::regex("var m: TC;"), "var m = TC();");
+  std::string fns =
+      "fn sm_mma(x: array<f32, 256>, y: array<f32, 256>, z: array<f32, 256>) -> array<f32, 256> {\n"
+      "  var xa = x; var ya = y; var r = z;\n"
+      "  for (var i = 0u; i < 16u; i++) { for (var j = 0u; j < 16u; j++) {\n"
+      "    var acc = r[i * 16u + j];\n"
+      "    for (var k = 0u; k < 16u; k++) { acc = fma(xa[i * 16u + k], ya[k * 16u + j], acc); }\n"
+      "    r[i * 16u + j] = acc; } }\n  return r;\n}\n";
+  for (const char* src : {"x", "xt"})
+    fns += "fn sm_load_" + std::string(src) +
+           "(off: u32, stride: u32) -> array<f32, 256> {\n  var r: array<f32, 256>;\n"
+           "  for (var i = 0u; i < 16u; i++) { for (var j = 0u; j < 16u; j++) { r[i * 16u + j] = f32(" +
+           src + "[off + i * stride + j]); } }\n  return r;\n}\n";
+  fns +=
+      "fn sm_store_prod(off: u32, v: array<f32, 256>, stride: u32) {\n  var va = v;\n"
+      "  for (var i = 0u; i < 16u; i++) { for (var j = 0u; j < 16u; j++) { prod[off + i * stride + j] = va[i * 16u + "
+      "j]; } }\n}\n";
+  size_t entry = s.find("@compute");
+  return s.substr(0, entry) + fns + s.substr(entry);
+}
+
+// knn_fused.wgsl's values with the inner products on subgroup matrices. The kernel's D parameter
+// carries NPAD (the transposed copy's row stride); DP is a constant of the pipeline. Each tile of
+// points: subgroup g computes result tiles of the BM×BN block (16×16 each, DP/16 products),
+// stores them into `prod`, and after a barrier every thread reads its TM×TN cells from there.
+kernels::Values candidate_values(const KnnFusedShape& f, int dp, int sg, bool emulate) {
+  kernels::Values v = knn_fused_values(f);
+  const int cells = f.tm * f.tn, tiles = (f.bm / 16) * (f.bn / 16), groups = f.threads() / sg;
+  std::string declare = "  var acc: array<f32, " + S(cells) + ">;\n  var sink = 0.0;\n  var pn = MAXF;\n";
+  for (int w = 0; w < (cells + 31) / 32; ++w) declare += "  var pend" + S(w) + " = 0u;\n";
+  auto one_tile = [&](const std::string& tt) {
+    return "      {\n        let ti = (" + tt + ") / " + S(f.bn / 16) + "u; let tj = (" + tt + ") % " + S(f.bn / 16) +
+           "u;\n        var m: TC;\n        for (var kk = 0u; kk < DP; kk += 16u) {\n"
+           "          let l = subgroupMatrixLoad<TA, row_major>(&x, (row0 + ti * 16u) * DP + kk, DP);\n"
+           "          let r = subgroupMatrixLoad<TB, row_major>(&xt, kk * NPAD + col0 + tj * 16u, NPAD);\n"
+           "          m = subgroupMatrixMultiplyAccumulate(l, r, m);\n        }\n"
+           "        subgroupMatrixStore<row_major>(&prod, ti * 16u * BN + tj * 16u, m, BN);\n      }\n";
+  };
+  std::string compute = "    {\n      let NPAD = D;\n";
+  if (emulate) {
+    // Emulated, any invocations may share a tile: lid / sg does not depend on subgroup_id.
+    compute += "      for (var tt = lid / " + S(sg) + "u; tt < " + S(tiles) + "u; tt += " + S(groups) + "u) {\n" +
+               one_tile("tt") + "      }\n";
+  } else if (tiles % groups == 0) {
+    // Every subgroup the same number of tiles: no control flow on the subgroup's id (the
+    // builtins must run in subgroup-uniform control flow).
+    for (int u = 0; u < tiles / groups; ++u) compute += one_tile("sgi * " + S(tiles / groups) + "u + " + S(u) + "u");
+  } else {
+    compute += "      for (var tt = sgi; tt < " + S(tiles) + "u; tt += " + S(groups) + "u) {\n" + one_tile("tt") +
+               "      }\n";
+  }
+  compute += "    }\n    workgroupBarrier();\n";
+  for (int i = 0; i < f.tm; ++i)
+    for (int j = 0; j < f.tn; ++j)
+      compute += "    acc[" + S(i * f.tn + j) + "] = prod[(ty * TM + " + S(i) + "u) * BN + tx * TN + " + S(j) + "u];\n";
+  v["X_ELEM"] = "f16";
+  v["EXTRA_BINDINGS"] =
+      "@group(0) @binding(4) var<storage, read> xt: array<f16>;  // [DP, NPAD]\n"
+      "enable chromium_experimental_subgroup_matrix;\n"
+      "alias TA = subgroup_matrix_left<f16, 16, 16>;\nalias TB = subgroup_matrix_right<f16, 16, 16>;\n"
+      "alias TC = subgroup_matrix_result<f32, 16, 16>;\n"
+      "const DP: u32 = " + S(dp) + "u;\nvar<workgroup> prod: array<f32, BM * BN>;\n";
+  v["MAIN_BUILTINS"] = ", @builtin(subgroup_id) sgi: u32";
+  v["CHUNKS"] = "1u";
+  v["DECLARE"] = declare;
+  v["ZERO"] = "";
+  v["LOAD"] = "        let lc0 = lt * BN;\n        if (lid < BN) { pn = MAXF; if (lc0 + lid < N) { pn = norms[lc0 + lid]; } }\n";
+  v["STORE"] = "      if (lid < BN) { b_norm[lid] = pn; }\n";
+  v["COMPUTE"] = compute;
+  return v;
+}
+
+void check_points(const Tensor& x, int k, int64_t row_begin, int64_t row_end) {
+  if (x.rank() != 2 || x.dtype() != DType::f32)
+    throw Error(ErrorKind::Shape, "knn (subgroup matrices): points must be f32 [N, D], got " + x.describe());
+  const int64_t n = x.shape(0);
+  if (k < 1 || k > 128 || k >= n)
+    throw Error(ErrorKind::Value, "knn (subgroup matrices): k = " + S(k) + " must be in [1, 128] and below N = " + S(n));
+  if (row_begin < 0 || row_end > n || row_begin >= row_end)
+    throw Error(ErrorKind::Value, "knn (subgroup matrices): rows [" + S(row_begin) + ", " + S(row_end) +
+                                      ") are not a non-empty range of the " + S(n) + " points");
+}
+
+}  // namespace
+
+std::string knn_subgroup_matrix_unsupported(const gpu::Context& ctx, int64_t d, const KnnSubgroupMatrixOptions& o) {
+  const gpu::Features& f = ctx.features();
+  if (!f.shader_f16 || !f.subgroups) return "needs shader-f16 and subgroups";
+  if (!o.emulate && !f.subgroup_matrix) return "no subgroup matrices on this device (Dawn's chromium-experimental-subgroup-matrix)";
+  if (!o.emulate && !has_f16_config(f)) return "the adapter has no f16xf16->f32 16x16x16 subgroup-matrix config";
+  if (f.subgroup_min_size != f.subgroup_max_size || f.subgroup_min_size == 0)
+    return "needs one known subgroup size (the adapter reports " + S(f.subgroup_min_size) + "-" +
+           S(f.subgroup_max_size) + ")";
+  KnnFusedShape shape = candidate_shape();
+  const int groups = shape.threads() / int(f.subgroup_min_size), tiles = (shape.bm / 16) * (shape.bn / 16);
+  if (!o.emulate && (groups < 1 || tiles % groups != 0))
+    return "subgroups of " + S(f.subgroup_min_size) + " do not split the 16 result tiles evenly";
+  if (candidate_bytes(shape) > ctx.limits().max_compute_workgroup_storage_size)
+    return S(int64_t(candidate_bytes(shape))) + " bytes of workgroup memory, more than the adapter's " +
+           S(ctx.limits().max_compute_workgroup_storage_size);
+  if (d > 4096) return "D above 4096";
+  return "";
+}
+
+KnnResult knn_exact_subgroup_matrix(const Tensor& x_in, int k, int64_t row_begin, int64_t row_end,
+                                    const KnnSubgroupMatrixOptions& o, KnnSubgroupMatrixStats* stats) {
+  check_points(x_in, k, row_begin, row_end);
+  auto ctx = x_in.context();
+  const int64_t n = x_in.shape(0), d = x_in.shape(1);
+  if (std::string why = knn_subgroup_matrix_unsupported(*ctx, d, o); !why.empty())
+    throw Error(ErrorKind::Unsupported, "knn (subgroup matrices): " + why);
+  if (o.candidates != 0 && (o.candidates < k || o.candidates > 256))
+    throw Error(ErrorKind::Value, "knn (subgroup matrices): candidates = " + S(o.candidates) + " must be in [k, 256]");
+  Tensor x = kernels::dense(x_in);
+  const KnnFusedShape shape = candidate_shape();
+  const int dp = padded_dims(d), sg = int(ctx->features().subgroup_min_size);
+  const int kp = int(std::min<int64_t>(n - 1, o.candidates ? o.candidates : std::min(2 * k + 16, 256)));
+  // Rows padded past N by a block and a half: a dispatch's first row need not be a block's.
+  const int64_t npad = (n + shape.bm - 1) / shape.bm * shape.bm + shape.bm;
+
+  // Centre (distances do not change; the norms, and so the bound, shrink), then scale by the power
+  // of two that puts the largest |component| in [2^14, 2^15): far from f16's overflow (65504) and
+  // its subnormals.
+  Tensor mean = x.mean({0});
+  std::vector<float> hi = x.max({0}).to_vector<float>(), lo = x.min({0}).to_vector<float>(),
+                     mu = mean.to_vector<float>();
+  double largest = 0;
+  for (size_t l = 0; l < mu.size(); ++l)
+    largest = std::max({largest, double(hi[l]) - double(mu[l]), double(mu[l]) - double(lo[l])});
+  if (!std::isfinite(largest))
+    throw Error(ErrorKind::Value, "knn (subgroup matrices): the points hold a NaN or an infinity");
+  int e = 0;
+  if (largest > 0) std::frexp(largest * (1 + 1e-6), &e);  // largest·(1+δ) < 2^e
+  const float s = std::ldexp(1.0f, 15 - e);
+  Tensor xh = Tensor::empty(ctx, {npad, dp}, DType::f16), xt = Tensor::empty(ctx, {dp, npad}, DType::f16),
+         norms = Tensor::empty(ctx, {npad}), point_stats = Tensor::empty(ctx, {npad, 2});
+  auto prep = kernels::Program::file(ctx, "knn_sgmat_prep.wgsl", {}, {.f16 = true, .validated = true});
+  prep.launch({xh, xt, norms, point_stats, x, mean}, {n, d, npad, int64_t(dp), s},
+              kernels::groups_for(*ctx, uint64_t(npad / 2), 64));
+  std::vector<float> most = point_stats.max({0}).to_vector<float>();  // max |X̃_j|, max |r_j|
+
+  std::string key = "knn_sgmat|" + shape.describe() + "|dp" + S(dp) + "|sg" + S(sg) + (o.emulate ? "|emulated" : "");
+  auto candidates = kernels::Program::generated(
+      ctx, key,
+      [&] {
+        std::string wgsl =
+            kernels::fill_template(kernels::wgsl_source("knn_fused.wgsl"), candidate_values(shape, dp, sg, o.emulate));
+        return o.emulate ? emulated(wgsl) : wgsl;
+      },
+      {.f16 = true, .subgroups = true, .validated = true});
+  auto check = kernels::Program::file(ctx, "knn_sgmat_check.wgsl", {}, {.validated = true});
+
+  const int64_t rows = row_end - row_begin;
+  KnnResult out{Tensor::empty(ctx, {rows, k}, DType::i32), Tensor::empty(ctx, {rows, k}, DType::f32)};
+  Tensor flags = Tensor::empty(ctx, {rows}, DType::i32);
+  // Candidate lists a chunk of rows at a time, each list within one binding.
+  const int64_t chunk = std::max<int64_t>(
+      shape.bm, std::min<int64_t>(rows, int64_t(ctx->limits().max_storage_buffer_binding_size / (4ull * kp))));
+  const float gamma = float(dp) * 0x1p-22f, c32 = float(3 * d + 32) * 0x1p-24f;
+  for (int64_t c0 = row_begin; c0 < row_end; c0 += chunk) {
+    const int64_t c1 = std::min(row_end, c0 + chunk);
+    Tensor cand_i = Tensor::empty(ctx, {c1 - c0, kp}, DType::i32), cand_k = Tensor::empty(ctx, {c1 - c0, kp});
+    const kernels::Arg args[] = {cand_i, cand_k, xh, norms, xt};
+    knn_fused_dispatch(candidates, args, n, npad, kp, c0, c1, shape, o.pairs_per_dispatch);
+    check.launch({out.indices, out.distances, flags, cand_i, cand_k, x, point_stats},
+                 {d, c0, c1 - c0, row_begin, k, kp, 1.0f / (s * s), most[0], most[1], gamma, c32,
+                  int64_t(kp == n - 1)},
+                 kernels::groups_for(*ctx, uint64_t(c1 - c0), 1));
+  }
+  // Flagged rows, in runs, again through the f32 kernel.
+  std::vector<int32_t> flag = flags.to_vector<int32_t>();
+  int64_t recomputed = 0;
+  Tensor centred, f32_norms;
+  for (int64_t a = 0; a < rows;) {
+    if (!flag[size_t(a)]) {
+      ++a;
+      continue;
+    }
+    int64_t b = a;
+    while (b < rows && flag[size_t(b)]) ++b;
+    // Centred like the candidates: |a|² + |b|² − 2a·b loses less to cancellation near the origin.
+    if (!f32_norms.defined()) {
+      centred = kernels::dense(sub(x, mean.unsqueeze(0)));
+      f32_norms = (centred * centred).sum({1});
+    }
+    KnnResult r = knn_fused_rows(centred, f32_norms, k, row_begin + a, row_begin + b, knn_fused_shape(*ctx));
+    out.indices.slice(0, a, b).assign(r.indices);
+    out.distances.slice(0, a, b).assign(r.distances);
+    recomputed += b - a;
+    a = b;
+  }
+  if (stats) *stats = {rows, recomputed, kp, double(s)};
+  return out;
+}
+
+}  // namespace surfgrad

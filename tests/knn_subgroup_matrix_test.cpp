@@ -1,0 +1,134 @@
+// The subgroup-matrix exact kNN (src/maps/knn_subgroup_matrix.cpp) with its builtins emulated
+// (adapters without the feature: lavapipe): f16 candidates, the f32 re-check and the recompute of
+// flagged rows against float64 brute force on fuzzed n, d, k, with duplicate points and integer
+// grids (ties). Recall must be exactly 1.0: every point closer than the k-th true distance (less
+// an f32 tolerance) is listed, and nothing farther than it (plus the tolerance).
+#include <algorithm>
+#include <random>
+
+#include "maps/knn_subgroup_matrix.hpp"
+#include "test_util.hpp"
+
+using namespace sgtest;
+using namespace surfgrad;
+
+namespace {
+
+struct Case {
+  int64_t n, d;
+  int k;
+  int kind;  // 0 Gaussian clusters, 1 duplicates, 2 integer grid (many ties)
+  int candidates = 0;
+  int64_t pairs = 0, row_begin = 0, row_end = -1;
+};
+
+std::vector<float> make_points(const Case& c, uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::normal_distribution<float> g(0, 1);
+  std::vector<float> x(size_t(c.n * c.d));
+  for (int64_t i = 0; i < c.n; ++i)
+    for (int64_t l = 0; l < c.d; ++l) {
+      float v = g(gen) + 3.0f * float((i % 5) == int64_t(l % 5)) + 100.0f;  // off-centre: the centring matters
+      if (c.kind == 2) v = float(int(gen() % 4));
+      x[size_t(i * c.d + l)] = v;
+    }
+  if (c.kind == 1)  // every third point repeats an earlier one
+    for (int64_t i = 3; i < c.n; i += 3) std::copy_n(&x[size_t((i / 3) * c.d)], c.d, &x[size_t(i * c.d)]);
+  return x;
+}
+
+// Sets `recomputed` to the rows the kernel recomputed in f32.
+void check_case(const Case& c, uint32_t seed, int64_t& recomputed) {
+  std::vector<float> x = make_points(c, seed);
+  Tensor t = Tensor::from_vector(ctx(), x, {c.n, c.d});
+  const int64_t r0 = c.row_begin, r1 = c.row_end < 0 ? c.n : c.row_end;
+  KnnSubgroupMatrixOptions o;
+  o.emulate = true;
+  o.candidates = c.candidates;
+  o.pairs_per_dispatch = c.pairs;
+  KnnSubgroupMatrixStats stats;
+  KnnResult r = knn_exact_subgroup_matrix(t, c.k, r0, r1, o, &stats);
+  std::vector<int32_t> ids = r.indices.to_vector<int32_t>();
+  std::vector<float> dist = r.distances.to_vector<float>();
+  for (int64_t i = r0; i < r1; ++i) {
+    std::vector<double> all(size_t(c.n));
+    double scale = 0;
+    for (int64_t j = 0; j < c.n; ++j) {
+      double s = 0, sq = 0;
+      for (int64_t l = 0; l < c.d; ++l) {
+        double a = x[size_t(i * c.d + l)], b = x[size_t(j * c.d + l)];
+        s += (a - b) * (a - b);
+        sq += a * a + b * b;
+      }
+      all[size_t(j)] = s;
+      scale = std::max(scale, sq);
+    }
+    std::vector<double> sorted;
+    for (int64_t j = 0; j < c.n; ++j)
+      if (j != i) sorted.push_back(all[size_t(j)]);
+    std::sort(sorted.begin(), sorted.end());
+    const double kth = sorted[size_t(c.k - 1)], tol = 1e-5 * (1 + kth) + 1e-6 * scale * 1e-3;
+    std::vector<bool> listed(size_t(c.n), false);
+    for (int p = 0; p < c.k; ++p) {
+      int32_t j = ids[size_t((i - r0) * c.k + p)];
+      ASSERT_TRUE(j >= 0 && j < c.n && j != i && !listed[size_t(j)]) << "row " << i << " slot " << p << ": id " << j;
+      listed[size_t(j)] = true;
+      EXPECT_LE(all[size_t(j)], kth + tol) << "row " << i << ": " << j << " is not among the nearest";
+      EXPECT_NEAR(dist[size_t((i - r0) * c.k + p)], all[size_t(j)], tol) << "row " << i << " slot " << p;
+      if (p) {
+        EXPECT_LE(dist[size_t((i - r0) * c.k + p - 1)], dist[size_t((i - r0) * c.k + p)]) << "row " << i;
+      }
+    }
+    for (int64_t j = 0; j < c.n; ++j)
+      if (j != i && all[size_t(j)] < kth - tol) {
+        EXPECT_TRUE(listed[size_t(j)]) << "row " << i << ": missed " << j << " (recall below 1)";
+      }
+  }
+  EXPECT_EQ(stats.rows, r1 - r0);
+  recomputed = stats.recomputed;
+}
+
+bool runnable() {
+  return knn_subgroup_matrix_unsupported(*ctx(), 16, {.emulate = true}).empty();
+}
+
+}  // namespace
+
+TEST(KnnSubgroupMatrix, FuzzedShapesMatchFloat64) {
+  if (!runnable()) GTEST_SKIP() << knn_subgroup_matrix_unsupported(*ctx(), 16, {.emulate = true});
+  std::mt19937 gen(34);
+  // D up to 32 (two pipelines: DP = 16, 32): lavapipe takes ~10 s to compile each emulated one.
+  std::vector<Case> cases = {{2, 1, 1, 0},    {70, 3, 5, 0},    {130, 17, 15, 1}, {97, 30, 90, 0},
+                             {200, 5, 20, 2}, {150, 32, 7, 1, 0, 4096},  // several dispatches
+                             {180, 8, 12, 0, 0, 0, 37, 121}};          // a row range
+  for (int i = 0; i < 3; ++i)
+    cases.push_back({int64_t(20 + gen() % 200), int64_t(1 + gen() % 32), 0, int(gen() % 3)});
+  for (auto& c : cases) {
+    if (c.k == 0) c.k = int(1 + gen() % std::min<int64_t>(c.n - 1, 40));
+    uint32_t seed = gen();
+    SG_SEEDED(seed);
+    SCOPED_TRACE("n " + std::to_string(c.n) + " d " + std::to_string(c.d) + " k " + std::to_string(c.k) + " kind " +
+                 std::to_string(c.kind));
+    int64_t recomputed = 0;
+    check_case(c, seed, recomputed);
+  }
+}
+
+// Candidates = k: ties at the k-th distance (integer grid, duplicates) leave the bound no room, so
+// rows are flagged and recomputed in f32; the lists stay exact.
+TEST(KnnSubgroupMatrix, FlaggedRowsAreRecomputed) {
+  if (!runnable()) GTEST_SKIP() << knn_subgroup_matrix_unsupported(*ctx(), 16, {.emulate = true});
+  int64_t recomputed = 0;
+  check_case({160, 6, 10, 2, 10}, 7, recomputed);
+  EXPECT_GT(recomputed, 0);
+  check_case({140, 12, 9, 1, 9}, 8, recomputed);
+}
+
+TEST(KnnSubgroupMatrix, RefusesBadInput) {
+  Tensor x = Tensor::zeros(ctx(), {10, 3});
+  EXPECT_THROW(knn_exact_subgroup_matrix(x, 10, 0, 10, {.emulate = true}), Error);
+  EXPECT_THROW(knn_exact_subgroup_matrix(x, 3, 4, 4, {.emulate = true}), Error);
+  if (runnable()) {
+    EXPECT_THROW(knn_exact_subgroup_matrix(x, 3, 0, 10, {.candidates = 2, .emulate = true}), Error);
+  }
+}
