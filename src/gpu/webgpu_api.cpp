@@ -3,6 +3,8 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <string>
+#include <vector>
 
 #include "dawn_abi.hpp"
 #include "impl.hpp"
@@ -104,17 +106,40 @@ const WebGpuApi& api() {
 // allow_unsafe_apis: experimental features (subgroup matrices) are offered only with it.
 // vulkan_enable_f16_on_nvidia: without it Dawn refuses shader-f16 on NVIDIA's Vulkan driver
 // (and then lists only the int8 subgroup-matrix configs; checked on the H100, issue 34).
-static const char* const kDawnToggles[] = {"allow_unsafe_apis", "vulkan_enable_f16_on_nvidia"};
+// SURFGRAD_DAWN_TOGGLES adds toggles by name, comma-separated, "-name" to turn one off (e.g.
+// "disable_robustness,disable_workgroup_init" to measure what Tint's bounds clamps and Dawn's
+// zeroing of workgroup memory cost a kernel); Dawn warns about names it doesn't know.
+struct DawnToggleLists {
+  std::vector<std::string> names_on, names_off;
+  std::vector<const char*> on, off;
+  DawnToggleLists() {
+    names_on = {"allow_unsafe_apis", "vulkan_enable_f16_on_nvidia"};
+    // The blob cache (pipeline_cache.hpp) is Dawn's only cache across runs: never let a default
+    // turn it off.
+    names_off = {"disable_blob_cache"};
+    if (const char* env = std::getenv("SURFGRAD_DAWN_TOGGLES")) {
+      std::string list = env;
+      for (size_t start = 0; start <= list.size();) {
+        size_t end = list.find(',', start);
+        if (end == std::string::npos) end = list.size();
+        std::string name = list.substr(start, end - start);
+        if (!name.empty() && name[0] == '-') names_off.push_back(name.substr(1));
+        else if (!name.empty()) names_on.push_back(name);
+        start = end + 1;
+      }
+    }
+    for (const auto& n : names_on) on.push_back(n.c_str());
+    for (const auto& n : names_off) off.push_back(n.c_str());
+  }
+};
 static dawn::TogglesDescriptor dawn_toggles() {
+  static const DawnToggleLists lists;
   dawn::TogglesDescriptor t = {};
   t.chain.sType = static_cast<WGPUSType>(dawn::kSTypeTogglesDescriptor);
-  t.enabledToggleCount = std::size(kDawnToggles);
-  t.enabledToggles = kDawnToggles;
-  // The blob cache (pipeline_cache.hpp) is Dawn's only cache across runs: never let a default
-  // turn it off.
-  static const char* const kOff[] = {"disable_blob_cache"};
-  t.disabledToggleCount = std::size(kOff);
-  t.disabledToggles = kOff;
+  t.enabledToggleCount = lists.on.size();
+  t.enabledToggles = lists.on.data();
+  t.disabledToggleCount = lists.off.size();
+  t.disabledToggles = lists.off.data();
   return t;
 }
 
