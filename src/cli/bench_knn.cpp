@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -15,6 +16,7 @@
 #include "cli.hpp"
 #include "cli_options.hpp"
 #include "maps/knn_fused.hpp"
+#include "maps/knn_subgroup_matrix.hpp"
 #include "output_files.hpp"
 #include "surfgrad/knn.hpp"
 #include "surfgrad/tensor.hpp"
@@ -25,7 +27,7 @@ namespace {
 
 struct KnnBenchArgs {
   int64_t points = 100000, dims = 50, sample = 2000;
-  int k = 15, reps = 1;
+  int k = 15, reps = 1, candidates = 0;
   std::string data = "clusters", methods = "exact,blocked,descent", json_path;
   std::vector<std::string> shapes;  // extra runs of the exact kernel with these tile shapes
 };
@@ -40,10 +42,14 @@ Tensor bench_points(const gpu::ContextPtr& ctx, const KnnBenchArgs& a) {
   return add(index_select(centres, 0, Tensor::from_vector(ctx, label, {a.points})), noise);
 }
 
-// "exact", "blocked", "descent" (as the maps run it: a search list of max(k, 48)), or
-// "exact:SHAPE" (the streaming kernel with that tile shape).
-KnnResult run_method(const std::string& m, const Tensor& x, int k) {
+// "exact" (knn_exact: subgroup matrices where the device has them), "exact-f32" (the f32
+// streaming kernel), "exact-sgmat" (subgroup matrices with --candidates; its stats in `sgmat`),
+// "blocked", "descent" (as the maps run it: a search list of max(k, 48)), or "exact:SHAPE" (the
+// streaming kernel with that tile shape).
+KnnResult run_method(const std::string& m, const Tensor& x, int k, int candidates, KnnSubgroupMatrixStats& sgmat) {
   if (m == "exact") return knn_exact(x, k);
+  if (m == "exact-f32") return knn_exact_shaped(x, k, knn_fused_shape(*x.context()));
+  if (m == "exact-sgmat") return knn_exact_subgroup_matrix(x, k, 0, x.shape(0), {.candidates = candidates}, &sgmat);
   if (m == "blocked") return knn_exact_blocked(x, k, 0, x.shape(0));
   if (m == "descent") return nearest_neighbours(x, k, 1, KnnMethod::Descent);
   return knn_exact_shaped(x, k, KnnFusedShape::parse(m.substr(6)));
@@ -63,13 +69,21 @@ int bench_knn(const gpu::ContextPtr& ctx, const KnnBenchArgs& a) {
   for (const std::string& m : methods) {
     // Warm-up on a slice: compiles the pipelines, so the timed runs measure the work only.
     int64_t warm = std::min<int64_t>(a.points, 4 * int64_t(a.k) + 512);
-    run_method(m, x.slice(0, 0, warm).contiguous(), a.k).indices.to_vector<int32_t>();
+    KnnSubgroupMatrixStats sgmat;
+    if (m == "exact-sgmat") {
+      if (std::string why = knn_subgroup_matrix_unsupported(*ctx, a.dims); !why.empty()) {
+        std::printf("  %-32s skipped: %s\n", m.c_str(), why.c_str());
+        results.push_back({{"method", m}, {"skipped", why}});
+        continue;
+      }
+    }
+    run_method(m, x.slice(0, 0, warm).contiguous(), a.k, a.candidates, sgmat).indices.to_vector<int32_t>();
     std::vector<double> seconds;
     KnnResult r;
     for (int rep = 0; rep < a.reps; ++rep) {
       ctx->sync();
       auto t0 = std::chrono::steady_clock::now();
-      r = run_method(m, x, a.k);
+      r = run_method(m, x, a.k, a.candidates, sgmat);
       ctx->sync();
       seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     }
@@ -77,11 +91,21 @@ int bench_knn(const gpu::ContextPtr& ctx, const KnnBenchArgs& a) {
     double s = seconds[seconds.size() / 2];
     // A compute-only or no-push shape leaves the lists unfilled: no recall to measure.
     bool filled = m.find("compute-only") == std::string::npos && m.find("no-push") == std::string::npos;
+    // Against the f32 kernel's lists (knn_exact_rows would take subgroup matrices where offered).
+    ::setenv("SURFGRAD_KNN_SUBGROUP_MATRIX", "0", 1);
     double recall = filled ? knn_recall_sampled(x, r, a.sample) : -1;
+    ::unsetenv("SURFGRAD_KNN_SUBGROUP_MATRIX");
     std::printf("  %-32s %9.3f s   recall@%d %.4f (sample of %lld rows)\n", m.c_str(), s, a.k, recall,
                 (long long)std::min(a.sample, a.points));
     std::fflush(stdout);
-    results.push_back({{"method", m}, {"seconds", s}, {"all_seconds", seconds}, {"recall", recall}});
+    json row = {{"method", m}, {"seconds", s}, {"all_seconds", seconds}, {"recall", recall}};
+    if (m == "exact-sgmat") {  // rows whose f16 bound was not clear, recomputed by the f32 kernel
+      std::printf("  %-32s candidates %d, rows recomputed in f32: %lld of %lld\n", "", sgmat.candidates,
+                  (long long)sgmat.recomputed, (long long)sgmat.rows);
+      row["candidates"] = sgmat.candidates;
+      row["rows_recomputed"] = sgmat.recomputed;
+    }
+    results.push_back(row);
   }
   if (!a.json_path.empty()) {
     json j = {{"bench", "knn"},
@@ -110,12 +134,13 @@ void add_bench_knn_command(CLI::App& bench, CommandFn& chosen) {
   s->add_option("--data", a->data, "clusters or gaussian")
       ->check(CLI::IsMember({"clusters", "gaussian"}))
       ->capture_default_str();
-  s->add_option("--methods", a->methods, "comma-separated: exact, blocked, descent")
+  s->add_option("--methods", a->methods,
+                "comma-separated: exact (subgroup matrices where offered), exact-f32, exact-sgmat, blocked, descent")
       ->check([](const std::string& v) {
         std::stringstream list(v);
         for (std::string m; std::getline(list, m, ',');)
-          if (m != "exact" && m != "blocked" && m != "descent")
-            return "unknown method '" + m + "' (exact, blocked, descent)";
+          if (m != "exact" && m != "exact-f32" && m != "exact-sgmat" && m != "blocked" && m != "descent")
+            return "unknown method '" + m + "' (exact, exact-f32, exact-sgmat, blocked, descent)";
         return std::string();
       })
       ->capture_default_str();
@@ -130,6 +155,10 @@ void add_bench_knn_command(CLI::App& bench, CommandFn& chosen) {
         }
         return std::string();
       });
+  s->add_option("--candidates", a->candidates,
+                "exact-sgmat: candidates a row keeps by the f16 key before the f32 re-check (k..256; 0: min(2k+16, 256))")
+      ->check(integer_in(0, 256))
+      ->capture_default_str();
   s->add_option("--reps", a->reps, "timed runs per method (median)")->check(integer_in(1, 100))->capture_default_str();
   s->add_option("--recall-sample", a->sample, "rows checked against exact lists")
       ->check(integer_in<int64_t>(8, 1000000))
@@ -137,6 +166,7 @@ void add_bench_knn_command(CLI::App& bench, CommandFn& chosen) {
   s->add_option("--json", a->json_path, "also write the results to this JSON file (- for standard output)");
   s->callback([a, &chosen] {
     if (a->k >= a->points) throw CLI::ValidationError("--k", "must be below --points");
+    if (a->candidates && a->candidates < a->k) throw CLI::ValidationError("--candidates", "must be 0 or at least --k");
     chosen = [a](const gpu::ContextPtr& ctx) { return bench_knn(ctx, *a); };
   });
 }

@@ -1,11 +1,13 @@
 // Exact kNN: the streaming kernel (knn_fused.cpp), and the blocked path it replaced (distance
 // tiles through matmul, then per-row top-k in topk_rows.wgsl), kept as its benchmark baseline.
 #include <algorithm>
+#include <cstdlib>
 #include <span>
 #include <tuple>
 
 #include "maps/graph.hpp"
 #include "maps/knn_fused.hpp"
+#include "maps/knn_subgroup_matrix.hpp"
 #include "maps/list_blocks.hpp"
 #include "platform/parallel.hpp"
 #include "surfgrad/maps.hpp"
@@ -44,6 +46,11 @@ KnnResult knn_exact(const Tensor& x, int k) {
 
 KnnResult knn_exact_rows(const Tensor& x, int k, int64_t row_begin, int64_t row_end) {
   check_exact(x, k, row_begin, row_end);
+  // Subgroup matrices (tensor cores) where the device has them, the same lists by their f32
+  // re-check (knn_subgroup_matrix.cpp); SURFGRAD_KNN_SUBGROUP_MATRIX=0 keeps the f32 kernel.
+  const char* env = std::getenv("SURFGRAD_KNN_SUBGROUP_MATRIX");
+  if (!(env && std::string(env) == "0") && knn_subgroup_matrix_unsupported(*x.context(), x.shape(1)).empty())
+    return knn_exact_subgroup_matrix(x, k, row_begin, row_end);
   return knn_exact_shaped(x, k, knn_fused_shape(*x.context()), row_begin, row_end);
 }
 
