@@ -80,3 +80,45 @@ TEST(SubgroupMatrixEmulated, SplitF32MatchesFloat64) {
     std::printf("split f32 %s %s: error %.2e\n", c.sm.str().c_str(), shape_str(c.a).c_str(), err);
   }
 }
+
+// The default's choice (subgroup_matrix_pick, with emulated configurations standing in for the
+// adapter's feature): the first configuration that takes a shape runs it, against float64;
+// shapes none takes (or too few blocks) are left to the tiled kernel. And where the adapter has
+// no subgroup matrices (lavapipe), Tensor::matmul on f16 picks none and still matches float64.
+TEST(SubgroupMatrixEmulated, DefaultChoiceOnFuzzedShapes) {
+  if (!ctx()->features().shader_f16 || !ctx()->features().subgroups)
+    GTEST_SKIP() << "the emulation needs shader-f16 and subgroups";
+  const SubgroupMatrixParams direct{1, 1, 1, 1, 16, false, true}, staged{1, 1, 2, 2, 16, true, true};
+  const std::vector<SubgroupMatrixParams> tries = {direct, staged};
+  std::mt19937 gen(7);
+  int direct_ran = 0, staged_ran = 0, none = 0;
+  for (int i = 0; i < 10; ++i) {
+    // Multiples of 16 half the time (the direct form), any size else.
+    auto dim = [&] { return gen() % 2 ? int64_t(16 * (1 + gen() % 8)) : int64_t(1 + gen() % 130); };
+    Shape sa = {dim(), dim()}, sb = {sa[1], dim()};
+    uint32_t seed = gen();
+    SG_SEEDED(seed);
+    Tensor a = upload(random_ref(sa, seed, DType::f16, -1, 1), DType::f16);
+    Tensor b = upload(random_ref(sb, seed + 1, DType::f16, -1, 1), DType::f16);
+    MatmulProblem p = make_problem(a, b);
+    EXPECT_FALSE(subgroup_matrix_choice(p).has_value()) << "lavapipe has no subgroup matrices";
+    auto sm = subgroup_matrix_pick(p, tries, 4);
+    if (!sm) {
+      ++none;
+      continue;
+    }
+    (sm->staged ? staged_ran : direct_ran)++;
+    p.c.assign(scalar_like(p.c, NAN));
+    subgroup_matrix_matmul(p, *sm)();
+    EXPECT_LE(matmul_error(p, 200, seed), 2e-3) << sm->str() << " " << shape_str(sa) << " @ " << shape_str(sb);
+  }
+  std::printf("default choice: %d direct, %d staged, %d left to the tiled kernel\n", direct_ran, staged_ran, none);
+  EXPECT_GT(direct_ran + staged_ran, 0);
+  EXPECT_GT(none, 0);  // small shapes: fewer than 4 blocks
+  // Tensor::matmul on f16 without the feature: the tiled kernel, same answer.
+  Tensor a = upload(random_ref({70, 33}, 1, DType::f16, -1, 1), DType::f16);
+  Tensor b = upload(random_ref({33, 41}, 2, DType::f16, -1, 1), DType::f16);
+  MatmulProblem p = make_problem(a, b);
+  p.c = a.matmul(b);
+  EXPECT_LE(matmul_error(p, 200, 1), 2e-3);
+}

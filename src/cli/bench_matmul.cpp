@@ -148,7 +148,15 @@ int bench_matmul(const gpu::ContextPtr& ctx, const MatmulArgs& args) {
                       [](const MatmulProblem&) { return std::string(); },
                       [](const MatmulProblem& p) { return std::function<void()>([p] { run_matmul(p); }); }});
   variants.push_back(
-      {13, "f16-tuned", "Tensor::matmul on f16 tensors", 2e-3,
+      {13, "f16-tuned", "Tensor::matmul on f16 tensors (subgroup matrices where the adapter has them)", 2e-3,
+       [&](const MatmulProblem&) { return ctx->features().shader_f16 ? std::string() : std::string("no shader-f16"); },
+       [](const MatmulProblem& p) {
+         if (auto sm = subgroup_matrix_choice(p)) return subgroup_matrix_matmul(p, *sm);
+         TiledParams params = matmul_params(p.ctx, p.dtype(), p.M, p.N, p.K, matmul_vec4_staging(p));
+         return std::function<void()>([p, params] { run_tiled(p, params); });
+       }});
+  variants.push_back(
+      {13, "f16-tuned-tiled", "Tensor::matmul's tiled f16 kernel (no subgroup matrices)", 2e-3,
        [&](const MatmulProblem&) { return ctx->features().shader_f16 ? std::string() : std::string("no shader-f16"); },
        [](const MatmulProblem& p) {
          TiledParams params = matmul_params(p.ctx, p.dtype(), p.M, p.N, p.K, matmul_vec4_staging(p));

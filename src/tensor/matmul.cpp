@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "matmul_problem.hpp"
+#include "matmul_subgroup_matrix.hpp"
 
 namespace surfgrad {
 
@@ -375,6 +376,7 @@ void run_matmul_with(const MatmulProblem& prob, const TiledParams& p) {
 }
 
 void run_matmul(const MatmulProblem& prob) {
+  if (run_subgroup_matrix_default(prob)) return;  // f16 on tensor cores where the adapter has them
   run_matmul_with(prob, matmul_params(prob.ctx, prob.dtype(), prob.M, prob.N, prob.K, matmul_vec4_staging(prob)));
 }
 

@@ -8,6 +8,7 @@
 // per-subgroup 16×16 f32 scratch in workgroup memory to C (f16), guarded by M and N.
 #include "matmul_subgroup_matrix.hpp"
 
+#include <cstdlib>
 #include <functional>
 #include <regex>
 
@@ -403,6 +404,44 @@ std::function<void()> subgroup_matrix_split_f32(const MatmulProblem& p, const Su
     q.meta[12] = uint32_t(c.offset());
     subgroup_matrix_matmul(q, s32)();
   };
+}
+
+// The defaults, best first, from the H100/H200 measurements (bench/results/*-dawn-matmul*.json):
+// the probe's direct 4x4 tiles (72 TFLOP/s at 4096^3, twice the tiled f16 kernel) where the
+// shape allows it. Staged configurations join here when the sweep shows one beating the tiled
+// f16 kernel on shapes the direct one refuses.
+static const std::vector<SubgroupMatrixParams>& default_configs() {
+  static const std::vector<SubgroupMatrixParams> configs = {{4, 4, 1, 1, 16, false}};
+  return configs;
+}
+
+std::optional<SubgroupMatrixParams> subgroup_matrix_choice(const MatmulProblem& p) {
+  static const std::string env = [] {
+    const char* e = std::getenv("SURFGRAD_SGMAT");
+    return std::string(e ? e : "");
+  }();
+  if (env == "0" || p.dtype() != DType::f16 || !p.ctx->features().subgroup_matrix) return std::nullopt;
+  std::vector<SubgroupMatrixParams> tries = default_configs();
+  if (!env.empty() && env != "1") tries.insert(tries.begin(), parse_subgroup_matrix_spec(env));
+  return subgroup_matrix_pick(p, tries);
+}
+
+std::optional<SubgroupMatrixParams> subgroup_matrix_pick(const MatmulProblem& p,
+                                                         const std::vector<SubgroupMatrixParams>& tries,
+                                                         uint64_t min_blocks) {
+  for (const auto& sm : tries) {
+    uint64_t blocks = uint64_t(p.batches) * uint64_t((p.M + block_m(sm) - 1) / block_m(sm)) *
+                      uint64_t((p.N + block_n(sm) - 1) / block_n(sm));
+    if (blocks >= min_blocks && subgroup_matrix_unsupported(p, sm).empty()) return sm;
+  }
+  return std::nullopt;
+}
+
+bool run_subgroup_matrix_default(const MatmulProblem& p) {
+  std::optional<SubgroupMatrixParams> sm = subgroup_matrix_choice(p);
+  if (!sm) return false;
+  subgroup_matrix_matmul(p, *sm)();
+  return true;
 }
 
 }  // namespace surfgrad

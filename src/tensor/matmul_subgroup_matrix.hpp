@@ -1,6 +1,7 @@
 // f16 matmul on Dawn's subgroup matrices (chromium_experimental_subgroup_matrix: tensor cores
 // from WGSL; issue 34): f16 operands, f32 accumulation, f16 result.
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,19 @@ std::function<void()> subgroup_matrix_matmul(const MatmulProblem& p, const Subgr
 // A·B ≈ Ahi·Bhi + Ahi·Blo + Alo·Bhi. Single f32 matrices, values within f16's range.
 std::string subgroup_matrix_split_unsupported(const MatmulProblem& p, const SubgroupMatrixParams& sm);
 std::function<void()> subgroup_matrix_split_f32(const MatmulProblem& p, const SubgroupMatrixParams& sm);
+
+// The configuration Tensor::matmul runs an f16 product with on this adapter, or nullopt (the
+// tiled ladder: no subgroup matrices, a shape none of the defaults takes, too few blocks to fill
+// a GPU). SURFGRAD_SGMAT=0 turns it off; SURFGRAD_SGMAT=<spec> (parse_subgroup_matrix_spec)
+// tries that configuration first.
+std::optional<SubgroupMatrixParams> subgroup_matrix_choice(const MatmulProblem& p);
+// The first of `tries` that runs `p` here with at least `min_blocks` blocks of C (fewer leave
+// tensor cores idle: the tiled kernel splits K for such shapes).
+std::optional<SubgroupMatrixParams> subgroup_matrix_pick(const MatmulProblem& p,
+                                                         const std::vector<SubgroupMatrixParams>& tries,
+                                                         uint64_t min_blocks = 128);
+// Runs `p` on subgroup_matrix_choice's configuration; false (nothing run) where there is none.
+bool run_subgroup_matrix_default(const MatmulProblem& p);
 
 // A bench-ladder rung for `sm`, named "f16-sgmat:" + sm.spec().
 MatmulVariant subgroup_matrix_variant(const SubgroupMatrixParams& sm);
