@@ -81,14 +81,16 @@ TEST(MapPipeline, UmapWithPcaEqualsTheSeparateCalls) {
 }
 
 TEST(MapPipeline, AutomaticPcaOnCpuAdapters) {
-  // -1 (automatic): 50 components past 20,000 points anywhere, and on CPU adapters past 100
+  // -1 (automatic): 50 components past 20,000 points anywhere, and on CPU adapters 100 past 200
   // dimensions; an explicit count (0 included) wins everywhere.
   MapOptions o;
   EXPECT_EQ(map_pca_components(o, 10000, 784, false), 0);
-  EXPECT_EQ(map_pca_components(o, 10000, 784, true), 50);
+  EXPECT_EQ(map_pca_components(o, 10000, 784, true), 100);
   EXPECT_EQ(map_pca_components(o, 1797, 64, true), 0);
-  EXPECT_EQ(map_pca_components(o, 1797, 100, true), 0);
+  EXPECT_EQ(map_pca_components(o, 1797, 200, true), 0);
+  EXPECT_EQ(map_pca_components(o, 1797, 201, true), 100);
   EXPECT_EQ(map_pca_components(o, 30000, 784, false), 50);
+  EXPECT_EQ(map_pca_components(o, 30000, 784, true), 50);
   o.pca_components = 0;
   EXPECT_EQ(map_pca_components(o, 10000, 784, true), 0);
   o.pca_components = 100;

@@ -70,8 +70,8 @@ std::string describe_map_options(const MapOptions& options);
 
 // The neighbours per point a job uses (⌊3·perplexity⌋ for t-SNE, n_neighbors for UMAP), and the
 // components kNN runs on (pca_components resolved; 0: none). Automatic PCA on a CPU adapter
-// (cpu_adapter: lavapipe, SwiftShader) also projects points of more than 100 dimensions, where
-// exact kNN in the input space costs more than the map (map_options.cpp says what was measured).
+// (cpu_adapter: lavapipe, SwiftShader) also projects points of more than 200 dimensions to 100,
+// where exact kNN in the input space costs more than the map (map_options.cpp: what was measured).
 int map_neighbours(const MapOptions& options, int64_t n);
 int map_pca_components(const MapOptions& options, int64_t n, int64_t d, bool cpu_adapter = false);
 
