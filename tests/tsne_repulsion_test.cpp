@@ -68,6 +68,19 @@ TEST(TsneRepulsion, BoxExtentIsTheHostExtent) {
   }
 }
 
+TEST(TsneRepulsion, TotalQIsTheColumnSum) {
+  // total_q(): tsne_z.wgsl on CPU adapters (64 partial sums), the column sum elsewhere; against
+  // a float64 host sum.
+  TsneRepulsion r(ctx());
+  for (int64_t n : {1, 300, 10001}) {
+    Tensor y = layout(n, 40, uint64_t(n)), out = tsne_repulsion(y, Repulsion::Exact);
+    std::vector<float> o = out.to_vector<float>();
+    double want = 0;
+    for (int64_t i = 0; i < n; ++i) want += o[size_t(4 * i + 2)];
+    EXPECT_NEAR(r.total_q(out).to_vector<float>()[0], want, 1e-6 * std::max(want, 1.0)) << n;
+  }
+}
+
 TEST(TsneRepulsion, FftMatchesExact) {
   // Extents from a freshly initialised map (tiny) to a converged one (~100 units). Cubic
   // interpolation's error falls as spacing⁴: a few percent at the default spacing of 0.5 (the

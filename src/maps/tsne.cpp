@@ -150,7 +150,7 @@ Tensor tsne_layout(const Tensor& x, const TsneOptions& opt, const MapProgress& p
       }
       repulsion.interpolated(y, rep, grid_nodes);
     }
-    Tensor z = rep.slice(1, 2, 3).sum();
+    Tensor z = repulsion.total_q(rep);
     float momentum = early ? 0.5f : 0.8f, exaggeration = float(early ? opt.early_exaggeration : 1.0);
     float max_step = opt.max_step_norm > 0 ? float(opt.max_step_norm) : 3.4e38f;
     step.launch({y, update, gains, attract, rep, z}, {n, float(lr), momentum, exaggeration, max_step},

@@ -72,6 +72,14 @@ void TsneRepulsion::bounds(const Tensor& y, Tensor& lo, Tensor& hi) {
   bbox_->launch({lo, hi, y}, {y.shape(0)}, {1, 1, 1});
 }
 
+Tensor TsneRepulsion::total_q(const Tensor& out) {
+  if (!ctx_->info().is_cpu) return out.slice(1, 2, 3).sum();
+  if (!z_) z_ = program(ctx_, "tsne_z.wgsl");
+  Tensor z = Tensor::empty(ctx_, {1});
+  z_->launch({z, out}, {out.shape(0)}, {1, 1, 1});
+  return z;
+}
+
 double TsneRepulsion::box_extent(const Tensor& y) {
   Tensor lo, hi;
   bounds(y, lo, hi);

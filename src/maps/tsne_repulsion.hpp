@@ -28,6 +28,8 @@ class TsneRepulsion {
   static double extent(const Tensor& y);
   // The same through bounds() (one dispatch on CPU adapters).
   double box_extent(const Tensor& y);
+  // Z, the sum of out's third column ([1]): a column sum on GPUs, one dispatch on CPU adapters.
+  Tensor total_q(const Tensor& out);
 
  private:
   void resize(int g);
@@ -41,7 +43,7 @@ class TsneRepulsion {
   Tensor acc_, grid_, frame_, args_;
   kernels::Program exact_, frame_k_, kernels_k_, spread_, charges_, multiply_, mirror_, interpolate_;
   std::unique_ptr<FftLines> fft_;
-  std::optional<kernels::Program> bbox_;  // made on first use, on CPU adapters only
+  std::optional<kernels::Program> bbox_, z_;  // made on first use, on CPU adapters only
 };
 
 }  // namespace surfgrad
