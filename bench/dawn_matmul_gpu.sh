@@ -50,29 +50,7 @@ sizes=${SIZES:-4096x4096x4096,8192x8192x8192}
 baseline=${BASELINE:-f16-tiled-acc32,f16-tuned}
 sgmat=${SGMAT:-f16-sgmat-direct,f16-sgmat-staged,f16-sgmat-2x2,f16-sgmat-4x2}
 mkdir -p "$out" "$work"
-[ -x "$work/bin/surfgrad" ] || xz -dc "$pack" | tar -C "$work" -xf -
-export LD_LIBRARY_PATH="$work/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-# The Vulkan loader, where the system lacks one (wgpu-native and Dawn both open libvulkan.so.1).
-if ! ldconfig -p 2>/dev/null | grep -q 'libvulkan\.so\.1 '; then
-  deb=$(ls "$work"/vulkan/libvulkan1_*.deb 2>/dev/null | head -1 || true)
-  if [ -n "$deb" ]; then
-    dpkg-deb -x "$deb" "$work/vulkan/root"
-    export LD_LIBRARY_PATH="$work/vulkan/root/usr/lib/x86_64-linux-gnu:$LD_LIBRARY_PATH"
-    log "Vulkan loader from $(basename "$deb")"
-  else
-    log "no libvulkan.so.1 and no loader package in the pack: no Vulkan adapter"
-  fi
-fi
-# The NVIDIA ICD (libGLX_nvidia) needs libglvnd, which the GPU machine lacks: carry .gl (the
-# device README's loader .debs) and it is unpacked here; without it Vulkan finds no driver.
-if [ -d .gl ] && ! ldconfig -p 2>/dev/null | grep -q 'libGLdispatch\.so\.0 '; then
-  for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
-fi
-# The GPU machine's NVIDIA ICD is not where the loader looks by default (device README).
-icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-[ -f "$icd" ] && [ -z "${VK_DRIVER_FILES:-}" ] && export VK_DRIVER_FILES=$icd
-export SURFGRAD_DAWN_LIBRARY="$work/lib/libwebgpu_dawn.so"
-bin=$work/bin
+. bench/dawn_gpu_env.sh  # unpacks $pack into $work, sets the loader paths and $bin
 
 for impl in wgpu dawn; do SURFGRAD_WEBGPU=$impl "$bin/surfgrad" info >"$out/info-$impl.txt" 2>&1; done
 grep -E "^(adapter|implementation|shader-f16|subgroups|subgroup-matrix) " "$out"/info-*.txt

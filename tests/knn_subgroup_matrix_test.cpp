@@ -4,6 +4,7 @@
 // grids (ties). Recall must be exactly 1.0: every point closer than the k-th true distance (less
 // an f32 tolerance) is listed, and nothing farther than it (plus the tolerance).
 #include <algorithm>
+#include <cstdio>
 #include <random>
 
 #include "maps/knn_subgroup_matrix.hpp"
@@ -20,6 +21,7 @@ struct Case {
   int kind;  // 0 Gaussian clusters, 1 duplicates, 2 integer grid (many ties)
   int candidates = 0;
   int64_t pairs = 0, row_begin = 0, row_end = -1;
+  bool emulate = true;  // false: the device's own subgroup matrices (GPUs under Dawn)
 };
 
 std::vector<float> make_points(const Case& c, uint32_t seed) {
@@ -43,7 +45,7 @@ void check_case(const Case& c, uint32_t seed, int64_t& recomputed) {
   Tensor t = Tensor::from_vector(ctx(), x, {c.n, c.d});
   const int64_t r0 = c.row_begin, r1 = c.row_end < 0 ? c.n : c.row_end;
   KnnSubgroupMatrixOptions o;
-  o.emulate = true;
+  o.emulate = c.emulate;
   o.candidates = c.candidates;
   o.pairs_per_dispatch = c.pairs;
   KnnSubgroupMatrixStats stats;
@@ -130,5 +132,27 @@ TEST(KnnSubgroupMatrix, RefusesBadInput) {
   EXPECT_THROW(knn_exact_subgroup_matrix(x, 3, 4, 4, {.emulate = true}), Error);
   if (runnable()) {
     EXPECT_THROW(knn_exact_subgroup_matrix(x, 3, 0, 10, {.candidates = 2, .emulate = true}), Error);
+  }
+}
+
+// The real builtins where the device has them (Dawn on a GPU with subgroup matrices: tensor
+// cores round and accumulate in their own way; the bound must hold there too).
+TEST(KnnSubgroupMatrix, DeviceBuiltinsMatchFloat64) {
+  if (std::string why = knn_subgroup_matrix_unsupported(*ctx(), 64); !why.empty()) GTEST_SKIP() << why;
+  std::mt19937 gen(35);
+  std::vector<Case> cases = {{1000, 50, 90, 0}, {3000, 50, 15, 0}, {2000, 64, 30, 1}, {1500, 7, 12, 2},
+                             {700, 100, 5, 0, 0, 1 << 16}};
+  for (int i = 0; i < 4; ++i)
+    cases.push_back({int64_t(50 + gen() % 2000), int64_t(1 + gen() % 130), int(1 + gen() % 40), int(gen() % 3)});
+  for (auto c : cases) {
+    c.emulate = false;
+    uint32_t seed = gen();
+    SG_SEEDED(seed);
+    SCOPED_TRACE("n " + std::to_string(c.n) + " d " + std::to_string(c.d) + " k " + std::to_string(c.k) + " kind " +
+                 std::to_string(c.kind));
+    int64_t recomputed = 0;
+    check_case(c, seed, recomputed);
+    std::printf("  n %lld d %lld k %d kind %d: %lld rows recomputed in f32\n", (long long)c.n, (long long)c.d, c.k,
+                c.kind, (long long)recomputed);
   }
 }

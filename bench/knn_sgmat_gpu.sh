@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Exact kNN on subgroup matrices (tensor cores, f32 re-check: recall 1.0) beside today's f32
+# streaming kernel and PyTorch, under Dawn on the GPU machine (issue 34).
+#
+# Here (development machine):  bench/dawn_matmul_gpu.sh --pack build-NAME   (a build configured
+#   with SURFGRAD_DAWN_LIBRARY; makes build-NAME/dawn-gpu.tar.xz: carry it and .gl)
+# GPU machine, repository root:  bench/knn_sgmat_gpu.sh PACK [STAGE]
+#   STAGE 1m (default, <= 420 s): the kNN tests under Dawn (emulated and real builtins against
+#     float64), then 1M × 50-D, k = 90: exact-sgmat and exact-f32 in one surfgrad call, PyTorch
+#     (bench/torch_knn.py) in the next.
+#   STAGE 10m (<= 560 s): 10M × 50-D, k = 15, exact-sgmat (about 100× the 1M work; today's f32
+#     kernel and PyTorch would take several times the 10-minute limit there, so they are not run).
+# Writes $OUT/rows-STAGE.json: size, variant, seconds, tflops (2·N²·D / s), cublas_tflops (the same
+# for PyTorch where run), recall, rows_recomputed, backend. OUT default /tmp/knn-sgmat. POINTS_1M and
+# POINTS_10M shrink the runs (a dry run on lavapipe, where exact-sgmat is skipped).
+set -u
+cd "$(dirname "$0")/.."
+log() { echo "[knn_sgmat_gpu] $*" >&2; }
+pack=${1:-build-dawn/dawn-gpu.tar.xz}
+stage=${2:-1m}
+out=${OUT:-/tmp/knn-sgmat}
+work=${WORK:-/tmp/dawn-gpu}
+mkdir -p "$out" "$work"
+. bench/dawn_gpu_env.sh
+export SURFGRAD_WEBGPU=dawn
+"$bin/surfgrad" info >"$out/info-dawn.txt" 2>&1
+grep -E "^(adapter|implementation|shader-f16|subgroups|subgroup-matrix) " "$out/info-dawn.txt"
+
+knn() {  # NAME POINTS K METHODS TIMEOUT
+  log "bench knn $2 x 50, k = $3: $4"
+  timeout "$5" "$bin/surfgrad" bench knn --points "$2" --dims 50 --k "$3" --methods "$4" --recall-sample 2000 \
+    --json "$out/knn-$1.json" 2>&1 | grep -v '^Warning: maxDynamic' | tee "$out/knn-$1.txt"
+}
+if [ "$stage" = 1m ]; then
+  log "tests under Dawn"
+  timeout 120 "$bin/surfgrad_tests" --gtest_brief=1 --gtest_filter='KnnSubgroupMatrix.*:Knn.Streaming*' \
+    >"$out/tests-dawn.txt" 2>&1
+  echo "tests under Dawn: exit $? (log $out/tests-dawn.txt)"
+  grep -E "rows recomputed|^\[  (FAILED|PASSED|SKIPPED) |FAILED TEST" "$out/tests-dawn.txt" | tail -20
+  grep -v '^Warning: maxDynamic' "$out/tests-dawn.txt" | grep -A8 'Failure' | head -40
+  knn 1m "${POINTS_1M:-1000000}" 90 exact-sgmat,exact-f32 200
+  timeout 90 python3 bench/torch_knn.py "${POINTS_1M:-1000000}" 50 90 >"$out/torch-1m.json" 2>"$out/torch-1m.err"
+  cat "$out/torch-1m.json"
+else
+  knn 10m "${POINTS_10M:-10000000}" 15 exact-sgmat 560
+fi
+
+python3 - "$out" "$stage" <<'PY'
+import json, os, sys
+out, stage = sys.argv[1], sys.argv[2]
+def load(name):
+    try:
+        return json.load(open(os.path.join(out, name)))
+    except (OSError, ValueError):
+        return None
+run, torch = load(f"knn-{stage}.json"), load(f"torch-{stage}.json")
+rows = []
+if run:
+    n, d = run["points"], run["dims"]
+    flop = 2.0 * n * n * d
+    torch_tflops = flop / torch["seconds"] / 1e12 if torch else 0
+    for r in run["results"]:
+        if "seconds" not in r:
+            continue
+        rows.append({"size": f"{n}x{d} k={run['k']}", "variant": "knn-" + r["method"], "seconds": r["seconds"],
+                     "tflops": flop / r["seconds"] / 1e12, "cublas_tflops": torch_tflops,
+                     "torch_seconds": torch["seconds"] if torch else None, "recall": r["recall"],
+                     "rows_recomputed": r.get("rows_recomputed"), "candidates": r.get("candidates"),
+                     "backend": "dawn", "adapter": run["adapter"], "date": run["date"]})
+json.dump(rows, open(os.path.join(out, f"rows-{stage}.json"), "w"), indent=1)
+for r in rows:
+    print(f'{r["size"]:22} {r["variant"]:18} {r["seconds"]:8.3f} s  recall {r["recall"]:.4f}  '
+          f'recomputed {r["rows_recomputed"]}  torch {r["torch_seconds"]}')
+PY
