@@ -19,7 +19,8 @@
 #   at the first size, the fastest SWEEP_TOP (4) at the others) under Dawn after one baseline call
 #   (f16-tuned, f16-sgmat-direct; f32: tuned and f32-sgmat-split[-staged]; cuBLAS) and the Dawn tests; rows.json as usual, the sweep's
 #   variants named f16-sgmat:tm=..,tn=..,... (pass one back to --variants to rerun it).
-#   Time: <= 100 s tests, 120 s baseline, SWEEP_LIMIT (330) s sweep. SKIP_TESTS=1 skips the tests.
+#   Time: <= 100 s tests, 120 s baseline, SWEEP_LIMIT (330) s sweep, 60 s of its top 4 without
+#   robustness (SURFGRAD_DAWN_TOGGLES). SKIP_TESTS=1 skips the tests.
 set -u
 cd "$(dirname "$0")/.."
 log() { echo "[dawn_matmul_gpu] $*" >&2; }
@@ -70,7 +71,7 @@ fi
 bench() {  # IMPL NAME VARIANTS TIMEOUT [--torch-script none]
   local impl=$1 name=$2 vars=$3 limit=$4; shift 4
   log "bench matmul under $impl: $vars"
-  SURFGRAD_WEBGPU=$impl timeout "$limit" "$bin/surfgrad" bench matmul --sizes "$sizes" ${vars:+--variants "$vars"} \
+  SURFGRAD_WEBGPU=${impl%%+*} timeout "$limit" "$bin/surfgrad" bench matmul --sizes "$sizes" ${vars:+--variants "$vars"} \
     --json "$out/matmul-$impl-$name.json" "$@" 2>&1 | grep -v '^Warning: maxDynamic' | tee "$out/matmul-$impl-$name.txt"
 }
 if [ "${SWEEP:-0}" = 1 ]; then
@@ -78,6 +79,19 @@ if [ "${SWEEP:-0}" = 1 ]; then
   # The JSON is rewritten after every row: a sweep cut off by the limit keeps what it measured.
   bench dawn sweep "" "${SWEEP_LIMIT:-330}" --sweep sgmat --sweep-top "${SWEEP_TOP:-4}" --reps 5 \
     --torch-script /nonexistent
+  # The sweep's fastest 4 again without Tint's bounds clamps and Dawn's workgroup-memory zeroing
+  # (what robustness costs these kernels; rows under backend "dawn+norobust"); <= 60 s.
+  top=$(python3 - "$out/matmul-dawn-sweep.json" <<'PY'
+import json, sys
+rows = json.load(open(sys.argv[1]))["rows"]
+first = rows[0]["size"] if rows else ""
+best = sorted((r for r in rows if r["size"] == first and r["valid"] and r["variant"].startswith("f16-sgmat:")),
+              key=lambda r: -r["tflops"])[:4]
+print(",".join(r["variant"] for r in best))
+PY
+)
+  [ -n "$top" ] && SURFGRAD_DAWN_TOGGLES=disable_robustness,disable_workgroup_init \
+    bench dawn+norobust top "$top,f16-sgmat-direct" 60 --reps 5 --torch-script /nonexistent
 else
   for impl in wgpu dawn; do bench $impl base "$baseline" 120 --torch-script bench/torch_matmul.py; done
   for v in ${sgmat//,/ }; do bench dawn "$v" "$v" 50 --torch-script /nonexistent; done
@@ -100,7 +114,7 @@ for name in sorted(os.listdir(out)):
                      "max_error": r["max_error"], "valid": r["valid"],
                      "adapter": run["adapter"], "implementation": run["implementation"], "date": run["date"]})
 for r in rows:  # the subgroup-matrix calls did not run PyTorch: the baseline call's cuBLAS
-    r["cublas_tflops"] = r["cublas_tflops"] or cublas.get((r["backend"], r["size"]), 0)
+    r["cublas_tflops"] = r["cublas_tflops"] or cublas.get((r["backend"].split("+")[0], r["size"]), 0)
 json.dump(rows, open(os.path.join(out, "rows.json"), "w"), indent=1)
 for r in rows:
     ratio = r["tflops"] / r["cublas_tflops"] if r["cublas_tflops"] else 0

@@ -406,12 +406,17 @@ std::function<void()> subgroup_matrix_split_f32(const MatmulProblem& p, const Su
   };
 }
 
-// The defaults, best first, from the H100/H200 measurements (bench/results/*-dawn-matmul*.json):
-// the probe's direct 4x4 tiles (72 TFLOP/s at 4096^3, twice the tiled f16 kernel) where the
-// shape allows it. Staged configurations join here when the sweep shows one beating the tiled
-// f16 kernel on shapes the direct one refuses.
+// The defaults, best first, from the H200 sweep (bench/results/2026-11-27-h200-dawn-sgmat-sweep.json):
+// the probe's direct 4x4 tiles (74.9 / 77.0 TFLOP/s at 4096^3 / 8192^3, twice the tiled f16
+// kernel's 36.8 / 39.1) where the shape allows it; else staged 2x2 tiles, 2x4 subgroups, bk 16,
+// padded rows and prefetch (78.8 at 8192^3, any shape; its 23.8 at 4096^3 was timed on a GPU
+// left idle, before bench matmul warmed up: to be confirmed).
 static const std::vector<SubgroupMatrixParams>& default_configs() {
-  static const std::vector<SubgroupMatrixParams> configs = {{4, 4, 1, 1, 16, false}};
+  static const std::vector<SubgroupMatrixParams> configs = [] {
+    SubgroupMatrixParams staged{2, 2, 2, 4, 16, true};
+    staged.pad = 8, staged.db = true;
+    return std::vector<SubgroupMatrixParams>{{4, 4, 1, 1, 16, false}, staged};
+  }();
   return configs;
 }
 
