@@ -8,6 +8,8 @@
 // per-subgroup 16×16 f32 scratch in workgroup memory to C (f16), guarded by M and N.
 #include "matmul_subgroup_matrix.hpp"
 
+#include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <functional>
 #include <regex>
@@ -34,7 +36,8 @@ int block_n(const SubgroupMatrixParams& sm) { return sm.wn * sm.tn * kTile; }
 uint64_t workgroup_bytes(const SubgroupMatrixParams& sm) {
   uint64_t scratch = uint64_t(sm.wm * sm.wn) * kTile * kTile * 4;
   if (!sm.staged) return scratch;
-  return scratch + (uint64_t(block_m(sm)) * uint64_t(sm.bk + sm.pad) + uint64_t(sm.bk) * uint64_t(block_n(sm) + sm.pad)) * 2;
+  uint64_t b = sm.bt ? uint64_t(block_n(sm)) * uint64_t(sm.bk + sm.pad) : uint64_t(sm.bk) * uint64_t(block_n(sm) + sm.pad);
+  return scratch + (uint64_t(block_m(sm)) * uint64_t(sm.bk + sm.pad) + b) * 2;
 }
 
 // Staging, vec4 layouts: the workgroup's invocations each load CA quads of A's BM × BK panel and
@@ -68,7 +71,9 @@ std::string quad_loads(const Staging& st, const std::string& k0) {
   return s;
 }
 
-std::string quad_stores(const Staging& st) {
+// bt: B's panel stored transposed, n-major (column n's BK values contiguous, BKP apart), for
+// col_major loads of the right operand.
+std::string quad_stores(const Staging& st, bool bt) {
   std::string s;
   for (int i = 0; i < st.ca; ++i) {
     std::string r = "ra_" + S(i);
@@ -76,7 +81,13 @@ std::string quad_stores(const Staging& st) {
          "{ let at = (e / (BK / 4u)) * BKP + (e % (BK / 4u)) * 4u;\n      as_[at] = " + r + ".x; as_[at + 1u] = " + r +
          ".y; as_[at + 2u] = " + r + ".z; as_[at + 3u] = " + r + ".w; } }\n";
   }
-  for (int j = 0; j < st.cb; ++j) {
+  for (int j = 0; j < st.cb && bt; ++j) {
+    std::string r = "rb_" + S(j);
+    s += "    { let e = lid + " + S(j) + "u * WG; " + (st.b_partial ? "if (e < BK * BN / 4u) " : "") +
+         "{ let at = (e % (BN / 4u)) * 4u * BKP + e / (BN / 4u);\n      bs_[at] = " + r + ".x; bs_[at + BKP] = " + r +
+         ".y; bs_[at + 2u * BKP] = " + r + ".z; bs_[at + 3u * BKP] = " + r + ".w; } }\n";
+  }
+  for (int j = 0; j < st.cb && !bt; ++j) {
     std::string r = "rb_" + S(j);
     s += "    { let e = lid + " + S(j) + "u * WG; " + (st.b_partial ? "if (e < BK * BN / 4u) " : "") +
          "{ let at = (e / (BN / 4u)) * BNP + (e % (BN / 4u)) * 4u;\n      bs_[at] = " + r + ".x; bs_[at + 1u] = " + r +
@@ -86,8 +97,9 @@ std::string quad_stores(const Staging& st) {
 }
 
 // Staging, any layout: element by element, every invocation striding over the panels.
-std::string scalar_staging() {
-  return R"(    for (var e = lid; e < BM * BK; e += WG) {
+std::string scalar_staging(bool bt) {
+  std::string b_at = bt ? "(e % BN) * BKP + e / BN" : "(e / BN) * BNP + e % BN";
+  return std::string(R"(    for (var e = lid; e < BM * BK; e += WG) {
       let r = row0 + e / BK; let k = k0 + e % BK;
       var v = f16(0.0);
       if (r < M && k < K) { v = a[bases.x + r * a_rs + k * a_cs]; }
@@ -97,7 +109,7 @@ std::string scalar_staging() {
       let k = k0 + e / BN; let col = col0 + e % BN;
       var v = f16(0.0);
       if (k < K && col < N) { v = b[bases.y + k * b_rs + col * b_cs]; }
-      bs_[(e / BN) * BNP + e % BN] = v;
+      bs_[)") + b_at + R"(] = v;
     }
 )";
 }
@@ -108,6 +120,7 @@ std::string emulated(const std::string& wgsl) {
   s = std::regex_replace(s, std::regex("subgroup_matrix_(left|right)<f16, 16, 16>|subgroup_matrix_result<f32, 16, 16>"),
                          "array<f32, 256>");
   s = std::regex_replace(s, std::regex("subgroupMatrixLoad<T[AB], row_major>\\(&(\\w+), "), "sm_load_$1(");
+  s = std::regex_replace(s, std::regex("subgroupMatrixLoad<T[AB], col_major>\\(&(\\w+), "), "sm_load_col_$1(");
   s = std::regex_replace(s, std::regex("subgroupMatrixStore<row_major>\\(&(\\w+), "), "sm_store_$1(");
   s = std::regex_replace(s, std::regex("subgroupMatrixMultiplyAccumulate\\("), "sm_mma(");
   std::string fns =
@@ -124,6 +137,11 @@ std::string emulated(const std::string& wgsl) {
              "(off: u32, stride: u32) -> array<f32, 256> {\n  var r: array<f32, 256>;\n"
              "  for (var i = 0u; i < 16u; i++) { for (var j = 0u; j < 16u; j++) { r[i * 16u + j] = f32(" +
              src + "[off + i * stride + j]); } }\n  return r;\n}\n";
+  if (s.find("sm_load_col_bs_(") != std::string::npos)
+    fns +=
+        "fn sm_load_col_bs_(off: u32, stride: u32) -> array<f32, 256> {\n  var r: array<f32, 256>;\n"
+        "  for (var i = 0u; i < 16u; i++) { for (var j = 0u; j < 16u; j++) { r[i * 16u + j] = f32(bs_[off + j * stride + "
+        "i]); } }\n  return r;\n}\n";
   // Every lane of the subgroup writes the same values: a benign race in an emulation.
   fns +=
       "fn sm_store_cs_(off: u32, v: array<f32, 256>, stride: u32) {\n  var va = v;\n"
@@ -137,12 +155,12 @@ std::string emulated(const std::string& wgsl) {
 
 std::string SubgroupMatrixParams::str() const {
   return S(tm) + "x" + S(tn) + "/" + S(wm) + "x" + S(wn) + "/bk" + S(bk) + (staged ? "" : "/direct") +
-         (pad ? "/pad" + S(pad) : "") + (db ? "/db" : "") + (sw > 1 ? "/sw" + S(sw) : "") + (c_f32 ? "/c32" : "") + (emulate ? "/emulated" : "");
+         (pad ? "/pad" + S(pad) : "") + (db ? "/db" : "") + (bt ? "/bt" : "") + (sw > 1 ? "/sw" + S(sw) : "") + (c_f32 ? "/c32" : "") + (emulate ? "/emulated" : "");
 }
 
 std::string SubgroupMatrixParams::spec() const {
   return "tm=" + S(tm) + ",tn=" + S(tn) + ",wm=" + S(wm) + ",wn=" + S(wn) + ",bk=" + S(bk) + ",staged=" + S(staged) +
-         ",pad=" + S(pad) + ",db=" + S(db) + ",sw=" + S(sw) + (emulate ? ",emulate=1" : "");
+         ",pad=" + S(pad) + ",db=" + S(db) + ",sw=" + S(sw) + (bt ? ",bt=1" : "") + (emulate ? ",emulate=1" : "");
 }
 
 SubgroupMatrixParams parse_subgroup_matrix_spec(const std::string& spec) {
@@ -157,6 +175,7 @@ SubgroupMatrixParams parse_subgroup_matrix_spec(const std::string& spec) {
                       {"bk", 16, 128, 16, [&](int v) { sm.bk = v; }}, {"staged", 0, 1, 1, [&](int v) { sm.staged = v; }},
                       {"pad", 0, 64, 1, [&](int v) { sm.pad = v; }},  {"db", 0, 1, 1, [&](int v) { sm.db = v; }},
                       {"sw", 1, 64, 1, [&](int v) { sm.sw = v; }},
+                      {"bt", 0, 1, 1, [&](int v) { sm.bt = v; }},
                       {"emulate", 0, 1, 1, [&](int v) { sm.emulate = v; }}};
   size_t at = 0;
   while (at <= spec.size() && !spec.empty()) {
@@ -169,7 +188,7 @@ SubgroupMatrixParams parse_subgroup_matrix_spec(const std::string& spec) {
       if (key == c.name) k = &c;
     if (!k)
       throw Error(ErrorKind::Value, "subgroup-matrix config '" + spec + "': unknown key '" + key +
-                                        "' (keys: tm tn wm wn bk staged pad db sw emulate, as key=value)");
+                                        "' (keys: tm tn wm wn bk staged pad db sw bt emulate, as key=value)");
     size_t used = 0;
     int v = 0;
     try {
@@ -206,6 +225,7 @@ std::string subgroup_matrix_unsupported(const MatmulProblem& p, const SubgroupMa
   if (workgroup_bytes(sm) > p.ctx->limits().max_compute_workgroup_storage_size)
     return S(long(workgroup_bytes(sm))) + " bytes of workgroup memory, more than the adapter's " +
            S(p.ctx->limits().max_compute_workgroup_storage_size);
+  if (sm.bt && !sm.staged) return "bt (B stored n-major) needs staging";
   if (sm.staged && matmul_vec4_staging(p)) {
     Staging st = staging_shape(sm, sm.wm * sm.wn * int(f.subgroup_min_size));
     if (st.ca + st.cb > 64)
@@ -240,7 +260,8 @@ static std::string kernel_wgsl(const SubgroupMatrixParams& sm, int sg, bool vec4
   s += "const BM = " + S(block_m(sm)) + "u;\nconst BN = " + S(block_n(sm)) + "u;\nconst BK = " + S(sm.bk) +
        "u;\nconst BKP = " + S(sm.bk + sm.pad) + "u;\nconst BNP = " + S(block_n(sm) + sm.pad) + "u;\nconst WG = " +
        S(nsg * sg) + "u;\nconst SG = " + S(sg) + "u;\n";
-  if (sm.staged) s += "var<workgroup> as_: array<f16, BM * BKP>;\nvar<workgroup> bs_: array<f16, BK * BNP>;\n";
+  if (sm.staged) s += "var<workgroup> as_: array<f16, BM * BKP>;\nvar<workgroup> bs_: array<f16, " +
+                        std::string(sm.bt ? "BN * BKP" : "BK * BNP") + ">;\n";
   s += "var<workgroup> cs_: array<f32, " + S(nsg * 256) + ">;\n";
   s += "@compute @workgroup_size(" + S(nsg * sg) + ")\n";
   // subgroup_id and subgroup_invocation_id, not local_invocation_index / SG: the subgroup a lane
@@ -270,9 +291,9 @@ static std::string kernel_wgsl(const SubgroupMatrixParams& sm, int sg, bool vec4
     // stores, before the MMAs (past the last step they read nothing: k >= K).
     if (pf && sm.db) s += quad_loads(st, "0u");
     s += "  for (var k0 = 0u; k0 < K; k0 += BK) {\n";
-    if (!pf) s += scalar_staging();
-    else if (!sm.db) s += quad_loads(st, "k0") + quad_stores(st);
-    else s += quad_stores(st);
+    if (!pf) s += scalar_staging(sm.bt);
+    else if (!sm.db) s += quad_loads(st, "k0") + quad_stores(st, sm.bt);
+    else s += quad_stores(st, sm.bt);
     s += "    workgroupBarrier();\n";
     if (pf && sm.db) s += quad_loads(st, "(k0 + BK)");
     for (int kk = 0; kk < sm.bk; kk += kTile) {
@@ -280,8 +301,10 @@ static std::string kernel_wgsl(const SubgroupMatrixParams& sm, int sg, bool vec4
         s += "    let a_" + S(kk) + "_" + S(i) + " = subgroupMatrixLoad<TA, row_major>(&as_, (sr + " + S(i * kTile) +
              "u) * BKP + " + S(kk) + "u, BKP);\n";
       for (int j = 0; j < sm.tn; ++j)
-        s += "    let b_" + S(kk) + "_" + S(j) + " = subgroupMatrixLoad<TB, row_major>(&bs_, " + S(kk) +
-             "u * BNP + sc + " + S(j * kTile) + "u, BNP);\n";
+        s += "    let b_" + S(kk) + "_" + S(j) +
+             (sm.bt ? " = subgroupMatrixLoad<TB, col_major>(&bs_, (sc + " + S(j * kTile) + "u) * BKP + " + S(kk) + "u, BKP);\n"
+                    : " = subgroupMatrixLoad<TB, row_major>(&bs_, " + S(kk) + "u * BNP + sc + " + S(j * kTile) +
+                          "u, BNP);\n");
       for (int i = 0; i < sm.tm; ++i)
         for (int j = 0; j < sm.tn; ++j)
           s += "    acc_" + S(i) + "_" + S(j) + " = subgroupMatrixMultiplyAccumulate(a_" + S(kk) + "_" + S(i) + ", b_" +
@@ -368,10 +391,20 @@ std::vector<SubgroupMatrixParams> subgroup_matrix_sweep() {
       add(tm, tn, wm, wn, 16, true, 8, true, 1);
       add(tm, tn, wm, wn, 64, true, 8, true, 1);
     }
+  // B staged n-major and loaded col_major (the layout mma.sync's B fragment wants), beside the
+  // best staged configurations of the first sweep.
+  for (auto [tm, tn, wm, wn, bk] : {std::array{2, 2, 2, 4, 16}, {4, 4, 2, 4, 16}, {2, 2, 4, 2, 16}, {4, 4, 4, 2, 16},
+                                    {2, 2, 4, 4, 32}, {2, 4, 4, 2, 32}, {4, 4, 2, 2, 32}})
+    for (int pad : {8, 16}) {
+      add(tm, tn, wm, wn, bk, true, pad, true, 1);
+      out.back().bt = true;
+    }
   add(4, 4, 2, 2, 32, true, 8, true, 8);
   add(4, 2, 2, 2, 32, true, 8, true, 8);
   add(4, 2, 4, 2, 32, true, 8, true, 8);
   add(2, 4, 2, 4, 32, true, 8, true, 8);
+  // The new layout first: a sweep cut off by its time limit loses the old grid's tail instead.
+  std::stable_partition(out.begin(), out.end(), [](const SubgroupMatrixParams& sm) { return sm.bt; });
   return out;
 }
 
