@@ -17,7 +17,7 @@
 #   implementations), SGMAT (the subgroup-matrix rungs, Dawn only).
 # SWEEP=1: instead, the subgroup-matrix grid (`bench matmul --sweep sgmat`: ~110 configurations
 #   at the first size, the fastest SWEEP_TOP (4) at the others) under Dawn after one baseline call
-#   (f16-tuned, f16-sgmat-direct; f32: tuned and f32-sgmat-split[-staged]; cuBLAS) and the Dawn tests; rows.json as usual, the sweep's
+#   (f16-tuned[-tiled], f16-sgmat-direct; f32: tuned, f32-sgmat-split[-staged], int8-dot4, int8-sgmat; cuBLAS) and the Dawn tests; rows.json as usual, the sweep's
 #   variants named f16-sgmat:tm=..,tn=..,... (pass one back to --variants to rerun it).
 #   Time: <= 100 s tests, 120 s baseline, SWEEP_LIMIT (330) s sweep, 60 s of its top 4 without
 #   robustness (SURFGRAD_DAWN_TOGGLES). SKIP_TESTS=1 skips the tests.
@@ -75,7 +75,7 @@ bench() {  # IMPL NAME VARIANTS TIMEOUT [--torch-script none]
     --json "$out/matmul-$impl-$name.json" "$@" 2>&1 | grep -v '^Warning: maxDynamic' | tee "$out/matmul-$impl-$name.txt"
 }
 if [ "${SWEEP:-0}" = 1 ]; then
-  bench dawn base "${BASELINE:-f16-tuned,f16-sgmat-direct,tuned,f32-sgmat-split,f32-sgmat-split-staged}" 120 --torch-script bench/torch_matmul.py
+  bench dawn base "${BASELINE:-f16-tuned,f16-tuned-tiled,f16-sgmat-direct,tuned,f32-sgmat-split,f32-sgmat-split-staged,int8-dot4,int8-sgmat}" 120 --torch-script bench/torch_matmul.py
   # The JSON is rewritten after every row: a sweep cut off by the limit keeps what it measured.
   bench dawn sweep "" "${SWEEP_LIMIT:-330}" --sweep sgmat --sweep-top "${SWEEP_TOP:-4}" --reps 5 \
     --torch-script /nonexistent

@@ -3,6 +3,9 @@
 // epilogue and edge guards of every rung's configuration against the float64 product on fuzzed
 // shapes (sizes 1, primes, non-multiples of every block), batched, broadcast and transposed. On a
 // GPU with subgroup matrices the ladder test (matmul_ladder_test.cpp) runs the real kernels.
+#include "gpu/impl.hpp"
+#include "kernels/launch.hpp"
+#include "tensor/matmul_int8_sgmat.hpp"
 #include "tensor/matmul_subgroup_matrix.hpp"
 
 #include "test_util.hpp"
@@ -123,4 +126,38 @@ TEST(SubgroupMatrixEmulated, DefaultChoiceOnFuzzedShapes) {
   MatmulProblem p = make_problem(a, b);
   p.c = a.matmul(b);
   EXPECT_LE(matmul_error(p, 200, 1), 2e-3);
+}
+
+// The kernels the emulation cannot stand in for, parsed by Dawn's Tint where no adapter offers
+// the feature (as WgslDialect.SubgroupMatrixKernelParsesUnderDawn does for the f16 kernel): the
+// col_major B loads (bt), the f32 result of the split-f16 path and the i8 kernel. A refusal that
+// names the extension and no syntax error says the text parsed.
+TEST(SubgroupMatrixWgsl, NewKernelsParseUnderDawn) {
+  const auto& c = ctx();
+  if (gpu::api().implementation != gpu::WebGpuImplementation::Dawn)
+    GTEST_SKIP() << "SURFGRAD_WEBGPU is not dawn (naga does not know the extension)";
+  if (c->features().subgroup_matrix) GTEST_SKIP() << "the adapter offers subgroup matrices: the ladder runs them";
+  if (!c->features().shader_f16) GTEST_SKIP() << "no shader-f16";
+  SubgroupMatrixParams bt{2, 2, 2, 4, 16, true};
+  bt.bt = true, bt.pad = 8, bt.db = true;
+  SubgroupMatrixParams c32{4, 4, 1, 1, 16, false};
+  c32.c_f32 = true;
+  std::string common = kernels::fill_template(kernels::wgsl_source("common.wgsl"), {{"META_BINDING", "3"}});
+  std::string mm = kernels::fill_template(kernels::wgsl_source("matmul_common.wgsl"), {{"T", "f16"}});
+  const std::string kernels_[] = {c->wgsl_preamble(true, true) + common + mm + subgroup_matrix_wgsl(bt, 32, true),
+                                  c->wgsl_preamble(true, true) + common + mm + subgroup_matrix_wgsl(bt, 32, false),
+                                  c->wgsl_preamble(true, true) + common + mm + subgroup_matrix_wgsl(c32, 32, false),
+                                  c->wgsl_preamble(false, true) +
+                                      kernels::fill_template(kernels::wgsl_source("common.wgsl"), {{"META_BINDING", "5"}}) +
+                                      int8_subgroup_matrix_wgsl(32)};
+  for (const auto& wgsl : kernels_) {
+    try {
+      c->kernel(wgsl, "main");
+      ADD_FAILURE() << "Dawn compiled a subgroup-matrix kernel without the feature";
+    } catch (const Error& e) {
+      std::string m = e.what();
+      EXPECT_NE(m.find("chromium_experimental_subgroup_matrix"), std::string::npos) << m;
+      EXPECT_EQ(m.find("expected"), std::string::npos) << "a syntax error: " << m;
+    }
+  }
 }

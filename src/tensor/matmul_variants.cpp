@@ -5,6 +5,7 @@
 #include <random>
 
 #include "matmul_problem.hpp"
+#include "matmul_int8_sgmat.hpp"
 #include "matmul_subgroup_matrix.hpp"
 #include "surfgrad/reference.hpp"
 
@@ -141,29 +142,9 @@ MatmulVariant tiled(int rung, const std::string& name, const std::string& what, 
 // pack four values per u32 along K, upload, and return the dispatch.
 std::function<void()> int8_prepare(const MatmulProblem& p) {
   auto ctx = p.ctx;
-  HostArray a = HostArray::from(p.a.reshape({p.M, p.K})), b = HostArray::from(p.b.reshape({p.K, p.N}));
-  int64_t k4 = (p.K + 3) / 4;
-  std::vector<uint32_t> qa(size_t(p.M * k4), 0), qb(size_t(p.N * k4), 0);
-  std::vector<float> sa(size_t(p.M)), sb(size_t(p.N));
-  auto pack = [](std::vector<uint32_t>& q, int64_t row, int64_t k, int64_t k4s, double v, double scale) {
-    int q8 = int(std::lround(scale > 0 ? v / scale : 0));
-    q8 = std::max(-127, std::min(127, q8));
-    q[size_t(row * k4s + k / 4)] |= (uint32_t(uint8_t(int8_t(q8))) << (8 * (k % 4)));
-  };
-  for (int64_t r = 0; r < p.M; ++r) {
-    double m = 0;
-    for (int64_t k = 0; k < p.K; ++k) m = std::max(m, std::abs(a.values()[size_t(r * p.K + k)]));
-    sa[size_t(r)] = float(m / 127);
-    for (int64_t k = 0; k < p.K; ++k) pack(qa, r, k, k4, a.values()[size_t(r * p.K + k)], sa[size_t(r)]);
-  }
-  for (int64_t col = 0; col < p.N; ++col) {
-    double m = 0;
-    for (int64_t k = 0; k < p.K; ++k) m = std::max(m, std::abs(b.values()[size_t(k * p.N + col)]));
-    sb[size_t(col)] = float(m / 127);
-    for (int64_t k = 0; k < p.K; ++k) pack(qb, col, k, k4, b.values()[size_t(k * p.N + col)], sb[size_t(col)]);
-  }
-  Tensor ta = Tensor::from_vector(ctx, qa, {p.M, k4}), tb = Tensor::from_vector(ctx, qb, {p.N, k4});
-  Tensor tsa = Tensor::from_vector(ctx, sa, {p.M}), tsb = Tensor::from_vector(ctx, sb, {p.N});
+  Int8Operands q = quantize_int8(p, 4, 1);
+  int64_t k4 = q.k4;
+  Tensor ta = q.qa, tb = q.qb, tsa = q.a_scale, tsb = q.b_scale;
   auto kernel = kernels::Program::generated(ctx, "ladder|int8", [&] {
     return kernels::fill_template(kernels::wgsl_source("matmul_int8.wgsl"), {{"BODY", int8_body()}});
   });
@@ -255,6 +236,8 @@ const std::vector<MatmulVariant>& matmul_variants() {
          sm.pad = 8, sm.db = true;
          return subgroup_matrix_split_f32(p, sm);
        }},
+      {11, "int8-sgmat", "int8 on i8 subgroup matrices (16x16x32, i32 accumulation), 4x4 tiles from the buffers", 3e-2,
+       int8_subgroup_matrix_unsupported, int8_subgroup_matrix_prepare},
       {11, "int8-dot4", "int8 operands with dot4I8Packed and f32 scales (quantized per row/column)", 3e-2,
        [](const MatmulProblem& p) -> std::string {
          if (p.dtype() != DType::f32) return "takes f32 inputs to quantize";
