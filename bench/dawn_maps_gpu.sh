@@ -23,13 +23,13 @@ rows=$out/rows.txt
 one() {  # IMPL NAME N RUN ARGS...
   local impl=$1 name=$2 n=$3 run=$4; shift 4
   local log=$out/$impl-$name-$run.txt t0 t1
-  t0=$(date +%s.%N)
+  t0=$(date +%s%N)
   SURFGRAD_WEBGPU=$impl timeout 120 "$bin" map "$@" -o "$out/$impl-$name" >"$log" 2>&1
   local rc=$?
-  t1=$(date +%s.%N)
+  t1=$(date +%s%N)
   rm -f "$out/$impl-$name".{csv,png,npy}
   if [ $rc -ne 0 ]; then echo "$impl $name run $run: exit $rc (log $log)" >&2; tail -3 "$log" >&2; return; fi
-  echo "$impl $name $n $run $(echo "$t1 - $t0" | bc)" | tee -a "$rows"
+  echo "$impl $name $n $run $(( (t1 - t0) / 1000000 ))e-3" | tee -a "$rows"
 }
 for impl in wgpu dawn; do
   if [ -f "$mnist/t10k-images-idx3-ubyte.gz" ]; then

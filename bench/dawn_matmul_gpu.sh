@@ -51,7 +51,7 @@ sizes=${SIZES:-4096x4096x4096,8192x8192x8192}
 baseline=${BASELINE:-f16-tiled-acc32,f16-tuned}
 sgmat=${SGMAT:-f16-sgmat-direct,f16-sgmat-staged,f16-sgmat-2x2,f16-sgmat-4x2}
 mkdir -p "$out" "$work"
-. bench/dawn_gpu_env.sh  # unpacks $pack into $work, sets the loader paths and $bin
+. bench/gpu_pack_env.sh "$pack" "$work"  # unpacks the pack, sets the loader paths and $bin
 
 for impl in wgpu dawn; do SURFGRAD_WEBGPU=$impl "$bin/surfgrad" info >"$out/info-$impl.txt" 2>&1; done
 grep -E "^(adapter|implementation|shader-f16|subgroups|subgroup-matrix) " "$out"/info-*.txt

@@ -21,7 +21,7 @@ stage=${2:-1m}
 out=${OUT:-/tmp/knn-sgmat}
 work=${WORK:-/tmp/dawn-gpu}
 mkdir -p "$out" "$work"
-. bench/dawn_gpu_env.sh
+. bench/gpu_pack_env.sh "$pack" "$work"
 export SURFGRAD_WEBGPU=dawn
 "$bin/surfgrad" info >"$out/info-dawn.txt" 2>&1
 grep -E "^(adapter|implementation|shader-f16|subgroups|subgroup-matrix) " "$out/info-dawn.txt"

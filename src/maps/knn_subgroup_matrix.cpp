@@ -50,9 +50,6 @@ std::string emulated(const std::string& wgsl) {
   s = std::regex_replace(s, std::regex("subgroupMatrixLoad<T[AB], row_major>\\(&(\\w+), "), "sm_load_$1(");
   s = std::regex_replace(s, std::regex("subgroupMatrixStore<row_major>\\(&(\\w+), "), "sm_store_$1(");
   s = std::regex_replace(s, std::regex("subgroupMatrixMultiplyAccumulate\\("), "sm_mma(");
-  // naga zero-initialises a function's variables once, at its start, not at each execution of
-  // the declaration as WGSL says: the accumulator declared in the tile loop is zeroed explicitly.
-  s = std::regex_replace(s, std::regex("var m: TC;"), "var m = TC();");
   std::string fns =
       "fn sm_mma(x: array<f32, 256>, y: array<f32, 256>, z: array<f32, 256>) -> array<f32, 256> {\n"
       "  var xa = x; var ya = y; var r = z;\n"
@@ -84,7 +81,7 @@ kernels::Values candidate_values(const KnnFusedShape& f, int dp, int sg, bool em
   for (int w = 0; w < (cells + 31) / 32; ++w) declare += "  var pend" + S(w) + " = 0u;\n";
   auto one_tile = [&](const std::string& tt) {
     return "      {\n        let ti = (" + tt + ") / " + S(f.bn / 16) + "u; let tj = (" + tt + ") % " + S(f.bn / 16) +
-           "u;\n        var m: TC;\n        for (var kk = 0u; kk < DP; kk += 16u) {\n"
+           "u;\n        var m = TC();\n        for (var kk = 0u; kk < DP; kk += 16u) {\n"
            "          let l = subgroupMatrixLoad<TA, row_major>(&x, (row0 + ti * 16u) * DP + kk, DP);\n"
            "          let r = subgroupMatrixLoad<TB, row_major>(&xt, kk * NPAD + col0 + tj * 16u, NPAD);\n"
            "          m = subgroupMatrixMultiplyAccumulate(l, r, m);\n        }\n"
