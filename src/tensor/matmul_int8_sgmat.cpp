@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <cstring>
+
 #include "kernels/launch.hpp"
 #include "surfgrad/reference.hpp"
 
@@ -119,6 +121,15 @@ std::function<void()> int8_subgroup_matrix_prepare(const MatmulProblem& p) {
   if (std::string why = int8_subgroup_matrix_unsupported(p); !why.empty())
     throw Error(ErrorKind::Unsupported, "int8 subgroup-matrix matmul: " + why);
   Int8Operands q = quantize_int8(p, 32, 64);
+  // The packed words are u32 (int8-dot4's form); subgroupMatrixLoad of i8 reads array<i32>: the
+  // same bits as i32 tensors (the H200 refused the u32 ones at the launch seam).
+  auto as_i32 = [&](const Tensor& t) {
+    std::vector<uint32_t> w = t.to_vector<uint32_t>();
+    std::vector<int32_t> v(w.size());
+    std::memcpy(v.data(), w.data(), w.size() * sizeof(uint32_t));
+    return Tensor::from_vector(p.ctx, v, t.shape());
+  };
+  q.qa = as_i32(q.qa), q.qb = as_i32(q.qb);
   int sg = int(p.ctx->features().subgroup_min_size);
   auto kernel = kernels::Program::generated(p.ctx, "sgmat-int8|sg" + S(sg), [&] { return int8_subgroup_matrix_wgsl(sg); },
                                             {.subgroups = true});
