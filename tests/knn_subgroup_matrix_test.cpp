@@ -3,11 +3,12 @@
 // flagged rows against float64 brute force on fuzzed n, d, k, with duplicate points and integer
 // grids (ties). Recall must be exactly 1.0: every point closer than the k-th true distance (less
 // an f32 tolerance) is listed, and nothing farther than it (plus the tolerance).
+#include "maps/knn_subgroup_matrix.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <random>
 
-#include "maps/knn_subgroup_matrix.hpp"
 #include "test_util.hpp"
 
 using namespace sgtest;
@@ -90,9 +91,7 @@ void check_case(const Case& c, uint32_t seed, int64_t& recomputed) {
   recomputed = stats.recomputed;
 }
 
-bool runnable() {
-  return knn_subgroup_matrix_unsupported(*ctx(), 16, {.emulate = true}).empty();
-}
+bool runnable() { return knn_subgroup_matrix_unsupported(*ctx(), 16, {.emulate = true}).empty(); }
 
 }  // namespace
 
@@ -100,11 +99,14 @@ TEST(KnnSubgroupMatrix, FuzzedShapesMatchFloat64) {
   if (!runnable()) GTEST_SKIP() << knn_subgroup_matrix_unsupported(*ctx(), 16, {.emulate = true});
   std::mt19937 gen(34);
   // D up to 32 (two pipelines: DP = 16, 32): lavapipe takes ~10 s to compile each emulated one.
-  std::vector<Case> cases = {{2, 1, 1, 0},    {70, 3, 5, 0},    {130, 17, 15, 1}, {97, 30, 90, 0},
-                             {200, 5, 20, 2}, {150, 32, 7, 1, 0, 4096},  // several dispatches
-                             {180, 8, 12, 0, 0, 0, 37, 121}};          // a row range
-  for (int i = 0; i < 3; ++i)
-    cases.push_back({int64_t(20 + gen() % 200), int64_t(1 + gen() % 32), 0, int(gen() % 3)});
+  std::vector<Case> cases = {{2, 1, 1, 0},
+                             {70, 3, 5, 0},
+                             {130, 17, 15, 1},
+                             {97, 30, 90, 0},
+                             {200, 5, 20, 2},
+                             {150, 32, 7, 1, 0, 4096},         // several dispatches
+                             {180, 8, 12, 0, 0, 0, 37, 121}};  // a row range
+  for (int i = 0; i < 3; ++i) cases.push_back({int64_t(20 + gen() % 200), int64_t(1 + gen() % 32), 0, int(gen() % 3)});
   for (auto& c : cases) {
     if (c.k == 0) c.k = int(1 + gen() % std::min<int64_t>(c.n - 1, 40));
     uint32_t seed = gen();
@@ -140,8 +142,8 @@ TEST(KnnSubgroupMatrix, RefusesBadInput) {
 TEST(KnnSubgroupMatrix, DeviceBuiltinsMatchFloat64) {
   if (std::string why = knn_subgroup_matrix_unsupported(*ctx(), 64); !why.empty()) GTEST_SKIP() << why;
   std::mt19937 gen(35);
-  std::vector<Case> cases = {{1000, 50, 90, 0}, {3000, 50, 15, 0}, {2000, 64, 30, 1}, {1500, 7, 12, 2},
-                             {700, 100, 5, 0, 0, 1 << 16}};
+  std::vector<Case> cases = {
+      {1000, 50, 90, 0}, {3000, 50, 15, 0}, {2000, 64, 30, 1}, {1500, 7, 12, 2}, {700, 100, 5, 0, 0, 1 << 16}};
   for (int i = 0; i < 4; ++i)
     cases.push_back({int64_t(50 + gen() % 2000), int64_t(1 + gen() % 130), int(1 + gen() % 40), int(gen() % 3)});
   for (auto c : cases) {

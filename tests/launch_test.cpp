@@ -31,7 +31,8 @@ kernels::Program axpy() {
 }  // namespace
 
 TEST(Launch, BindingsAreReadFromTheSource) {
-  auto all = gpu::declared_bindings(kernels::assemble(*ctx(), "tsne_attraction.wgsl", {{"K", "4"}, {"LANES", "16"}}, {}));
+  auto all =
+      gpu::declared_bindings(kernels::assemble(*ctx(), "tsne_attraction.wgsl", {{"K", "4"}, {"LANES", "16"}}, {}));
   ASSERT_EQ(all.size(), 9u) << "eight storage bindings and the parameter block";
   std::vector<gpu::KernelBinding> bindings;
   for (auto& b : all) {

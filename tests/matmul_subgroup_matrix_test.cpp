@@ -3,11 +3,11 @@
 // epilogue and edge guards of every rung's configuration against the float64 product on fuzzed
 // shapes (sizes 1, primes, non-multiples of every block), batched, broadcast and transposed. On a
 // GPU with subgroup matrices the ladder test (matmul_ladder_test.cpp) runs the real kernels.
+#include "tensor/matmul_subgroup_matrix.hpp"
+
 #include "gpu/impl.hpp"
 #include "kernels/launch.hpp"
 #include "tensor/matmul_int8_sgmat.hpp"
-#include "tensor/matmul_subgroup_matrix.hpp"
-
 #include "test_util.hpp"
 
 using namespace sgtest;
@@ -144,12 +144,13 @@ TEST(SubgroupMatrixWgsl, NewKernelsParseUnderDawn) {
   c32.c_f32 = true;
   std::string common = kernels::fill_template(kernels::wgsl_source("common.wgsl"), {{"META_BINDING", "3"}});
   std::string mm = kernels::fill_template(kernels::wgsl_source("matmul_common.wgsl"), {{"T", "f16"}});
-  const std::string kernels_[] = {c->wgsl_preamble(true, true) + common + mm + subgroup_matrix_wgsl(bt, 32, true),
-                                  c->wgsl_preamble(true, true) + common + mm + subgroup_matrix_wgsl(bt, 32, false),
-                                  c->wgsl_preamble(true, true) + common + mm + subgroup_matrix_wgsl(c32, 32, false),
-                                  c->wgsl_preamble(false, true) +
-                                      kernels::fill_template(kernels::wgsl_source("common.wgsl"), {{"META_BINDING", "5"}}) +
-                                      int8_subgroup_matrix_wgsl(32)};
+  const std::string kernels_[] = {
+      c->wgsl_preamble(true, true) + common + mm + subgroup_matrix_wgsl(bt, 32, true),
+      c->wgsl_preamble(true, true) + common + mm + subgroup_matrix_wgsl(bt, 32, false),
+      c->wgsl_preamble(true, true) + common + mm + subgroup_matrix_wgsl(c32, 32, false),
+      c->wgsl_preamble(false, true) +
+          kernels::fill_template(kernels::wgsl_source("common.wgsl"), {{"META_BINDING", "5"}}) +
+          int8_subgroup_matrix_wgsl(32)};
   for (const auto& wgsl : kernels_) {
     try {
       c->kernel(wgsl, "main");

@@ -81,7 +81,8 @@ TEST(TsneAttraction, MatchesFloat64AndIsDeterministic) {
     for (int lanes : {16, 4, 1}) {
       std::vector<float> got = run(lanes, n);
       for (size_t e = 0; e < got.size(); ++e)
-        ASSERT_NEAR(got[e], want[e], 1e-5 * scale) << "n " << n << ", k " << k << ", lanes " << lanes << ", point " << e / 2;
+        ASSERT_NEAR(got[e], want[e], 1e-5 * scale)
+            << "n " << n << ", k " << k << ", lanes " << lanes << ", point " << e / 2;
       EXPECT_EQ(run(lanes, n), got) << "the sum's order is fixed";
       EXPECT_EQ(run(lanes, n / 3 + 1), got) << "in two runs of rows, as list blocks are dispatched";
       EXPECT_EQ(run(lanes, n, true), got) << "points visited in a shuffled order";

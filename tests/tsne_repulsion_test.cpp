@@ -1,8 +1,9 @@
 // t-SNE's FFT-accelerated repulsion against the exact all-pairs sum (itself checked against a
 // float64 host sum), on clustered and uniform layouts of several extents; determinism.
+#include "maps/tsne_repulsion.hpp"
+
 #include <cmath>
 
-#include "maps/tsne_repulsion.hpp"
 #include "surfgrad/maps.hpp"
 #include "test_util.hpp"
 

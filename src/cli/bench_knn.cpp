@@ -155,8 +155,9 @@ void add_bench_knn_command(CLI::App& bench, CommandFn& chosen) {
         }
         return std::string();
       });
-  s->add_option("--candidates", a->candidates,
-                "exact-sgmat: candidates a row keeps by the f16 key before the f32 re-check (k..256; 0: min(2k+16, 256))")
+  s->add_option(
+       "--candidates", a->candidates,
+       "exact-sgmat: candidates a row keeps by the f16 key before the f32 re-check (k..256; 0: min(2k+16, 256))")
       ->check(integer_in(0, 256))
       ->capture_default_str();
   s->add_option("--reps", a->reps, "timed runs per method (median)")->check(integer_in(1, 100))->capture_default_str();

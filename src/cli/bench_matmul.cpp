@@ -92,8 +92,8 @@ struct MatmulArgs {
   std::string sizes = "1024x1024x1024,4096x4096x4096,8192x8192x8192,64x4096x4096,4096x4096x64,4096x4096x768";
   std::string variants, json_path, script = std::string(SURFGRAD_SOURCE_DIR) + "/bench/torch_matmul.py";
   int reps = 10;
-  std::string sweep;  // "sgmat": every configuration of subgroup_matrix_sweep() at the first size
-  int sweep_top = 4;  // then the fastest this many at the later sizes
+  std::string sweep;    // "sgmat": every configuration of subgroup_matrix_sweep() at the first size
+  int sweep_top = 4;    // then the fastest this many at the later sizes
   std::string command;  // as typed, for the JSON record
 };
 
@@ -258,7 +258,8 @@ int bench_matmul(const gpu::ContextPtr& ctx, const MatmulArgs& args) {
     for (auto& [name, tf] : first_size_tflops) best.push_back({tf, name});
     std::sort(best.rbegin(), best.rend());
     std::printf("sweep at %s, fastest first:\n", sizes[0].str().c_str());
-    for (size_t i = 0; i < best.size() && i < 10; ++i) std::printf("  %8.2f TFLOP/s  %s\n", best[i].first, best[i].second.c_str());
+    for (size_t i = 0; i < best.size() && i < 10; ++i)
+      std::printf("  %8.2f TFLOP/s  %s\n", best[i].first, best[i].second.c_str());
   }
   write_json();
   return 0;
@@ -316,7 +317,7 @@ void add_bench_matmul_command(CLI::App& bench, CommandFn& chosen) {
   m->add_option("--json", a->json_path, "also write the results to this JSON file (- for standard output)");
   m->add_option("--torch-script", a->script, "the PyTorch reference script")->capture_default_str();
   m->add_option("--sweep", a->sweep,
-                 "sgmat: time the subgroup-matrix grid at the first size, its fastest --sweep-top at the others");
+                "sgmat: time the subgroup-matrix grid at the first size, its fastest --sweep-top at the others");
   m->add_option("--sweep-top", a->sweep_top, "configurations of the sweep kept past the first size")
       ->check(integer_in(1, 1000))
       ->capture_default_str();

@@ -247,7 +247,9 @@ Kernel Context::kernel(const std::string& source_wgsl, const std::string& entry,
                                      "); set it to an existing, writable folder, or unset it");
   }
   using Clock = std::chrono::steady_clock;
-  auto ms_since = [](Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); };
+  auto ms_since = [](Clock::time_point t) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+  };
   const auto t_module = Clock::now();
   api().wgpuDevicePushErrorScope(impl_->device, WGPUErrorFilter_Validation);
   WGPUShaderSourceWGSL source = WGPU_SHADER_SOURCE_WGSL_INIT;

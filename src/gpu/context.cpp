@@ -150,7 +150,9 @@ std::shared_ptr<Context> Context::create(const ContextOptions& options_in) {
   impl->trust_validated = options.trust_validated_kernels && !(checked && *checked && std::string(checked) != "0");
   uint32_t backends = backend_mask(options.backend);
   using Clock = std::chrono::steady_clock;
-  auto ms_since = [](Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); };
+  auto ms_since = [](Clock::time_point t) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+  };
   auto t_step = Clock::now();
   impl->instance = create_instance(backends);
   impl->instance_ms = ms_since(t_step);
@@ -271,7 +273,8 @@ std::shared_ptr<Context> Context::create(const ContextOptions& options_in) {
     ddesc.requiredFeatures = features.data();
     ddesc.requiredLimits = &limits;
     dawn::CacheDeviceDescriptor cache_desc;
-    ddesc.nextInChain = dawn_cache_chain(impl->pipeline_store, cache_scope, device_chain(), cache_desc);  // Dawn's toggles (and blob cache)
+    ddesc.nextInChain = dawn_cache_chain(impl->pipeline_store, cache_scope, device_chain(),
+                                         cache_desc);  // Dawn's toggles (and blob cache)
     ddesc.deviceLostCallbackInfo.mode = WGPUCallbackMode_AllowSpontaneous;
     ddesc.deviceLostCallbackInfo.callback = on_device_lost;
     ddesc.deviceLostCallbackInfo.userdata1 = impl.get();

@@ -19,13 +19,13 @@
 // one; a folder that cannot be written only means nothing is kept.
 #pragma once
 
+#include <webgpu/webgpu.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
-
-#include <webgpu/webgpu.h>
 
 #include "platform/host_resources.hpp"
 #include "surfgrad/gpu.hpp"

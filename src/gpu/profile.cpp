@@ -82,7 +82,8 @@ Context::StartupStats Context::startup_stats() const {
   const Impl& I = *impl_;
   StartupStats s;
   s.instance_ms = I.instance_ms, s.adapters_ms = I.adapters_ms, s.device_ms = I.device_ms;
-  for (const auto& [key, k] : I.kernels) ++s.pipelines, s.module_ms += k.state->module_ms, s.pipeline_ms += k.state->pipeline_ms;
+  for (const auto& [key, k] : I.kernels)
+    ++s.pipelines, s.module_ms += k.state->module_ms, s.pipeline_ms += k.state->pipeline_ms;
   if (I.pipeline_store) {
     BlobStoreStats b = I.pipeline_store->stats();
     s.pipeline_cache_dir = I.pipeline_store->dir();

@@ -123,8 +123,10 @@ struct DawnToggleLists {
         size_t end = list.find(',', start);
         if (end == std::string::npos) end = list.size();
         std::string name = list.substr(start, end - start);
-        if (!name.empty() && name[0] == '-') names_off.push_back(name.substr(1));
-        else if (!name.empty()) names_on.push_back(name);
+        if (!name.empty() && name[0] == '-')
+          names_off.push_back(name.substr(1));
+        else if (!name.empty())
+          names_on.push_back(name);
         start = end + 1;
       }
     }

@@ -264,8 +264,7 @@ KnnResult knn_fused_rows(const Tensor& x, const Tensor& norms, int k, int64_t ro
 namespace surfgrad {
 
 void knn_fused_dispatch(const kernels::Program& program, std::span<const kernels::Arg> args, int64_t n, int64_t d,
-                        int k, int64_t row_begin, int64_t row_end, const KnnFusedShape& f,
-                        int64_t pairs_per_dispatch) {
+                        int k, int64_t row_begin, int64_t row_end, const KnnFusedShape& f, int64_t pairs_per_dispatch) {
   auto ctx = program.context();
   int64_t tiles = (n + f.bn - 1) / f.bn;
   // About 2^36 pairs a dispatch (a quarter of a second at a million points on an H100) keeps every

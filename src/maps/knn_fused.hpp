@@ -6,7 +6,6 @@
 #include <string>
 
 #include "kernels/launch.hpp"
-
 #include "surfgrad/knn.hpp"
 
 namespace surfgrad {

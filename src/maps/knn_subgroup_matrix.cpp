@@ -97,8 +97,8 @@ kernels::Values candidate_values(const KnnFusedShape& f, int dp, int sg, bool em
     // builtins must run in subgroup-uniform control flow).
     for (int u = 0; u < tiles / groups; ++u) compute += one_tile("sgi * " + S(tiles / groups) + "u + " + S(u) + "u");
   } else {
-    compute += "      for (var tt = sgi; tt < " + S(tiles) + "u; tt += " + S(groups) + "u) {\n" + one_tile("tt") +
-               "      }\n";
+    compute +=
+        "      for (var tt = sgi; tt < " + S(tiles) + "u; tt += " + S(groups) + "u) {\n" + one_tile("tt") + "      }\n";
   }
   compute += "    }\n    workgroupBarrier();\n";
   for (int i = 0; i < f.tm; ++i)
@@ -110,12 +110,15 @@ kernels::Values candidate_values(const KnnFusedShape& f, int dp, int sg, bool em
       "enable chromium_experimental_subgroup_matrix;\n"
       "alias TA = subgroup_matrix_left<f16, 16, 16>;\nalias TB = subgroup_matrix_right<f16, 16, 16>;\n"
       "alias TC = subgroup_matrix_result<f32, 16, 16>;\n"
-      "const DP: u32 = " + S(dp) + "u;\nvar<workgroup> prod: array<f32, BM * BN>;\n";
+      "const DP: u32 = " +
+      S(dp) + "u;\nvar<workgroup> prod: array<f32, BM * BN>;\n";
   v["MAIN_BUILTINS"] = ", @builtin(subgroup_id) sgi: u32";
   v["CHUNKS"] = "1u";
   v["DECLARE"] = declare;
   v["ZERO"] = "";
-  v["LOAD"] = "        let lc0 = lt * BN;\n        if (lid < BN) { pn = MAXF; if (lc0 + lid < N) { pn = norms[lc0 + lid]; } }\n";
+  v["LOAD"] =
+      "        let lc0 = lt * BN;\n        if (lid < BN) { pn = MAXF; if (lc0 + lid < N) { pn = norms[lc0 + lid]; } "
+      "}\n";
   v["STORE"] = "      if (lid < BN) { b_norm[lid] = pn; }\n";
   v["COMPUTE"] = compute;
   return v;
@@ -126,7 +129,8 @@ void check_points(const Tensor& x, int k, int64_t row_begin, int64_t row_end) {
     throw Error(ErrorKind::Shape, "knn (subgroup matrices): points must be f32 [N, D], got " + x.describe());
   const int64_t n = x.shape(0);
   if (k < 1 || k > 128 || k >= n)
-    throw Error(ErrorKind::Value, "knn (subgroup matrices): k = " + S(k) + " must be in [1, 128] and below N = " + S(n));
+    throw Error(ErrorKind::Value,
+                "knn (subgroup matrices): k = " + S(k) + " must be in [1, 128] and below N = " + S(n));
   if (row_begin < 0 || row_end > n || row_begin >= row_end)
     throw Error(ErrorKind::Value, "knn (subgroup matrices): rows [" + S(row_begin) + ", " + S(row_end) +
                                       ") are not a non-empty range of the " + S(n) + " points");
@@ -137,7 +141,8 @@ void check_points(const Tensor& x, int k, int64_t row_begin, int64_t row_end) {
 std::string knn_subgroup_matrix_unsupported(const gpu::Context& ctx, int64_t d, const KnnSubgroupMatrixOptions& o) {
   const gpu::Features& f = ctx.features();
   if (!f.shader_f16 || !f.subgroups) return "needs shader-f16 and subgroups";
-  if (!o.emulate && !f.subgroup_matrix) return "no subgroup matrices on this device (Dawn's chromium-experimental-subgroup-matrix)";
+  if (!o.emulate && !f.subgroup_matrix)
+    return "no subgroup matrices on this device (Dawn's chromium-experimental-subgroup-matrix)";
   if (!o.emulate && !has_f16_config(f)) return "the adapter has no f16xf16->f32 16x16x16 subgroup-matrix config";
   if (f.subgroup_min_size != f.subgroup_max_size || f.subgroup_min_size == 0)
     return "needs one known subgroup size (the adapter reports " + S(f.subgroup_min_size) + "-" +
@@ -214,8 +219,7 @@ KnnResult knn_exact_subgroup_matrix(const Tensor& x_in, int k, int64_t row_begin
     const kernels::Arg args[] = {cand_i, cand_k, xh, norms, xt};
     knn_fused_dispatch(candidates, args, n, npad, kp, c0, c1, shape, o.pairs_per_dispatch);
     check.launch({out.indices, out.distances, flags, cand_i, cand_k, x, point_stats},
-                 {d, c0, c1 - c0, row_begin, k, kp, 1.0f / (s * s), most[0], most[1], gamma, c32,
-                  int64_t(kp == n - 1)},
+                 {d, c0, c1 - c0, row_begin, k, kp, 1.0f / (s * s), most[0], most[1], gamma, c32, int64_t(kp == n - 1)},
                  kernels::groups_for(*ctx, uint64_t(c1 - c0), 1));
   }
   // Flagged rows, in runs, again through the f32 kernel.

@@ -72,7 +72,8 @@ std::vector<MapOptionSpec> make_schema() {
   s.push_back(bounded(
       number(
           "pca_components", "--pca", "pcaComponents", "pca_components", "", T::Integer, -1, 1 << 20, false, false,
-          "kNN on this many principal components: -1 automatic (50 past 20,000 points; on CPU adapters 100 past 200 dimensions), 0 off, else 1..D",
+          "kNN on this many principal components: -1 automatic (50 past 20,000 points; on CPU adapters 100 past 200 "
+          "dimensions), 0 off, else 1..D",
           [](const MapOptions& o) { return double(o.pca_components); },
           [](MapOptions& o, double v) { o.pca_components = int(v); }),
       [](int64_t n, int64_t d) { return double(std::min(n, d)); }, "at most the points' dimensions and N"));

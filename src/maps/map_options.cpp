@@ -127,7 +127,7 @@ namespace {
 // On CPU adapters below kExactKnnLimit: exact kNN on this many components, where the points have
 // more than twice as many dimensions.
 constexpr int kCpuPcaComponents = 100;
-}
+}  // namespace
 
 int map_pca_components(const MapOptions& o, int64_t n, int64_t d, bool cpu_adapter) {
   // Exact neighbours are found in the input space itself, as openTSNE and umap-learn do; past
@@ -138,9 +138,7 @@ int map_pca_components(const MapOptions& o, int64_t n, int64_t d, bool cpu_adapt
   // quality (t-SNE recall@10 / trustworthiness / 10-NN accuracy: 100 components 0.432 / 0.986 /
   // 0.952, 50 components 0.424 / 0.987 / 0.955, openTSNE on the exact 784-D lists 0.434 / 0.986
   // / 0.946, scikit-learn 0.433 / 0.987 / 0.948).
-  int automatic = n > kExactKnnLimit                          ? 50
-                  : (cpu_adapter && d > 2 * kCpuPcaComponents) ? kCpuPcaComponents
-                                                              : 0;
+  int automatic = n > kExactKnnLimit ? 50 : (cpu_adapter && d > 2 * kCpuPcaComponents) ? kCpuPcaComponents : 0;
   int p = o.pca_components < 0 ? automatic : o.pca_components;
   return p > 0 && d > p ? p : 0;
 }
@@ -203,8 +201,7 @@ void check_map_fits(const gpu::ContextPtr& ctx, const MapOptions& o, int64_t n, 
                                             (ctx->info().is_cpu ? " (this CPU adapter's buffers included)" : "") +
                                             ", more than the " + mib(have) + " available; map fewer points");
   const int k = map_neighbours(o, n), pca = map_pca_components(o, n, d, ctx->info().is_cpu);
-  const bool approximate =
-      !knn_is_exact(*ctx, n, pca > 0 ? pca : d, o.knn, k);
+  const bool approximate = !knn_is_exact(*ctx, n, pca > 0 ? pca : d, o.knn, k);
   if (approximate && map_method(o.method).lists_in_blocks)  // names the blocks past kMaxListBlocks
     list_block_rows(*ctx, n, std::max(k, 48));
   // The exact kernel writes its lists as one tensor each (Auto picks it only where they fit).

@@ -122,8 +122,8 @@ Tensor tsne_layout(const Tensor& x, const TsneOptions& opt, const MapProgress& p
   int max_nodes = TsneRepulsion::max_grid_nodes(*ctx), grid_nodes = 32;
   double last_extent = -1;
   const int lanes = tsne_attraction_lanes(*ctx);
-  auto attraction = kernels::Program::file(ctx, "tsne_attraction.wgsl",
-                                           {{"K", std::to_string(k)}, {"LANES", std::to_string(lanes)}});
+  auto attraction =
+      kernels::Program::file(ctx, "tsne_attraction.wgsl", {{"K", std::to_string(k)}, {"LANES", std::to_string(lanes)}});
   Tensor attract = Tensor::empty(ctx, {n, 2});
   if (progress) {
     ctx->sync();  // so that a caller timing the phases sees kNN and affinities finished

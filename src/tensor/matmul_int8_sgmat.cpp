@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <cmath>
-
 #include <cstring>
 
 #include "kernels/launch.hpp"
@@ -131,8 +130,8 @@ std::function<void()> int8_subgroup_matrix_prepare(const MatmulProblem& p) {
   };
   q.qa = as_i32(q.qa), q.qb = as_i32(q.qb);
   int sg = int(p.ctx->features().subgroup_min_size);
-  auto kernel = kernels::Program::generated(p.ctx, "sgmat-int8|sg" + S(sg), [&] { return int8_subgroup_matrix_wgsl(sg); },
-                                            {.subgroups = true});
+  auto kernel = kernels::Program::generated(p.ctx, "sgmat-int8|sg" + S(sg),
+                                            [&] { return int8_subgroup_matrix_wgsl(sg); }, {.subgroups = true});
   int64_t tm = q.mp / 64, tn = q.np / 64;
   kernels::Params meta = {p.M, p.N, q.k4 * 4, tm, tn};
   Tensor c = p.c;

@@ -36,7 +36,8 @@ int block_n(const SubgroupMatrixParams& sm) { return sm.wn * sm.tn * kTile; }
 uint64_t workgroup_bytes(const SubgroupMatrixParams& sm) {
   uint64_t scratch = uint64_t(sm.wm * sm.wn) * kTile * kTile * 4;
   if (!sm.staged) return scratch;
-  uint64_t b = sm.bt ? uint64_t(block_n(sm)) * uint64_t(sm.bk + sm.pad) : uint64_t(sm.bk) * uint64_t(block_n(sm) + sm.pad);
+  uint64_t b =
+      sm.bt ? uint64_t(block_n(sm)) * uint64_t(sm.bk + sm.pad) : uint64_t(sm.bk) * uint64_t(block_n(sm) + sm.pad);
   return scratch + (uint64_t(block_m(sm)) * uint64_t(sm.bk + sm.pad) + b) * 2;
 }
 
@@ -47,7 +48,7 @@ uint64_t workgroup_bytes(const SubgroupMatrixParams& sm) {
 // K, N, the row strides and offsets are multiples of 4 (matmul_vec4_staging): a quad is wholly
 // inside or outside the matrix.
 struct Staging {
-  int ca, cb;      // quads per invocation
+  int ca, cb;                 // quads per invocation
   bool a_partial, b_partial;  // the last round covers only part of the panel
 };
 
@@ -109,7 +110,8 @@ std::string scalar_staging(bool bt) {
       let k = k0 + e / BN; let col = col0 + e % BN;
       var v = f16(0.0);
       if (k < K && col < N) { v = b[bases.y + k * b_rs + col * b_cs]; }
-      bs_[)") + b_at + R"(] = v;
+      bs_[)") +
+         b_at + R"(] = v;
     }
 )";
 }
@@ -140,7 +142,8 @@ std::string emulated(const std::string& wgsl) {
   if (s.find("sm_load_col_bs_(") != std::string::npos)
     fns +=
         "fn sm_load_col_bs_(off: u32, stride: u32) -> array<f32, 256> {\n  var r: array<f32, 256>;\n"
-        "  for (var i = 0u; i < 16u; i++) { for (var j = 0u; j < 16u; j++) { r[i * 16u + j] = f32(bs_[off + j * stride + "
+        "  for (var i = 0u; i < 16u; i++) { for (var j = 0u; j < 16u; j++) { r[i * 16u + j] = f32(bs_[off + j * stride "
+        "+ "
         "i]); } }\n  return r;\n}\n";
   // Every lane of the subgroup writes the same values: a benign race in an emulation.
   fns +=
@@ -155,7 +158,8 @@ std::string emulated(const std::string& wgsl) {
 
 std::string SubgroupMatrixParams::str() const {
   return S(tm) + "x" + S(tn) + "/" + S(wm) + "x" + S(wn) + "/bk" + S(bk) + (staged ? "" : "/direct") +
-         (pad ? "/pad" + S(pad) : "") + (db ? "/db" : "") + (bt ? "/bt" : "") + (sw > 1 ? "/sw" + S(sw) : "") + (c_f32 ? "/c32" : "") + (emulate ? "/emulated" : "");
+         (pad ? "/pad" + S(pad) : "") + (db ? "/db" : "") + (bt ? "/bt" : "") + (sw > 1 ? "/sw" + S(sw) : "") +
+         (c_f32 ? "/c32" : "") + (emulate ? "/emulated" : "");
 }
 
 std::string SubgroupMatrixParams::spec() const {
@@ -170,13 +174,13 @@ SubgroupMatrixParams parse_subgroup_matrix_spec(const std::string& spec) {
     int lo, hi, step;
     std::function<void(int)> set;
   };
-  const Key keys[] = {{"tm", 1, 8, 1, [&](int v) { sm.tm = v; }},     {"tn", 1, 8, 1, [&](int v) { sm.tn = v; }},
-                      {"wm", 1, 8, 1, [&](int v) { sm.wm = v; }},     {"wn", 1, 8, 1, [&](int v) { sm.wn = v; }},
-                      {"bk", 16, 128, 16, [&](int v) { sm.bk = v; }}, {"staged", 0, 1, 1, [&](int v) { sm.staged = v; }},
-                      {"pad", 0, 64, 1, [&](int v) { sm.pad = v; }},  {"db", 0, 1, 1, [&](int v) { sm.db = v; }},
-                      {"sw", 1, 64, 1, [&](int v) { sm.sw = v; }},
-                      {"bt", 0, 1, 1, [&](int v) { sm.bt = v; }},
-                      {"emulate", 0, 1, 1, [&](int v) { sm.emulate = v; }}};
+  const Key keys[] = {
+      {"tm", 1, 8, 1, [&](int v) { sm.tm = v; }},          {"tn", 1, 8, 1, [&](int v) { sm.tn = v; }},
+      {"wm", 1, 8, 1, [&](int v) { sm.wm = v; }},          {"wn", 1, 8, 1, [&](int v) { sm.wn = v; }},
+      {"bk", 16, 128, 16, [&](int v) { sm.bk = v; }},      {"staged", 0, 1, 1, [&](int v) { sm.staged = v; }},
+      {"pad", 0, 64, 1, [&](int v) { sm.pad = v; }},       {"db", 0, 1, 1, [&](int v) { sm.db = v; }},
+      {"sw", 1, 64, 1, [&](int v) { sm.sw = v; }},         {"bt", 0, 1, 1, [&](int v) { sm.bt = v; }},
+      {"emulate", 0, 1, 1, [&](int v) { sm.emulate = v; }}};
   size_t at = 0;
   while (at <= spec.size() && !spec.empty()) {
     size_t end = spec.find(',', at);
@@ -198,8 +202,8 @@ SubgroupMatrixParams parse_subgroup_matrix_spec(const std::string& spec) {
     }
     if (value.empty() || used != value.size() || v < k->lo || v > k->hi || (v - k->lo) % k->step)
       throw Error(ErrorKind::Value, "subgroup-matrix config '" + spec + "': " + key + "='" + value + "' is not " +
-                                        (k->step > 1 ? "a multiple of " + S(k->step) + " " : "an integer ") +
-                                        "in " + S(k->lo) + ".." + S(k->hi));
+                                        (k->step > 1 ? "a multiple of " + S(k->step) + " " : "an integer ") + "in " +
+                                        S(k->lo) + ".." + S(k->hi));
     k->set(v);
     if (end == std::string::npos) break;
     at = end + 1;
@@ -258,10 +262,11 @@ static std::string kernel_wgsl(const SubgroupMatrixParams& sm, int sg, bool vec4
   s += "alias TC = subgroup_matrix_result<f32, 16, 16>;\n";
   const bool pf = vec4_loads && sm.staged;  // staging through registers (ra_i, rb_j)
   s += "const BM = " + S(block_m(sm)) + "u;\nconst BN = " + S(block_n(sm)) + "u;\nconst BK = " + S(sm.bk) +
-       "u;\nconst BKP = " + S(sm.bk + sm.pad) + "u;\nconst BNP = " + S(block_n(sm) + sm.pad) + "u;\nconst WG = " +
-       S(nsg * sg) + "u;\nconst SG = " + S(sg) + "u;\n";
-  if (sm.staged) s += "var<workgroup> as_: array<f16, BM * BKP>;\nvar<workgroup> bs_: array<f16, " +
-                        std::string(sm.bt ? "BN * BKP" : "BK * BNP") + ">;\n";
+       "u;\nconst BKP = " + S(sm.bk + sm.pad) + "u;\nconst BNP = " + S(block_n(sm) + sm.pad) +
+       "u;\nconst WG = " + S(nsg * sg) + "u;\nconst SG = " + S(sg) + "u;\n";
+  if (sm.staged)
+    s += "var<workgroup> as_: array<f16, BM * BKP>;\nvar<workgroup> bs_: array<f16, " +
+         std::string(sm.bt ? "BN * BKP" : "BK * BNP") + ">;\n";
   s += "var<workgroup> cs_: array<f32, " + S(nsg * 256) + ">;\n";
   s += "@compute @workgroup_size(" + S(nsg * sg) + ")\n";
   // subgroup_id and subgroup_invocation_id, not local_invocation_index / SG: the subgroup a lane
@@ -291,9 +296,12 @@ static std::string kernel_wgsl(const SubgroupMatrixParams& sm, int sg, bool vec4
     // stores, before the MMAs (past the last step they read nothing: k >= K).
     if (pf && sm.db) s += quad_loads(st, "0u");
     s += "  for (var k0 = 0u; k0 < K; k0 += BK) {\n";
-    if (!pf) s += scalar_staging(sm.bt);
-    else if (!sm.db) s += quad_loads(st, "k0") + quad_stores(st, sm.bt);
-    else s += quad_stores(st, sm.bt);
+    if (!pf)
+      s += scalar_staging(sm.bt);
+    else if (!sm.db)
+      s += quad_loads(st, "k0") + quad_stores(st, sm.bt);
+    else
+      s += quad_stores(st, sm.bt);
     s += "    workgroupBarrier();\n";
     if (pf && sm.db) s += quad_loads(st, "(k0 + BK)");
     for (int kk = 0; kk < sm.bk; kk += kTile) {
@@ -302,7 +310,8 @@ static std::string kernel_wgsl(const SubgroupMatrixParams& sm, int sg, bool vec4
              "u) * BKP + " + S(kk) + "u, BKP);\n";
       for (int j = 0; j < sm.tn; ++j)
         s += "    let b_" + S(kk) + "_" + S(j) +
-             (sm.bt ? " = subgroupMatrixLoad<TB, col_major>(&bs_, (sc + " + S(j * kTile) + "u) * BKP + " + S(kk) + "u, BKP);\n"
+             (sm.bt ? " = subgroupMatrixLoad<TB, col_major>(&bs_, (sc + " + S(j * kTile) + "u) * BKP + " + S(kk) +
+                          "u, BKP);\n"
                     : " = subgroupMatrixLoad<TB, row_major>(&bs_, " + S(kk) + "u * BNP + sc + " + S(j * kTile) +
                           "u, BNP);\n");
       for (int i = 0; i < sm.tm; ++i)
@@ -373,13 +382,15 @@ std::vector<SubgroupMatrixParams> subgroup_matrix_sweep() {
   std::vector<SubgroupMatrixParams> out;
   auto add = [&](int tm, int tn, int wm, int wn, int bk, bool staged, int pad, bool db, int sw) {
     SubgroupMatrixParams sm;
-    sm.tm = tm, sm.tn = tn, sm.wm = wm, sm.wn = wn, sm.bk = bk, sm.staged = staged, sm.pad = pad, sm.db = db, sm.sw = sw;
+    sm.tm = tm, sm.tn = tn, sm.wm = wm, sm.wn = wn, sm.bk = bk, sm.staged = staged, sm.pad = pad, sm.db = db,
+    sm.sw = sw;
     out.push_back(sm);
   };
   const int tiles[][2] = {{4, 4}, {4, 2}, {2, 4}, {2, 2}};
   // Direct (the probe's 72 TFLOP/s at 1x1): several subgroups a workgroup share A and B rows in L1.
   for (auto [tm, tn] : tiles)
-    for (auto [wm, wn] : {std::pair{1, 1}, {2, 1}, {1, 2}, {2, 2}, {4, 2}, {2, 4}}) add(tm, tn, wm, wn, 16, false, 0, false, 1);
+    for (auto [wm, wn] : {std::pair{1, 1}, {2, 1}, {1, 2}, {2, 2}, {4, 2}, {2, 4}})
+      add(tm, tn, wm, wn, 16, false, 0, false, 1);
   add(4, 4, 1, 1, 16, false, 0, false, 8);
   add(4, 4, 2, 2, 16, false, 0, false, 8);
   // Staged: padding and prefetch in full at bk 32, both on at bk 16 and 64.
@@ -393,8 +404,13 @@ std::vector<SubgroupMatrixParams> subgroup_matrix_sweep() {
     }
   // B staged n-major and loaded col_major (the layout mma.sync's B fragment wants), beside the
   // best staged configurations of the first sweep.
-  for (auto [tm, tn, wm, wn, bk] : {std::array{2, 2, 2, 4, 16}, {4, 4, 2, 4, 16}, {2, 2, 4, 2, 16}, {4, 4, 4, 2, 16},
-                                    {2, 2, 4, 4, 32}, {2, 4, 4, 2, 32}, {4, 4, 2, 2, 32}})
+  for (auto [tm, tn, wm, wn, bk] : {std::array{2, 2, 2, 4, 16},
+                                    {4, 4, 2, 4, 16},
+                                    {2, 2, 4, 2, 16},
+                                    {4, 4, 4, 2, 16},
+                                    {2, 2, 4, 4, 32},
+                                    {2, 4, 4, 2, 32},
+                                    {4, 4, 2, 2, 32}})
     for (int pad : {8, 16}) {
       add(tm, tn, wm, wn, bk, true, pad, true, 1);
       out.back().bt = true;
@@ -411,8 +427,8 @@ std::vector<SubgroupMatrixParams> subgroup_matrix_sweep() {
 std::string subgroup_matrix_split_unsupported(const MatmulProblem& p, const SubgroupMatrixParams& sm) {
   if (p.dtype() != DType::f32) return "f32 operands only (split into f16 halves)";
   if (p.batches != 1) return "single matrices only";
-  MatmulProblem q = make_problem(Tensor::empty(p.ctx, {p.M, 3 * p.K}, DType::f16),
-                                 Tensor::empty(p.ctx, {3 * p.K, p.N}, DType::f16));
+  MatmulProblem q =
+      make_problem(Tensor::empty(p.ctx, {p.M, 3 * p.K}, DType::f16), Tensor::empty(p.ctx, {3 * p.K, p.N}, DType::f16));
   q.c = p.c;
   SubgroupMatrixParams s32 = sm;
   s32.c_f32 = true;

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <random>
 
-#include "matmul_problem.hpp"
 #include "matmul_int8_sgmat.hpp"
+#include "matmul_problem.hpp"
 #include "matmul_subgroup_matrix.hpp"
 #include "surfgrad/reference.hpp"
 
