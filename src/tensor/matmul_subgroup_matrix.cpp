@@ -427,6 +427,8 @@ std::vector<SubgroupMatrixParams> subgroup_matrix_sweep() {
 std::string subgroup_matrix_split_unsupported(const MatmulProblem& p, const SubgroupMatrixParams& sm) {
   if (p.dtype() != DType::f32) return "f32 operands only (split into f16 halves)";
   if (p.batches != 1) return "single matrices only";
+  // Before the f16 stand-ins below: an adapter without shader-f16 refuses f16 tensors outright.
+  if (!p.ctx->features().shader_f16) return "the adapter has no shader-f16 (the halves are f16)";
   MatmulProblem q =
       make_problem(Tensor::empty(p.ctx, {p.M, 3 * p.K}, DType::f16), Tensor::empty(p.ctx, {3 * p.K, p.N}, DType::f16));
   q.c = p.c;
