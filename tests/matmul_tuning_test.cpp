@@ -1,7 +1,10 @@
 // The autotuner's cache: written, read back and used by matmul, invalidated when the adapter or
 // driver changes, a corrupt file ignored with a warning.
+#include <unistd.h>
+
 #include <cstdlib>
 #include <fstream>
+#include <string>
 
 #include "tensor/matmul_problem.hpp"
 #include "test_util.hpp"
@@ -12,13 +15,18 @@ using namespace surfgrad;
 namespace {
 
 struct CacheFile {
-  std::string path = ::testing::TempDir() + "/surfgrad_tune_test.json";
+  // One file per test and process: ctest runs these tests in parallel processes, and a shared
+  // name let one test's save land in another's "other adapter" check (seen once in CI).
+  std::string path = ::testing::TempDir() + "/surfgrad_tune_test_" +
+                     ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" +
+                     std::to_string(::getpid()) + ".json";
   CacheFile() {
     std::remove(path.c_str());
     setenv("SURFGRAD_TUNE_CACHE", path.c_str(), 1);
     forget_tuning_cache();
   }
   ~CacheFile() {
+    std::remove(path.c_str());
     unsetenv("SURFGRAD_TUNE_CACHE");
     forget_tuning_cache();
   }
