@@ -147,8 +147,8 @@ export async function testPoints(record, expectError) {
 // same options and compares. One t-SNE iteration: the map is the points' first two principal
 // components (init 'pca') plus one small step, so it shows whether the points are the same.
 // (300 points, perplexity 5: SwiftShader's exact kNN in 768-D takes 23 s at 3000 points.)
-export const builtinCase = { n: 300, method: 'tsne', options: { seed: 1, iterations: 1, exaggerationIterations: 0, perplexity: 5 },
-                             cli: ['--iterations', '1', '--exaggeration-iterations', '0', '--perplexity', '5', '--seed', '1'] };
+export const builtinCase = { n: 300, method: 'tsne', options: { seed: 1, iterations: 1, exaggerationIterations: 0, perplexity: 5, pcaComponents: 0 },
+                             cli: ['--iterations', '1', '--exaggeration-iterations', '0', '--perplexity', '5', '--seed', '1', '--pca', '0'] };
 
 export async function builtinMap(record) {
   const handle = sg.builtinPoints(builtinCase.n);
