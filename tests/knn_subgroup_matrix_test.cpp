@@ -93,6 +93,24 @@ void check_case(const Case& c, uint32_t seed, int64_t& recomputed) {
 
 bool runnable() { return knn_subgroup_matrix_unsupported(*ctx(), 16, {.emulate = true}).empty(); }
 
+// Runs each case (k = 0: drawn from `gen`), seeded and traced; prints the rows recomputed in f32
+// where `report` (the device test: how often the f16 bound flags a row on real tensor cores).
+void check_cases(std::vector<Case> cases, std::mt19937& gen, bool emulate, bool report) {
+  for (auto& c : cases) {
+    if (c.k == 0) c.k = int(1 + gen() % std::min<int64_t>(c.n - 1, 40));
+    c.emulate = emulate;
+    uint32_t seed = gen();
+    SG_SEEDED(seed);
+    SCOPED_TRACE("n " + std::to_string(c.n) + " d " + std::to_string(c.d) + " k " + std::to_string(c.k) + " kind " +
+                 std::to_string(c.kind));
+    int64_t recomputed = 0;
+    check_case(c, seed, recomputed);
+    if (report)
+      std::printf("  n %lld d %lld k %d kind %d: %lld rows recomputed in f32\n", (long long)c.n, (long long)c.d, c.k,
+                  c.kind, (long long)recomputed);
+  }
+}
+
 }  // namespace
 
 TEST(KnnSubgroupMatrix, FuzzedShapesMatchFloat64) {
@@ -107,15 +125,7 @@ TEST(KnnSubgroupMatrix, FuzzedShapesMatchFloat64) {
                              {150, 32, 7, 1, 0, 4096},         // several dispatches
                              {180, 8, 12, 0, 0, 0, 37, 121}};  // a row range
   for (int i = 0; i < 3; ++i) cases.push_back({int64_t(20 + gen() % 200), int64_t(1 + gen() % 32), 0, int(gen() % 3)});
-  for (auto& c : cases) {
-    if (c.k == 0) c.k = int(1 + gen() % std::min<int64_t>(c.n - 1, 40));
-    uint32_t seed = gen();
-    SG_SEEDED(seed);
-    SCOPED_TRACE("n " + std::to_string(c.n) + " d " + std::to_string(c.d) + " k " + std::to_string(c.k) + " kind " +
-                 std::to_string(c.kind));
-    int64_t recomputed = 0;
-    check_case(c, seed, recomputed);
-  }
+  check_cases(cases, gen, true, false);
 }
 
 // Candidates = k: ties at the k-th distance (integer grid, duplicates) leave the bound no room, so
@@ -146,15 +156,5 @@ TEST(KnnSubgroupMatrix, DeviceBuiltinsMatchFloat64) {
       {1000, 50, 90, 0}, {3000, 50, 15, 0}, {2000, 64, 30, 1}, {1500, 7, 12, 2}, {700, 100, 5, 0, 0, 1 << 16}};
   for (int i = 0; i < 4; ++i)
     cases.push_back({int64_t(50 + gen() % 2000), int64_t(1 + gen() % 130), int(1 + gen() % 40), int(gen() % 3)});
-  for (auto c : cases) {
-    c.emulate = false;
-    uint32_t seed = gen();
-    SG_SEEDED(seed);
-    SCOPED_TRACE("n " + std::to_string(c.n) + " d " + std::to_string(c.d) + " k " + std::to_string(c.k) + " kind " +
-                 std::to_string(c.kind));
-    int64_t recomputed = 0;
-    check_case(c, seed, recomputed);
-    std::printf("  n %lld d %lld k %d kind %d: %lld rows recomputed in f32\n", (long long)c.n, (long long)c.d, c.k,
-                c.kind, (long long)recomputed);
-  }
+  check_cases(cases, gen, false, true);
 }

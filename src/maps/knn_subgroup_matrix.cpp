@@ -13,8 +13,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <regex>
 
+#include "kernels/subgroup_matrix_emulation.hpp"
 #include "tensor/internal.hpp"
 
 namespace surfgrad {
@@ -39,35 +39,6 @@ bool has_f16_config(const gpu::Features& f) {
   for (const auto& c : f.subgroup_matrix_configs)
     if (c.component == "f16" && c.result == "f32" && c.m == 16 && c.n == 16 && c.k == 16) return true;
   return false;
-}
-
-// The builtins as plain WGSL on array<f32, 256> tiles (row-major), every lane of a subgroup
-// computing the same whole tile: for tests on adapters without the feature.
-std::string emulated(const std::string& wgsl) {
-  std::string s = std::regex_replace(wgsl, std::regex("enable chromium_experimental_subgroup_matrix;\n"), "");
-  s = std::regex_replace(s, std::regex("subgroup_matrix_(left|right)<f16, 16, 16>|subgroup_matrix_result<f32, 16, 16>"),
-                         "array<f32, 256>");
-  s = std::regex_replace(s, std::regex("subgroupMatrixLoad<T[AB], row_major>\\(&(\\w+), "), "sm_load_$1(");
-  s = std::regex_replace(s, std::regex("subgroupMatrixStore<row_major>\\(&(\\w+), "), "sm_store_$1(");
-  s = std::regex_replace(s, std::regex("subgroupMatrixMultiplyAccumulate\\("), "sm_mma(");
-  std::string fns =
-      "fn sm_mma(x: array<f32, 256>, y: array<f32, 256>, z: array<f32, 256>) -> array<f32, 256> {\n"
-      "  var xa = x; var ya = y; var r = z;\n"
-      "  for (var i = 0u; i < 16u; i++) { for (var j = 0u; j < 16u; j++) {\n"
-      "    var acc = r[i * 16u + j];\n"
-      "    for (var k = 0u; k < 16u; k++) { acc = fma(xa[i * 16u + k], ya[k * 16u + j], acc); }\n"
-      "    r[i * 16u + j] = acc; } }\n  return r;\n}\n";
-  for (const char* src : {"x", "xt"})
-    fns += "fn sm_load_" + std::string(src) +
-           "(off: u32, stride: u32) -> array<f32, 256> {\n  var r: array<f32, 256>;\n"
-           "  for (var i = 0u; i < 16u; i++) { for (var j = 0u; j < 16u; j++) { r[i * 16u + j] = f32(" +
-           src + "[off + i * stride + j]); } }\n  return r;\n}\n";
-  fns +=
-      "fn sm_store_prod(off: u32, v: array<f32, 256>, stride: u32) {\n  var va = v;\n"
-      "  for (var i = 0u; i < 16u; i++) { for (var j = 0u; j < 16u; j++) { prod[off + i * stride + j] = va[i * 16u + "
-      "j]; } }\n}\n";
-  size_t entry = s.find("@compute");
-  return s.substr(0, entry) + fns + s.substr(entry);
 }
 
 // knn_fused.wgsl's values with the inner products on subgroup matrices. The kernel's D parameter
@@ -201,7 +172,7 @@ KnnResult knn_exact_subgroup_matrix(const Tensor& x_in, int k, int64_t row_begin
       [&] {
         std::string wgsl =
             kernels::fill_template(kernels::wgsl_source("knn_fused.wgsl"), candidate_values(shape, dp, sg, o.emulate));
-        return o.emulate ? emulated(wgsl) : wgsl;
+        return o.emulate ? kernels::emulate_subgroup_matrix(wgsl) : wgsl;
       },
       {.f16 = true, .subgroups = true, .validated = true});
   auto check = kernels::Program::file(ctx, "knn_sgmat_check.wgsl", {}, {.validated = true});

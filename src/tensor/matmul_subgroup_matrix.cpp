@@ -12,9 +12,9 @@
 #include <array>
 #include <cstdlib>
 #include <functional>
-#include <regex>
 
 #include "kernels/launch.hpp"
+#include "kernels/subgroup_matrix_emulation.hpp"
 
 namespace surfgrad {
 
@@ -116,44 +116,6 @@ std::string scalar_staging(bool bt) {
 )";
 }
 
-// SubgroupMatrixParams::emulate: the builtins as functions on array<f32, 256> tiles (row-major).
-std::string emulated(const std::string& wgsl) {
-  std::string s = std::regex_replace(wgsl, std::regex("enable chromium_experimental_subgroup_matrix;\n"), "");
-  s = std::regex_replace(s, std::regex("subgroup_matrix_(left|right)<f16, 16, 16>|subgroup_matrix_result<f32, 16, 16>"),
-                         "array<f32, 256>");
-  s = std::regex_replace(s, std::regex("subgroupMatrixLoad<T[AB], row_major>\\(&(\\w+), "), "sm_load_$1(");
-  s = std::regex_replace(s, std::regex("subgroupMatrixLoad<T[AB], col_major>\\(&(\\w+), "), "sm_load_col_$1(");
-  s = std::regex_replace(s, std::regex("subgroupMatrixStore<row_major>\\(&(\\w+), "), "sm_store_$1(");
-  s = std::regex_replace(s, std::regex("subgroupMatrixMultiplyAccumulate\\("), "sm_mma(");
-  std::string fns =
-      "fn sm_mma(x: array<f32, 256>, y: array<f32, 256>, z: array<f32, 256>) -> array<f32, 256> {\n"
-      "  var xa = x; var ya = y; var r = z;\n"
-      "  for (var i = 0u; i < 16u; i++) { for (var j = 0u; j < 16u; j++) {\n"
-      "    var acc = r[i * 16u + j];\n"
-      "    for (var k = 0u; k < 16u; k++) { acc = fma(xa[i * 16u + k], ya[k * 16u + j], acc); }\n"
-      "    r[i * 16u + j] = acc; } }\n"
-      "  return r;\n}\n";
-  for (const char* src : {"as_", "bs_", "a", "b"})
-    if (s.find("sm_load_" + std::string(src) + "(") != std::string::npos)
-      fns += "fn sm_load_" + std::string(src) +
-             "(off: u32, stride: u32) -> array<f32, 256> {\n  var r: array<f32, 256>;\n"
-             "  for (var i = 0u; i < 16u; i++) { for (var j = 0u; j < 16u; j++) { r[i * 16u + j] = f32(" +
-             src + "[off + i * stride + j]); } }\n  return r;\n}\n";
-  if (s.find("sm_load_col_bs_(") != std::string::npos)
-    fns +=
-        "fn sm_load_col_bs_(off: u32, stride: u32) -> array<f32, 256> {\n  var r: array<f32, 256>;\n"
-        "  for (var i = 0u; i < 16u; i++) { for (var j = 0u; j < 16u; j++) { r[i * 16u + j] = f32(bs_[off + j * stride "
-        "+ "
-        "i]); } }\n  return r;\n}\n";
-  // Every lane of the subgroup writes the same values: a benign race in an emulation.
-  fns +=
-      "fn sm_store_cs_(off: u32, v: array<f32, 256>, stride: u32) {\n  var va = v;\n"
-      "  for (var i = 0u; i < 16u; i++) { for (var j = 0u; j < 16u; j++) { cs_[off + i * stride + j] = va[i * 16u + "
-      "j]; } }\n}\n";
-  size_t entry = s.find("@compute");
-  return s.substr(0, entry) + fns + s.substr(entry);
-}
-
 }  // namespace
 
 std::string SubgroupMatrixParams::str() const {
@@ -247,7 +209,8 @@ std::string subgroup_matrix_unsupported(const MatmulProblem& p, const SubgroupMa
 
 static std::string kernel_wgsl(const SubgroupMatrixParams& sm, int sg, bool vec4_loads);
 std::string subgroup_matrix_wgsl(const SubgroupMatrixParams& sm, int sg, bool vec4_loads) {
-  return sm.emulate ? emulated(kernel_wgsl(sm, sg, vec4_loads)) : kernel_wgsl(sm, sg, vec4_loads);
+  return sm.emulate ? kernels::emulate_subgroup_matrix(kernel_wgsl(sm, sg, vec4_loads))
+                    : kernel_wgsl(sm, sg, vec4_loads);
 }
 
 static std::string kernel_wgsl(const SubgroupMatrixParams& sm, int sg, bool vec4_loads) {
