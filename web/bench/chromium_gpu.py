@@ -22,6 +22,16 @@ a scripted pan and zoom (--pan-seconds); --native-seconds fills its row's native
 driver script times the native tiles map). --extra-flags adds Chromium flags (e.g.
 --enable-dawn-features=disable_robustness) and is recorded in every row as `flags`.
 
+Progress as it happens (issue 32: a hang must tell why): every browser output line goes to
+OUT/browser.log and the page's status lines (POSTed to /progress: its state, phase and detail each
+second they change, its console errors), reports and the driver's own steps to OUT/progress.log,
+each written and flushed as it comes, with the seconds since start; every --heartbeat seconds the
+last of them is printed. On --timeout (or SIGTERM from an outer `timeout`) the browser's process
+group is killed and both logs' tails printed. --page-args adds to the map page's address (e.g.
+`iterations=50&epochs=20`); --stop load|run-start ends a --page map run after the load, or once
+the first map has read its points and started (then cancelled): dry runs on SwiftShader.
+--budget-native caps the native runs' total seconds (each one --native-timeout at most).
+
 BUNDLE holds chromium/ (chromium-headless-shell and its resources) and lib/ (its shared
 libraries), as scripts/make_chromium_bundle.sh makes it.
 """
@@ -32,9 +42,11 @@ import json
 import os
 import struct
 import subprocess
+import signal
 import sys
 import threading
 import time
+import urllib.parse
 
 here = os.path.dirname(os.path.abspath(__file__))
 web_root = os.path.dirname(here)
@@ -73,13 +85,21 @@ def main():
     p.add_argument("--n", default="10000")
     p.add_argument("--flags", default="--enable-unsafe-webgpu --enable-features=Vulkan --use-vulkan=native "
                                       "--ignore-gpu-blocklist --disable-gpu-sandbox --use-angle=vulkan")
-    p.add_argument("--timeout", type=float, default=500)
+    p.add_argument("--timeout", type=float, default=500, help="seconds to wait for the page's /done")
+    p.add_argument("--heartbeat", type=float, default=20, help="print the last progress line every so many seconds")
+    p.add_argument("--page-args", default="", help="--page map: more of the map page's URL parameters (a=1&b=2)")
+    p.add_argument("--stop", choices=["", "load", "run-start"], default="", help="--page map: end early (dry runs)")
+    p.add_argument("--linger", type=float, default=0, help="seconds the browser is left open after /done "
+                                                            "(lets it write its caches: second-load's cold pass)")
+    p.add_argument("--native-timeout", type=float, default=150, help="seconds a native run may take")
+    p.add_argument("--budget-native", type=float, default=240, help="seconds all native runs may take")
     a = p.parse_args()
     extra = a.extra_flags.strip()
     os.makedirs(a.out, exist_ok=True)
     done = threading.Event()
     log = open(os.path.join(a.out, "results.jsonl"), "a")
     rows = []
+    progress = Progress(os.path.join(a.out, "progress.log"))
 
     class Handler(http.server.SimpleHTTPRequestHandler):
         def translate_path(self, path):
@@ -93,7 +113,10 @@ def main():
         def do_POST(self):
             body = self.rfile.read(int(self.headers.get("content-length", 0)))
             if self.path == "/done":
+                progress.line("page: done")
                 done.set()
+            elif self.path == "/progress":
+                progress.line("page: " + body.decode("utf-8", "replace")[:2000])
             else:
                 r = json.loads(body)
                 if r.get("kind") == "scale":
@@ -104,6 +127,7 @@ def main():
                     r["embedding"] = "%s-%d.npy" % (r["tool"], r["n"])
                 log.write(json.dumps(r) + "\n")
                 log.flush()
+                progress.line("report: " + json.dumps(r)[:1500])
                 print("report:", json.dumps(r)[:400], flush=True)
             self.send_response(204)
             self.end_headers()
@@ -126,11 +150,12 @@ def main():
         url = "http://127.0.0.1:%d/bench/scale.html?n=%s&methods=%s&repeats=%d&source=%s" % (
             server.server_address[1], a.n, a.methods, a.repeats, a.source)
     elif a.page == "map":
-        url = "http://127.0.0.1:%d/bench/page_run.html?mode=map&data=%s&methods=%s&repeats=%d" % (
-            server.server_address[1], a.data_url, a.methods, a.repeats)
+        url = "http://127.0.0.1:%d/bench/page_run.html?mode=map&data=%s&methods=%s&repeats=%d&budget=%d&stop=%s&pageq=%s" % (
+            server.server_address[1], a.data_url, a.methods, a.repeats, max(10, a.timeout - 10), a.stop,
+            urllib.parse.quote(a.page_args, safe=""))
     elif a.page == "tiles":
-        url = "http://127.0.0.1:%d/bench/page_run.html?mode=tiles&tiles=/files/&pan_s=%g" % (
-            server.server_address[1], a.pan_seconds)
+        url = "http://127.0.0.1:%d/bench/page_run.html?mode=tiles&tiles=/files/&pan_s=%g&budget=%d" % (
+            server.server_address[1], a.pan_seconds, max(10, a.timeout - 10))
     env = dict(os.environ)
     env["LD_LIBRARY_PATH"] = os.path.join(a.chromium, "lib") + ":" + os.path.join(a.chromium, "chromium") + \
         (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
@@ -139,20 +164,61 @@ def main():
            "--disable-dev-shm-usage", "--user-data-dir=" + a.user_data_dir, "--enable-logging=stderr", "--v=0",
            "--window-size=1400,900", *a.flags.split(), *extra.split(), url]
     print("browser:", " ".join(cmd), flush=True)
+    progress.line("browser: " + " ".join(cmd))
     t0 = time.time()
-    browser = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    lines = []
-    threading.Thread(target=lambda: [lines.append(l) for l in browser.stdout], daemon=True).start()
-    finished = done.wait(a.timeout)
-    browser.terminate()
-    try:
-        browser.wait(10)
-    except subprocess.TimeoutExpired:
-        browser.kill()
-    with open(os.path.join(a.out, "browser.log"), "w") as f:
-        f.writelines(lines)
-    print("browser log (last lines):", "".join(lines[-25:]), sep="\n")
-    print("finished" if finished else "TIMED OUT", "after %.1f s" % (time.time() - t0))
+    # Its own process group: the GPU and renderer processes go with it when it is killed.
+    browser = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                               start_new_session=True)
+    blog = open(os.path.join(a.out, "browser.log"), "w", buffering=1)
+
+    def pump():
+        for line in browser.stdout:
+            blog.write(line)
+            if "CONSOLE" in line or "Uncaught" in line or "FATAL" in line or "crash" in line.lower():
+                progress.line("browser: " + line.rstrip()[:1500])
+    threading.Thread(target=pump, daemon=True).start()
+
+    def stop_browser():
+        if browser.poll() is None:
+            try:
+                os.killpg(browser.pid, signal.SIGTERM)
+                browser.wait(10)
+            except (ProcessLookupError, subprocess.TimeoutExpired):
+                try:
+                    os.killpg(browser.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+    # An outer `timeout` (gpu_browser_run.sh) sends SIGTERM: close the browser, say where it stood.
+    def on_term(signum, _frame):
+        progress.line("driver: signal %d after %.1f s: stopping" % (signum, time.time() - t0))
+        stop_browser()
+        progress.tail("the page's last progress (killed)")
+        sys.exit(124)
+    signal.signal(signal.SIGTERM, on_term)
+    finished = False
+    while not finished:
+        finished = done.wait(min(a.heartbeat, max(0.1, a.timeout - (time.time() - t0))))
+        if finished or time.time() - t0 >= a.timeout:
+            break
+        if browser.poll() is not None:
+            progress.line("driver: the browser exited (code %s) before the page was done" % browser.returncode)
+            break
+        print("[%6.1f s] waiting; last: %s" % (time.time() - t0, progress.last[:300]), flush=True)
+    if finished and a.linger > 0:
+        time.sleep(a.linger)
+    stop_browser()
+    blog.close()
+    seconds = time.time() - t0
+    if finished:
+        print("finished after %.1f s" % seconds, flush=True)
+        progress.line("driver: finished after %.1f s" % seconds)
+    else:
+        progress.line("driver: TIMED OUT after %.1f s (--timeout %g)" % (seconds, a.timeout))
+        print("TIMED OUT after %.1f s waiting for the page (--timeout %g)" % (seconds, a.timeout), flush=True)
+        progress.tail("the page's last progress")
+        with open(os.path.join(a.out, "browser.log")) as f:
+            lines = [l for l in f if "dbus" not in l and "DBus" not in l]
+        print("browser log (last lines, dbus left out):", "".join(lines[-15:]), sep="\n", flush=True)
     if a.page in ("scale", "map"):
         native_times(a, rows)
     elif a.page == "tiles":
@@ -162,13 +228,38 @@ def main():
     return 0 if finished else 1
 
 
+class Progress:
+    """OUT/progress.log: one line per event, the seconds since start first, flushed as written."""
+    def __init__(self, path):
+        self.f = open(path, "a", buffering=1)
+        self.t0 = time.time()
+        self.last = ""
+        self.lines = []
+        self.lock = threading.Lock()
+
+    def line(self, text):
+        with self.lock:
+            self.last = text
+            self.lines.append("[%7.1f s] %s" % (time.time() - self.t0, text))
+            self.f.write(self.lines[-1] + "\n")
+
+    def tail(self, title, n=30):
+        with self.lock:
+            print("%s (%s):" % (title, self.f.name), *self.lines[-n:], sep="\n", flush=True)
+
+
 def native_times(a, rows):
     """Fills each scale row's native_seconds: `surfgrad map --points N --method M` timed wall, run
     as many times as the browser ran it (the row of run r gets the native run r: cold, then warm)."""
     native = {}
+    start = time.time()
     if a.surfgrad:
-        for key in sorted({(r["n"], r["method"]) for r in rows}):
+        for key in sorted({(r["n"], r["method"]) for r in rows if r.get("method") in ("tsne", "umap")}):
             for repeat in range(1, a.repeats + 1):
+                left = a.budget_native - (time.time() - start)
+                if left < 5:
+                    print("native: %s %d run %d skipped (--budget-native %g s spent)" % (key[1], key[0], repeat, a.budget_native), flush=True)
+                    continue
                 t0 = time.time()
                 # (the maps themselves go to /tmp: the device returns only a few files from OUT)
                 os.makedirs("/tmp/surfgrad-native", exist_ok=True)
@@ -177,12 +268,18 @@ def native_times(a, rows):
                 if a.native_input:  # the page's table: the same file, its labels carried
                     cmd = [a.surfgrad, "map", a.native_input, "--method", key[1], "--labels-column", "label",
                            "-o", target + ".parquet"]
-                p = subprocess.run(cmd,
-                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                print("native: %s (run %d, at most %.0f s)" % (" ".join(cmd), repeat, min(left, a.native_timeout)), flush=True)
+                try:
+                    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                       timeout=min(left, a.native_timeout))
+                    code, text = p.returncode, p.stdout
+                except subprocess.TimeoutExpired as e:
+                    code, text = "timeout", (e.stdout or b"").decode("utf-8", "replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
                 seconds = time.time() - t0
-                native[key + (repeat,)] = seconds if p.returncode == 0 else None
+                native[key + (repeat,)] = seconds if code == 0 else None
+                print("native: %.2f s, exit %s" % (seconds, code), flush=True)
                 with open(os.path.join(a.out, "native.log"), "a") as f:
-                    f.write("%s (run %d): %.2f s, exit %d\n%s\n" % (" ".join(cmd), repeat, seconds, p.returncode, p.stdout))
+                    f.write("%s (run %d): %.2f s, exit %s\n%s\n" % (" ".join(cmd), repeat, seconds, code, text))
     for r in rows:
         r["native_seconds"] = native.get((r["n"], r["method"], r.get("run", 1)))
     write_rows(a, rows)

@@ -30,7 +30,20 @@ window.surfgradPage = page;
 page.view = null; // set below; for tests and the console
 const setState = (s) => { page.state = s; document.body.dataset.state = s; };
 
-const view = new MapView($('plot'), { tooltip: $('tooltip'), legend: $('legend') });
+// Without WebGL (a browser or GPU process that gives none) the plot cannot be made: the page says
+// so and stops in state 'error' (it stayed at 'starting' with an uncaught TypeError, and a
+// benchmark run waiting for it waited out its whole budget).
+const view = (() => {
+  try {
+    return new MapView($('plot'), { tooltip: $('tooltip'), legend: $('legend') });
+  } catch (e) {
+    const webgl = !!document.createElement('canvas').getContext('webgl');
+    showError({ name: 'WebGLError', kind: 'device', message: `the plot could not be made (${e?.message ?? e})${webgl ? '' : ': this browser gives no WebGL context; '
+      + 'enable WebGL (hardware acceleration, or --use-angle=swiftshader --enable-unsafe-swiftshader in headless Chromium)'}` }, 'The plot');
+    setState('error');
+    throw e;
+  }
+})();
 page.view = view;
 
 // ---- errors -------------------------------------------------------------------------------------
