@@ -27,28 +27,58 @@
 #   BROWSER      a browser binary to use instead of the bundle, with no adapter probe: for dry runs
 #                without a GPU (BROWSER=/usr/bin/chromium: WebGPU on SwiftShader).
 #   METHODS, REPEATS  the maps and runs of each (scale*, parquet); TILES_METHOD, TILE_ROWS, PAN_SECONDS (tiles).
+#   PAGE_TIMEOUT, NATIVE_BUDGET, DATA_TIMEOUT  a mode's budgets in seconds (below); ALL_SECONDS `all`'s.
+#   STOP=load|run-start, PAGE_ARGS (parquet): end after the load / once the first map has read every
+#                row (then cancelled); the map page's URL parameters (iterations=50&epochs=20).
+#   ROBUST_N, PARQUET_N, TILES_N, SECOND_N  `all`'s sizes (dry runs). Dry run of `all` here (SwiftShader,
+#   ~5 min, the tiles map on lavapipe): BROWSER=/usr/bin/chromium SURFGRAD=build-parquet/surfgrad
+#   ROBUST_N=300 TILES_N=2000 SECOND_N=300 STOP=run-start bash web/bench/gpu_browser_run.sh /tmp/x all
 # Carried files put in place when present: .carry/webbin (scripts: web/bench/pack_web_carry.sh) →
 # web/package/surfgrad.wasm + webgpu_layout.js, web/bench/dist, web/page/dist; .gl (the Vulkan
 # loader debs, the device README) unpacked for the native CLI on the GPU machine.
 #
-# Issue 32's remaining GPU runs, three device calls back to back (the machine must stay warm: the
-# first call's carried files and /tmp stay there for the next; 64 MiB a call with the tree):
-#   here:   bash web/bench/pack_web_carry.sh   (after the wasm build; and scripts/pack_arrow_carry.sh
-#           BUILD for a current native CLI with Arrow; the Vulkan loader debs in .gl, the device README)
-#   call 1: carry .carry/chrome1 .carry/webbin .gl   (≈ 57 MiB)   command: ls .carry/chrome1 .carry/webbin
-#   call 2: carry .carry/chrome2 .carry/arrow          (≈ 53 MiB; ~5 min)   command:
-#     bash web/bench/gpu_browser_run.sh /tmp/g/rob scale-robustness 10000; bash web/bench/gpu_browser_run.sh
-#     /tmp/g/pq parquet 1000000; cp /tmp/g/rob/run/scale.json $OUT/robust.json; cp
-#     /tmp/g/rob/run-norobust/scale.json $OUT/norobust.json; cp /tmp/g/pq/run/scale.json $OUT/parquet.json
-#   call 3: no carry (~2 min): bash web/bench/gpu_browser_run.sh /tmp/g/tl tiles 10000000;
-#     cp /tmp/g/tl/run/scale.json $OUT/tiles.json; cp /tmp/g/tl/native-tiles.txt $OUT/
-# (Only a few files come back from $OUT, so the logs stay in /tmp/g; each mode prints its rows.)
+# second-load: issue 35's second page load. t-SNE (METHODS, default tsne) of builtinPoints(SIZES,
+#   default 10000) in web/bench/scale.html: a browser on a fresh profile (and empty NVIDIA/Mesa
+#   shader caches) runs it once = cold; it is left 3 s to write Dawn's cache, closed; a NEW browser
+#   process on the same profile runs it twice = the second page load, then a warm run in the same
+#   page. Rows (n, method, cold_seconds, second_load_seconds, warm_seconds, second_over_warm,
+#   dawn_cache_kb) in OUT/run/scale.json.
+# all: scale-robustness 10000, parquet 1000000 and tiles 10000000 (then second-load 10000 if time
+#   is left), each under its own `timeout` inside one device call of at most ALL_SECONDS (default
+#   550): OUT gets only browser-all.tgz (every stage's rows and logs), summary.txt and the rows
+#   (robust.json, norobust.json, parquet.json, tiles.json, second-load.json); the work is in
+#   /tmp/gpu-browser-all. A stage that runs past its budget is killed (browser and all), its
+#   progress log's tail printed, and the next stage starts.
+#
+# Budgets (each stage's `timeout`, from the times expected on the H200, about ×2.5; `all` shrinks
+# a stage's budget to what its deadline leaves after reserving the later stages' minimums):
+#   scale-robustness 10000   2 × 50 s  (each: page ≤ 30 s: start ~3 s + cold 3.8 s + warm 1.5 s; native ≤ 15 s)
+#   parquet 1000000          230 s     (data ≤ 45 s (~8 s); page ≤ 130 s: load + t-SNE and UMAP twice, ~60 s; native ≤ 50 s, ~25 s)
+#   tiles 10000000           190 s     (native map + tiles ≤ 130 s, ~65 s; page ≤ 55 s: first view + 2 × PAN_SECONDS)
+#   second-load 10000        90 s      (two browsers, ~10 s each)
+# The progress of every page run streams to its OUT/…/progress.log (chromium_gpu.py).
+#
+# Issue 32's remaining GPU runs, two device calls back to back (the machine must stay warm: the
+# first call's carried files stay there for the second; 64 MiB a call with the tree):
+#   here:   flock /tmp/web-build.lock bash scripts/build_web.sh; bash web/bench/pack_web_carry.sh;
+#           scripts/pack_arrow_carry.sh build-dawn (a current native CLI with Arrow); .gl (the
+#           Vulkan loader debs, the device README)
+#   call 1: carry .carry/chrome1 .carry/webbin .gl   (≈ 55 MiB)   command: ls .carry/chrome1 .carry/webbin .gl
+#   call 2: carry .carry/chrome2 .carry/arrow          (≈ 50 MiB; ≤ 9.5 min)   command:
+#     bash web/bench/gpu_browser_run.sh $OUT all
 set -uo pipefail
 out=${1:?usage: gpu_browser_run.sh OUT [TOOLS] [SIZES]}
 tools=${2:-surfgrad-umap,surfgrad-tsne,umap-js}
 sizes=${3:-}
 bundle=/tmp/chromium-bundle
 here=$(cd "$(dirname "$0")" && pwd)
+script_start=$(date +%s)
+if [ "$tools" = all ]; then  # (the device returns 8 files: the work stays in /tmp, OUT gets a few)
+  results=$out
+  out=/tmp/gpu-browser-all
+  rm -rf "$out"
+  mkdir -p "$results"
+fi
 mkdir -p "$out"
 
 if [ -d .carry/webbin ]; then
@@ -60,8 +90,9 @@ for f in web/package/surfgrad.wasm web/bench/dist/peers.js web/page/dist/main.js
   # (the adapter probe loads the peers page's bundle; the map page needs its own dist/)
   [ -f "$f" ] || { echo "$f is missing: make .carry/webbin here with bash web/bench/pack_web_carry.sh and carry it" >&2; exit 2; }
 done
-if [ -d /usr/local/nvidia ] && ls .gl/*.deb >/dev/null 2>&1; then  # (only on the GPU machine: it writes to /)
+if [ -d /usr/local/nvidia ] && ls .gl/*.deb >/dev/null 2>&1 && [ ! -f /tmp/.gl-unpacked ]; then  # (only on the GPU machine: it writes to /)
   for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
+  touch /tmp/.gl-unpacked
 fi
 icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 if [ -f "$icd" ]; then export VK_DRIVER_FILES=$icd VK_ICD_FILENAMES=$icd; fi
@@ -79,7 +110,12 @@ native=${SURFGRAD:-build/surfgrad}
 echo "native: $native"
 
 browser_args=(--chromium "$bundle")
-if [ -n "${BROWSER:-}" ]; then
+if [ -n "${BROWSER:-}" ] && [ -n "${CHOSEN_FLAGS:-}" ]; then
+  browser_args=(--browser "$BROWSER")
+  chosen=$CHOSEN_FLAGS
+elif [ -n "${CHOSEN_FLAGS:-}" ]; then  # (`all`'s stages: probed once)
+  chosen=$CHOSEN_FLAGS
+elif [ -n "${BROWSER:-}" ]; then
   browser_args=(--browser "$BROWSER")
   chosen="--enable-unsafe-webgpu"
 else
@@ -98,31 +134,57 @@ else
   for i in "${!variants[@]}"; do
     probe="$probes/probe$i"
     rm -rf "$probe"
-    python3 "$here/chromium_gpu.py" --chromium "$bundle" --data .carry/data --out "$probe" --tools none --n 0 \
-      --flags="${variants[$i]}" --timeout 60 > "$probe.log" 2>&1
-    adapter=$(head -c 400 "$probe/results.jsonl" 2>/dev/null)
-    echo "variant $i (${variants[$i]}): $adapter" | tee -a "$out/probe.txt"
-    if [ -n "$adapter" ] && ! grep -q swiftshader <<<"$adapter"; then chosen=${variants[$i]}; break; fi
+    timeout -k 5 45 python3 "$here/chromium_gpu.py" --chromium "$bundle" --data .carry/data --out "$probe" --tools none \
+      --n 0 --flags="${variants[$i]}" --timeout 30 > "$probe.log" 2>&1
+    adapter=$(python3 -c 'import json,sys; r=json.loads(open(sys.argv[1]).readline()); print(json.dumps(r.get("adapter")))' \
+                "$probe/results.jsonl" 2>/dev/null)
+    webgl=$(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline()).get("webgl"))' "$probe/results.jsonl" 2>/dev/null)
+    echo "variant $i (${variants[$i]}): WebGPU $adapter; WebGL $webgl" | tee -a "$out/probe.txt"
+    if [ -n "$adapter" ] && [ "$adapter" != null ] && ! grep -qi swiftshader <<<"$adapter" && ! grep -q '"error"' <<<"$adapter"; then
+      chosen=${variants[$i]}; break
+    fi
   done
   if [ -z "$chosen" ]; then
     echo "no variant gave a GPU adapter; the last browser log:"; tail -40 "$probe/browser.log"
     chosen=${variants[0]}
   fi
 fi
+export CHOSEN_FLAGS=$chosen
 echo "running with: $chosen ${EXTRA_FLAGS:-}"
 drive() { python3 "$here/chromium_gpu.py" "${browser_args[@]}" --flags="$chosen" --extra-flags="${EXTRA_FLAGS:-}" "$@"; }
+
+# Runs "$@" under `timeout` for $1 seconds (its process group killed 10 s after); says so when it
+# ran out and prints the tail of every progress log under $2 (the stage's folder).
+budgeted() {
+  local budget=$1 dir=$2 rc
+  shift 2
+  # (`drive` is a function, which `timeout` cannot run: spelled out here, EXTRA_FLAGS as now)
+  [ "$1" = drive ] && { shift; set -- python3 "$here/chromium_gpu.py" "${browser_args[@]}" --flags="$chosen" --extra-flags="${EXTRA_FLAGS:-}" "$@"; }
+  timeout -k 10 "$budget" "$@"
+  rc=$?
+  if [ $rc = 124 ] || [ $rc = 137 ]; then
+    echo "TIMED OUT: '$*' ran past its budget of $budget s; the last progress:"
+    find "$dir" -name progress.log 2>/dev/null | while read -r f; do echo "--- $f"; tail -25 "$f" | cut -c1-400; done
+    # (a browser whose driver was killed outright: its process group, by the pid the driver wrote)
+    find "$dir" -name browser.pid 2>/dev/null | while read -r f; do kill -KILL -- "-$(cat "$f")" 2>/dev/null; rm -f "$f"; done
+  fi
+  return $rc
+}
 
 case $tools in
   scale|scale-stream|scale-robustness)
     source=builtin
     [ "$tools" = scale-stream ] && source=stream
     methods=${METHODS:-tsne,umap}
+    page_s=${PAGE_TIMEOUT:-500} native_s=${NATIVE_BUDGET:-240}
     if [ "$tools" = scale-robustness ]; then
       methods=${METHODS:-tsne}
       sizes=${sizes:-10000}
+      page_s=${PAGE_TIMEOUT:-30} native_s=${NATIVE_BUDGET:-15}
     fi
-    scale() { drive --page scale --source $source --n "${sizes:-1000000}" --methods "$methods" --repeats "${REPEATS:-2}" \
-                --surfgrad "$native" --timeout 500 "$@"; }
+    scale() { budgeted $((page_s + native_s + 5)) "$out" drive --page scale --source $source --n "${sizes:-1000000}" \
+                --methods "$methods" --repeats "${REPEATS:-2}" --surfgrad "$native" --timeout "$page_s" \
+                --budget-native "$native_s" "$@"; }
     if [ "$tools" = scale-robustness ]; then
       scale --out "$out/run"
       EXTRA_FLAGS="${EXTRA_FLAGS:-} --enable-dawn-features=disable_robustness" scale --out "$out/run-norobust"
@@ -136,7 +198,7 @@ case $tools in
     mkdir -p "$dir"
     if [ ! -f "$dir/$file" ]; then
       # (numpy and pyarrow: the GPU machine's python3 has both, as bench/arrow_io_gpu.sh uses them)
-      ${PYTHON:-python3} - "$dir/$file" "$n" <<'PY' || { echo "could not write the Parquet file (python3 with numpy and pyarrow)" >&2; exit 1; }
+      budgeted "${DATA_TIMEOUT:-45}" "$out" ${PYTHON:-python3} - "$dir/$file" "$n" <<'PY' || { echo "could not write the Parquet file (python3 with numpy and pyarrow)" >&2; exit 1; }
 import sys, time, numpy as np, pyarrow as pa, pyarrow.parquet as pq
 path, n, d = sys.argv[1], int(sys.argv[2]), 64
 t0 = time.time()
@@ -151,20 +213,108 @@ import os; os.replace(path + ".part", path)
 print(f"data: {n} x {d} Parquet ({os.path.getsize(path) / 1e6:.0f} MB) in {time.time() - t0:.1f} s")
 PY
     fi
-    drive --page map --serve "$dir" --data-url "/files/$file" --native-input "$dir/$file" --n "$n" \
-      --methods "${METHODS:-tsne,umap}" --repeats "${REPEATS:-2}" --surfgrad "$native" --out "$out/run" --timeout 540 ;;
+    page_s=${PAGE_TIMEOUT:-130} native_s=${NATIVE_BUDGET:-50}
+    # STOP=load|run-start (dry runs: SwiftShader cannot map 1M points), PAGE_ARGS (map options for the page)
+    budgeted $((page_s + native_s + 5)) "$out" drive --page map --serve "$dir" --data-url "/files/$file" \
+      --native-input "$dir/$file" --n "$n" --methods "${METHODS:-tsne,umap}" --repeats "${REPEATS:-2}" \
+      --surfgrad "$native" --out "$out/run" --timeout "$page_s" --budget-native "$native_s" --native-timeout 40 \
+      --stop "${STOP:-}" --page-args "${PAGE_ARGS:-}" ;;
   tiles)
     n=${sizes:-10000000}
     dir=/tmp/page-tiles
     rm -rf "$dir" /tmp/page-tiles-map.*
+    mkdir -p "$out"
     t0=$(date +%s.%N)
-    "$native" map --points "$n" --method "${TILES_METHOD:-umap}" -o /tmp/page-tiles-map.parquet --tiles "$dir" \
-      --tile-rows "${TILE_ROWS:-65536}" \
-      > "$out/native-tiles.txt" 2>&1 || { tail -5 "$out/native-tiles.txt"; exit 1; }
+    budgeted "${NATIVE_BUDGET:-130}" "$out" "$native" map --points "$n" --method "${TILES_METHOD:-umap}" \
+      -o /tmp/page-tiles-map.parquet --tiles "$dir" --tile-rows "${TILE_ROWS:-65536}" \
+      > "$out/native-tiles.txt" 2>&1 || { echo "the native tiles map failed or ran out of time:"; tail -5 "$out/native-tiles.txt"; exit 1; }
     seconds=$(python3 -c "import sys; print(round($(date +%s.%N) - $t0, 2))")
     echo "native: map --points $n --tiles in $seconds s ($(ls "$dir" | wc -l) entries in $dir)"
-    drive --page tiles --serve "$dir" --native-seconds "$seconds" --pan-seconds "${PAN_SECONDS:-3}" --out "$out/run" \
-      --timeout 300 ;;
+    page_s=${PAGE_TIMEOUT:-55}
+    budgeted $((page_s + 10)) "$out" drive --page tiles --serve "$dir" --native-seconds "$seconds" \
+      --pan-seconds "${PAN_SECONDS:-3}" --out "$out/run" --timeout "$page_s" ;;
+  second-load)
+    # Cold: a fresh profile and fresh driver shader caches (NVIDIA's and Mesa's, moved by their
+    # variables to an empty folder), a first page load; left open 3 s after /done so the browser
+    # writes Dawn's cache into the profile. Then a new browser on the same profile: run 1 is the
+    # second page load, run 2 a warm run in the same page.
+    n=${sizes:-10000} methods=${METHODS:-tsne} page_s=${PAGE_TIMEOUT:-35}
+    profile=/tmp/second-load-profile caches=/tmp/second-load-caches
+    rm -rf "$profile" "$caches"
+    mkdir -p "$caches/nv" "$caches/mesa"
+    export __GL_SHADER_DISK_CACHE_PATH=$caches/nv MESA_SHADER_CACHE_DIR=$caches/mesa
+    load() { budgeted $((page_s + 15)) "$out" drive --page scale --source builtin --n "$n" --methods "$methods" \
+               --user-data-dir "$profile" --timeout "$page_s" "$@"; }
+    load --repeats 1 --linger 3 --out "$out/cold"
+    du -sk "$profile"/Default/*Dawn* "$profile"/Default/GPUCache "$caches"/* 2>/dev/null | tee "$out/caches.txt"
+    load --repeats 2 --out "$out/second"
+    mkdir -p "$out/run"
+    python3 - "$out" <<'PY'
+import json, os, sys
+out = sys.argv[1]
+def rows(name):
+    try:
+        return json.load(open(os.path.join(out, name, "scale.json")))
+    except (OSError, ValueError):
+        return []
+cold, second = rows("cold"), rows("second")
+dawn_kb = None
+try:
+    for line in open(os.path.join(out, "caches.txt")):
+        if "DawnWebGPUCache" in line:
+            dawn_kb = (dawn_kb or 0) + int(line.split()[0])
+except OSError:
+    pass
+merged = []
+for key in sorted({(r["n"], r["method"]) for r in cold + second if "method" in r}):
+    pick = lambda rs, run: next((r for r in rs if (r.get("n"), r.get("method")) == key and r.get("run") == run), {})
+    c, s1, s2 = pick(cold, 1), pick(second, 1), pick(second, 2)
+    row = {"kind": "second-load", "n": key[0], "method": key[1], "cold_seconds": c.get("seconds"),
+           "second_load_seconds": s1.get("seconds"), "warm_seconds": s2.get("seconds"),
+           "cold_timings": c.get("timings"), "second_load_timings": s1.get("timings"), "warm_timings": s2.get("timings"),
+           "dawn_cache_kb": dawn_kb, "adapter": c.get("adapter") or s1.get("adapter"),
+           "errors": [r["error"] for r in (c, s1, s2) if r.get("error")] or None}
+    if row["second_load_seconds"] and row["warm_seconds"]:
+        row["second_over_warm"] = round(row["second_load_seconds"] / row["warm_seconds"], 3)
+    merged.append(row)
+json.dump(merged, open(os.path.join(out, "run", "scale.json"), "w"), indent=1)
+for r in merged:
+    print("second-load:", json.dumps({k: r[k] for k in ("n", "method", "cold_seconds", "second_load_seconds", "warm_seconds",
+                                                        "second_over_warm", "dawn_cache_kb", "errors") if k in r}))
+PY
+    ;;
+  all)
+    # Each stage: `bash $0` again (the adapter probed once: CHOSEN_FLAGS), under the smaller of its
+    # budget and what the deadline leaves after the later stages' minimums.
+    deadline=$((script_start + ${ALL_SECONDS:-550}))
+    export SURFGRAD=$native
+    stage() {  # NAME BUDGET MIN_LATER MODE SIZE
+      local name=$1 budget=$2 later=$3 left
+      left=$((deadline - $(date +%s) - later))
+      [ "$left" -lt "$budget" ] && budget=$left
+      if [ "$budget" -lt 30 ]; then echo "=== $name: skipped (${left} s left before the later stages)"; return; fi
+      echo "=== $name: $4 $5, budget $budget s ($(( $(date +%s) - script_start )) s into the call)"
+      budgeted "$budget" "$out/$name" bash "$0" "$out/$name" "$4" "$5" 2>&1 | tee "$out/$name.log"
+    }
+    # (the sizes: ROBUST_N, PARQUET_N, TILES_N, SECOND_N for dry runs; a stage squeezed by the
+    # deadline is killed at its budget like one that hangs, its progress printed)
+    stage robust 100 330 scale-robustness "${ROBUST_N:-10000}"
+    stage parquet 230 120 parquet "${PARQUET_N:-1000000}"
+    stage tiles 190 0 tiles "${TILES_N:-10000000}"
+    [ $((deadline - $(date +%s))) -ge 60 ] && stage second-load 90 0 second-load "${SECOND_N:-10000}"
+    {
+      echo "gpu_browser_run.sh all: $(( $(date +%s) - script_start )) s; flags: $chosen ${EXTRA_FLAGS:-}"
+      cat "$out/probe.txt" 2>/dev/null
+      grep -h "^scale:\|^second-load:\|TIMED OUT\|^=== \|^native: map" "$out"/*.log 2>/dev/null | cut -c1-600
+    } > "$results/summary.txt"
+    cp "$out/robust/run/scale.json" "$results/robust.json" 2>/dev/null
+    cp "$out/robust/run-norobust/scale.json" "$results/norobust.json" 2>/dev/null
+    cp "$out/parquet/run/scale.json" "$results/parquet.json" 2>/dev/null
+    cp "$out/tiles/run/scale.json" "$results/tiles.json" 2>/dev/null
+    cp "$out/second-load/run/scale.json" "$results/second-load.json" 2>/dev/null
+    tar -C "$out" --exclude='*.npy' --exclude='*.parquet' -czf "$results/browser-all.tgz" .
+    echo "--- summary ($results: $(ls "$results" | tr '\n' ' '))"
+    cat "$results/summary.txt" ;;
   *)
     drive --data .carry/data --out "$out/run" --tools "$tools" --n "${sizes:-1797,10000}" --timeout 480 ;;
 esac
