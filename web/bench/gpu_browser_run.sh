@@ -141,7 +141,7 @@ else
     webgl=$(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline()).get("webgl"))' "$probe/results.jsonl" 2>/dev/null)
     echo "variant $i (${variants[$i]}): WebGPU $adapter; WebGL $webgl" | tee -a "$out/probe.txt"
     if [ -n "$adapter" ] && [ "$adapter" != null ] && ! grep -qi swiftshader <<<"$adapter" && ! grep -q '"error"' <<<"$adapter"; then
-      chosen=${variants[$i]}; break
+      chosen=${variants[$i]}; export PROBE_WEBGL=$webgl; break
     fi
   done
   if [ -z "$chosen" ]; then
@@ -171,6 +171,15 @@ budgeted() {
   return $rc
 }
 
+# The map page draws with WebGL and cannot start without it: where the probe found none under the
+# chosen flags, WebGL is let fall back to SwiftShader (recorded in the rows' flags and webgl).
+webgl_fallback() {
+  if [ "${PROBE_WEBGL:-}" = None ]; then
+    echo "the probe found no WebGL under these flags: adding --enable-unsafe-swiftshader (WebGL on the CPU) for the map page"
+    EXTRA_FLAGS="${EXTRA_FLAGS:-} --enable-unsafe-swiftshader"
+  fi
+}
+
 case $tools in
   scale|scale-stream|scale-robustness)
     source=builtin
@@ -192,6 +201,7 @@ case $tools in
       scale --out "$out/run"
     fi ;;
   parquet)
+    webgl_fallback
     n=${sizes:-1000000}
     dir=/tmp/page-parquet
     file=p${n}x64.parquet
@@ -220,6 +230,7 @@ PY
       --surfgrad "$native" --out "$out/run" --timeout "$page_s" --budget-native "$native_s" --native-timeout 40 \
       --stop "${STOP:-}" --page-args "${PAGE_ARGS:-}" ;;
   tiles)
+    webgl_fallback
     n=${sizes:-10000000}
     dir=/tmp/page-tiles
     rm -rf "$dir" /tmp/page-tiles-map.*
@@ -292,9 +303,9 @@ PY
       local name=$1 budget=$2 later=$3 left
       left=$((deadline - $(date +%s) - later))
       [ "$left" -lt "$budget" ] && budget=$left
-      if [ "$budget" -lt 30 ]; then echo "=== $name: skipped (${left} s left before the later stages)"; return; fi
-      echo "=== $name: $4 $5, budget $budget s ($(( $(date +%s) - script_start )) s into the call)"
-      budgeted "$budget" "$out/$name" bash "$0" "$out/$name" "$4" "$5" 2>&1 | tee "$out/$name.log"
+      if [ "$budget" -lt 30 ]; then echo "=== $name: skipped (${left} s left before the later stages)" | tee "$out/$name.log"; return; fi
+      echo "=== $name: $4 $5, budget $budget s ($(( $(date +%s) - script_start )) s into the call)" | tee "$out/$name.log"
+      budgeted "$budget" "$out/$name" bash "$0" "$out/$name" "$4" "$5" 2>&1 | tee -a "$out/$name.log"
     }
     # (the sizes: ROBUST_N, PARQUET_N, TILES_N, SECOND_N for dry runs; a stage squeezed by the
     # deadline is killed at its budget like one that hangs, its progress printed)
@@ -305,7 +316,9 @@ PY
     {
       echo "gpu_browser_run.sh all: $(( $(date +%s) - script_start )) s; flags: $chosen ${EXTRA_FLAGS:-}"
       cat "$out/probe.txt" 2>/dev/null
-      grep -h "^scale:\|^second-load:\|TIMED OUT\|^=== \|^native: map" "$out"/*.log 2>/dev/null | cut -c1-600
+      for f in robust parquet tiles second-load; do
+        grep -h "^scale:\|^second-load:\|TIMED OUT\|^=== \|^native: map\|probe found no WebGL" "$out/$f.log" 2>/dev/null | cut -c1-600
+      done
     } > "$results/summary.txt"
     cp "$out/robust/run/scale.json" "$results/robust.json" 2>/dev/null
     cp "$out/robust/run-norobust/scale.json" "$results/norobust.json" 2>/dev/null
