@@ -13,6 +13,8 @@
 #     pyarrow reads them back; bad tables (missing column, ragged list, NaN, truncated, 404, …) are
 #     refused with their messages while the page keeps working; web/tests/page_tables.mjs (~6 s,
 #     Node): the page's table reader against pyarrow's values for every point type, bit for bit.
+#     web/tests/page_no_webgl.mjs (~3 s): in a browser without WebGL the page stops with its error
+#     ("The plot: … WebGL") instead of hanging at 'starting'.
 #  4. web/tests/page_tiles.mjs (~20 s: the map ~10 s, the page ~5 s): build/surfgrad writes a UMAP of
 #     20,000 points as tiles; the page opens them, draws the root, loads deeper tiles when zoomed in,
 #     and refuses a manifest of another format by name (skipped where surfgrad lacks --tiles).
@@ -32,5 +34,6 @@ echo "[web] map page screenshot"
 echo "[web] map page: Parquet in and out"
 "$node_bin" web/tests/page_tables.mjs --out "$out"
 "$node_bin" web/tests/page_parquet.mjs --out "$out"
+"$node_bin" web/tests/page_no_webgl.mjs  # (~3 s: without WebGL the page says so and stops)
 echo "[web] map page: a tiled map (surfgrad map --tiles), opened and zoomed"
 "$node_bin" web/tests/page_tiles.mjs build/surfgrad --out "$out"
