@@ -112,6 +112,31 @@ void launch_map(const gpu::ContextPtr& ctx, const std::string& name, const Shape
 
 std::string values_source(const std::vector<MapOperand>& ops, const std::vector<std::string>& names,
                           const std::string& expr, const std::string& helpers);
+std::string values_vec4_source(const std::vector<MapOperand>& ops, const std::vector<std::string>& names,
+                               const std::string& expr, const std::string& helpers);
+
+namespace {
+
+// The contiguous fast path's pattern ('v': read as vec4, 's': a broadcast scalar read once), or
+// "" where it does not apply: 4-byte elements, n a multiple of 4, and every operand contiguous
+// from an offset that is a multiple of 4 elements (a vec4 boundary) or a broadcast scalar.
+std::string vec4_pattern(int64_t n, const std::vector<MapOperand>& ops) {
+  if (n % 4 != 0) return "";
+  std::string pattern;
+  for (size_t k = 0; k < ops.size(); ++k) {
+    const MapOperand& op = ops[k];
+    if (op.atomic || op.dtype == DType::f16 || dtype_size(op.dtype) != 4 || op.dtype != op.tensor->dtype()) return "";
+    if (op.strides[0] == 1 && op.tensor->offset() % 4 == 0)
+      pattern += 'v';
+    else if (op.strides[0] == 0 && k > 0)
+      pattern += 's';
+    else
+      return "";
+  }
+  return pattern;
+}
+
+}  // namespace
 
 void launch_values(const gpu::ContextPtr& ctx, const std::string& name, const Shape& shape_in,
                    std::vector<MapOperand> ops, const std::vector<std::string>& names, const std::string& expr,
@@ -129,14 +154,20 @@ void launch_values(const gpu::ContextPtr& ctx, const std::string& name, const Sh
     launch_map(ctx, name, shape, std::move(ops), body, helpers, params);
     return;
   }
-  // The cache key: what the generated source depends on (op, expression, helpers, operand dtypes).
-  std::string key = "values|" + name + "|" + expr + "|" + helpers + "|";
+  // The cache key: what the generated source depends on (op, expression, helpers, operand dtypes,
+  // and for the vec4 path which operands are broadcast scalars).
+  std::string vec4 = vec4_pattern(n, ops);
+  std::string key = "values|" + name + "|" + expr + "|" + helpers + "|" + vec4 + "|";
   for (const auto& op : ops) key += dtype_name(op.dtype);
   bool f16 = helpers.find("f16") != std::string::npos;
   for (const auto& op : ops) f16 |= op.dtype == DType::f16;
-  auto kernel =
-      kernels::Program::generated(ctx, key, [&] { return values_source(ops, names, expr, helpers); }, {.f16 = f16});
-  uint64_t per_group = 256 * kValuesPerThread;
+  auto kernel = kernels::Program::generated(ctx, key,
+                                            [&] {
+                                              return vec4.empty() ? values_source(ops, names, expr, helpers)
+                                                                  : values_vec4_source(ops, names, expr, helpers);
+                                            },
+                                            {.f16 = f16});
+  uint64_t per_group = 256 * kValuesPerThread * (vec4.empty() ? 1 : 4);
   dispatch_map(kernel, ops, {}, map_meta(n, shape, ops, params), (uint64_t(n) + per_group - 1) / per_group);
 }
 
@@ -163,6 +194,55 @@ std::string values_source(const std::vector<MapOperand>& ops, const std::vector<
     }
     stores += "  if (" + i + " < n) { out[arg(2u) + " + i + " * arg(" + std::to_string(2 + ops.size() + 8) +
               "u)] = value_of(" + call + "); }\n";
+  }
+  return kernels::fill_template(kernels::wgsl_source("map_values.wgsl"), {{"BINDINGS", bindings},
+                                                                          {"HELPERS", helpers},
+                                                                          {"ARGS", args},
+                                                                          {"OUT_T", out_t},
+                                                                          {"EXPR", expr},
+                                                                          {"LOADS", loads},
+                                                                          {"STORES", stores}});
+}
+
+// The contiguous fast path: each thread moves kValuesPerThread vec4s (16 bytes a load, a grid
+// apart, all loads before any store) and applies value_of to each component: the same expression
+// per element as values_source, so the same bits. Offsets are multiples of 4 (vec4_pattern).
+std::string values_vec4_source(const std::vector<MapOperand>& ops, const std::vector<std::string>& names,
+                               const std::string& expr, const std::string& helpers) {
+  std::string out_t = wgsl_type(ops[0].dtype);
+  std::string bindings = nops_decl(ops.size()), args, loads, stores;
+  std::vector<bool> scalar(ops.size(), false);
+  for (size_t k = 0; k < ops.size(); ++k) {
+    scalar[k] = ops[k].strides[0] == 0;
+    std::string t = wgsl_type(ops[k].dtype);
+    std::string elem = scalar[k] ? t : "vec4<" + t + ">";
+    bindings += "@group(0) @binding(" + std::to_string(k) + ") var<storage, " + (k ? "read" : "read_write") + "> " +
+                (k ? "in" + std::to_string(k - 1) : std::string("out")) + ": array<" + elem + ">;\n";
+    if (k) args += std::string(k > 1 ? ", " : "") + names[k - 1] + ": " + t;
+    if (k && scalar[k])
+      loads +=
+          "  let s" + std::to_string(k) + " = in" + std::to_string(k - 1) + "[arg(" + std::to_string(2 + k) + "u)];\n";
+  }
+  loads += "  let n4 = n / 4u;\n";
+  for (int e = 0; e < kValuesPerThread; ++e) {
+    std::string i = "i" + std::to_string(e);
+    loads += "  let " + i + " = first + " + std::to_string(e) + "u * threads;\n";
+    for (size_t k = 1; k < ops.size(); ++k) {
+      if (scalar[k]) continue;
+      std::string v = "v" + std::to_string(e) + "_" + std::to_string(k);
+      loads += "  var " + v + ": vec4<" + wgsl_type(ops[k].dtype) + ">;\n  if (" + i + " < n4) { " + v + " = in" +
+               std::to_string(k - 1) + "[arg(" + std::to_string(2 + k) + "u) / 4u + " + i + "]; }\n";
+    }
+    std::string value = "vec4<" + out_t + ">(";
+    for (int c = 0; c < 4; ++c) {
+      std::string call;
+      for (size_t k = 1; k < ops.size(); ++k)
+        call +=
+            std::string(k > 1 ? ", " : "") +
+            (scalar[k] ? "s" + std::to_string(k) : "v" + std::to_string(e) + "_" + std::to_string(k) + "." + "xyzw"[c]);
+      value += std::string(c ? ", " : "") + "value_of(" + call + ")";
+    }
+    stores += "  if (" + i + " < n4) { out[arg(2u) / 4u + " + i + "] = " + value + "); }\n";
   }
   return kernels::fill_template(kernels::wgsl_source("map_values.wgsl"), {{"BINDINGS", bindings},
                                                                           {"HELPERS", helpers},
