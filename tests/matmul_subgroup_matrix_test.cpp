@@ -57,6 +57,53 @@ TEST(SubgroupMatrixEmulated, EveryRungMatchesFloat64) {
   EXPECT_GE(ran, 16);  // 19 of the 24 (shape, rung) pairs fit
 }
 
+// The panel kernel (pan=1: per-subgroup panels, constant-offset loads, two buffers and one
+// barrier a K step) with its builtins emulated, against float64: odd and even step counts (the
+// ping-pong's last buffer), partial blocks, a batch, B row-major and n-major, padded and not,
+// bk 16 and 32, several subgroup rows and columns. A shape without vec4 staging is refused with
+// the reason (the other configurations take it).
+TEST(SubgroupMatrixEmulated, PanelKernelMatchesFloat64) {
+  if (!ctx()->features().shader_f16 || !ctx()->features().subgroups)
+    GTEST_SKIP() << "the emulation needs shader-f16 and subgroups";
+  auto pan = [](int tm, int tn, int wm, int wn, int bk, int pad, bool bt) {
+    SubgroupMatrixParams sm{tm, tn, wm, wn, bk, true, true};
+    sm.pad = pad, sm.bt = bt, sm.pan = true;
+    return sm;
+  };
+  // Two configurations, small tiles and shapes: lavapipe takes ~24 s to compile each emulated
+  // kernel. Under Dawn only NewKernelsParseUnderDawn runs (the indexing is the same WGSL).
+  if (gpu::api().implementation == gpu::WebGpuImplementation::Dawn)
+    GTEST_SKIP() << "checked under wgpu-native (the emulated kernel is the same text)";
+  const SubgroupMatrixParams configs[] = {pan(1, 1, 2, 2, 16, 8, false), pan(1, 1, 1, 2, 32, 0, true)};
+  struct Case {
+    Shape a, b;
+  };
+  const Case cases[] = {{{37, 52}, {52, 44}},    // 4 steps of 16, 2 of 32; ragged M, N
+                        {{2, 9, 36}, {36, 20}},  // batched, broadcast B; 3 steps of 16 (odd), 2 of 32
+                        {{5, 4}, {4, 4}}};       // one partial step
+  int ran = 0;
+  uint32_t seed = 40;
+  for (const auto& c : cases)
+    for (const auto& sm : configs) {
+      ++seed;
+      SG_SEEDED(seed);
+      Tensor a = upload(random_ref(c.a, seed, DType::f16, -1, 1), DType::f16);
+      Tensor b = upload(random_ref(c.b, seed + 1, DType::f16, -1, 1), DType::f16);
+      MatmulProblem p = make_problem(a, b);
+      ASSERT_EQ(subgroup_matrix_unsupported(p, sm), "") << sm.str() << " " << shape_str(c.a);
+      p.c.assign(scalar_like(p.c, NAN));
+      subgroup_matrix_matmul(p, sm)();
+      EXPECT_LE(matmul_error(p, 200, seed), 2e-3) << sm.str() << " " << shape_str(c.a) << " @ " << shape_str(c.b);
+      for (float x : p.c.to_vector<float>()) ASSERT_FALSE(std::isnan(x)) << sm.str() << ": an output was not written";
+      ++ran;
+    }
+  EXPECT_EQ(ran, 6);
+  Tensor a = upload(random_ref({8, 7}, 1, DType::f16, -1, 1), DType::f16);
+  Tensor b = upload(random_ref({7, 8}, 2, DType::f16, -1, 1), DType::f16);
+  EXPECT_NE(subgroup_matrix_unsupported(make_problem(a, b), configs[0]).find("multiples of 4"), std::string::npos);
+  EXPECT_EQ(parse_subgroup_matrix_spec(configs[1].spec()).pan, true) << configs[1].spec();
+}
+
 // f32 through split f16 halves (hi + lo) on the emulated kernel: f32-kernel accuracy against
 // float64 (the f16 rungs' error is ~1e-4 on the same inputs), on a ragged shape (staged) and on
 // whole blocks (direct).
@@ -130,7 +177,8 @@ TEST(SubgroupMatrixEmulated, DefaultChoiceOnFuzzedShapes) {
 
 // The kernels the emulation cannot stand in for, parsed by Dawn's Tint where no adapter offers
 // the feature (as WgslDialect.SubgroupMatrixKernelParsesUnderDawn does for the f16 kernel): the
-// col_major B loads (bt), the f32 result of the split-f16 path and the i8 kernel. A refusal that
+// col_major B loads (bt), the f32 result of the split-f16 path, the panel kernel (pointers to
+// inner arrays) and the i8 kernel. A refusal that
 // names the extension and no syntax error says the text parsed.
 TEST(SubgroupMatrixWgsl, NewKernelsParseUnderDawn) {
   const auto& c = ctx();
@@ -142,12 +190,15 @@ TEST(SubgroupMatrixWgsl, NewKernelsParseUnderDawn) {
   bt.bt = true, bt.pad = 8, bt.db = true;
   SubgroupMatrixParams c32{4, 4, 1, 1, 16, false};
   c32.c_f32 = true;
+  SubgroupMatrixParams pan{4, 4, 2, 2, 16, true};
+  pan.pad = 8, pan.bt = true, pan.pan = true;
   std::string common = kernels::fill_template(kernels::wgsl_source("common.wgsl"), {{"META_BINDING", "3"}});
   std::string mm = kernels::fill_template(kernels::wgsl_source("matmul_common.wgsl"), {{"T", "f16"}});
   const std::string kernels_[] = {
       c->wgsl_preamble(true, true) + common + mm + subgroup_matrix_wgsl(bt, 32, true),
       c->wgsl_preamble(true, true) + common + mm + subgroup_matrix_wgsl(bt, 32, false),
       c->wgsl_preamble(true, true) + common + mm + subgroup_matrix_wgsl(c32, 32, false),
+      c->wgsl_preamble(true, true) + common + mm + subgroup_matrix_wgsl(pan, 32, true),
       c->wgsl_preamble(false, true) +
           kernels::fill_template(kernels::wgsl_source("common.wgsl"), {{"META_BINDING", "5"}}) +
           int8_subgroup_matrix_wgsl(32)};

@@ -17,19 +17,21 @@ std::set<std::string> captured(const std::string& wgsl, const std::regex& patter
   return names;
 }
 
-std::string load_fn(const std::string& name, bool col_major) {
+// nested: the pointer is `&name[g]`, one inner array of an array of arrays (the matmul's panel
+// kernel), passed on as an extra first parameter g.
+std::string load_fn(const std::string& name, bool col_major, bool nested = false) {
   const std::string at = col_major ? "off + j * stride + i" : "off + i * stride + j";
-  return "fn sm_load_" + std::string(col_major ? "col_" : "") + name +
-         "(off: u32, stride: u32) -> array<f32, 256> {\n  var r: array<f32, 256>;\n"
+  return "fn sm_load_" + std::string(col_major ? "col_" : "") + name + (nested ? "_at(g: u32, " : "(") +
+         "off: u32, stride: u32) -> array<f32, 256> {\n  var r: array<f32, 256>;\n"
          "  for (var i = 0u; i < 16u; i++) { for (var j = 0u; j < 16u; j++) { r[i * 16u + j] = f32(" +
-         name + "[" + at + "]); } }\n  return r;\n}\n";
+         name + (nested ? "[g]" : "") + "[" + at + "]); } }\n  return r;\n}\n";
 }
 
-std::string store_fn(const std::string& name) {
-  return "fn sm_store_" + name +
-         "(off: u32, v: array<f32, 256>, stride: u32) {\n  var va = v;\n"
+std::string store_fn(const std::string& name, bool nested = false) {
+  return "fn sm_store_" + name + (nested ? "_at(g: u32, " : "(") +
+         "off: u32, v: array<f32, 256>, stride: u32) {\n  var va = v;\n"
          "  for (var i = 0u; i < 16u; i++) { for (var j = 0u; j < 16u; j++) { " +
-         name + "[off + i * stride + j] = va[i * 16u + j]; } }\n}\n";
+         name + (nested ? "[g]" : "") + "[off + i * stride + j] = va[i * 16u + j]; } }\n}\n";
 }
 
 }  // namespace
@@ -47,6 +49,12 @@ std::string emulate_subgroup_matrix(const std::string& wgsl) {
   for (const std::string& name : captured(wgsl, row_load)) fns += load_fn(name, false);
   for (const std::string& name : captured(wgsl, col_load)) fns += load_fn(name, true);
   for (const std::string& name : captured(wgsl, store)) fns += store_fn(name);
+  const std::regex row_load_at("subgroupMatrixLoad<\\w+, row_major>\\(&(\\w+)\\[(\\w+)\\], "),
+      col_load_at("subgroupMatrixLoad<\\w+, col_major>\\(&(\\w+)\\[(\\w+)\\], "),
+      store_at("subgroupMatrixStore<row_major>\\(&(\\w+)\\[(\\w+)\\], ");
+  for (const std::string& name : captured(wgsl, row_load_at)) fns += load_fn(name, false, true);
+  for (const std::string& name : captured(wgsl, col_load_at)) fns += load_fn(name, true, true);
+  for (const std::string& name : captured(wgsl, store_at)) fns += store_fn(name, true);
 
   std::string s = std::regex_replace(wgsl, std::regex("enable chromium_experimental_subgroup_matrix;\n"), "");
   s = std::regex_replace(s, std::regex("subgroup_matrix_(left|right)<f16, 16, 16>|subgroup_matrix_result<f32, 16, 16>"),
@@ -54,6 +62,9 @@ std::string emulate_subgroup_matrix(const std::string& wgsl) {
   s = std::regex_replace(s, row_load, "sm_load_$1(");
   s = std::regex_replace(s, col_load, "sm_load_col_$1(");
   s = std::regex_replace(s, store, "sm_store_$1(");
+  s = std::regex_replace(s, row_load_at, "sm_load_$1_at($2, ");
+  s = std::regex_replace(s, col_load_at, "sm_load_col_$1_at($2, ");
+  s = std::regex_replace(s, store_at, "sm_store_$1_at($2, ");
   s = std::regex_replace(s, std::regex("subgroupMatrixMultiplyAccumulate\\("), "sm_mma(");
   const size_t entry = s.find("@compute");
   return s.substr(0, entry) + fns + s.substr(entry);

@@ -9,12 +9,12 @@
 #include "matmul_subgroup_matrix.hpp"
 
 #include <algorithm>
-#include <array>
 #include <cstdlib>
 #include <functional>
 
 #include "kernels/launch.hpp"
 #include "kernels/subgroup_matrix_emulation.hpp"
+#include "tensor/matmul_sgmat_detail.hpp"
 
 namespace surfgrad {
 
@@ -34,6 +34,7 @@ int block_m(const SubgroupMatrixParams& sm) { return sm.wm * sm.tm * kTile; }
 int block_n(const SubgroupMatrixParams& sm) { return sm.wn * sm.tn * kTile; }
 
 uint64_t workgroup_bytes(const SubgroupMatrixParams& sm) {
+  if (sm.pan) return sgmat::panel_workgroup_bytes(sm);
   uint64_t scratch = uint64_t(sm.wm * sm.wn) * kTile * kTile * 4;
   if (!sm.staged) return scratch;
   uint64_t b =
@@ -41,16 +42,14 @@ uint64_t workgroup_bytes(const SubgroupMatrixParams& sm) {
   return scratch + (uint64_t(block_m(sm)) * uint64_t(sm.bk + sm.pad) + b) * 2;
 }
 
-// Staging, vec4 layouts: the workgroup's invocations each load CA quads of A's BM × BK panel and
-// CB of B's BK × BN panel into registers (ra_i, rb_j: consecutive invocations take consecutive
-// quads of a row, so the reads coalesce), then write them to as_ / bs_ (rows BKP / BNP apart).
-// Split in two so that with `db` the next step's loads are in flight during this step's MMAs.
-// K, N, the row strides and offsets are multiples of 4 (matmul_vec4_staging): a quad is wholly
-// inside or outside the matrix.
-struct Staging {
-  int ca, cb;                 // quads per invocation
-  bool a_partial, b_partial;  // the last round covers only part of the panel
-};
+}  // namespace
+
+// Staging, vec4 layouts (matmul_sgmat_detail.hpp): the workgroup's invocations each load CA quads of A's BM × BK panel
+// and CB of B's BK × BN panel into registers (ra_i, rb_j: consecutive invocations take consecutive quads of a row, so
+// the reads coalesce), then write them to as_ / bs_ (rows BKP / BNP apart). Split in two so that with `db` the next
+// step's loads are in flight during this step's MMAs. K, N, the row strides and offsets are multiples of 4
+// (matmul_vec4_staging): a quad is wholly inside or outside the matrix.
+namespace sgmat {
 
 Staging staging_shape(const SubgroupMatrixParams& sm, int wg) {
   int qa = block_m(sm) * sm.bk / 4, qb = sm.bk * block_n(sm) / 4;
@@ -71,6 +70,14 @@ std::string quad_loads(const Staging& st, const std::string& k0) {
          " = b[(bases.y + k * b_rs + col) / 4u]; } }\n";
   return s;
 }
+
+}  // namespace sgmat
+
+namespace {
+
+using sgmat::quad_loads;
+using sgmat::Staging;
+using sgmat::staging_shape;
 
 // bt: B's panel stored transposed, n-major (column n's BK values contiguous, BKP apart), for
 // col_major loads of the right operand.
@@ -120,13 +127,14 @@ std::string scalar_staging(bool bt) {
 
 std::string SubgroupMatrixParams::str() const {
   return S(tm) + "x" + S(tn) + "/" + S(wm) + "x" + S(wn) + "/bk" + S(bk) + (staged ? "" : "/direct") +
-         (pad ? "/pad" + S(pad) : "") + (db ? "/db" : "") + (bt ? "/bt" : "") + (sw > 1 ? "/sw" + S(sw) : "") +
-         (c_f32 ? "/c32" : "") + (emulate ? "/emulated" : "");
+         (pad ? "/pad" + S(pad) : "") + (db ? "/db" : "") + (bt ? "/bt" : "") + (pan ? "/pan" : "") +
+         (sw > 1 ? "/sw" + S(sw) : "") + (c_f32 ? "/c32" : "") + (emulate ? "/emulated" : "");
 }
 
 std::string SubgroupMatrixParams::spec() const {
   return "tm=" + S(tm) + ",tn=" + S(tn) + ",wm=" + S(wm) + ",wn=" + S(wn) + ",bk=" + S(bk) + ",staged=" + S(staged) +
-         ",pad=" + S(pad) + ",db=" + S(db) + ",sw=" + S(sw) + (bt ? ",bt=1" : "") + (emulate ? ",emulate=1" : "");
+         ",pad=" + S(pad) + ",db=" + S(db) + ",sw=" + S(sw) + (bt ? ",bt=1" : "") + (pan ? ",pan=1" : "") +
+         (emulate ? ",emulate=1" : "");
 }
 
 SubgroupMatrixParams parse_subgroup_matrix_spec(const std::string& spec) {
@@ -137,12 +145,12 @@ SubgroupMatrixParams parse_subgroup_matrix_spec(const std::string& spec) {
     std::function<void(int)> set;
   };
   const Key keys[] = {
-      {"tm", 1, 8, 1, [&](int v) { sm.tm = v; }},          {"tn", 1, 8, 1, [&](int v) { sm.tn = v; }},
-      {"wm", 1, 8, 1, [&](int v) { sm.wm = v; }},          {"wn", 1, 8, 1, [&](int v) { sm.wn = v; }},
-      {"bk", 16, 128, 16, [&](int v) { sm.bk = v; }},      {"staged", 0, 1, 1, [&](int v) { sm.staged = v; }},
-      {"pad", 0, 64, 1, [&](int v) { sm.pad = v; }},       {"db", 0, 1, 1, [&](int v) { sm.db = v; }},
-      {"sw", 1, 64, 1, [&](int v) { sm.sw = v; }},         {"bt", 0, 1, 1, [&](int v) { sm.bt = v; }},
-      {"emulate", 0, 1, 1, [&](int v) { sm.emulate = v; }}};
+      {"tm", 1, 8, 1, [&](int v) { sm.tm = v; }},     {"tn", 1, 8, 1, [&](int v) { sm.tn = v; }},
+      {"wm", 1, 8, 1, [&](int v) { sm.wm = v; }},     {"wn", 1, 8, 1, [&](int v) { sm.wn = v; }},
+      {"bk", 16, 128, 16, [&](int v) { sm.bk = v; }}, {"staged", 0, 1, 1, [&](int v) { sm.staged = v; }},
+      {"pad", 0, 64, 1, [&](int v) { sm.pad = v; }},  {"db", 0, 1, 1, [&](int v) { sm.db = v; }},
+      {"sw", 1, 64, 1, [&](int v) { sm.sw = v; }},    {"bt", 0, 1, 1, [&](int v) { sm.bt = v; }},
+      {"pan", 0, 1, 1, [&](int v) { sm.pan = v; }},   {"emulate", 0, 1, 1, [&](int v) { sm.emulate = v; }}};
   size_t at = 0;
   while (at <= spec.size() && !spec.empty()) {
     size_t end = spec.find(',', at);
@@ -154,7 +162,7 @@ SubgroupMatrixParams parse_subgroup_matrix_spec(const std::string& spec) {
       if (key == c.name) k = &c;
     if (!k)
       throw Error(ErrorKind::Value, "subgroup-matrix config '" + spec + "': unknown key '" + key +
-                                        "' (keys: tm tn wm wn bk staged pad db sw bt emulate, as key=value)");
+                                        "' (keys: tm tn wm wn bk staged pad db sw bt pan emulate, as key=value)");
     size_t used = 0;
     int v = 0;
     try {
@@ -192,6 +200,9 @@ std::string subgroup_matrix_unsupported(const MatmulProblem& p, const SubgroupMa
     return S(long(workgroup_bytes(sm))) + " bytes of workgroup memory, more than the adapter's " +
            S(p.ctx->limits().max_compute_workgroup_storage_size);
   if (sm.bt && !sm.staged) return "bt (B stored n-major) needs staging";
+  if (sm.pan && !sm.staged) return "pan (per-subgroup panels) needs staging";
+  if (sm.pan && !matmul_vec4_staging(p))
+    return "pan: K, N, the row strides and offsets must be multiples of 4 (vec4 staging)";
   if (sm.staged && matmul_vec4_staging(p)) {
     Staging st = staging_shape(sm, sm.wm * sm.wn * int(f.subgroup_min_size));
     if (st.ca + st.cb > 64)
@@ -209,8 +220,8 @@ std::string subgroup_matrix_unsupported(const MatmulProblem& p, const SubgroupMa
 
 static std::string kernel_wgsl(const SubgroupMatrixParams& sm, int sg, bool vec4_loads);
 std::string subgroup_matrix_wgsl(const SubgroupMatrixParams& sm, int sg, bool vec4_loads) {
-  return sm.emulate ? kernels::emulate_subgroup_matrix(kernel_wgsl(sm, sg, vec4_loads))
-                    : kernel_wgsl(sm, sg, vec4_loads);
+  std::string s = sm.pan ? sgmat::panel_kernel_wgsl(sm, sg) : kernel_wgsl(sm, sg, vec4_loads);
+  return sm.emulate ? kernels::emulate_subgroup_matrix(s) : s;
 }
 
 static std::string kernel_wgsl(const SubgroupMatrixParams& sm, int sg, bool vec4_loads) {
@@ -341,6 +352,10 @@ MatmulVariant subgroup_matrix_variant(const SubgroupMatrixParams& sm) {
           [sm](const MatmulProblem& p) { return subgroup_matrix_matmul(p, sm); }};
 }
 
+// The sweep of the panel kernel (2026-11-27 evening): the earlier grid of direct and staged
+// kernels (122 configurations, bench/results/2026-11-27-h200-dawn-sgmat-sweep.json) found
+// nothing past 78.8 TFLOP/s with robustness on; its best two stay as references. Small enough
+// that the grid at 4096^3 and its top 4 at 8192^3 fit one call (~30 configurations, ~2 s each).
 std::vector<SubgroupMatrixParams> subgroup_matrix_sweep() {
   std::vector<SubgroupMatrixParams> out;
   auto add = [&](int tm, int tn, int wm, int wn, int bk, bool staged, int pad, bool db, int sw) {
@@ -349,41 +364,34 @@ std::vector<SubgroupMatrixParams> subgroup_matrix_sweep() {
     sm.sw = sw;
     out.push_back(sm);
   };
-  const int tiles[][2] = {{4, 4}, {4, 2}, {2, 4}, {2, 2}};
-  // Direct (the probe's 72 TFLOP/s at 1x1): several subgroups a workgroup share A and B rows in L1.
-  for (auto [tm, tn] : tiles)
-    for (auto [wm, wn] : {std::pair{1, 1}, {2, 1}, {1, 2}, {2, 2}, {4, 2}, {2, 4}})
-      add(tm, tn, wm, wn, 16, false, 0, false, 1);
-  add(4, 4, 1, 1, 16, false, 0, false, 8);
-  add(4, 4, 2, 2, 16, false, 0, false, 8);
-  // Staged: padding and prefetch in full at bk 32, both on at bk 16 and 64.
-  for (auto [tm, tn] : tiles)
-    for (auto [wm, wn] : {std::pair{2, 2}, {4, 2}, {2, 4}, {4, 4}}) {
-      if (wm * wn == 16 && tm * tn > 4) continue;  // 512 threads of 4x4 tiles: 256 KiB of accumulators
-      for (int pad : {0, 8})
-        for (bool db : {false, true}) add(tm, tn, wm, wn, 32, true, pad, db, 1);
-      add(tm, tn, wm, wn, 16, true, 8, true, 1);
-      add(tm, tn, wm, wn, 64, true, 8, true, 1);
-    }
-  // B staged n-major and loaded col_major (the layout mma.sync's B fragment wants), beside the
-  // best staged configurations of the first sweep.
-  for (auto [tm, tn, wm, wn, bk] : {std::array{2, 2, 2, 4, 16},
-                                    {4, 4, 2, 4, 16},
-                                    {2, 2, 4, 2, 16},
-                                    {4, 4, 4, 2, 16},
-                                    {2, 2, 4, 4, 32},
-                                    {2, 4, 4, 2, 32},
-                                    {4, 4, 2, 2, 32}})
-    for (int pad : {8, 16}) {
-      add(tm, tn, wm, wn, bk, true, pad, true, 1);
-      out.back().bt = true;
-    }
-  add(4, 4, 2, 2, 32, true, 8, true, 8);
-  add(4, 2, 2, 2, 32, true, 8, true, 8);
-  add(4, 2, 4, 2, 32, true, 8, true, 8);
-  add(2, 4, 2, 4, 32, true, 8, true, 8);
-  // The new layout first: a sweep cut off by its time limit loses the old grid's tail instead.
-  std::stable_partition(out.begin(), out.end(), [](const SubgroupMatrixParams& sm) { return sm.bt; });
+  auto pan = [&](int tm, int tn, int wm, int wn, int bk, int pad, bool bt, int sw) {
+    add(tm, tn, wm, wn, bk, true, pad, true, sw);
+    out.back().bt = bt, out.back().pan = true;
+  };
+  // 128x128 blocks (4 or 8 subgroups), 128x256, 64x128 (the old best shape) and 64x64 (one
+  // subgroup); B row-major and n-major; bk 16 and 32 where the workgroup memory allows.
+  for (bool bt : {false, true}) {
+    pan(4, 4, 2, 2, 16, 8, bt, 1);
+    pan(4, 4, 2, 2, 32, 8, bt, 1);
+    pan(4, 2, 2, 4, 16, 8, bt, 1);
+    pan(2, 4, 4, 2, 16, 8, bt, 1);
+    pan(4, 4, 2, 4, 16, 8, bt, 1);
+    pan(2, 2, 2, 4, 16, 8, bt, 1);
+    pan(4, 4, 1, 1, 32, 8, bt, 1);
+    pan(4, 2, 2, 2, 32, 8, bt, 1);
+  }
+  pan(4, 4, 2, 2, 16, 0, false, 1);
+  pan(4, 4, 2, 2, 16, 16, false, 1);
+  pan(4, 4, 2, 2, 32, 0, true, 1);
+  pan(4, 4, 2, 2, 16, 8, false, 8);
+  pan(4, 4, 2, 2, 16, 8, true, 8);
+  pan(4, 2, 2, 4, 16, 8, false, 8);
+  pan(4, 4, 2, 4, 16, 8, false, 8);
+  pan(4, 2, 2, 4, 32, 8, true, 1);  // 48 KiB of workgroup memory: NVIDIA's most under Vulkan
+  pan(2, 4, 4, 2, 32, 0, true, 1);
+  // References: the direct 4x4 tiles and the old best staged configuration.
+  add(4, 4, 1, 1, 16, false, 0, false, 1);
+  add(2, 2, 2, 4, 16, true, 8, true, 1);
   return out;
 }
 

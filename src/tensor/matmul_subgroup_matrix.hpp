@@ -18,17 +18,20 @@ struct SubgroupMatrixParams {
   // holds whole 16×16 tiles), so that the kernel's staging, indexing and edge guards run against
   // float64 on adapters without the feature (lavapipe, under either implementation).
   bool emulate = false;
-  int pad = 0;         // staged: f16 elements added to each workgroup-memory row (against bank conflicts)
-  bool db = false;     // staged, vec4 layouts: the next K step's global loads issued before this step's MMAs
-  bool bt = false;     // staged: B's panel stored n-major and loaded col_major
+  int pad = 0;      // staged: f16 elements added to each workgroup-memory row (against bank conflicts)
+  bool db = false;  // staged, vec4 layouts: the next K step's global loads issued before this step's MMAs
+  bool bt = false;  // staged: B's panel stored n-major and loaded col_major
+  // staged, vec4 layouts: per-subgroup panels in two buffers, loads at constant offsets (no
+  // robustness predicate), one barrier a K step (matmul_sgmat_panels.cpp); implies prefetch.
+  bool pan = false;
   bool c_f32 = false;  // f32 result (the split-f16 f32 matmul); not part of spec()
   int sw = 1;          // workgroups visit C's blocks in groups of `sw` block rows (L2 reuse); 1 = row-major
   std::string str() const;
-  // "tm=4,tn=2,wm=2,wn=2,bk=32,staged=1,pad=8,db=1,sw=8[,bt=1]": parse_subgroup_matrix_spec's syntax.
+  // "tm=4,tn=2,wm=2,wn=2,bk=32,staged=1,pad=8,db=1,sw=8[,bt=1][,pan=1]": parse_subgroup_matrix_spec's syntax.
   std::string spec() const;
 };
 
-// Parses "key=value,..." (keys tm tn wm wn bk staged pad db sw bt, and emulate for dry runs on
+// Parses "key=value,..." (keys tm tn wm wn bk staged pad db sw bt pan, and emulate for dry runs on
 // adapters without the feature; unnamed keys keep their defaults); throws Error(Value) naming the bad key or value and
 // the accepted range.
 SubgroupMatrixParams parse_subgroup_matrix_spec(const std::string& spec);

@@ -220,6 +220,14 @@ const std::vector<MatmulVariant>& matmul_variants() {
             {4, 4, 1, 1, 32, true}),
       sgmat("f16-sgmat-2x2", "staged, 2x2 subgroups a workgroup (128x128 blocks)", {4, 4, 2, 2, 32, true}),
       sgmat("f16-sgmat-4x2", "staged, 4x2 subgroups a workgroup (256x128 blocks)", {4, 4, 4, 2, 16, true}),
+      sgmat("f16-sgmat-pan",
+            "staged in per-subgroup panels (loads Tint need not predicate), 2x2 subgroups of 4x4 tiles, "
+            "bk 16, two buffers, one barrier a step",
+            [] {
+              SubgroupMatrixParams sm{4, 4, 2, 2, 16, true};
+              sm.pad = 8, sm.db = true, sm.pan = true;
+              return sm;
+            }()),
       // f32 through split f16 products on subgroup matrices (3 MMAs where f16 takes 1).
       {10, "f32-sgmat-split", "f32 as hi+lo f16 halves, Ahi.Bhi + Ahi.Blo + Alo.Bhi on subgroup matrices (direct 4x4)",
        1e-5, [](const MatmulProblem& p) { return subgroup_matrix_split_unsupported(p, {4, 4, 1, 1, 32, false}); },
