@@ -170,6 +170,9 @@ def main():
     browser = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                start_new_session=True)
     blog = open(os.path.join(a.out, "browser.log"), "w", buffering=1)
+    pidfile = os.path.join(a.out, "browser.pid")  # (gpu_browser_run.sh kills the group if this driver is killed)
+    with open(pidfile, "w") as f:
+        f.write(str(browser.pid))
 
     def pump():
         for line in browser.stdout:
@@ -192,6 +195,8 @@ def main():
     def on_term(signum, _frame):
         progress.line("driver: signal %d after %.1f s: stopping" % (signum, time.time() - t0))
         stop_browser()
+        if os.path.exists(pidfile):
+            os.remove(pidfile)
         progress.tail("the page's last progress (killed)")
         sys.exit(124)
     signal.signal(signal.SIGTERM, on_term)
@@ -207,6 +212,7 @@ def main():
     if finished and a.linger > 0:
         time.sleep(a.linger)
     stop_browser()
+    os.remove(pidfile)
     blog.close()
     seconds = time.time() - t0
     if finished:
