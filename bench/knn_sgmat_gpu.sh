@@ -5,7 +5,10 @@
 # Here (development machine):  bench/dawn_matmul_gpu.sh --pack build-NAME   (a build configured
 #   with SURFGRAD_DAWN_LIBRARY; makes build-NAME/dawn-gpu.tar.xz: carry it and .gl)
 # GPU machine, repository root:  bench/knn_sgmat_gpu.sh PACK [STAGE]
-#   STAGE 1m (default, <= 420 s): the kNN tests under Dawn (emulated and real builtins against
+#   STAGE diag (<= 3 min): the GPU diagnostic (tests/knn_sgmat_diag_test.cpp: prep's f16 copies and
+#     the tensor-core products, alone, in a workgroup tile and inside the candidate kernel, against
+#     the host, with the mismatches' pattern), then the kNN tests under Dawn; no benchmark.
+#   STAGE 1m (default, <= 510 s): the diagnostic and the kNN tests under Dawn (emulated and real builtins against
 #     float64), then 1M × 50-D, k = 90: exact-sgmat and exact-f32 in one surfgrad call, PyTorch
 #     (bench/torch_knn.py) in the next.
 #   STAGE 10m (<= 560 s): 10M × 50-D, k = 15, exact-sgmat (about 100× the 1M work; today's f32
@@ -19,7 +22,9 @@ log() { echo "[knn_sgmat_gpu] $*" >&2; }
 pack=${1:-build-dawn/dawn-gpu.tar.xz}
 stage=${2:-1m}
 out=${OUT:-/tmp/knn-sgmat}
-work=${WORK:-/tmp/dawn-gpu}
+# A folder per pack: gpu_pack_env.sh unpacks only into an empty one, and a warm machine may still
+# hold an earlier pack's binaries.
+work=${WORK:-/tmp/knn-gpu-$(cksum <"$pack" | cut -d' ' -f1)}
 mkdir -p "$out" "$work"
 . bench/gpu_pack_env.sh "$pack" "$work"
 export SURFGRAD_WEBGPU=dawn
@@ -31,13 +36,27 @@ knn() {  # NAME POINTS K METHODS TIMEOUT
   timeout "$5" "$bin/surfgrad" bench knn --points "$2" --dims 50 --k "$3" --methods "$4" --recall-sample 2000 \
     --json "$out/knn-$1.json" 2>&1 | grep -v '^Warning: maxDynamic' | tee "$out/knn-$1.txt"
 }
-if [ "$stage" = 1m ]; then
+diag() {  # the diagnostic, printed whole (it is the point of the stage), then the kNN tests
+  log "diagnostic under Dawn"
+  timeout 100 "$bin/surfgrad_tests" --gtest_filter='KnnSgmatDiag.*' >"$out/diag-dawn.txt" 2>&1
+  echo "diagnostic under Dawn: exit $? (log $out/diag-dawn.txt)"
+  grep -v '^Warning: maxDynamic' "$out/diag-dawn.txt" | grep -vE '^(Running main|Note: Google|\[-|\[=)' | head -120
+}
+tests() {
   log "tests under Dawn"
   timeout 120 "$bin/surfgrad_tests" --gtest_brief=1 --gtest_filter='KnnSubgroupMatrix.*:Knn.Streaming*' \
     >"$out/tests-dawn.txt" 2>&1
   echo "tests under Dawn: exit $? (log $out/tests-dawn.txt)"
   grep -E "rows recomputed|^\[  (FAILED|PASSED|SKIPPED) |FAILED TEST" "$out/tests-dawn.txt" | tail -20
   grep -v '^Warning: maxDynamic' "$out/tests-dawn.txt" | grep -A8 'Failure' | head -40
+}
+if [ "$stage" = diag ]; then
+  diag
+  tests
+  exit 0
+elif [ "$stage" = 1m ]; then
+  diag
+  tests
   knn 1m "${POINTS_1M:-1000000}" 90 exact-sgmat,exact-f32 200
   timeout 90 python3 bench/torch_knn.py "${POINTS_1M:-1000000}" 50 90 >"$out/torch-1m.json" 2>"$out/torch-1m.err"
   cat "$out/torch-1m.json"

@@ -15,6 +15,7 @@
 #include <cmath>
 
 #include "kernels/subgroup_matrix_emulation.hpp"
+#include "maps/knn_sgmat_internal.hpp"
 #include "tensor/internal.hpp"
 
 namespace surfgrad {
@@ -22,11 +23,6 @@ namespace surfgrad {
 namespace {
 
 std::string S(int64_t v) { return std::to_string(v); }
-
-// The candidate kernel's tile shape: knn_fused's GPU shape (64×64 rows × points, 4×4 cells a
-// thread: 256 invocations, 8 subgroups of 32 with 2 of the 16 result tiles each). BK only sizes
-// the f32 staging tiles, which this kernel leaves unused.
-KnnFusedShape candidate_shape() { return KnnFusedShape{64, 64, 4, 4, 4, 12, 10, 8, 512}; }
 
 // Workgroup memory: knn_fused's without its staging tiles, plus the BM×BN product tile.
 uint64_t candidate_bytes(const KnnFusedShape& f) {
@@ -45,18 +41,15 @@ bool has_f16_config(const gpu::Features& f) {
 // carries NPAD (the transposed copy's row stride); DP is a constant of the pipeline. Each tile of
 // points: subgroup g computes result tiles of the BM×BN block (16×16 each, DP/16 products),
 // stores them into `prod`, and after a barrier every thread reads its TM×TN cells from there.
-kernels::Values candidate_values(const KnnFusedShape& f, int dp, int sg, bool emulate) {
+kernels::Values candidate_values(const KnnFusedShape& f, int dp, int sg, bool emulate, bool dump) {
   kernels::Values v = knn_fused_values(f);
   const int cells = f.tm * f.tn, tiles = (f.bm / 16) * (f.bn / 16), groups = f.threads() / sg;
   std::string declare = "  var acc: array<f32, " + S(cells) + ">;\n  var sink = 0.0;\n  var pn = MAXF;\n";
   for (int w = 0; w < (cells + 31) / 32; ++w) declare += "  var pend" + S(w) + " = 0u;\n";
+  const std::string across = S(f.bn / 16) + "u";
   auto one_tile = [&](const std::string& tt) {
-    return "      {\n        let ti = (" + tt + ") / " + S(f.bn / 16) + "u; let tj = (" + tt + ") % " + S(f.bn / 16) +
-           "u;\n        var m = TC();\n        for (var kk = 0u; kk < DP; kk += 16u) {\n"
-           "          let l = subgroupMatrixLoad<TA, row_major>(&x, (row0 + ti * 16u) * DP + kk, DP);\n"
-           "          let r = subgroupMatrixLoad<TB, row_major>(&xt, kk * NPAD + col0 + tj * 16u, NPAD);\n"
-           "          m = subgroupMatrixMultiplyAccumulate(l, r, m);\n        }\n"
-           "        subgroupMatrixStore<row_major>(&prod, ti * 16u * BN + tj * 16u, m, BN);\n      }\n";
+    return knn_sgmat_tile("(" + tt + ") / " + across, "(" + tt + ") % " + across,
+                          "subgroupMatrixStore<row_major>(&prod, ti * 16u * BN + tj * 16u, m, BN);");
   };
   std::string compute = "    {\n      let NPAD = D;\n";
   if (emulate) {
@@ -73,11 +66,16 @@ kernels::Values candidate_values(const KnnFusedShape& f, int dp, int sg, bool em
   }
   compute += "    }\n    workgroupBarrier();\n";
   for (int i = 0; i < f.tm; ++i)
-    for (int j = 0; j < f.tn; ++j)
-      compute += "    acc[" + S(i * f.tn + j) + "] = prod[(ty * TM + " + S(i) + "u) * BN + tx * TN + " + S(j) + "u];\n";
+    for (int j = 0; j < f.tn; ++j) {
+      const std::string cell = "acc[" + S(i * f.tn + j) + "]", r = "(ty * TM + " + S(i) + "u)",
+                        c = "tx * TN + " + S(j) + "u";
+      compute += "    " + cell + " = prod[" + r + " * BN + " + c + "];\n";
+      if (dump) compute += "    dump[(row0 + " + r + ") * D + col0 + " + c + "] = " + cell + ";\n";
+    }
   v["X_ELEM"] = "f16";
   v["EXTRA_BINDINGS"] =
-      "@group(0) @binding(4) var<storage, read> xt: array<f16>;  // [DP, NPAD]\n"
+      "@group(0) @binding(4) var<storage, read> xt: array<f16>;  // [DP, NPAD]\n" +
+      std::string(dump ? "@group(0) @binding(5) var<storage, read_write> dump: array<f32>;  // [NPAD, NPAD]\n" : "") +
       "enable chromium_experimental_subgroup_matrix;\n"
       "alias TA = subgroup_matrix_left<f16, 16, 16>;\nalias TB = subgroup_matrix_right<f16, 16, 16>;\n"
       "alias TC = subgroup_matrix_result<f32, 16, 16>;\n"
@@ -118,7 +116,7 @@ std::string knn_subgroup_matrix_unsupported(const gpu::Context& ctx, int64_t d, 
   if (f.subgroup_min_size != f.subgroup_max_size || f.subgroup_min_size == 0)
     return "needs one known subgroup size (the adapter reports " + S(f.subgroup_min_size) + "-" +
            S(f.subgroup_max_size) + ")";
-  KnnFusedShape shape = candidate_shape();
+  KnnFusedShape shape = knn_sgmat_shape();
   const int groups = shape.threads() / int(f.subgroup_min_size), tiles = (shape.bm / 16) * (shape.bn / 16);
   if (!o.emulate && (groups < 1 || tiles % groups != 0))
     return "subgroups of " + S(f.subgroup_min_size) + " do not split the 16 result tiles evenly";
@@ -127,6 +125,63 @@ std::string knn_subgroup_matrix_unsupported(const gpu::Context& ctx, int64_t d, 
            S(ctx.limits().max_compute_workgroup_storage_size);
   if (d > 4096) return "D above 4096";
   return "";
+}
+
+KnnFusedShape knn_sgmat_shape() { return KnnFusedShape{64, 64, 4, 4, 4, 12, 10, 8, 512}; }
+
+std::string knn_sgmat_tile(const std::string& ti, const std::string& tj, const std::string& store) {
+  return "      {\n        let ti = " + ti + "; let tj = " + tj +
+         ";\n        var m = TC();\n        for (var kk = 0u; kk < DP; kk += 16u) {\n"
+         "          let l = subgroupMatrixLoad<TA, row_major>(&x, (row0 + ti * 16u) * DP + kk, DP);\n"
+         "          let r = subgroupMatrixLoad<TB, row_major>(&xt, kk * NPAD + col0 + tj * 16u, NPAD);\n"
+         "          m = subgroupMatrixMultiplyAccumulate(l, r, m);\n        }\n        " +
+         store + "\n      }\n";
+}
+
+kernels::Program knn_sgmat_candidate_program(const gpu::ContextPtr& ctx, int dp, int sg, bool emulate, bool dump) {
+  const KnnFusedShape shape = knn_sgmat_shape();
+  std::string key = "knn_sgmat|" + shape.describe() + "|dp" + S(dp) + "|sg" + S(sg) + (emulate ? "|emulated" : "") +
+                    (dump ? "|dump" : "");
+  return kernels::Program::generated(ctx, key,
+                                     [&] {
+                                       std::string wgsl =
+                                           kernels::fill_template(kernels::wgsl_source("knn_fused.wgsl"),
+                                                                  candidate_values(shape, dp, sg, emulate, dump));
+                                       return emulate ? kernels::emulate_subgroup_matrix(wgsl) : wgsl;
+                                     },
+                                     {.f16 = true, .subgroups = true, .validated = true});
+}
+
+KnnSgmatPrep knn_sgmat_prep(const Tensor& x) {
+  auto ctx = x.context();
+  const int64_t n = x.shape(0), d = x.shape(1);
+  const KnnFusedShape shape = knn_sgmat_shape();
+  KnnSgmatPrep p;
+  p.dp = padded_dims(d);
+  // Rows padded past N by a block and a half: a dispatch's first row need not be a block's.
+  p.npad = (n + shape.bm - 1) / shape.bm * shape.bm + shape.bm;
+  // Centre (distances do not change; the norms, and so the bound, shrink), then scale by the power
+  // of two that puts the largest |component| in [2^14, 2^15): far from f16's overflow (65504) and
+  // its subnormals.
+  p.mean = x.mean({0});
+  std::vector<float> hi = x.max({0}).to_vector<float>(), lo = x.min({0}).to_vector<float>(),
+                     mu = p.mean.to_vector<float>();
+  double largest = 0;
+  for (size_t l = 0; l < mu.size(); ++l)
+    largest = std::max({largest, double(hi[l]) - double(mu[l]), double(mu[l]) - double(lo[l])});
+  if (!std::isfinite(largest))
+    throw Error(ErrorKind::Value, "knn (subgroup matrices): the points hold a NaN or an infinity");
+  int e = 0;
+  if (largest > 0) std::frexp(largest * (1 + 1e-6), &e);  // largest·(1+δ) < 2^e
+  p.scale = std::ldexp(1.0f, 15 - e);
+  p.xh = Tensor::empty(ctx, {p.npad, p.dp}, DType::f16);
+  p.xt = Tensor::empty(ctx, {p.dp, p.npad}, DType::f16);
+  p.norms = Tensor::empty(ctx, {p.npad});
+  p.stats = Tensor::empty(ctx, {p.npad, 2});
+  auto prep = kernels::Program::file(ctx, "knn_sgmat_prep.wgsl", {}, {.f16 = true, .validated = true});
+  prep.launch({p.xh, p.xt, p.norms, p.stats, x, p.mean}, {n, d, p.npad, int64_t(p.dp), p.scale},
+              kernels::groups_for(*ctx, uint64_t(p.npad / 2), 64));
+  return p;
 }
 
 KnnResult knn_exact_subgroup_matrix(const Tensor& x_in, int k, int64_t row_begin, int64_t row_end,
@@ -139,42 +194,16 @@ KnnResult knn_exact_subgroup_matrix(const Tensor& x_in, int k, int64_t row_begin
   if (o.candidates != 0 && (o.candidates < k || o.candidates > 256))
     throw Error(ErrorKind::Value, "knn (subgroup matrices): candidates = " + S(o.candidates) + " must be in [k, 256]");
   Tensor x = kernels::dense(x_in);
-  const KnnFusedShape shape = candidate_shape();
-  const int dp = padded_dims(d), sg = int(ctx->features().subgroup_min_size);
+  const KnnFusedShape shape = knn_sgmat_shape();
+  const int sg = int(ctx->features().subgroup_min_size);
   const int kp = int(std::min<int64_t>(n - 1, o.candidates ? o.candidates : std::min(2 * k + 16, 256)));
-  // Rows padded past N by a block and a half: a dispatch's first row need not be a block's.
-  const int64_t npad = (n + shape.bm - 1) / shape.bm * shape.bm + shape.bm;
-
-  // Centre (distances do not change; the norms, and so the bound, shrink), then scale by the power
-  // of two that puts the largest |component| in [2^14, 2^15): far from f16's overflow (65504) and
-  // its subnormals.
-  Tensor mean = x.mean({0});
-  std::vector<float> hi = x.max({0}).to_vector<float>(), lo = x.min({0}).to_vector<float>(),
-                     mu = mean.to_vector<float>();
-  double largest = 0;
-  for (size_t l = 0; l < mu.size(); ++l)
-    largest = std::max({largest, double(hi[l]) - double(mu[l]), double(mu[l]) - double(lo[l])});
-  if (!std::isfinite(largest))
-    throw Error(ErrorKind::Value, "knn (subgroup matrices): the points hold a NaN or an infinity");
-  int e = 0;
-  if (largest > 0) std::frexp(largest * (1 + 1e-6), &e);  // largest·(1+δ) < 2^e
-  const float s = std::ldexp(1.0f, 15 - e);
-  Tensor xh = Tensor::empty(ctx, {npad, dp}, DType::f16), xt = Tensor::empty(ctx, {dp, npad}, DType::f16),
-         norms = Tensor::empty(ctx, {npad}), point_stats = Tensor::empty(ctx, {npad, 2});
-  auto prep = kernels::Program::file(ctx, "knn_sgmat_prep.wgsl", {}, {.f16 = true, .validated = true});
-  prep.launch({xh, xt, norms, point_stats, x, mean}, {n, d, npad, int64_t(dp), s},
-              kernels::groups_for(*ctx, uint64_t(npad / 2), 64));
+  KnnSgmatPrep p = knn_sgmat_prep(x);
+  const int dp = p.dp;
+  const int64_t npad = p.npad;
+  const float s = p.scale;
+  const Tensor &xh = p.xh, &xt = p.xt, &norms = p.norms, &point_stats = p.stats, &mean = p.mean;
   std::vector<float> most = point_stats.max({0}).to_vector<float>();  // max |X̃_j|, max |r_j|
-
-  std::string key = "knn_sgmat|" + shape.describe() + "|dp" + S(dp) + "|sg" + S(sg) + (o.emulate ? "|emulated" : "");
-  auto candidates = kernels::Program::generated(
-      ctx, key,
-      [&] {
-        std::string wgsl =
-            kernels::fill_template(kernels::wgsl_source("knn_fused.wgsl"), candidate_values(shape, dp, sg, o.emulate));
-        return o.emulate ? kernels::emulate_subgroup_matrix(wgsl) : wgsl;
-      },
-      {.f16 = true, .subgroups = true, .validated = true});
+  auto candidates = knn_sgmat_candidate_program(ctx, dp, sg, o.emulate);
   auto check = kernels::Program::file(ctx, "knn_sgmat_check.wgsl", {}, {.validated = true});
 
   const int64_t rows = row_end - row_begin;
