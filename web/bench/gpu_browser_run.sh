@@ -63,9 +63,12 @@
 #   here:   flock /tmp/web-build.lock bash scripts/build_web.sh; bash web/bench/pack_web_carry.sh;
 #           scripts/pack_arrow_carry.sh build-dawn (a current native CLI with Arrow); .gl (the
 #           Vulkan loader debs, the device README)
-#   call 1: carry .carry/chrome1 .carry/webbin .gl   (≈ 55 MiB)   command: ls .carry/chrome1 .carry/webbin .gl
-#   call 2: carry .carry/chrome2 .carry/arrow          (≈ 50 MiB; ≤ 9.5 min)   command:
+#   call 1: carry .carry/chrome1 .carry/webbin .gl   (56 MB + the tree's 5 MB)   command:
+#     ls .carry/chrome1 .carry/webbin .gl; cat .carry/webbin/STAMP
+#   call 2: carry .carry/chrome2 .carry/arrow          (51 MB + 5 MB; ≤ 9.5 min)   command:
 #     bash web/bench/gpu_browser_run.sh $OUT all
+#   (.carry/webbin holds the package's JavaScript with its wasm: the pair the device runs, whatever
+#   the checkout's web/package/ is by then; STAMP says from which commit and when)
 set -uo pipefail
 out=${1:?usage: gpu_browser_run.sh OUT [TOOLS] [SIZES]}
 tools=${2:-surfgrad-umap,surfgrad-tsne,umap-js}
@@ -82,7 +85,9 @@ fi
 mkdir -p "$out"
 
 if [ -d .carry/webbin ]; then
+  [ -d .carry/webbin/package ] && cp .carry/webbin/package/*.js web/package/  # (the JS the wasm was built with)
   cp .carry/webbin/surfgrad.wasm .carry/webbin/webgpu_layout.js web/package/ 2>/dev/null
+  [ -f .carry/webbin/STAMP ] && echo "web build: $(cat .carry/webbin/STAMP)"
   [ -d .carry/webbin/benchdist ] && mkdir -p web/bench/dist && cp .carry/webbin/benchdist/* web/bench/dist/
   [ -d .carry/webbin/pagedist ] && mkdir -p web/page/dist && cp .carry/webbin/pagedist/* web/page/dist/
 fi
