@@ -27,6 +27,8 @@ out=build-web/test-output
 mkdir -p "$out"
 echo "[web] the package's TypeScript declarations (tsc --strict on web/tests/types_check.ts)"
 "$node_bin" web/node_modules/typescript/bin/tsc -p web/tests/tsconfig.json
+echo "[web] the bridge's Dawn declarations against src/gpu/dawn_abi.hpp (< 1 s)"
+"$node_bin" web/tests/bridge_dawn_abi.mjs
 echo "[web] browser suite"
 "$node_bin" web/tests/browser_suite.mjs --surfgrad build/surfgrad --out "$out"
 echo "[web] map page screenshot"

@@ -17,6 +17,7 @@
 #include "cli_options.hpp"
 #include "output_files.hpp"
 #include "surfgrad/matmul_tuning.hpp"
+#include "tensor/matmul_measure.hpp"
 #include "tensor/matmul_problem.hpp"
 #include "tensor/matmul_subgroup_matrix.hpp"
 
@@ -65,27 +66,6 @@ std::map<std::string, std::map<std::string, double>> cublas(const std::string& s
     out[(*it)[1]]["fp16"] = std::stod((*it)[4]);
   }
   return out;
-}
-
-double time_variant(const gpu::ContextPtr& ctx, const std::function<void()>& run, int max_reps) {
-  // A GPU left idle while a kernel compiles and the result is checked on the host drops its
-  // clock (the H200 to 345 of 1,980 MHz): 100 ms of work first. Without it the subgroup-matrix
-  // sweep timed the same staged kernel at 23.8 TFLOP/s (4096^3, 5 runs of ~6 ms) and 78.8 (8192^3).
-  for (auto w0 = std::chrono::steady_clock::now();
-       std::chrono::steady_clock::now() - w0 < std::chrono::milliseconds(100);) {
-    run();
-    ctx->sync();
-  }
-  std::vector<double> t;
-  double total = 0;
-  for (int r = 0; r < max_reps && (r < 3 || total < 300); ++r) {
-    double ms = ctx->timed_ms(run);
-    t.push_back(ms);
-    total += ms;
-    if (ms > 2000) break;  // slow rungs at large sizes: one timed run is enough
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
 }
 
 struct MatmulArgs {
@@ -151,25 +131,7 @@ int bench_matmul(const gpu::ContextPtr& ctx, const MatmulArgs& args) {
   std::printf("%-15s %-22s %-4s %10s %9s %10s %9s %8s\n", "size", "variant", "rung", "ms", "TFLOP/s", "max err",
               "cuBLAS", "ratio");
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
-  std::vector<MatmulVariant> variants = matmul_variants();
-  variants.push_back({13, "tuned", "what Tensor::matmul runs: the autotuner's pick or the heuristic", 1e-5,
-                      [](const MatmulProblem&) { return std::string(); },
-                      [](const MatmulProblem& p) { return std::function<void()>([p] { run_matmul(p); }); }});
-  variants.push_back(
-      {13, "f16-tuned", "Tensor::matmul on f16 tensors (subgroup matrices where the adapter has them)", 2e-3,
-       [&](const MatmulProblem&) { return ctx->features().shader_f16 ? std::string() : std::string("no shader-f16"); },
-       [](const MatmulProblem& p) {
-         if (auto sm = subgroup_matrix_choice(p)) return subgroup_matrix_matmul(p, *sm);
-         TiledParams params = matmul_params(p.ctx, p.dtype(), p.M, p.N, p.K, matmul_vec4_staging(p));
-         return std::function<void()>([p, params] { run_tiled(p, params); });
-       }});
-  variants.push_back(
-      {13, "f16-tuned-tiled", "Tensor::matmul's tiled f16 kernel (no subgroup matrices)", 2e-3,
-       [&](const MatmulProblem&) { return ctx->features().shader_f16 ? std::string() : std::string("no shader-f16"); },
-       [](const MatmulProblem& p) {
-         TiledParams params = matmul_params(p.ctx, p.dtype(), p.M, p.N, p.K, matmul_vec4_staging(p));
-         return std::function<void()>([p, params] { run_tiled(p, params); });
-       }});
+  std::vector<MatmulVariant> variants = matmul_bench_variants();
   for (auto& c : configs) variants.push_back(c), only += c.name + ",";
   std::map<std::string, double> first_size_tflops;  // the sweep's configurations at the first size
   auto write_json = [&] {
@@ -210,22 +172,14 @@ int bench_matmul(const gpu::ContextPtr& ctx, const MatmulArgs& args) {
         std::printf("%-15s %-22s %-4d skipped: %s\n", s.str().c_str(), v.name.c_str(), v.rung, why.c_str());
         continue;
       }
-      std::function<void()> run;
-      double err = 0, ms = 0;
-      bool valid = false;
-      try {  // a kernel the implementation refuses ends its own row, not the run
-        run = v.prepare(p);
-        p.c.assign(scalar_like(p.c, 0));
-        run();  // compile, warm up, and validate before timing
-        err = matmul_error(p, 256, 99);
-        valid = err <= v.tolerance;
-        ms = valid ? time_variant(ctx, run, reps) : 0;
-      } catch (const Error& e) {
-        if (e.kind() == ErrorKind::DeviceLost) throw;
-        std::printf("%-15s %-22s %-4d FAILED: %s\n", s.str().c_str(), v.name.c_str(), v.rung, e.what());
+      MatmulMeasurement measured = measure_matmul(v, p, reps);
+      if (!measured.failed.empty()) {  // a kernel the implementation refuses ends its own row, not the run
+        std::printf("%-15s %-22s %-4d FAILED: %s\n", s.str().c_str(), v.name.c_str(), v.rung, measured.failed.c_str());
         std::fflush(stdout);
         continue;
       }
+      const double err = measured.error, ms = measured.ms;
+      const bool valid = measured.valid;
       double tf = valid ? flop / (ms * 1e9) : 0;
       double cu = 0;
       if (auto it = ref.find(s.str()); it != ref.end()) cu = it->second[f16 ? "fp16" : "fp32"];

@@ -20,7 +20,8 @@ static const char* component_name(dawn::ComponentType t) {
 std::vector<Features::SubgroupMatrixShape> dawn_subgroup_matrix_configs(WGPUAdapter adapter, std::string* error) {
   std::vector<Features::SubgroupMatrixShape> out;
   const WebGpuApi& A = api();
-  if (A.implementation != WebGpuImplementation::Dawn) return out;
+  // Dawn natively, or the browser's WebGPU (Chromium's is Dawn; the bridge fills the chained struct).
+  if (A.implementation != WebGpuImplementation::Dawn && !kBrowserBuild) return out;
   dawn::AdapterPropertiesSubgroupMatrixConfigs props = {};
   props.chain.sType = static_cast<WGPUSType>(dawn::kSTypeAdapterPropertiesSubgroupMatrixConfigs);
   WGPUAdapterInfo info = WGPU_ADAPTER_INFO_INIT;

@@ -19,13 +19,25 @@ namespace surfgrad::gpu {
 
 const char* implementation_name(WebGpuImplementation i) { return i == WebGpuImplementation::Dawn ? "dawn" : "wgpu"; }
 
+#if defined(__wasm__)
+// Dawn's, provided by the bridge (not in wgpu-native's headers, so imported by name here).
+extern "C"
+    __attribute__((import_module("env"), import_name("wgpuAdapterPropertiesSubgroupMatrixConfigsFreeMembers"))) void
+        sg_free_subgroup_matrix_configs(dawn::AdapterPropertiesSubgroupMatrixConfigs);
+#endif
+
 static WebGpuApi linked_api() {
   WebGpuApi a;
 #define SURFGRAD_WEBGPU_LINKED(name) a.wgpu##name = &::wgpu##name;
   SURFGRAD_WEBGPU_FUNCTIONS(SURFGRAD_WEBGPU_LINKED)
 #undef SURFGRAD_WEBGPU_LINKED
+#if defined(__wasm__)
+  a.dawnFreeSubgroupMatrixConfigs = reinterpret_cast<void*>(&sg_free_subgroup_matrix_configs);
+#endif
   return a;
 }
+
+bool standard_wgsl() { return kBrowserBuild || api().implementation == WebGpuImplementation::Dawn; }
 
 #if !defined(__wasm__)
 // Where Dawn is looked for: SURFGRAD_DAWN_LIBRARY, else the copy scripts/setup.sh unpacked

@@ -39,6 +39,18 @@ namespace surfgrad::gpu {
 
 enum class WebGpuImplementation { Wgpu, Dawn };
 
+// The browser build: the page's WebGPU through web/package/webgpu_bridge.js (Chromium's is Dawn;
+// its WGSL compiler, like every browser's, wants standard WGSL: wgsl_dialect.cpp).
+#if defined(__wasm__)
+inline constexpr bool kBrowserBuild = true;
+#else
+inline constexpr bool kBrowserBuild = false;
+#endif
+
+// Whether kernels go to a compiler of standard WGSL (Tint: Dawn natively, and the browsers) rather
+// than naga's dialect (wgpu-native).
+bool standard_wgsl();
+
 struct WebGpuApi {
 #define SURFGRAD_WEBGPU_MEMBER(name) decltype(&::wgpu##name) wgpu##name = nullptr;
   SURFGRAD_WEBGPU_FUNCTIONS(SURFGRAD_WEBGPU_MEMBER)
@@ -47,7 +59,8 @@ struct WebGpuApi {
   std::string library;  // the shared library the functions come from ("" where linked in)
   void* handle = nullptr;
   // Dawn only (null elsewhere): wgpuDeviceTick, and wgpuAdapterPropertiesSubgroupMatrixConfigs-
-  // FreeMembers (typed in dawn_abi.hpp).
+  // FreeMembers (typed in dawn_abi.hpp; in the browser build the bridge provides it, since
+  // Chromium's WebGPU is Dawn).
   void (*dawnDeviceTick)(WGPUDevice) = nullptr;
   // Standard, but wgpu-native's path (and the browser bridge) enumerate adapters instead.
   decltype(&::wgpuInstanceRequestAdapter) wgpuInstanceRequestAdapter = nullptr;

@@ -6,7 +6,7 @@ import { wasiImports } from './wasi_shim.js';
 const suspending = ['sg_init', 'sg_map', 'sg_tensor', 'sg_tensor_read', 'sg_tensor_op', 'sg_tensor_grad', 'sg_backward',
                     'sg_mlp', 'sg_module_forward', 'sg_module_parameters', 'sg_optimizer', 'sg_optimizer_step',
                     'sg_optimizer_zero_grad', 'sg_tile_demo', 'sg_points_begin', 'sg_points_write', 'sg_points_builtin',
-                    'sg_map_check', 'sg_map_held'];
+                    'sg_map_check', 'sg_map_held', 'sg_bench_matmul'];
 
 // The running map's progress handler (maps.js sets it); the module imports it.
 let mapProgress = () => 0;

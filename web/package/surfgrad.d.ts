@@ -380,3 +380,32 @@ export interface TileSpdResult {
 }
 /** Batched SPD solves x = (JᵀMJ + diag R)⁻¹·f by Cholesky: one fused tile kernel per system, and four launches. */
 export function tileSpd(options?: TileSpdOptions): Promise<TileSpdResult>;
+
+/** benchMatmul's options: sizes 'MxNxK,...' (default '1024x1024x1024'), rung names (default
+ * 'f16-tuned-tiled,f16-sgmat-direct', as `surfgrad bench matmul --variants`), timed runs (default 10). */
+export interface BenchMatmulOptions {
+  sizes?: string;
+  variants?: string;
+  reps?: number;
+}
+/** One rung at one size: timed (ms, tflops) when its error was within tolerance; else why not. */
+export interface BenchMatmulRow {
+  size: string;
+  variant: string;
+  skipped?: string;
+  failed?: string;
+  valid?: boolean;
+  maxError?: number;
+  tolerance?: number;
+  ms?: number;
+  tflops?: number;
+}
+export interface BenchMatmulResult {
+  adapter: string;
+  /** Whether the device has Chromium's subgroup matrices (tensor cores). */
+  subgroupMatrix: boolean;
+  subgroupMatrixConfigs: { component: string; result: string; M: number; N: number; K: number }[];
+  rows: BenchMatmulRow[];
+}
+/** Matmul rungs measured on the page's WebGPU exactly as `surfgrad bench matmul` measures them natively. */
+export function benchMatmul(options?: BenchMatmulOptions): Promise<BenchMatmulResult>;

@@ -13,3 +13,4 @@ export { mapOptionSchema, readNpy, tsne, umap } from './maps.js';
 export { builtinPoints, npyPoints } from './points.js';
 export { Tensor, nn, noGrad, optim, tensor } from './tensor.js';
 export { tileFftConv, tileMlp, tileSpd } from './tiles.js';
+export { benchMatmul } from './bench.js';

@@ -15,6 +15,17 @@
 // page's event loop keeps running.
 import { constants as C, structs } from './webgpu_layout.js';
 
+// Dawn's own additions to webgpu.h that the library uses (src/gpu/dawn_abi.hpp has the same
+// values; web/tests/bridge_dawn_abi.mjs checks that they agree): Chromium's WebGPU is Dawn, and
+// its subgroup matrices (tensor cores) reach the library through these, as natively under Dawn.
+const dawn = {
+  featureSubgroupMatrix: 0x00050034,  // WGPUFeatureName_ChromiumExperimentalSubgroupMatrix
+  sTypeSubgroupMatrixConfigs: 0x0005003B,  // WGPUSType_AdapterPropertiesSubgroupMatrixConfigs
+  // WGPUSubgroupMatrixComponentType, by GPUSubgroupMatrixComponentType name.
+  componentTypes: { f32: 1, f16: 2, u32: 3, i32: 4, u8: 5, i8: 6 },
+};
+export const dawnAbi = dawn;
+
 // A struct's field offset; an unknown name is a bug in this file, caught on first use.
 function at(struct, field) {
   const s = structs[struct];
@@ -46,6 +57,7 @@ const featureNames = new Map([
   [C.WGPUFeatureName_TextureFormatsTier2, 'texture-formats-tier2'],
   [C.WGPUFeatureName_PrimitiveIndex, 'primitive-index'],
   [C.WGPUFeatureName_TextureComponentSwizzle, 'texture-component-swizzle'],
+  [dawn.featureSubgroupMatrix, 'chromium-experimental-subgroup-matrix'],
 ]);
 const featureIds = new Map([...featureNames].map(([id, name]) => [name, id]));
 
@@ -213,7 +225,32 @@ export class WebGPUBridge {
         b.setU32(p + at('WGPUAdapterInfo', 'deviceID'), 0);
         b.setU32(p + at('WGPUAdapterInfo', 'subgroupMinSize'), info.subgroupMinSize || 0);
         b.setU32(p + at('WGPUAdapterInfo', 'subgroupMaxSize'), info.subgroupMaxSize || 0);
+        // Chained outputs: Dawn's subgroup-matrix configs (dawn_abi.hpp's
+        // AdapterPropertiesSubgroupMatrixConfigs: chain {next, sType}, size_t count, pointer),
+        // from adapter.info.subgroupMatrixConfigs where Chromium lists them.
+        for (let c = b.ptr(p + at('WGPUAdapterInfo', 'nextInChain')); c; c = b.ptr(c)) {
+          if (b.u32(c + 4) !== dawn.sTypeSubgroupMatrixConfigs) continue;
+          const configs = [...(info.subgroupMatrixConfigs || [])]
+            .filter((m) => m.componentType in dawn.componentTypes && m.resultComponentType in dawn.componentTypes);
+          const list = configs.length ? b.exports.sg_alloc(20 * configs.length) : 0;
+          configs.forEach((m, i) => {
+            const e = list + 20 * i;
+            b.setU32(e, dawn.componentTypes[m.componentType]);
+            b.setU32(e + 4, dawn.componentTypes[m.resultComponentType]);
+            b.setU32(e + 8, Number(m.M));
+            b.setU32(e + 12, Number(m.N));
+            b.setU32(e + 16, Number(m.K));
+          });
+          b.setU32(c + 8, configs.length);
+          b.setU32(c + 12, list);
+        }
         return C.WGPUStatus_Success;
+      },
+      // Dawn's: frees what the chained configs above allocated (the struct arrives by value: a
+      // pointer to a copy).
+      wgpuAdapterPropertiesSubgroupMatrixConfigsFreeMembers: (props) => {
+        const list = b.ptr(props + 12);
+        if (list) b.exports.sg_free(list);
       },
       wgpuAdapterInfoFreeMembers: (p) => {
         for (const field of ['vendor', 'architecture', 'device', 'description'])

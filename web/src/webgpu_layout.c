@@ -30,7 +30,7 @@ int main(void) {
   printf("{\n  \"structs\": {");
   STRUCT(WGPUStringView); F(WGPUStringView, data); F(WGPUStringView, length); end();
   STRUCT(WGPUChainedStruct); F(WGPUChainedStruct, next); F(WGPUChainedStruct, sType); end();
-  STRUCT(WGPUAdapterInfo); F(WGPUAdapterInfo, vendor); F(WGPUAdapterInfo, architecture); F(WGPUAdapterInfo, device);
+  STRUCT(WGPUAdapterInfo); F(WGPUAdapterInfo, nextInChain); F(WGPUAdapterInfo, vendor); F(WGPUAdapterInfo, architecture); F(WGPUAdapterInfo, device);
   F(WGPUAdapterInfo, description); F(WGPUAdapterInfo, backendType); F(WGPUAdapterInfo, adapterType);
   F(WGPUAdapterInfo, vendorID); F(WGPUAdapterInfo, deviceID); F(WGPUAdapterInfo, subgroupMinSize);
   F(WGPUAdapterInfo, subgroupMaxSize); end();

@@ -287,6 +287,27 @@ async function testTileSpd() {
                     () => sg.tileSpd({ size: 8 }));
 }
 
+// Matmul rungs measured in the page as `surfgrad bench matmul` measures them natively (issue 34:
+// tensor cores in the browser where Chromium offers subgroup matrices; here they come back skipped).
+async function testBenchMatmul() {
+  const r = await sg.benchMatmul({ sizes: '64x48x80', variants: 'tiled-64,f16-tuned-tiled,f16-sgmat-direct', reps: 3 });
+  const row = (v) => r.rows.find((x) => x.variant === v) || {};
+  record('benchMatmul: tiled-64 at 64x48x80 within its tolerance against float64, timed',
+         row('tiled-64').valid === true && row('tiled-64').maxError <= row('tiled-64').tolerance && row('tiled-64').ms > 0,
+         JSON.stringify(row('tiled-64')));
+  const f16 = row('f16-tuned-tiled');
+  record('benchMatmul: f16 rung timed within tolerance, or skipped with its reason',
+         (f16.valid === true && f16.ms > 0) || /shader-f16/.test(f16.skipped || ''), JSON.stringify(f16));
+  const sm = row('f16-sgmat-direct');
+  record('benchMatmul: the subgroup-matrix rung runs where the device has them, else is skipped saying why',
+         r.subgroupMatrix ? sm.valid === true : typeof sm.skipped === 'string' && sm.skipped.length > 0,
+         `subgroupMatrix ${r.subgroupMatrix}, ${r.subgroupMatrixConfigs.length} configs, ${JSON.stringify(sm)}`);
+  await expectError('benchMatmul: an unknown rung refused by name', 'value', /no rung named 'f16-fastest'/,
+                    () => sg.benchMatmul({ variants: 'f16-fastest' }));
+  await expectError('benchMatmul: a malformed size refused by name', 'value', /'sizes': '64x64' is not MxNxK/,
+                    () => sg.benchMatmul({ sizes: '64x64' }));
+}
+
 // The C++ demo's two-moons MLP, trained from JavaScript.
 async function testMoons() {
   const n = 400, r = rng(7);
@@ -403,7 +424,8 @@ window.runSuite = async ({ mnist = true, only = null } = {}) => {
                               ['built-in points', async () => { builtin = await builtinMap(record); }],
                               ['ops', testOps], ['gradients', testGradients], ['tile kernel', testTileKernel],
                               ['tile MLP', testTileMlp], ['tile FFT convolution', testTileFftConv],
-                              ['tile SPD', testTileSpd], ['moons', testMoons], ['bad input', testBadInput]]) {
+                              ['tile SPD', testTileSpd], ['bench matmul', testBenchMatmul], ['moons', testMoons],
+                              ['bad input', testBadInput]]) {
     if (only && !only.includes(name)) continue;
     try {
       await body();
