@@ -368,7 +368,7 @@ std::vector<SubgroupMatrixParams> subgroup_matrix_sweep() {
     add(tm, tn, wm, wn, bk, true, pad, true, sw);
     out.back().bt = bt, out.back().pan = true;
   };
-  // 128x128 blocks (4 or 8 subgroups), 128x256, 64x128 (the old best shape) and 64x64 (one
+  // 128x128 blocks (4 or 8 subgroups), 128x256 and 256x128, 64x128 (the old best shape) and 64x64 (one
   // subgroup); B row-major and n-major; bk 16 and 32 where the workgroup memory allows.
   for (bool bt : {false, true}) {
     pan(4, 4, 2, 2, 16, 8, bt, 1);
@@ -376,6 +376,7 @@ std::vector<SubgroupMatrixParams> subgroup_matrix_sweep() {
     pan(4, 2, 2, 4, 16, 8, bt, 1);
     pan(2, 4, 4, 2, 16, 8, bt, 1);
     pan(4, 4, 2, 4, 16, 8, bt, 1);
+    pan(4, 4, 4, 2, 16, 8, bt, 1);
     pan(2, 2, 2, 4, 16, 8, bt, 1);
     pan(4, 4, 1, 1, 32, 8, bt, 1);
     pan(4, 2, 2, 2, 32, 8, bt, 1);
