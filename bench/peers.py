@@ -29,6 +29,7 @@ import gzip
 import json
 import os
 import re
+import resource
 import statistics
 import subprocess
 import sys
@@ -69,6 +70,14 @@ def load(a):
     return x, read_idx(label_file).astype(np.int32), "MNIST 10k", (images, label_file)
 
 
+def cpu_seconds():
+    """User + system CPU seconds of this process so far, every thread included. The machine is
+    shared, so wall seconds swing with other people's load; CPU seconds much less (though a peer
+    whose threads spin at barriers pays more of them under load)."""
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
 def surfgrad_tsne(perplexity, seed=1):
     import surfgrad as sg
 
@@ -94,17 +103,19 @@ def run_set(a, x, labels, name, adapter):
     chosen = [t for t in TOOLS if t not in set(a.skip.split(",")) and (not a.only or t in a.only.split(","))]
     results = []
 
-    def record(key, tool, seconds, y, detail, extra=None):
+    def record(key, tool, seconds, y, detail, extra=None, cpu=None):
         np.save(os.path.join(a.out, key + ".npy"), y)
         t = time.perf_counter()
         q = sg.map_quality(x, y, labels)
         row = {"key": key, "tool": tool, "seconds": seconds, "knn_recall_10": q["knn_recall"],
                "knn_accuracy_10": q["knn_accuracy"], "trustworthiness_10": q["trustworthiness"],
-               "kl_divergence_sample": q["kl_divergence"], "detail": detail, "scoring_seconds": time.perf_counter() - t}
+               "kl_divergence_sample": q["kl_divergence"], "detail": detail, "scoring_seconds": time.perf_counter() - t,
+               "cpu_seconds": cpu}
         row.update(extra or {})
         results.append(row)
         runs = (extra or {}).get("runs_seconds", [])
         shown = f"{seconds:.2f}" + (f" (first {runs[0]:.2f})" if len(runs) > 1 else "")
+        shown += f" (CPU {cpu:.2f})" if cpu is not None else ""
         print(f"| {tool} | {shown} | {q['knn_recall']:.4f} | {q['knn_accuracy']:.4f} | "
               f"{q['trustworthiness']:.4f} | {q['kl_divergence']:.3f} |", flush=True)
 
@@ -116,37 +127,43 @@ def run_set(a, x, labels, name, adapter):
         runs = []
         for _ in range(a.repeat):
             est = make()
-            t = time.perf_counter()
+            t, c = time.perf_counter(), cpu_seconds()
             y = est.fit_transform(x)
             runs.append(time.perf_counter() - t)
-        return y, runs[-1], {"runs_seconds": runs, "timings": est.timings_}
+            cpu = cpu_seconds() - c
+        return y, runs[-1], {"runs_seconds": runs, "timings": est.timings_}, cpu
 
     if "surfgrad" in chosen:
-        y, seconds, extra = timed_fits(lambda: surfgrad_tsne(a.perplexity))
+        y, seconds, extra, cpu = timed_fits(lambda: surfgrad_tsne(a.perplexity))
         record("surfgrad", "surfgrad t-SNE", seconds, y,
-               f"sg.TSNE.fit_transform, kNN exact (on 50 principal components past 100-D on CPU adapters; "
-               f"descent on them past 20,000), repulsion exact up to 5,000 points else FFT, {adapter}", extra)
+               f"sg.TSNE.fit_transform, kNN exact (on 100 principal components past 200-D on CPU adapters; "
+               f"descent on them past 20,000), repulsion exact up to 5,000 points else FFT, {adapter}", extra, cpu)
     if "opentsne" in chosen:
         import openTSNE
 
-        t = time.perf_counter()
+        # Its default gradient method: Barnes-Hut below 10,000 points (the digits), FFT from 10,000.
+        # openTSNE 1.0.2's wheel spent 22 CPU s on the digits' Barnes-Hut (1.0.4: 4.0 s), hence 1.0.4.
+        t, c = time.perf_counter(), cpu_seconds()
         y = openTSNE.TSNE(perplexity=a.perplexity, n_iter=500, early_exaggeration_iter=250, early_exaggeration=12,
                           learning_rate="auto", n_jobs=a.threads, random_state=1, neighbors="exact").fit(x)
-        record("opentsne", "openTSNE " + openTSNE.__version__, time.perf_counter() - t, np.asarray(y, dtype=np.float32),
-               f"FFT-accelerated interpolation, exact kNN, {a.threads} threads")
+        seconds, cpu = time.perf_counter() - t, cpu_seconds() - c
+        method = "Barnes-Hut" if x.shape[0] < 10_000 else "FFT-accelerated interpolation"
+        record("opentsne", "openTSNE " + openTSNE.__version__, seconds, np.asarray(y, dtype=np.float32),
+               f"{method} (its default for {x.shape[0]:,} points), exact kNN, {a.threads} threads", cpu=cpu)
     if "sklearn" in chosen:
         import sklearn
         from sklearn.manifold import TSNE
 
-        t = time.perf_counter()
+        t, c = time.perf_counter(), cpu_seconds()
         y = TSNE(perplexity=a.perplexity, early_exaggeration=12, learning_rate="auto", max_iter=750, init="pca",
                  method="barnes_hut", random_state=1, n_jobs=a.threads).fit_transform(x)
-        record("sklearn", "scikit-learn " + sklearn.__version__, time.perf_counter() - t, y.astype(np.float32),
-               f"Barnes-Hut, {a.threads} threads")
+        seconds, cpu = time.perf_counter() - t, cpu_seconds() - c
+        record("sklearn", "scikit-learn " + sklearn.__version__, seconds, y.astype(np.float32),
+               f"Barnes-Hut, {a.threads} threads", cpu=cpu)
     if "surfgrad-umap" in chosen:
-        y, seconds, extra = timed_fits(lambda: sg.UMAP(n_neighbors=15, min_dist=0.1, random_state=1))
+        y, seconds, extra, cpu = timed_fits(lambda: sg.UMAP(n_neighbors=15, min_dist=0.1, random_state=1))
         record("surfgrad-umap", "surfgrad UMAP", seconds, y,
-               f"sg.UMAP.fit_transform, n_neighbors 15, min_dist 0.1, default epochs, {adapter}", extra)
+               f"sg.UMAP.fit_transform, n_neighbors 15, min_dist 0.1, default epochs, {adapter}", extra, cpu)
     if "umap" in chosen:
         import numba
         import umap
@@ -154,10 +171,11 @@ def run_set(a, x, labels, name, adapter):
         # umap-learn's defaults (n_neighbors 15, min_dist 0.1, 500 epochs below 10,001 points);
         # a fixed random_state makes it single-threaded, so it is left unset and the threads capped.
         numba.set_num_threads(a.threads)
-        t = time.perf_counter()
+        t, c = time.perf_counter(), cpu_seconds()
         y = umap.UMAP(n_neighbors=15, min_dist=0.1, n_jobs=a.threads).fit_transform(x)
-        record("umap", "umap-learn " + umap.__version__, time.perf_counter() - t, y.astype(np.float32),
-               f"NN-descent kNN, spectral init, {a.threads} threads (includes numba compilation)")
+        seconds, cpu = time.perf_counter() - t, cpu_seconds() - c
+        record("umap", "umap-learn " + umap.__version__, seconds, y.astype(np.float32),
+               f"NN-descent kNN, spectral init, {a.threads} threads (includes numba compilation)", cpu=cpu)
     with open(os.path.join(a.out, "peers.json"), "w") as f:
         json.dump({"data": name, "points": int(x.shape[0]), "dims": int(x.shape[1]), "perplexity": a.perplexity,
                    "adapter": adapter, "python": sys.version.split()[0], "results": results}, f, indent=2)
@@ -181,7 +199,8 @@ def run_table(a):
         row = next((r for r in rows if r["key"] == key), None)
         if row is None:
             return ""
-        return (f"{row['seconds']:.2f} s (rec {row['knn_recall_10']:.3f}, trust {row['trustworthiness_10']:.3f}, "
+        cpu = f", CPU {row['cpu_seconds']:.1f} s" if row.get("cpu_seconds") is not None else ""
+        return (f"{row['seconds']:.2f} s{cpu} (rec {row['knn_recall_10']:.3f}, trust {row['trustworthiness_10']:.3f}, "
                 f"acc {row['knn_accuracy_10']:.3f})")
 
     lines = [f"surfgrad on {adapter}; peers with {a.threads} threads; perplexity {a.perplexity:g}, 750 iterations, "
