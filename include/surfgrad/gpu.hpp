@@ -178,6 +178,12 @@ class Context : public std::enable_shared_from_this<Context> {
   // up a short key instead of building and hashing the full WGSL text.
   Kernel kernel(const std::string& key, const std::function<std::string()>& make_wgsl,
                 const std::string& entry = "main", bool validated = false);
+  // Starts building the kernel a later kernel(key, ...) call will ask for, on a worker thread
+  // (cold start: compiled while earlier work runs); returns at once. That call finds it built,
+  // waits for the build under way, or builds it itself if no worker has started it: never twice.
+  // A failed build is thrown by that first use. False where it does nothing: the kernel is built
+  // or queued already, SURFGRAD_PREWARM=0, Dawn (its device is not thread-safe here), WebAssembly.
+  bool prewarm(const std::string& key, std::string wgsl, const std::string& entry = "main", bool validated = false);
   bool trusts_validated_kernels() const;
   size_t kernel_cache_size() const;
   // What starting cost so far (cold start, issue 35; SURFGRAD_PROFILE's table prints it too):
@@ -187,7 +193,10 @@ class Context : public std::enable_shared_from_this<Context> {
   struct StartupStats {
     double instance_ms = 0, adapters_ms = 0, device_ms = 0;
     size_t pipelines = 0;
-    double module_ms = 0, pipeline_ms = 0;
+    double module_ms = 0, pipeline_ms = 0;  // summed over threads (prewarm's workers build in parallel)
+    // prewarm(): builds queued, first uses that waited for one under way, and their wait.
+    uint64_t prewarmed = 0, prewarm_waits = 0;
+    double prewarm_wait_ms = 0;
     // The on-disk pipeline cache (Dawn only; src/gpu/pipeline_cache.hpp): "" when there is none.
     std::string pipeline_cache_dir;
     uint64_t cache_hits = 0, cache_misses = 0, cache_stores = 0, cache_rejected = 0, cache_store_failures = 0;

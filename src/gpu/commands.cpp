@@ -8,6 +8,7 @@
 #include <functional>
 
 #include "impl.hpp"
+#include "queue_wait.hpp"
 #include "testing.hpp"
 
 namespace surfgrad::gpu {
@@ -30,7 +31,9 @@ std::string human_bytes(uint64_t b) {
   return buf;
 }
 
-// Pops one error scope and waits for its answer.
+}  // namespace
+
+// Pops one error scope and waits for its answer (impl.hpp).
 std::pair<WGPUErrorType, std::string> pop_scope(Context::Impl& impl) {
   struct Result {
     bool done = false;
@@ -60,26 +63,6 @@ std::pair<WGPUErrorType, std::string> pop_scope(Context::Impl& impl) {
   }
   return {r.type, r.message};
 }
-// The layout of a kernel's bindings: storage (read-only or read-write) and the uniform parameter
-// block, bound with a dynamic offset. surfgrad's kernels declare every binding in group 0.
-std::vector<WGPUBindGroupLayoutEntry> layout_entries(const std::vector<KernelBinding>& bindings) {
-  std::vector<WGPUBindGroupLayoutEntry> entries;
-  for (const KernelBinding& b : bindings) {
-    WGPUBindGroupLayoutEntry e = WGPU_BIND_GROUP_LAYOUT_ENTRY_INIT;
-    e.binding = b.index;
-    e.visibility = WGPUShaderStage_Compute;
-    if (b.uniform) {
-      e.buffer.type = WGPUBufferBindingType_Uniform;
-      e.buffer.hasDynamicOffset = true;
-    } else {
-      e.buffer.type = b.writable ? WGPUBufferBindingType_Storage : WGPUBufferBindingType_ReadOnlyStorage;
-    }
-    entries.push_back(e);
-  }
-  return entries;
-}
-
-}  // namespace
 
 void Context::Impl::clear_bind_groups() {
   for (auto& [key, group] : bind_groups) api().wgpuBindGroupRelease(group);
@@ -107,6 +90,8 @@ BufferPtr Context::alloc(uint64_t bytes, const std::string& what) {
     // wgpu-native reports some failed allocations as validation errors ("Not enough memory
     // left", seen at 10M points on an H100): a second scope catches those. Sizes were checked
     // against the limits above, so a validation error here is the allocation failing.
+    // No kernel build on another thread may raise an error while the scopes are open (pipelines.hpp).
+    ScopeGuard scopes(impl_->builds.gate, big);
     if (big) {
       api().wgpuDevicePushErrorScope(impl_->device, WGPUErrorFilter_OutOfMemory);
       api().wgpuDevicePushErrorScope(impl_->device, WGPUErrorFilter_Validation);
@@ -130,6 +115,7 @@ BufferPtr Context::alloc(uint64_t bytes, const std::string& what) {
     if (big) {
       auto [invalid, invalid_message] = pop_scope(*impl_);
       auto [type, message] = pop_scope(*impl_);
+      scopes.release();
       if (type == WGPUErrorType_NoError && invalid != WGPUErrorType_NoError) type = invalid, message = invalid_message;
       if (impl_->failing_allocations > 0 && type == WGPUErrorType_NoError) {
         --impl_->failing_allocations;
@@ -223,120 +209,7 @@ void Context::download(const Buffer& src, void* data, uint64_t bytes, uint64_t o
 
 bool Context::trusts_validated_kernels() const { return impl_->trust_validated; }
 
-Kernel Context::kernel(const std::string& source_wgsl, const std::string& entry, bool validated) {
-  impl_->check();
-  const std::string wgsl = api().implementation == WebGpuImplementation::Dawn ? dawn_wgsl(source_wgsl) : source_wgsl;
-  const bool trusted = validated && impl_->trust_validated;
-  std::string key = (trusted ? "trusted|" : "") + entry + '\n' + wgsl;
-  if (auto it = impl_->kernels.find(key); it != impl_->kernels.end()) return it->second;
-  // SURFGRAD_DUMP_WGSL=DIR writes every kernel as compiled (generated code included) to
-  // DIR/<hash>.wgsl, for reading or for other compilers (naga, tint).
-  if (const char* dir = std::getenv("SURFGRAD_DUMP_WGSL"); dir && *dir) {
-    char name[32];
-    std::snprintf(name, sizeof name, "/%016zx.wgsl", std::hash<std::string>{}(key));
-    // A folder that is not there (or not writable) is an error, not kernels silently missing.
-    std::string path = std::string(dir) + name;
-    errno = 0;
-    std::FILE* f = std::fopen(path.c_str(), "wb");
-    bool ok = f && std::fwrite(wgsl.data(), 1, wgsl.size(), f) == wgsl.size() && std::fflush(f) == 0;
-    int err = errno;
-    if (f && std::fclose(f) != 0 && ok) ok = false, err = errno;
-    if (!ok)
-      throw Error(ErrorKind::IO, "SURFGRAD_DUMP_WGSL='" + std::string(dir) + "': cannot write the kernel '" + path +
-                                     "' (" + (err ? std::strerror(err) : "unknown error") +
-                                     "); set it to an existing, writable folder, or unset it");
-  }
-  using Clock = std::chrono::steady_clock;
-  auto ms_since = [](Clock::time_point t) {
-    return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
-  };
-  const auto t_module = Clock::now();
-  api().wgpuDevicePushErrorScope(impl_->device, WGPUErrorFilter_Validation);
-  WGPUShaderSourceWGSL source = WGPU_SHADER_SOURCE_WGSL_INIT;
-  source.code = to_view(wgsl);
-  WGPUShaderModuleDescriptor sdesc = WGPU_SHADER_MODULE_DESCRIPTOR_INIT;
-  sdesc.nextInChain = &source.chain;
-  WGPUShaderModule module = create_shader_module(impl_->device, &sdesc, trusted);
-  const double module_ms = ms_since(t_module);
-  const auto t_pipeline = Clock::now();
-  // An explicit layout (not "auto"): the parameter block is a uniform with a dynamic offset,
-  // so one bind group serves every dispatch on the same buffers.
-  std::vector<KernelBinding> declared = declared_bindings(wgsl);
-  auto entries = layout_entries(declared);
-  uint32_t meta_binding = UINT32_MAX;
-  for (auto& e : entries)
-    if (e.buffer.type == WGPUBufferBindingType_Uniform) meta_binding = e.binding;
-  WGPUBindGroupLayoutDescriptor ldesc = WGPU_BIND_GROUP_LAYOUT_DESCRIPTOR_INIT;
-  ldesc.entryCount = entries.size();
-  ldesc.entries = entries.data();
-  WGPUBindGroupLayout layout = api().wgpuDeviceCreateBindGroupLayout(impl_->device, &ldesc);
-  WGPUPipelineLayoutDescriptor pldesc = WGPU_PIPELINE_LAYOUT_DESCRIPTOR_INIT;
-  pldesc.bindGroupLayoutCount = 1;
-  pldesc.bindGroupLayouts = &layout;
-  WGPUPipelineLayout pipeline_layout = api().wgpuDeviceCreatePipelineLayout(impl_->device, &pldesc);
-  WGPUComputePipelineDescriptor pdesc = WGPU_COMPUTE_PIPELINE_DESCRIPTOR_INIT;
-  pdesc.layout = pipeline_layout;
-  pdesc.compute.module = module;
-  pdesc.compute.entryPoint = to_view(entry);
-  WGPUComputePipeline pipeline = api().wgpuDeviceCreateComputePipeline(impl_->device, &pdesc);
-  // Not the error scope's wait below: under Dawn that can wait for work queued earlier.
-  const double pipeline_ms = ms_since(t_pipeline);
-  api().wgpuPipelineLayoutRelease(pipeline_layout);
-  api().wgpuShaderModuleRelease(module);
-  auto [type, message] = pop_scope(*impl_);
-  if (type != WGPUErrorType_NoError || !pipeline) {
-    if (pipeline) api().wgpuComputePipelineRelease(pipeline);
-    if (layout) api().wgpuBindGroupLayoutRelease(layout);
-    impl_->check();
-    // Show the source with line numbers: compiler messages refer to them.
-    std::string listing;
-    int line = 1;
-    size_t pos = 0;
-    while (pos < wgsl.size() && line <= 400) {
-      size_t end = wgsl.find('\n', pos);
-      if (end == std::string::npos) end = wgsl.size();
-      listing += std::to_string(line++) + ": " + wgsl.substr(pos, end - pos) + "\n";
-      pos = end + 1;
-    }
-    throw Error(ErrorKind::ShaderCompile, "kernel '" + entry + "' was rejected by " + impl_->info.implementation +
-                                              ":\n" + message + "\n--- source ---\n" + listing);
-  }
-  auto state = std::make_shared<KernelState>();
-  state->pipeline = pipeline;
-  state->layout = layout;
-  state->meta_binding = meta_binding;
-  for (auto& b : declared)
-    if (!b.uniform) {
-      if (state->writable.size() <= b.index) state->writable.resize(b.index + 1, false);
-      state->writable[b.index] = b.writable;
-      state->storage_bindings.push_back(b);
-    }
-  std::sort(state->storage_bindings.begin(), state->storage_bindings.end(),
-            [](const KernelBinding& a, const KernelBinding& b) { return a.index < b.index; });
-  state->id = next_buffer_id();  // any unique number will do
-  state->entry = entry;
-  state->label = entry;
-  state->module_ms = module_ms;
-  state->pipeline_ms = pipeline_ms;
-  Kernel k{state};
-  impl_->kernels.emplace(std::move(key), k);
-  return k;
-}
-
-Kernel Context::kernel(const std::string& key, const std::function<std::string()>& make_wgsl, const std::string& entry,
-                       bool validated) {
-  std::string full_key = validated ? "validated|" + key : key;
-  if (auto it = impl_->keyed_kernels.find(full_key); it != impl_->keyed_kernels.end()) {
-    impl_->check();
-    return it->second;
-  }
-  Kernel k = kernel(make_wgsl(), entry, validated);
-  if (k.state->label == k.state->entry) k.state->label = profile_label(key, entry);
-  impl_->keyed_kernels.emplace(full_key, k);
-  return k;
-}
-
-size_t Context::kernel_cache_size() const { return impl_->kernels.size(); }
+// Context::kernel and the kernel caches: pipelines.cpp.
 
 Workgroups Context::grid_for(uint64_t workgroups) const {
   uint64_t max = impl_->max_groups_per_dim;
@@ -566,6 +439,7 @@ void Context::flush() {
 void Context::sync() {
   flush();
   poll(impl_->instance, impl_->device, true);
+  wait_for_submitted_work(*impl_);  // Dawn: poll() only ticks (queue_wait.hpp)
   impl_->check();
 }
 

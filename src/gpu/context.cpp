@@ -89,6 +89,7 @@ void Context::Impl::check() {
 }
 
 static void on_uncaptured_error(WGPUDevice const*, WGPUErrorType type, WGPUStringView message, void* userdata, void*) {
+  if (capture_build_error(type, message)) return;  // a worker thread's kernel build (pipelines.cpp)
   auto* impl = static_cast<Context::Impl*>(userdata);
   platform::LockGuard lock(impl->error_mutex);
   if (impl->sticky_error.empty()) {
@@ -383,6 +384,7 @@ Context::~Context() {
 }
 
 Context::Impl::~Impl() {
+  builds.stop();  // prewarm's worker threads use the device
   if (encoder) {
     close_pass();
     api().wgpuCommandEncoderRelease(encoder);

@@ -5,6 +5,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "pipelines.hpp"
 #include "platform/host_resources.hpp"
 #include "surfgrad/gpu.hpp"
 #include "webgpu_api.hpp"
@@ -66,6 +67,10 @@ struct BufferState {
 
 uint64_t next_buffer_id();
 
+// Pops one error scope and waits for its answer (commands.cpp). Open scopes only with
+// Impl::builds.gate held (pipelines.hpp).
+std::pair<WGPUErrorType, std::string> pop_scope(Context::Impl& impl);
+
 // The profiler's name for a kernel cached under `key` (profile.cpp): the key without its
 // "file|" prefix and entry point, up to any generated code, at most 72 characters.
 std::string profile_label(const std::string& key, const std::string& entry);
@@ -122,9 +127,11 @@ struct Context::Impl {
   BufferPtr fault;              // one u32 that kernels set when they meet a bad index
   bool fault_pending = false;   // a kernel that may set it ran since the last check
   std::shared_ptr<BufferPool> pool;
-  int failing_allocations = 0;                      // tests only (ContextTesting): allocations of 1 MiB or more to fail
-  std::unordered_map<std::string, Kernel> kernels;  // by full source
+  int failing_allocations = 0;  // tests only (ContextTesting): allocations of 1 MiB or more to fail
+  // Guarded by builds.mutex (pipelines.cpp: worker threads build kernels too).
+  std::unordered_map<std::string, Kernel> kernels;        // by full source
   std::unordered_map<std::string, Kernel> keyed_kernels;  // by caller's key
+  KernelBuilds builds;                                    // builds under way, prewarm's workers, the error-scope gate
   std::unordered_map<BindGroupKey, WGPUBindGroup, BindGroupKeyHash> bind_groups;
   void clear_bind_groups();
 

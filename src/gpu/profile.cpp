@@ -82,8 +82,13 @@ Context::StartupStats Context::startup_stats() const {
   const Impl& I = *impl_;
   StartupStats s;
   s.instance_ms = I.instance_ms, s.adapters_ms = I.adapters_ms, s.device_ms = I.device_ms;
-  for (const auto& [key, k] : I.kernels)
-    ++s.pipelines, s.module_ms += k.state->module_ms, s.pipeline_ms += k.state->pipeline_ms;
+  {
+    platform::LockGuard lock(impl_->builds.mutex);  // prewarm's workers add kernels
+    for (const auto& [key, k] : I.kernels)
+      ++s.pipelines, s.module_ms += k.state->module_ms, s.pipeline_ms += k.state->pipeline_ms;
+    s.prewarmed = I.builds.prewarmed, s.prewarm_waits = I.builds.prewarm_waits;
+    s.prewarm_wait_ms = I.builds.prewarm_wait_ms;
+  }
   if (I.pipeline_store) {
     BlobStoreStats b = I.pipeline_store->stats();
     s.pipeline_cache_dir = I.pipeline_store->dir();
@@ -98,7 +103,10 @@ Context::StartupStats Context::startup_stats() const {
 std::string Context::startup_table() const {
   const StartupStats s = startup_stats();
   std::vector<const KernelState*> made;
-  for (const auto& [key, k] : impl_->kernels) made.push_back(k.state.get());
+  {
+    platform::LockGuard lock(impl_->builds.mutex);
+    for (const auto& [key, k] : impl_->kernels) made.push_back(k.state.get());
+  }
   std::sort(made.begin(), made.end(), [](const KernelState* a, const KernelState* b) {
     return a->module_ms + a->pipeline_ms > b->module_ms + b->pipeline_ms;
   });
@@ -110,6 +118,13 @@ std::string Context::startup_table() const {
   std::snprintf(line, sizeof line, "pipelines: %zu created in %.1f ms (shader modules %.1f ms, pipelines %.1f ms)\n",
                 s.pipelines, s.module_ms + s.pipeline_ms, s.module_ms, s.pipeline_ms);
   out += line;
+  if (s.prewarmed) {
+    std::snprintf(line, sizeof line,
+                  "prewarm: %llu built on worker threads ahead of use; %llu first uses waited %.1f ms for one\n",
+                  static_cast<unsigned long long>(s.prewarmed), static_cast<unsigned long long>(s.prewarm_waits),
+                  s.prewarm_wait_ms);
+    out += line;
+  }
   if (impl_->pipeline_store) {
     BlobStoreStats b = impl_->pipeline_store->stats();
     out += "pipeline cache: " + s.pipeline_cache_dir + " (Dawn's blob cache): " + std::to_string(b.hits) + " hits, " +

@@ -116,13 +116,32 @@ gpu::Workgroups groups_for(const gpu::Context& ctx, uint64_t items, uint64_t per
   return ctx.grid_for((items + per_group - 1) / per_group);
 }
 
-Program Program::file(const gpu::ContextPtr& ctx, std::string_view file, const Values& values,
-                      const CompileOptions& options) {
+namespace {
+// The kernel cache's key for a file and its values (Program::file and prewarm agree on it).
+std::string file_key(std::string_view file, const Values& values, const CompileOptions& options) {
   std::string key = "file|" + std::string(file) + (options.f16 ? "|f16" : "") + (options.subgroups ? "|sg" : "") + "|" +
                     options.entry;
   for (const auto& [k, v] : values) key += "|" + k + "=" + v;
-  return Program(
-      ctx, ctx->kernel(key, [&] { return assemble(*ctx, file, values, options); }, options.entry, options.validated));
+  return key;
+}
+}  // namespace
+
+Program Program::file(const gpu::ContextPtr& ctx, std::string_view file, const Values& values,
+                      const CompileOptions& options) {
+  return Program(ctx, ctx->kernel(
+                          file_key(file, values, options), [&] { return assemble(*ctx, file, values, options); },
+                          options.entry, options.validated));
+}
+
+bool prewarm(const gpu::ContextPtr& ctx, std::string_view file, const Values& values, const CompileOptions& options) {
+  // The source is assembled here (string work, well under a millisecond); the worker compiles.
+  return ctx->prewarm(file_key(file, values, options), assemble(*ctx, file, values, options), options.entry,
+                      options.validated);
+}
+
+bool prewarm_generated(const gpu::ContextPtr& ctx, const std::string& key, const std::function<std::string()>& make,
+                       const CompileOptions& options) {
+  return ctx->prewarm(key, with_common(*ctx, make(), {}, options), options.entry, options.validated);
 }
 
 Program Program::generated(const gpu::ContextPtr& ctx, const std::string& key, const std::function<std::string()>& make,

@@ -146,6 +146,17 @@ class Program {
   gpu::Kernel kernel_;
 };
 
+// Cold start (issue 35; docs/cold_start.md): the kernel a later Program::file (or generated)
+// call with the same arguments will ask for, built now on a worker thread while earlier work
+// runs. That call finds it ready (or waits for the build under way; never builds twice); a kernel
+// that fails to build throws there, named. Results are the same bits: it is the same pipeline.
+// Returns whether a build was queued (not where it is built already, SURFGRAD_PREWARM=0, under
+// Dawn, or in WebAssembly).
+bool prewarm(const gpu::ContextPtr& ctx, std::string_view file, const Values& values = {},
+             const CompileOptions& options = {});
+bool prewarm_generated(const gpu::ContextPtr& ctx, const std::string& key, const std::function<std::string()>& make,
+                       const CompileOptions& options = {});
+
 // Copies dense `src` into dense `dst` (same byte size) with the implementation's own buffer
 // copy (copyBufferToBuffer), outside compute passes.
 void copy_buffer(const Tensor& src, const Tensor& dst);

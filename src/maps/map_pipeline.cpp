@@ -9,6 +9,7 @@
 #include <string>
 
 #include "maps/input_scale.hpp"
+#include "maps/layout_prewarm.hpp"
 #include "maps/map_method.hpp"
 #include "platform/host_resources.hpp"
 #include "surfgrad/error.hpp"
@@ -96,6 +97,8 @@ MapResult map_points(PointBlocks x, const MapOptions& options, const MapProgress
   MapResult r;
   PhaseClock clock(ctx);
   auto report = phase_reporter(progress);
+  // The layout's kernels compile on worker threads while PCA and the kNN run (cold start).
+  prewarm_layout_kernels(ctx, options, map_neighbours(options, n));
 
   normalise_input_scale(x);  // refuses NaN and identical points; rescales tiny or huge ones
   // After: the rows' squares would underflow or overflow for tiny or huge points.

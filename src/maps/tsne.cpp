@@ -11,6 +11,7 @@
 #include "maps/fft_grid_budget.hpp"
 #include "maps/graph.hpp"
 #include "maps/layout.hpp"
+#include "maps/layout_prewarm.hpp"
 #include "maps/list_blocks.hpp"
 #include "maps/tsne_repulsion.hpp"
 #include "surfgrad/maps.hpp"
@@ -25,15 +26,12 @@ int tsne_neighbours(double perplexity, int64_t n) {
   return int(std::min<double>(double(n - 1), std::floor(3 * perplexity)));
 }
 
-namespace {
-
 // Threads sharing a point in tsne_attraction.wgsl: 16 on GPUs (consecutive loads); on a CPU
 // adapter (lavapipe runs a workgroup's threads 8 at a time on one core) 4 lanes took ~18% less
 // time than 16 at 1,797 points (1 and 2 about the same as 4, 8 worse), and 64 points a
-// workgroup still make 29 workgroups there to share between the cores.
+// workgroup still make 29 workgroups there to share between the cores. (layout_prewarm.hpp
+// declares it: the kernel is prewarmed with it.)
 int tsne_attraction_lanes(const gpu::Context& ctx) { return ctx.info().is_cpu ? 4 : 16; }
-
-}  // namespace
 
 Tensor tsne(const Tensor& x, const TsneOptions& opt, const MapProgress& progress, const KnnResult* neighbours) {
   return tsne_layout(x, opt, progress, neighbours, nullptr);

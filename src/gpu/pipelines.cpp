@@ -1,0 +1,420 @@
+// Building compute pipelines: the kernel caches (by source and by the caller's key), one build per
+// kernel however many threads ask for it, and prewarming (pipelines.hpp).
+//
+// Cold start (issue 35): a fresh process spends most of its start compiling pipelines (the
+// driver's compile: ~0.9 s for t-SNE's 41 on an H200 with an empty driver cache). prewarm() hands
+// kernels a later phase needs to worker threads, so they compile while earlier phases run; the
+// first use finds the pipeline ready, waits for the build under way, or (not yet started) builds
+// it itself. A build's failure is kept and thrown at that first use, naming the kernel.
+//
+// Errors: a build on the asking thread opens an error scope (with the gate held exclusively); a
+// build on a worker thread catches its errors in the device's uncaptured-error callback, which
+// wgpu-native calls on the thread that raised them (capture_build_error). Under Dawn, whose
+// device is not made thread-safe here, prewarm() does nothing.
+#include "pipelines.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "impl.hpp"
+
+namespace surfgrad::gpu {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+
+// Errors the uncaptured-error callback sees on a worker thread while it builds a kernel.
+thread_local std::string* t_build_errors = nullptr;
+
+// The layout of a kernel's bindings: storage (read-only or read-write) and the uniform parameter
+// block, bound with a dynamic offset. surfgrad's kernels declare every binding in group 0.
+std::vector<WGPUBindGroupLayoutEntry> layout_entries(const std::vector<KernelBinding>& bindings) {
+  std::vector<WGPUBindGroupLayoutEntry> entries;
+  for (const KernelBinding& b : bindings) {
+    WGPUBindGroupLayoutEntry e = WGPU_BIND_GROUP_LAYOUT_ENTRY_INIT;
+    e.binding = b.index;
+    e.visibility = WGPUShaderStage_Compute;
+    if (b.uniform) {
+      e.buffer.type = WGPUBufferBindingType_Uniform;
+      e.buffer.hasDynamicOffset = true;
+    } else {
+      e.buffer.type = b.writable ? WGPUBufferBindingType_Storage : WGPUBufferBindingType_ReadOnlyStorage;
+    }
+    entries.push_back(e);
+  }
+  return entries;
+}
+
+// SURFGRAD_DUMP_WGSL=DIR writes every kernel as compiled (generated code included) to
+// DIR/<hash>.wgsl, for reading or for other compilers (naga, tint).
+void dump_wgsl(const std::string& key, const std::string& wgsl) {
+  const char* dir = std::getenv("SURFGRAD_DUMP_WGSL");
+  if (!dir || !*dir) return;
+  char name[32];
+  std::snprintf(name, sizeof name, "/%016zx.wgsl", std::hash<std::string>{}(key));
+  // A folder that is not there (or not writable) is an error, not kernels silently missing.
+  std::string path = std::string(dir) + name;
+  errno = 0;
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  bool ok = f && std::fwrite(wgsl.data(), 1, wgsl.size(), f) == wgsl.size() && std::fflush(f) == 0;
+  int err = errno;
+  if (f && std::fclose(f) != 0 && ok) ok = false, err = errno;
+  if (!ok)
+    throw Error(ErrorKind::IO, "SURFGRAD_DUMP_WGSL='" + std::string(dir) + "': cannot write the kernel '" + path +
+                                   "' (" + (err ? std::strerror(err) : "unknown error") +
+                                   "); set it to an existing, writable folder, or unset it");
+}
+
+// The compiler's message with the source, lines numbered (messages refer to them).
+Error rejected(const Context::Impl& impl, const std::string& entry, const std::string& label, const std::string& wgsl,
+               const std::string& message) {
+  std::string listing;
+  int line = 1;
+  size_t pos = 0;
+  while (pos < wgsl.size() && line <= 400) {
+    size_t end = wgsl.find('\n', pos);
+    if (end == std::string::npos) end = wgsl.size();
+    listing += std::to_string(line++) + ": " + wgsl.substr(pos, end - pos) + "\n";
+    pos = end + 1;
+  }
+  std::string name = "'" + entry + "'" + (label.empty() || label == entry ? "" : " (" + label + ")");
+  return Error(ErrorKind::ShaderCompile, "kernel " + name + " was rejected by " + impl.info.implementation + ":\n" +
+                                             message + "\n--- source ---\n" + listing);
+}
+
+struct CaptureErrors {
+  explicit CaptureErrors(std::string* into) { t_build_errors = into; }
+  ~CaptureErrors() { t_build_errors = nullptr; }
+};
+struct SharedGate {
+  ScopeGate& gate;
+  explicit SharedGate(ScopeGate& g) : gate(g) { gate.lock_shared(); }
+  ~SharedGate() { gate.unlock_shared(); }
+};
+
+// Creates the module, layout and pipeline of `wgsl` (already in the implementation's dialect).
+std::shared_ptr<KernelState> build_state(Context::Impl& impl, const std::string& wgsl, const std::string& entry,
+                                         bool trusted, const std::string& label, bool on_worker) {
+  std::string worker_errors;
+  std::unique_ptr<SharedGate> shared;
+  std::unique_ptr<CaptureErrors> capture;
+  ScopeGuard exclusive(impl.builds.gate, !on_worker);
+  if (on_worker) {
+    shared = std::make_unique<SharedGate>(impl.builds.gate);
+    capture = std::make_unique<CaptureErrors>(&worker_errors);
+  } else {
+    api().wgpuDevicePushErrorScope(impl.device, WGPUErrorFilter_Validation);
+  }
+  const auto t_module = Clock::now();
+  WGPUShaderSourceWGSL source = WGPU_SHADER_SOURCE_WGSL_INIT;
+  source.code = to_view(wgsl);
+  WGPUShaderModuleDescriptor sdesc = WGPU_SHADER_MODULE_DESCRIPTOR_INIT;
+  sdesc.nextInChain = &source.chain;
+  WGPUShaderModule module = create_shader_module(impl.device, &sdesc, trusted);
+  const double module_ms = ms_since(t_module);
+  const auto t_pipeline = Clock::now();
+  // An explicit layout (not "auto"): the parameter block is a uniform with a dynamic offset,
+  // so one bind group serves every dispatch on the same buffers.
+  std::vector<KernelBinding> declared = declared_bindings(wgsl);
+  auto entries = layout_entries(declared);
+  uint32_t meta_binding = UINT32_MAX;
+  for (auto& e : entries)
+    if (e.buffer.type == WGPUBufferBindingType_Uniform) meta_binding = e.binding;
+  WGPUBindGroupLayoutDescriptor ldesc = WGPU_BIND_GROUP_LAYOUT_DESCRIPTOR_INIT;
+  ldesc.entryCount = entries.size();
+  ldesc.entries = entries.data();
+  WGPUBindGroupLayout layout = api().wgpuDeviceCreateBindGroupLayout(impl.device, &ldesc);
+  WGPUPipelineLayoutDescriptor pldesc = WGPU_PIPELINE_LAYOUT_DESCRIPTOR_INIT;
+  pldesc.bindGroupLayoutCount = 1;
+  pldesc.bindGroupLayouts = &layout;
+  WGPUPipelineLayout pipeline_layout = api().wgpuDeviceCreatePipelineLayout(impl.device, &pldesc);
+  WGPUComputePipelineDescriptor pdesc = WGPU_COMPUTE_PIPELINE_DESCRIPTOR_INIT;
+  pdesc.layout = pipeline_layout;
+  pdesc.compute.module = module;
+  pdesc.compute.entryPoint = to_view(entry);
+  WGPUComputePipeline pipeline = api().wgpuDeviceCreateComputePipeline(impl.device, &pdesc);
+  // Not the error scope's wait below: under Dawn that can wait for work queued earlier.
+  const double pipeline_ms = ms_since(t_pipeline);
+  api().wgpuPipelineLayoutRelease(pipeline_layout);
+  api().wgpuShaderModuleRelease(module);
+  WGPUErrorType type = WGPUErrorType_NoError;
+  std::string message;
+  if (on_worker) {
+    capture.reset();
+    shared.reset();
+    if (!worker_errors.empty()) type = WGPUErrorType_Validation, message = worker_errors;
+  } else {
+    std::tie(type, message) = pop_scope(impl);
+    exclusive.release();
+  }
+  if (type != WGPUErrorType_NoError || !pipeline) {
+    if (pipeline) api().wgpuComputePipelineRelease(pipeline);
+    if (layout) api().wgpuBindGroupLayoutRelease(layout);
+    if (!on_worker) impl.check();  // a lost device says so; the sticky error is the asking thread's
+    throw rejected(impl, entry, label, wgsl, message);
+  }
+  auto state = std::make_shared<KernelState>();
+  state->pipeline = pipeline;
+  state->layout = layout;
+  state->meta_binding = meta_binding;
+  for (auto& b : declared)
+    if (!b.uniform) {
+      if (state->writable.size() <= b.index) state->writable.resize(b.index + 1, false);
+      state->writable[b.index] = b.writable;
+      state->storage_bindings.push_back(b);
+    }
+  std::sort(state->storage_bindings.begin(), state->storage_bindings.end(),
+            [](const KernelBinding& a, const KernelBinding& b) { return a.index < b.index; });
+  state->id = next_buffer_id();  // any unique number will do
+  state->entry = entry;
+  state->label = entry;
+  state->module_ms = module_ms;
+  state->pipeline_ms = pipeline_ms;
+  return state;
+}
+
+// The source-level cache: one pipeline per (trusted, entry, source in the implementation's
+// dialect). Two threads that miss together both build; the first stored is kept.
+Kernel source_kernel(Context::Impl& impl, const std::string& source_wgsl, const std::string& entry, bool validated,
+                     const std::string& label, bool on_worker) {
+  const std::string wgsl = standard_wgsl() ? dawn_wgsl(source_wgsl) : source_wgsl;
+  const bool trusted = validated && impl.trust_validated;
+  std::string key = (trusted ? "trusted|" : "") + entry + '\n' + wgsl;
+  {
+    platform::LockGuard lock(impl.builds.mutex);
+    if (auto it = impl.kernels.find(key); it != impl.kernels.end()) return it->second;
+  }
+  dump_wgsl(key, wgsl);
+  Kernel k{build_state(impl, wgsl, entry, trusted, label, on_worker)};
+  platform::LockGuard lock(impl.builds.mutex);
+  return impl.kernels.emplace(std::move(key), k).first->second;
+}
+
+std::string full_key(const std::string& key, bool validated) { return validated ? "validated|" + key : key; }
+
+}  // namespace
+
+// ---- ScopeGate -----------------------------------------------------------------------------
+#if SURFGRAD_HOST_HAS_THREADS
+void ScopeGate::lock() {
+  std::unique_lock<std::mutex> l(mutex_);
+  ++writers_waiting_;
+  cv_.wait(l, [&] { return !writer_ && readers_ == 0; });
+  --writers_waiting_;
+  writer_ = true;
+}
+void ScopeGate::unlock() {
+  std::lock_guard<std::mutex> l(mutex_);
+  writer_ = false;
+  cv_.notify_all();
+}
+void ScopeGate::lock_shared() {
+  std::unique_lock<std::mutex> l(mutex_);
+  cv_.wait(l, [&] { return !writer_ && writers_waiting_ == 0; });
+  ++readers_;
+}
+void ScopeGate::unlock_shared() {
+  std::lock_guard<std::mutex> l(mutex_);
+  if (--readers_ == 0) cv_.notify_all();
+}
+#else
+void ScopeGate::lock() {}
+void ScopeGate::unlock() {}
+void ScopeGate::lock_shared() {}
+void ScopeGate::unlock_shared() {}
+#endif
+
+bool capture_build_error(WGPUErrorType type, WGPUStringView message) {
+  if (!t_build_errors) return false;
+  if (!t_build_errors->empty()) *t_build_errors += "\n";
+  *t_build_errors += (type == WGPUErrorType_OutOfMemory ? "out of memory: " : "") + to_std(message);
+  return true;
+}
+
+void KernelBuilds::stop() {
+#if SURFGRAD_HOST_HAS_THREADS
+  {
+    std::lock_guard<std::mutex> l(queue_mutex);
+    stopping = true;
+    queue.clear();  // builds nobody started: nobody can ask for them any more
+  }
+  queue_cv.notify_all();
+  for (auto& t : workers) t.join();
+  workers.clear();
+#endif
+}
+
+// ---- The caches ----------------------------------------------------------------------------
+namespace {
+
+// Ends `b` with its kernel, or with the failure being handled (k null: called from a catch
+// block), and moves it from the pending builds to the keyed cache.
+void finish(Context::Impl& impl, const std::string& fkey, KernelBuild& b, const Kernel* k) {
+  {
+    platform::LockGuard lock(impl.builds.mutex);
+    if (k) {
+      // The profiler's name: the key's (a kernel first built from source keeps the entry's).
+      if (k->state->label == k->state->entry) k->state->label = b.label;
+      impl.keyed_kernels.emplace(fkey, *k);
+    }
+    impl.builds.pending.erase(fkey);
+  }
+#if SURFGRAD_HOST_HAS_THREADS
+  std::lock_guard<std::mutex> l(b.mutex);
+  b.done = true;
+  if (k)
+    b.kernel = *k;
+  else
+    b.error = std::current_exception();
+  b.cv.notify_all();
+#else
+  b.done = true;
+  if (k) b.kernel = *k;
+#endif
+}
+
+// Builds `b` on this thread; a failure is kept in `b` (for those waiting on it) and thrown.
+Kernel run_build(Context::Impl& impl, const std::string& fkey, KernelBuild& b, const std::string& wgsl,
+                 bool on_worker) {
+  try {
+    Kernel k = source_kernel(impl, wgsl, b.entry, b.validated, b.label, on_worker);
+    finish(impl, fkey, b, &k);
+    return k;
+  } catch (...) {
+    finish(impl, fkey, b, nullptr);
+    throw;
+  }
+}
+
+// A worker thread: takes queued builds until the context closes.
+#if SURFGRAD_HOST_HAS_THREADS
+void worker_loop(KernelBuilds& builds) {
+  while (true) {
+    std::function<void()> job;
+    {
+      std::unique_lock<std::mutex> l(builds.queue_mutex);
+      builds.queue_cv.wait(l, [&] { return builds.stopping || !builds.queue.empty(); });
+      if (builds.stopping) return;
+      job = std::move(builds.queue.front());
+      builds.queue.pop_front();
+    }
+    job();
+  }
+}
+#endif
+
+}  // namespace
+
+Kernel Context::kernel(const std::string& source_wgsl, const std::string& entry, bool validated) {
+  impl_->check();
+  return source_kernel(*impl_, source_wgsl, entry, validated, "", false);
+}
+
+Kernel Context::kernel(const std::string& key, const std::function<std::string()>& make_wgsl, const std::string& entry,
+                       bool validated) {
+  Impl& I = *impl_;
+  I.check();  // before a build is registered: one that throws here must not leave it pending
+  const std::string fkey = full_key(key, validated);
+  std::shared_ptr<KernelBuild> b;
+  bool mine = false;
+  {
+    platform::LockGuard lock(I.builds.mutex);
+    if (auto it = I.keyed_kernels.find(fkey); it != I.keyed_kernels.end()) return it->second;
+    if (auto it = I.builds.pending.find(fkey); it != I.builds.pending.end()) {
+      b = it->second;
+    } else {
+      b = std::make_shared<KernelBuild>();
+      b->entry = entry, b->validated = validated, b->label = profile_label(key, entry), b->started = true;
+      I.builds.pending.emplace(fkey, b);
+      mine = true;
+    }
+  }
+  if (mine) {
+    std::string wgsl;
+    try {
+      wgsl = make_wgsl();
+    } catch (...) {
+      finish(I, fkey, *b, nullptr);
+      throw;
+    }
+    return run_build(I, fkey, *b, wgsl, false);
+  }
+#if SURFGRAD_HOST_HAS_THREADS
+  // Another thread's build (a prewarm's, or a concurrent first use): take it over if no worker
+  // has started it, else wait for it.
+  std::unique_lock<std::mutex> l(b->mutex);
+  if (!b->started) {
+    b->started = true;
+    std::string wgsl = std::move(b->wgsl);
+    l.unlock();
+    return run_build(I, fkey, *b, wgsl, false);
+  }
+  const auto t0 = Clock::now();
+  b->cv.wait(l, [&] { return b->done; });
+  l.unlock();  // done: b is not written again
+  {
+    platform::LockGuard lock(I.builds.mutex);
+    I.builds.prewarm_waits++;
+    I.builds.prewarm_wait_ms += ms_since(t0);
+  }
+  if (b->error) std::rethrow_exception(b->error);
+  return b->kernel;
+#else
+  throw Error(ErrorKind::Value, "kernel '" + key + "': a build is pending in a build without threads");
+#endif
+}
+
+bool Context::prewarm(const std::string& key, std::string wgsl, const std::string& entry, bool validated) {
+#if SURFGRAD_HOST_HAS_THREADS
+  Impl& I = *impl_;
+  if (api().implementation == WebGpuImplementation::Dawn) return false;  // its device is not thread-safe here
+  if (const char* v = std::getenv("SURFGRAD_PREWARM"); v && std::string(v) == "0") return false;
+  const std::string fkey = full_key(key, validated);
+  auto b = std::make_shared<KernelBuild>();
+  b->entry = entry, b->validated = validated, b->label = profile_label(key, entry), b->wgsl = std::move(wgsl);
+  {
+    platform::LockGuard lock(I.builds.mutex);
+    if (I.keyed_kernels.count(fkey) || I.builds.pending.count(fkey)) return false;
+    I.builds.pending.emplace(fkey, b);
+    I.builds.prewarmed++;
+  }
+  std::lock_guard<std::mutex> l(I.builds.queue_mutex);
+  if (I.builds.workers.empty()) {
+    // CPU adapters (lavapipe) share the cores with the work itself: one thread; GPUs: up to 8.
+    unsigned n = I.info.is_cpu ? 1u : std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
+    for (unsigned i = 0; i < n; ++i) I.builds.workers.emplace_back(worker_loop, std::ref(I.builds));
+  }
+  I.builds.queue.push_back([&I, fkey, b] {
+    std::string wgsl;
+    {
+      std::lock_guard<std::mutex> l(b->mutex);
+      if (b->started) return;  // the first use took it over
+      b->started = true;
+      wgsl = std::move(b->wgsl);
+    }
+    try {
+      run_build(I, fkey, *b, wgsl, true);
+    } catch (...) {
+      // kept in b, thrown at first use
+    }
+  });
+  I.builds.queue_cv.notify_one();
+  return true;
+#else
+  (void)key, (void)wgsl, (void)entry, (void)validated;
+  return false;
+#endif
+}
+
+size_t Context::kernel_cache_size() const {
+  platform::LockGuard lock(impl_->builds.mutex);
+  return impl_->kernels.size();
+}
+
+}  // namespace surfgrad::gpu

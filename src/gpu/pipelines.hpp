@@ -1,0 +1,100 @@
+// Building compute pipelines (pipelines.cpp): the kernel caches, builds shared between threads,
+// and prewarming (kernels compiled on worker threads before their first use, issue 35).
+// Only src/gpu/*.cpp include this.
+#pragma once
+#include <deque>
+#include <functional>
+#include <memory>
+#include <string>
+#include <unordered_map>
+
+#include "platform/host_resources.hpp"
+#include "surfgrad/gpu.hpp"
+#include "webgpu_api.hpp"
+
+#if SURFGRAD_HOST_HAS_THREADS
+#include <condition_variable>
+#include <exception>
+#include <thread>
+#endif
+
+namespace surfgrad::gpu {
+
+// wgpu-native keeps one error-scope stack per device: while a scope is open on one thread, an
+// error raised on another lands in it. So a scope is opened only while no build on a worker
+// thread runs (those catch their errors per thread, capture_build_error), and no worker build
+// starts while a scope is open. Writers (scopes) go first: a waiting one holds back new builds.
+class ScopeGate {
+ public:
+  void lock();  // open a scope: waits for running worker builds to end
+  void unlock();
+  void lock_shared();  // a worker build
+  void unlock_shared();
+
+ private:
+#if SURFGRAD_HOST_HAS_THREADS
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  int readers_ = 0, writers_waiting_ = 0;
+  bool writer_ = false;
+#endif
+};
+
+// Holds a gate exclusively (when `on`) while error scopes are open; release() or the end of the
+// scope lets builds go on.
+class ScopeGuard {
+ public:
+  ScopeGuard(ScopeGate& gate, bool on) : gate_(on ? &gate : nullptr) {
+    if (gate_) gate_->lock();
+  }
+  ~ScopeGuard() { release(); }
+  ScopeGuard(const ScopeGuard&) = delete;
+  ScopeGuard& operator=(const ScopeGuard&) = delete;
+  void release() {
+    if (gate_) gate_->unlock();
+    gate_ = nullptr;
+  }
+
+ private:
+  ScopeGate* gate_;
+};
+
+// One kernel being built (or built): what a second asker waits on instead of compiling again.
+struct KernelBuild {
+#if SURFGRAD_HOST_HAS_THREADS
+  std::mutex mutex;
+  std::condition_variable cv;
+  std::exception_ptr error;  // the build's failure, rethrown at first use
+#endif
+  // What it builds (a prewarm's source waits here until a worker or the first use takes it).
+  std::string wgsl, entry, label;
+  bool validated = false;
+  bool started = false;  // a thread took it (guarded by `mutex`)
+  bool done = false;
+  Kernel kernel;
+};
+
+struct KernelBuilds {
+  ScopeGate gate;
+  platform::Mutex mutex;  // guards the maps below and Impl::kernels / keyed_kernels
+  std::unordered_map<std::string, std::shared_ptr<KernelBuild>> pending;  // by full key
+  uint64_t prewarmed = 0, prewarm_waits = 0;  // prewarm() calls queued; first uses that waited on one
+  double prewarm_wait_ms = 0;                 // the main thread's wait on them
+#if SURFGRAD_HOST_HAS_THREADS
+  // The worker threads (started by the first prewarm) and their queue.
+  std::mutex queue_mutex;
+  std::condition_variable queue_cv;
+  std::deque<std::function<void()>> queue;
+  std::vector<std::thread> workers;
+  bool stopping = false;
+#endif
+  // Joins the workers (builds not started are dropped): before the device goes.
+  void stop();
+  ~KernelBuilds() { stop(); }
+};
+
+// From the device's uncaptured-error callback: true when the error was raised by a worker
+// thread's build (recorded for it, not made the context's sticky error).
+bool capture_build_error(WGPUErrorType type, WGPUStringView message);
+
+}  // namespace surfgrad::gpu

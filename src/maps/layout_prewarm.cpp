@@ -1,0 +1,42 @@
+// The layouts' kernels, prewarmed (layout_prewarm.hpp). Each entry must ask for the kernel
+// exactly as its user does (file, values, options): a different key builds a pipeline nobody
+// uses. tests/kernel_prewarm_test.cpp checks that a small map builds no more pipelines with
+// prewarming than without.
+#include "maps/layout_prewarm.hpp"
+
+#include <string>
+
+#include "kernels/launch.hpp"
+
+namespace surfgrad {
+
+int prewarm_layout_kernels(const gpu::ContextPtr& ctx, const MapOptions& options, int k) {
+  const std::string ks = std::to_string(k);
+  int queued = 0;
+  auto file = [&](const char* name, const kernels::Values& values = {}) {
+    queued += kernels::prewarm(ctx, name, values) ? 1 : 0;
+  };
+  // graph_gpu.cpp: the kNN graph's incoming edges (both layouts), three steps.
+  for (int step = 0; step < 3; ++step) file("incoming_edges.wgsl", {{"STEP", std::to_string(step)}});
+  if (options.method == MapMethod::Tsne) {
+    // tsne.cpp: affinities, then the optimisation's update and attraction.
+    file("tsne_affinity.wgsl", {{"K", ks}});
+    file("in_edge_weights.wgsl");
+    file("tsne_attraction.wgsl", {{"K", ks}, {"LANES", std::to_string(tsne_attraction_lanes(*ctx))}});
+    file("tsne_update.wgsl");
+    // tsne_repulsion.cpp: TsneRepulsion's constructor takes all of these (not the bounds and Z
+    // kernels of CPU adapters: small maps' exact repulsion does not use them).
+    for (const char* f :
+         {"tsne_repulsion.wgsl", "tsne_fft_frame.wgsl", "tsne_fft_kernels.wgsl", "tsne_fft_spread.wgsl",
+          "tsne_fft_charges.wgsl", "tsne_fft_multiply.wgsl", "tsne_fft_mirror.wgsl", "tsne_fft_interpolate.wgsl"})
+      file(f);
+  } else if (options.method == MapMethod::Umap) {
+    // umap.cpp
+    file("umap_union.wgsl", {{"K", ks}});
+    file("umap_membership.wgsl", {{"K", ks}});
+    file("umap_step.wgsl", {{"K", ks}});
+  }
+  return queued;
+}
+
+}  // namespace surfgrad

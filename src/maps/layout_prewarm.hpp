@@ -1,0 +1,19 @@
+// Cold start (issue 35; docs/cold_start.md): the layout's kernels built on worker threads while
+// PCA and the kNN run (kernels::prewarm), so that the optimisation's first iteration finds its
+// pipelines ready instead of compiling them one after another.
+#pragma once
+#include <cstdint>
+
+#include "surfgrad/gpu.hpp"
+#include "surfgrad/map_options.hpp"
+
+namespace surfgrad {
+
+// Queues the kernels options.method's layout will ask for (with the values its calls give them)
+// for k neighbours a point. Returns how many were queued (0 where prewarming does nothing).
+int prewarm_layout_kernels(const gpu::ContextPtr& ctx, const MapOptions& options, int k);
+
+// Threads sharing a point in tsne_attraction.wgsl (tsne.cpp, which says why).
+int tsne_attraction_lanes(const gpu::Context& ctx);
+
+}  // namespace surfgrad
