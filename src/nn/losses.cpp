@@ -1,4 +1,5 @@
 // Losses, composed from differentiable primitives.
+#include "nn/cross_entropy.hpp"
 #include "surfgrad/nn.hpp"
 
 namespace surfgrad::nn {
@@ -19,6 +20,8 @@ Var cross_entropy(const Var& logits, const Tensor& labels) {
   if (labels.rank() != 1 || labels.shape(0) != logits.shape(0))
     throw Error(ErrorKind::Shape,
                 "cross_entropy: labels " + labels.describe() + " must be [N] for logits " + logits.value().describe());
+  if (logits.value().dtype() == DType::f32 && logits.shape(0) > 0 && logits.shape(1) > 0)
+    return fused_cross_entropy(logits, labels);
   Var picked = gather(logits.log_softmax(1), 1, labels.reshape({labels.shape(0), 1}));
   return -picked.mean();
 }

@@ -238,7 +238,9 @@ void Tensor::to_host(void* data) const {
     ctx->sync();
   if (uint32_t faults = ctx->take_faults())
     throw Error(ErrorKind::Index, std::string("an index was out of range in ") +
-                                      ((faults & 1) ? "gather/index_select" : "scatter_add/index_add") +
+                                      ((faults & 1)   ? "gather/index_select"
+                                       : (faults & 4) ? "nn::cross_entropy's labels"
+                                                      : "scatter_add/index_add") +
                                       " (detected on the GPU; out-of-range entries read as 0 and were not added). "
                                       "Indices must lie in [0, size of the indexed axis)");
 }
