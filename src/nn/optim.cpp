@@ -1,4 +1,4 @@
-// Optimizers and learning-rate schedules. The update itself is one kernel per parameter.
+// Optimizers and learning-rate schedules. The update is one kernel per parameter (Adam: per pair).
 #include "surfgrad/optim.hpp"
 
 #include <cmath>
@@ -76,12 +76,32 @@ Adam::Adam(std::vector<Var> params, double lr, double beta1, double beta2, doubl
 void Adam::step() {
   ++t_;
   float c1 = float(1.0 / (1.0 - std::pow(beta1_, double(t_)))), c2 = float(1.0 / (1.0 - std::pow(beta2_, double(t_))));
-  for_each_gradient([&](size_t i, const Tensor& p, const Tensor& g) {
-    auto ctx = p.context();
+  // Parameters two by two in one dispatch (optim_adam_pair.wgsl: eight storage bindings); the
+  // odd one out, or a pair sharing storage (WebGPU binds a buffer writable once), alone.
+  struct Update {
+    size_t i;
+    Tensor p, g;
+  };
+  std::vector<Update> updates;
+  for_each_gradient([&](size_t i, const Tensor& p, const Tensor& g) { updates.push_back({i, p, g}); });
+  for (size_t k = 0; k < updates.size();) {
+    const Update& a = updates[k];
+    auto ctx = a.p.context();
+    if (k + 1 < updates.size() && !updates[k + 1].p.shares_storage(a.p)) {
+      const Update& b = updates[k + 1];
+      kernels::Program::file(ctx, "optim_adam_pair.wgsl")
+          .launch({a.p, a.g, m_[a.i], v_[a.i], b.p, b.g, m_[b.i], v_[b.i]},
+                  {a.p.numel(), lr_, beta1_, beta2_, eps_, weight_decay_, c1, c2, decoupled_, b.p.numel()},
+                  kernels::groups_for(*ctx, uint64_t(a.p.numel() + b.p.numel()), 256));
+      k += 2;
+      continue;
+    }
     kernels::Program::file(ctx, "optim_adam.wgsl")
-        .launch({p, g, m_[i], v_[i]}, {p.numel(), lr_, beta1_, beta2_, eps_, weight_decay_, c1, c2, decoupled_},
-                kernels::groups_for(*ctx, uint64_t(p.numel()), 256));
-  });
+        .launch({a.p, a.g, m_[a.i], v_[a.i]},
+                {a.p.numel(), lr_, beta1_, beta2_, eps_, weight_decay_, c1, c2, decoupled_},
+                kernels::groups_for(*ctx, uint64_t(a.p.numel()), 256));
+    ++k;
+  }
 }
 
 StepLR::StepLR(Optimizer& opt, int64_t step_size, double gamma)
