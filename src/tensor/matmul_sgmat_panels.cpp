@@ -38,7 +38,10 @@ uint64_t panel_workgroup_bytes(const SubgroupMatrixParams& sm) {
 
 // Register quads to buffer `buf`'s panels. A quad of A (row r of the block, K offset kq) goes to
 // subgroup row r / SMR's panel; a quad of B (row k, columns n..n+3) to subgroup column n / SNC's
-// (a quad never straddles two: SNC is a multiple of 16).
+// (a quad never straddles two: SNC is a multiple of 16). The indices are written as `%` and `/`
+// of lid-based values by constants so that Tint's integer range analysis (on in Dawn's SPIR-V
+// path) can bound them, the last element of each quad included, and drop the clamps: the four
+// 16-bit stores of a quad stay adjacent, which a driver may merge into one.
 static std::string panel_stores(const Staging& st, bool bt) {
   std::string s;
   for (int i = 0; i < st.ca; ++i) {
@@ -51,12 +54,13 @@ static std::string panel_stores(const Staging& st, bool bt) {
   for (int j = 0; j < st.cb; ++j) {
     std::string r = "rb_" + S(j);
     s += "    { let e = lid + " + S(j) + "u * WG; " + (st.b_partial ? "if (e < BK * BN / 4u) " : "") +
-         "{ let k = e / (BN / 4u); let n = (e % (BN / 4u)) * 4u; let g = buf * WN + n / SNC;\n";
+         "{ let k = e / (BN / 4u); let nq = e % (BN / 4u); let g = buf * WN + nq / (SNC / 4u); "
+         "let n = (nq % (SNC / 4u)) * 4u;\n";
     if (bt)  // n-major: column n's BK values contiguous, BKP apart
-      s += "      let at = (n % SNC) * BKP + k;\n      bs_[g][at] = " + r + ".x; bs_[g][at + BKP] = " + r +
+      s += "      let at = n * BKP + k;\n      bs_[g][at] = " + r + ".x; bs_[g][at + BKP] = " + r +
            ".y; bs_[g][at + 2u * BKP] = " + r + ".z; bs_[g][at + 3u * BKP] = " + r + ".w; } }\n";
     else
-      s += "      let at = k * SNP + n % SNC;\n      bs_[g][at] = " + r + ".x; bs_[g][at + 1u] = " + r +
+      s += "      let at = k * SNP + n;\n      bs_[g][at] = " + r + ".x; bs_[g][at + 1u] = " + r +
            ".y; bs_[g][at + 2u] = " + r + ".z; bs_[g][at + 3u] = " + r + ".w; } }\n";
   }
   return s;
