@@ -1,4 +1,5 @@
-// Reductions over any set of axes: the reduced axes are moved last and made contiguous, then
+// Reductions over any set of axes: leading axes of a contiguous tensor are reduced in place over
+// columns (reduce_columns.wgsl); otherwise the reduced axes are moved last and made contiguous, then
 // reduce.wgsl (long rows) or reduce_small.wgsl (short rows) reduce [rows, R] blocks.
 #include <algorithm>
 #include <cmath>
@@ -88,9 +89,55 @@ void reduce_pass(const gpu::ContextPtr& ctx, Reduce op, const Tensor& in, int64_
   kernel.launch({out, kernels::view(in)}, {rows, R, in.offset(), parts, chunk, scale}, ctx->grid_for(groups));
 }
 
+// The number of leading axes `axes` reduces when they are exactly a prefix of x's axes (the
+// rest kept), else 0: then x, if contiguous, is [R, C] reduced over its columns in place.
+int leading_prefix(const Tensor& x, std::vector<int> axes) {
+  int r = x.rank();
+  for (int& a : axes) a = a < 0 ? a + r : a;
+  std::sort(axes.begin(), axes.end());
+  for (size_t i = 0; i < axes.size(); ++i)
+    if (axes[i] != int(i)) return 0;
+  return int(axes.size()) < r ? int(axes.size()) : 0;
+}
+
+// Column reduction (reduce_columns.wgsl): each of the C outputs sums R entries C apart.
+void reduce_columns(const gpu::ContextPtr& ctx, Reduce op, const Tensor& x, int64_t C, int64_t R, const Tensor& out,
+                    float scale) {
+  DType d = x.dtype();
+  std::string combine = op == Reduce::Sum ? "a + b" : op == Reduce::Max ? "max(a, b)" : "min(a, b)";
+  std::string finish = scale != 1.0f ? "partial[0] * arg_f32(5u)" : "partial[0]";
+  auto kernel = kernels::Program::file(ctx, "reduce_columns.wgsl",
+                                       {{"OUT_T", wgsl_type(out.dtype())},
+                                        {"IN_T", wgsl_type(d)},
+                                        {"ACC_T", acc_type(d)},
+                                        {"COMBINE", combine},
+                                        {"IDENTITY", identity(op, d)},
+                                        {"FINISH", finish}},
+                                       {.f16 = d == DType::f16 || out.dtype() == DType::f16});
+  kernel.launch({out, kernels::view(x)}, {C, R, x.offset(), 0, 0, scale}, ctx->grid_for((uint64_t(C) + 31) / 32));
+}
+
 Tensor reduce(const Tensor& x, Reduce op, const std::vector<int>& axes, bool keepdim, bool mean, const char* name) {
   if (mean && !is_float(x.dtype()))
     throw Error(ErrorKind::DType, std::string(name) + " needs a floating dtype, got " + x.describe());
+  // Leading axes of a contiguous tensor (a bias gradient's batch axis), rows not too long for
+  // 8 lanes a column: reduced in place over columns, without the transposing copy below.
+  if (int lead = leading_prefix(x, axes); lead > 0 && x.is_contiguous() && x.numel() > 0) {
+    int64_t R = 1;
+    for (int d = 0; d < lead; ++d) R *= x.shape()[size_t(d)];
+    int64_t C = x.numel() / R;
+    if (R <= 4096) {
+      Shape out_shape;
+      for (int d = 0; d < x.rank(); ++d)
+        if (d >= lead)
+          out_shape.push_back(x.shape()[size_t(d)]);
+        else if (keepdim)
+          out_shape.push_back(1);
+      Tensor out = Tensor::empty(x.context(), out_shape, x.dtype());
+      reduce_columns(x.context(), op, x, C, R, out, mean ? float(1.0 / double(R)) : 1.0f);
+      return out;
+    }
+  }
   Plan p = plan(x, axes, keepdim, name);
   auto ctx = x.context();
   int64_t rows = shape_numel(p.out_shape);
