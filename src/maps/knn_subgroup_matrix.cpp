@@ -41,7 +41,7 @@ bool has_f16_config(const gpu::Features& f) {
 // carries NPAD (the transposed copy's row stride); DP is a constant of the pipeline. Each tile of
 // points: subgroup g computes result tiles of the BM×BN block (16×16 each, DP/16 products),
 // stores them into `prod`, and after a barrier every thread reads its TM×TN cells from there.
-kernels::Values candidate_values(const KnnFusedShape& f, int dp, int sg, bool emulate, bool dump) {
+kernels::Values candidate_values(const KnnFusedShape& f, int dp, int sg, bool emulate, bool dump, bool divergent) {
   kernels::Values v = knn_fused_values(f);
   const int cells = f.tm * f.tn, tiles = (f.bm / 16) * (f.bn / 16), groups = f.threads() / sg;
   std::string declare = "  var acc: array<f32, " + S(cells) + ">;\n  var sink = 0.0;\n  var pn = MAXF;\n";
@@ -85,9 +85,15 @@ kernels::Values candidate_values(const KnnFusedShape& f, int dp, int sg, bool em
   v["CHUNKS"] = "1u";
   v["DECLARE"] = declare;
   v["ZERO"] = "";
-  v["LOAD"] =
-      "        let lc0 = lt * BN;\n        if (lid < BN) { pn = MAXF; if (lc0 + lid < N) { pn = norms[lc0 + lid]; } "
-      "}\n";
+  // The next tile's norms, read by every invocation (the index clamped, the value selected):
+  // this runs just before the subgroup-matrix builtins, which need the whole subgroup converged,
+  // and the matmul that passes on the H200 never branches between its last barrier and them.
+  // `divergent` keeps the branchy read it replaced (the diagnostic's comparison).
+  v["LOAD"] = divergent
+                  ? "        let lc0 = lt * BN;\n        if (lid < BN) { pn = MAXF; if (lc0 + lid < N) { pn = "
+                    "norms[lc0 + lid]; } }\n"
+                  : "        let lc0 = lt * BN;\n        pn = select(MAXF, norms[min(lc0 + lid, N - 1u)], lid < BN "
+                    "&& lc0 + lid < N);\n";
   v["STORE"] = "      if (lid < BN) { b_norm[lid] = pn; }\n";
   v["COMPUTE"] = compute;
   return v;
@@ -138,15 +144,16 @@ std::string knn_sgmat_tile(const std::string& ti, const std::string& tj, const s
          store + "\n      }\n";
 }
 
-kernels::Program knn_sgmat_candidate_program(const gpu::ContextPtr& ctx, int dp, int sg, bool emulate, bool dump) {
+kernels::Program knn_sgmat_candidate_program(const gpu::ContextPtr& ctx, int dp, int sg, bool emulate, bool dump,
+                                             bool divergent) {
   const KnnFusedShape shape = knn_sgmat_shape();
   std::string key = "knn_sgmat|" + shape.describe() + "|dp" + S(dp) + "|sg" + S(sg) + (emulate ? "|emulated" : "") +
-                    (dump ? "|dump" : "");
+                    (dump ? "|dump" : "") + (divergent ? "|divergent" : "");
   return kernels::Program::generated(ctx, key,
                                      [&] {
-                                       std::string wgsl =
-                                           kernels::fill_template(kernels::wgsl_source("knn_fused.wgsl"),
-                                                                  candidate_values(shape, dp, sg, emulate, dump));
+                                       std::string wgsl = kernels::fill_template(
+                                           kernels::wgsl_source("knn_fused.wgsl"),
+                                           candidate_values(shape, dp, sg, emulate, dump, divergent));
                                        return emulate ? kernels::emulate_subgroup_matrix(wgsl) : wgsl;
                                      },
                                      {.f16 = true, .subgroups = true, .validated = true});
