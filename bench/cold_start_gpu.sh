@@ -4,7 +4,9 @@
 # driver cache, Mesa's, surfgrad's pipeline cache for Dawn), then two with the caches those runs
 # filled (warm), then one profiled cold and one profiled warm run for the start-up lines
 # (instance/adapter/device ms, pipelines created, shader-module vs pipeline ms, cache hits).
-# Target: cold within 1.2x of warm.
+# Target: cold within 1.2x of warm. Prewarming (the layout's kernels built on worker threads while
+# PCA and the kNN run; kernels::prewarm) is on by default; each implementation also gets a cold
+# and a warm run with SURFGRAD_PREWARM=0, with caches of their own, to show what it buys.
 #
 # Here (development machine):  bench/cold_start_gpu.sh --pack [BUILD]   (default BUILD: build-lead)
 #   packs BUILD with bench/dawn_matmul_gpu.sh --pack (surfgrad, surfgrad_tests, their libraries,
@@ -15,7 +17,7 @@
 #   MNIST (folder with t10k-images-idx3-ubyte.gz and t10k-labels-idx1-ubyte.gz; default
 #   shared/data/mnist10k or ../shared/data/mnist10k; none or absent: the built-in set of POINTS),
 #   POINTS (default 10000), IMPLS (default "wgpu dawn"), ARGS (more `surfgrad map` flags).
-# Time: about 6 map runs per implementation, each a few seconds on an H100 (well under a minute);
+# Time: about 7 map runs per implementation, each a few seconds on an H100 (well under a minute);
 #   a dry run on lavapipe: MNIST=none POINTS=500 takes ~2 minutes.
 # Output: $OUT/cold_start.log (every run's phase timings), $OUT/rows.json (one row per run:
 #   impl, run, wall_s, total_s, pipelines, pipeline_ms, module_ms, cache hits), and a summary.
@@ -51,8 +53,8 @@ log "t-SNE of $what"
 : >"$out/rows.json"
 
 # One fresh process; caches under $1. Prints the row and appends the log.
-run() {  # IMPL RUN CACHES [profile]
-  local impl=$1 name=$2 caches=$3 profile=${4:-}
+run() {  # IMPL RUN CACHES [profile] [prewarm: 1 or 0]
+  local impl=$1 name=$2 caches=$3 profile=${4:-} prewarm=${5:-1}
   mkdir -p "$caches/nvidia" "$caches/mesa" "$caches/surfgrad"
   local t0 t1 text
   t0=$(date +%s.%N)
@@ -61,7 +63,7 @@ run() {  # IMPL RUN CACHES [profile]
   text=$(env SURFGRAD_WEBGPU=$impl __GL_SHADER_DISK_CACHE=1 __GL_SHADER_DISK_CACHE_PATH="$caches/nvidia" \
     __GL_SHADER_DISK_CACHE_SKIP_CLEANUP=1 MESA_SHADER_CACHE_DIR="$caches/mesa" \
     SURFGRAD_PIPELINE_CACHE="$caches/surfgrad" SURFGRAD_TUNE_CACHE="$caches/tuning.json" \
-    ${profile:+SURFGRAD_PROFILE=1} "$bin/surfgrad" map "${input[@]}" ${ARGS:-} -o "$out/map-$impl-$name" 2>&1)
+    SURFGRAD_PREWARM="$prewarm" ${profile:+SURFGRAD_PROFILE=1} "$bin/surfgrad" map "${input[@]}" ${ARGS:-} -o "$out/map-$impl-$name" 2>&1)
   local rc=$?
   t1=$(date +%s.%N)
   printf '== %s %s (exit %s)\n%s\n' "$impl" "$name" "$rc" "$text" | grep -v '^  optimise\|^Warning: maxDynamic' >>"$out/cold_start.log"
@@ -72,8 +74,11 @@ run() {  # IMPL RUN CACHES [profile]
   mms=$(echo "$text" | sed -n 's/^pipelines: .*shader modules \([0-9.]*\) ms.*/\1/p')
   pms=$(echo "$text" | sed -n 's/^pipelines: .*, pipelines \([0-9.]*\) ms).*/\1/p')
   hits=$(echo "$text" | sed -n 's/^pipeline cache: .*: \([0-9]*\) hits.*/\1/p')
-  printf '{"impl": "%s", "run": "%s", "exit": %s, "wall_s": %s, "total_s": %s, "pipelines": %s, "pipeline_ms": %s, "module_ms": %s, "cache_hits": %s}\n' \
-    "$impl" "$name" "$rc" "$wall" "${total:-null}" "${pipes:-null}" "${pms:-null}" "${mms:-null}" "${hits:-null}" >>"$out/rows.json"
+  local pre pre_wait
+  pre=$(echo "$text" | sed -n 's/^prewarm: \([0-9]*\) built.*/\1/p')
+  pre_wait=$(echo "$text" | sed -n 's/^prewarm: .* waited \([0-9.]*\) ms.*/\1/p')
+  printf '{"impl": "%s", "run": "%s", "prewarm": %s, "exit": %s, "wall_s": %s, "total_s": %s, "pipelines": %s, "pipeline_ms": %s, "module_ms": %s, "cache_hits": %s, "prewarmed": %s, "prewarm_wait_ms": %s}\n' \
+    "$impl" "$name" "$prewarm" "$rc" "$wall" "${total:-null}" "${pipes:-null}" "${pms:-null}" "${mms:-null}" "${hits:-null}" "${pre:-null}" "${pre_wait:-null}" >>"$out/rows.json"
   printf '%-5s %-14s exit %s  wall %6.2f s  map total %6s s%s\n' "$impl" "$name" "$rc" "$wall" "${total:-?}" \
     "${pipes:+  pipelines $pipes: modules ${mms} ms, pipelines ${pms} ms${hits:+, cache hits $hits}}"
 }
@@ -86,9 +91,12 @@ for impl in $impls; do
   run "$impl" warm-1 "$caches"
   run "$impl" warm-2 "$caches"
   du -sh "$caches"/* 2>/dev/null | sed "s|$out/||;s/^/  cache /"
+  rm -rf "$caches-noprewarm"
+  run "$impl" cold-noprewarm "$caches-noprewarm" "" 0
+  run "$impl" warm-noprewarm "$caches-noprewarm" "" 0
   rm -rf "$caches-profiled"
   run "$impl" cold-profiled "$caches-profiled" profile
   run "$impl" warm-profiled "$caches-profiled" profile
 done
 log "rows: $out/rows.json; log with the profiles' start-up lines: $out/cold_start.log"
-grep -E "^== |^start-up|^pipelines|^pipeline cache|^ +[0-9.]+ +[0-9.]+  " "$out/cold_start.log" | head -80
+grep -E "^== |^start-up|^pipelines|^prewarm|^pipeline cache|^ +[0-9.]+ +[0-9.]+  " "$out/cold_start.log" | head -90

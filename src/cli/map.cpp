@@ -12,6 +12,7 @@
 #include "cli_options.hpp"
 #include "map_option_flags.hpp"
 #include "map_tables.hpp"
+#include "maps/layout_prewarm.hpp"
 #include "output_files.hpp"
 #include "progress_bar.hpp"
 #include "surfgrad/io.hpp"
@@ -52,6 +53,8 @@ int run_map(const gpu::ContextPtr& ctx, MapArgs& a) {
                         parquet ? std::vector<std::string>{""} : std::vector<std::string>{".npy", ".csv", ".png"},
                         {a.input, a.labels}, "-o");
   if (a.input.empty()) check_usage([&] { check_map_fits(ctx, opt, a.points, kBuiltinDims); });  // before generating
+  // Cold start: the kNN's and the layout's kernels compile on worker threads while the points load.
+  prewarm_map_kernels(ctx, opt);
   auto t0 = std::chrono::steady_clock::now();
   Tensor labels;
   PointBlocks x =

@@ -237,6 +237,19 @@ kernels::Values generate(const FusedShape& f) {
 
 kernels::Values knn_fused_values(const KnnFusedShape& f) { return generate(f); }
 
+namespace {
+// The program knn_fused_rows asks for (prewarm_knn_fused asks for the same).
+std::string fused_key(const KnnFusedShape& f) { return "knn_fused|" + f.describe(); }
+std::string fused_source(const KnnFusedShape& f) {
+  return kernels::fill_template(kernels::wgsl_source("knn_fused.wgsl"), generate(f));
+}
+}  // namespace
+
+bool prewarm_knn_fused(const gpu::ContextPtr& ctx) {
+  const KnnFusedShape f = knn_fused_shape(*ctx);
+  return kernels::prewarm_generated(ctx, fused_key(f), [&] { return fused_source(f); }, {.validated = true});
+}
+
 KnnResult knn_fused_rows(const Tensor& x, const Tensor& norms, int k, int64_t row_begin, int64_t row_end,
                          const KnnFusedShape& f, int64_t pairs_per_dispatch) {
   auto ctx = x.context();
@@ -248,10 +261,7 @@ KnnResult knn_fused_rows(const Tensor& x, const Tensor& norms, int k, int64_t ro
                                       " threads; this adapter offers " +
                                       std::to_string(ctx->limits().max_compute_workgroup_storage_size) + " and " +
                                       std::to_string(ctx->limits().max_compute_invocations_per_workgroup));
-  std::string key = "knn_fused|" + f.describe();
-  auto program = kernels::Program::generated(
-      ctx, key, [&] { return kernels::fill_template(kernels::wgsl_source("knn_fused.wgsl"), generate(f)); },
-      {.validated = true});
+  auto program = kernels::Program::generated(ctx, fused_key(f), [&] { return fused_source(f); }, {.validated = true});
   int64_t rows = row_end - row_begin;
   KnnResult out{Tensor::empty(ctx, {rows, k}, DType::i32), Tensor::empty(ctx, {rows, k}, DType::f32)};
   const kernels::Arg args[] = {out.indices, out.distances, x, norms};

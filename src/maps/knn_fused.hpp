@@ -38,6 +38,11 @@ struct KnnFusedShape {
 // The shape knn_exact uses on this adapter.
 KnnFusedShape knn_fused_shape(const gpu::Context& ctx);
 
+// Queues the exact kNN's kernel of this adapter's shape for a worker thread to build
+// (kernels::prewarm; cold start): its key does not depend on the points, so a front end can ask
+// before it reads them. Whether a build was queued.
+bool prewarm_knn_fused(const gpu::ContextPtr& ctx);
+
 // knn_exact_rows with a given shape (checked against the adapter's limits): for `bench knn`.
 // row_end < 0: all rows. pairs_per_dispatch > 0 replaces the adapter's default (for tests: many
 // dispatches on small inputs).

@@ -7,6 +7,9 @@
 #include <string>
 
 #include "kernels/launch.hpp"
+#include "maps/knn_fused.hpp"
+#include "surfgrad/map_options.hpp"
+#include "surfgrad/map_pipeline.hpp"
 
 namespace surfgrad {
 
@@ -37,6 +40,15 @@ int prewarm_layout_kernels(const gpu::ContextPtr& ctx, const MapOptions& options
     file("umap_step.wgsl", {{"K", ks}});
   }
   return queued;
+}
+
+int prewarm_map_kernels(const gpu::ContextPtr& ctx, const MapOptions& options) {
+  try {
+    int queued = prewarm_knn_fused(ctx) ? 1 : 0;
+    return queued + prewarm_layout_kernels(ctx, options, map_neighbours(options, int64_t(1) << 40));
+  } catch (const Error&) {
+    return 0;  // options the map refuses later, with its own message; prewarming is only a head start
+  }
 }
 
 }  // namespace surfgrad

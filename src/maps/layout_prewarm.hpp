@@ -13,6 +13,11 @@ namespace surfgrad {
 // for k neighbours a point. Returns how many were queued (0 where prewarming does nothing).
 int prewarm_layout_kernels(const gpu::ContextPtr& ctx, const MapOptions& options, int k);
 
+// For a front end, before it reads the points (the CLI, while MNIST's file is decompressed): the
+// exact kNN's kernel and the layout's for as many neighbours as a large set takes. A small set
+// (fewer neighbours) builds a few pipelines it does not use, on the workers.
+int prewarm_map_kernels(const gpu::ContextPtr& ctx, const MapOptions& options);
+
 // Threads sharing a point in tsne_attraction.wgsl (tsne.cpp, which says why).
 int tsne_attraction_lanes(const gpu::Context& ctx);
 
