@@ -5,6 +5,8 @@
 # Here (development machine):  bench/dawn_matmul_gpu.sh --pack build-NAME   (a build configured
 #   with SURFGRAD_DAWN_LIBRARY; makes build-NAME/dawn-gpu.tar.xz: carry it and .gl)
 # GPU machine, repository root:  bench/knn_sgmat_gpu.sh PACK [STAGE]
+#   e.g. run(command="OUT=$OUT bash bench/knn_sgmat_gpu.sh build-dawn/dawn-gpu.tar.xz diag",
+#            carry=["build-dawn/dawn-gpu.tar.xz", ".gl"])
 #   STAGE diag (<= 3 min): the GPU diagnostic (tests/knn_sgmat_diag_test.cpp: prep's f16 copies and
 #     the tensor-core products, alone, in a workgroup tile and inside the candidate kernel, against
 #     the host, with the mismatches' pattern), then the kNN tests under Dawn; no benchmark.
