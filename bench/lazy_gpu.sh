@@ -4,6 +4,8 @@
 # the MLP 784-1024-1024-10 Adam step) and PyTorch eager's step from bench/torch_reference.py in
 # the same call; rows {bench, ms, pytorch_ms, dispatches, eager_dispatches, ...} in
 # $OUT/lazy_rows.json (copy to bench/results/ with the date and card in the name).
+# The chain's row also has its GPU time beside a device copy's (timestamp queries, 20 runs back
+# to back after ~100 ms of warm-up): gpu_ms, copy_gpu_ms, gpu_gbs, fraction_of_copy (target 0.9).
 # Usage: bench/lazy_gpu.sh [ELEMENTS]   (OUT: where logs and JSON go; SURFGRAD: the CLI)
 set -u
 elements=${1:-16777216}
@@ -28,5 +30,9 @@ for r in rows:
 with open(f"{out}/lazy_rows.json", "w") as f:
     json.dump(rows, f, indent=2)
 for r in rows:
-    print(json.dumps({k: r.get(k) for k in ("bench", "ms", "pytorch_ms", "dispatches", "eager_ms", "eager_dispatches")}))
+    keys = ("bench", "ms", "pytorch_ms", "dispatches", "eager_ms", "eager_dispatches", "gpu_ms", "copy_gpu_ms",
+            "gpu_gbs", "copy_gpu_gbs", "fraction_of_copy")
+    print(json.dumps({k: r.get(k) for k in keys if k in r}))
+if torch:
+    print(json.dumps({"pytorch_copy_gbs": torch.get("copy_gbs"), "pytorch_add_gbs": torch.get("add_gbs")}))
 PY
