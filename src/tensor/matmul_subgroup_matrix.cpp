@@ -429,16 +429,19 @@ std::function<void()> subgroup_matrix_split_f32(const MatmulProblem& p, const Su
   };
 }
 
-// The defaults, best first, from the H200 sweep (bench/results/2026-11-27-h200-dawn-sgmat-sweep.json):
-// the probe's direct 4x4 tiles (74.9 / 77.0 TFLOP/s at 4096^3 / 8192^3, twice the tiled f16
-// kernel's 36.8 / 39.1) where the shape allows it; else staged 2x2 tiles, 2x4 subgroups, bk 16,
-// padded rows and prefetch (78.8 at 8192^3, any shape; its 23.8 at 4096^3 was timed on a GPU
-// left idle, before bench matmul warmed up: to be confirmed).
+// The defaults, best first. The panel kernel with 2x4 subgroups of 4x4 tiles (128x256 blocks, bk
+// 16, pad 8) measured 149.8 / 155.3 TFLOP/s at 4096^3 / 8192^3 on the H200 with Dawn's robustness
+// on (bench/results/2026-11-27-h200-dawn-sgmat-pan.json; 0.26x / 0.21x cuBLAS fp16, twice any
+// earlier kernel), where vec4 staging applies (K, N, strides multiples of 4). Else the probe's
+// direct 4x4 tiles (74.9 / 77.0) where M, N are multiples of 64 and K of 16; else the old staged
+// kernel, 2x2 tiles, 2x4 subgroups, bk 16, padded rows and prefetch (77.7 / 78.8, any shape).
 static const std::vector<SubgroupMatrixParams>& default_configs() {
   static const std::vector<SubgroupMatrixParams> configs = [] {
+    SubgroupMatrixParams pan{4, 4, 2, 4, 16, true};
+    pan.pad = 8, pan.db = true, pan.pan = true;
     SubgroupMatrixParams staged{2, 2, 2, 4, 16, true};
     staged.pad = 8, staged.db = true;
-    return std::vector<SubgroupMatrixParams>{{4, 4, 1, 1, 16, false}, staged};
+    return std::vector<SubgroupMatrixParams>{pan, {4, 4, 1, 1, 16, false}, staged};
   }();
   return configs;
 }
