@@ -2,6 +2,7 @@
 // composites at the end (logsumexp, softmax, log_softmax) need no rules of their own.
 #include <numeric>
 
+#include "autograd/softmax_rows.hpp"
 #include "autograd/var_access.hpp"
 #include "surfgrad/autograd.hpp"
 #include "tensor/binary_ops.hpp"
@@ -174,6 +175,7 @@ Var Var::logsumexp(const std::vector<int>& axes, bool keepdim) const {
 }
 
 Var Var::softmax(int axis) const {
+  if (softmax_rows_applies(*this, axis)) return softmax_rows(*this);
   Var e = sub(*this, max({axis}, true).detach()).exp();
   return div(e, e.sum({axis}, true));
 }

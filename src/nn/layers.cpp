@@ -1,6 +1,7 @@
 // Layers: Linear, activations, Dropout, LayerNorm, Embedding, Sequential and the MLP builder.
 #include <cmath>
 
+#include "nn/layer_norm_rows.hpp"
 #include "surfgrad/nn.hpp"
 
 namespace surfgrad::nn {
@@ -69,6 +70,7 @@ Var LayerNorm::forward(const Var& x) {
   if (x.shape(-1) != weight.shape(0))
     throw Error(ErrorKind::Shape,
                 "LayerNorm: input " + x.value().describe() + " does not end in " + std::to_string(weight.shape(0)));
+  if (layer_norm_rows_applies(x, weight, bias)) return layer_norm_rows(x, weight, bias, eps_);
   Var centered = x - x.mean({-1}, true);
   Var var = (centered * centered).mean({-1}, true);
   return centered * (var + eps_).rsqrt() * weight + bias;
