@@ -390,6 +390,14 @@ std::vector<SubgroupMatrixParams> subgroup_matrix_sweep() {
   pan(4, 4, 2, 4, 16, 8, false, 8);
   pan(4, 2, 2, 4, 32, 8, true, 1);  // 48 KiB of workgroup memory: NVIDIA's most under Vulkan
   pan(2, 4, 4, 2, 32, 0, true, 1);
+  // After the first GPU sweep (best: 4x4 tiles, 2x4 subgroups, pad 8; pad 0 beat pad 8 at 2x2
+  // subgroups): padding on the 8-subgroup shapes, and 4 subgroups in a row or a column.
+  for (int pad : {0, 16}) {
+    pan(4, 4, 2, 4, 16, pad, false, 1);
+    pan(4, 4, 4, 2, 16, pad, false, 1);
+  }
+  pan(4, 4, 1, 4, 16, 8, false, 1);
+  pan(4, 4, 4, 1, 16, 8, false, 1);
   // References: the direct 4x4 tiles and the old best staged configuration.
   add(4, 4, 1, 1, 16, false, 0, false, 1);
   add(2, 2, 2, 4, 16, true, 8, true, 1);
