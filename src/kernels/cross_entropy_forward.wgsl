@@ -41,8 +41,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   }
   sums[lid] = acc;
   workgroupBarrier();
-  for (var half = 128u; half > 0u; half >>= 1u) {
-    if (lid < half) { sums[lid] += sums[lid + half]; }
+  for (var s = 128u; s > 0u; s >>= 1u) {
+    if (lid < s) { sums[lid] += sums[lid + s]; }
     workgroupBarrier();
   }
   if (lid == 0u && g < groups) { partial[g] = sums[0]; }
