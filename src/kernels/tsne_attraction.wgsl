@@ -4,7 +4,7 @@
 // have it among their kNN, listed by the host once as CSR of edge ids, with the edges' weights
 // gathered into the same order once, so that in-edges read consecutive words too).
 //
-// LANES threads share a point (16 on GPUs, 4 on CPU adapters: tsne.cpp): lane l takes edges
+// LANES threads share a point (16 on GPUs, 1 on CPU adapters: tsne.cpp): lane l takes edges
 // l, l + LANES, … of each list, so a group of lanes reads consecutive words of the neighbour,
 // weight and CSR arrays (one thread per point read them K words apart, and each in-edge's
 // weight at random: every load a separate cache line), and the lanes' partial sums are added in

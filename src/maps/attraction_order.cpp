@@ -29,9 +29,9 @@ std::vector<uint32_t> heavy_first_order(const std::vector<int32_t>& offsets,
 
 void set_attraction_order(AttractionOrder mode) { order_mode = mode; }
 
-bool uses_heavy_first_order(bool cpu_adapter) {
-  if (order_mode != AttractionOrder::Auto) return order_mode == AttractionOrder::Always;
-  return !cpu_adapter;
+bool uses_heavy_first_order(bool) {
+  // GPUs and CPU adapters alike (the header says why for each).
+  return order_mode != AttractionOrder::Never;
 }
 
 }  // namespace surfgrad

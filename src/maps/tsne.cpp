@@ -27,11 +27,13 @@ int tsne_neighbours(double perplexity, int64_t n) {
 }
 
 // Threads sharing a point in tsne_attraction.wgsl: 16 on GPUs (consecutive loads); on a CPU
-// adapter (lavapipe runs a workgroup's threads 8 at a time on one core) 4 lanes took ~18% less
-// time than 16 at 1,797 points (1 and 2 about the same as 4, 8 worse), and 64 points a
-// workgroup still make 29 workgroups there to share between the cores. (layout_prewarm.hpp
-// declares it: the kernel is prewarmed with it.)
-int tsne_attraction_lanes(const gpu::Context& ctx) { return ctx.info().is_cpu ? 4 : 16; }
+// adapter (lavapipe runs a workgroup's threads 8 at a time on one core, in SIMD lanes) 1: with the
+// points visited heaviest in-edge list first (attraction_order.hpp), eight points of about one
+// in-degree share the SIMD lanes and wait little for each other. At 1,797 points (digits) 1 lane
+// and that order took 3.89 CPU s for the whole map against 4.16 with 4 lanes in row order (3
+// runs each; 4 lanes gained nothing from the order; MNIST 10k the same within noise).
+// (layout_prewarm.hpp declares it: the kernel is prewarmed with it.)
+int tsne_attraction_lanes(const gpu::Context& ctx) { return ctx.info().is_cpu ? 1 : 16; }
 
 Tensor tsne(const Tensor& x, const TsneOptions& opt, const MapProgress& progress, const KnnResult* neighbours) {
   return tsne_layout(x, opt, progress, neighbours, nullptr);
