@@ -1,7 +1,10 @@
 // `surfgrad bench lazy`: eager vs lazy mode (issue 36) on the same work, in one process: the
 // dispatches and milliseconds of a 20-op elementwise chain, gelu forward and backward, and the
 // MLP 784-1024-1024-10 Adam step of `bench train`. Dispatches are counted between syncs
-// (Context::pending_dispatches), so a step is counted without its loss readback.
+// (Context::pending_dispatches), so a step is counted without its loss readback. Milliseconds are
+// wall time to a sync (median of --reps); the chain, the copy and gelu forward+backward also get
+// their GPU time (gpu_ms: timestamp queries over 20 runs back to back after a warm-up), which is
+// what the chain's fraction of a copy's bandwidth is computed from.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
