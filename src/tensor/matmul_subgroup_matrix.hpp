@@ -66,9 +66,10 @@ bool run_subgroup_matrix_default(const MatmulProblem& p);
 
 // A bench-ladder rung for `sm`, named "f16-sgmat:" + sm.spec().
 MatmulVariant subgroup_matrix_variant(const SubgroupMatrixParams& sm);
-// `surfgrad bench matmul --sweep sgmat`: the grid of configurations the GPU sweep times (direct
-// with 1-8 subgroups, staged with bk 16-64, padding, prefetch, swizzle); the ones an adapter
-// cannot run are skipped by subgroup_matrix_unsupported with the reason.
+// `surfgrad bench matmul --sweep sgmat`: the grid of configurations the GPU sweep times (the
+// panel kernel's block shapes, B layouts, bk, padding, swizzle, and the direct and old staged
+// kernels as references); the ones an adapter cannot run are skipped by
+// subgroup_matrix_unsupported with the reason.
 std::vector<SubgroupMatrixParams> subgroup_matrix_sweep();
 
 }  // namespace surfgrad
