@@ -65,6 +65,19 @@ TEST(MapVec4, ViewsOnAndOffVec4Boundaries) {
   }
 }
 
+// A buffer whose size is not a multiple of 16 bytes (10 floats) bound as vec4s: WebGPU binds it
+// whole, the kernel reads only the view's first 8 elements.
+TEST(MapVec4, BufferNotAMultipleOfAVec4) {
+  std::vector<float> a = ramp(10, 1.5f, -2.f);
+  Tensor t = Tensor::from_vector(ctx(), a, {10});
+  std::vector<float> want;
+  for (size_t i = 0; i < 8; ++i) want.push_back(a[i] * 2.f);
+  expect_bits((t.slice(0, 0, 8) * 2.0).to_vector<float>(), want, "view [0, 8) of 10");
+  want.clear();
+  for (size_t i = 4; i < 8; ++i) want.push_back(a[i] * 2.f);
+  expect_bits((t.slice(0, 4, 8) * 2.0).to_vector<float>(), want, "view [4, 8) of 10");
+}
+
 TEST(MapVec4, IntegersAndBroadcastRows) {
   const int64_t n = 4096;
   std::vector<int32_t> a(static_cast<size_t>(n)), b(static_cast<size_t>(n));
