@@ -74,11 +74,12 @@ run() {  # IMPL RUN CACHES [profile] [prewarm: 1 or 0]
   mms=$(echo "$text" | sed -n 's/^pipelines: .*shader modules \([0-9.]*\) ms.*/\1/p')
   pms=$(echo "$text" | sed -n 's/^pipelines: .*, pipelines \([0-9.]*\) ms).*/\1/p')
   hits=$(echo "$text" | sed -n 's/^pipeline cache: .*: \([0-9]*\) hits.*/\1/p')
-  local pre pre_wait
+  local pre pre_wait scope_wait
   pre=$(echo "$text" | sed -n 's/^prewarm: \([0-9]*\) built.*/\1/p')
-  pre_wait=$(echo "$text" | sed -n 's/^prewarm: .* waited \([0-9.]*\) ms.*/\1/p')
-  printf '{"impl": "%s", "run": "%s", "prewarm": %s, "exit": %s, "wall_s": %s, "total_s": %s, "pipelines": %s, "pipeline_ms": %s, "module_ms": %s, "cache_hits": %s, "prewarmed": %s, "prewarm_wait_ms": %s}\n' \
-    "$impl" "$name" "$prewarm" "$rc" "$wall" "${total:-null}" "${pipes:-null}" "${pms:-null}" "${mms:-null}" "${hits:-null}" "${pre:-null}" "${pre_wait:-null}" >>"$out/rows.json"
+  pre_wait=$(echo "$text" | sed -n 's/^prewarm: .* first uses waited \([0-9.]*\) ms.*/\1/p')
+  scope_wait=$(echo "$text" | sed -n 's/^prewarm: .* error scopes .* waited \([0-9.]*\) ms.*/\1/p')
+  printf '{"impl": "%s", "run": "%s", "prewarm": %s, "exit": %s, "wall_s": %s, "total_s": %s, "pipelines": %s, "pipeline_ms": %s, "module_ms": %s, "cache_hits": %s, "prewarmed": %s, "prewarm_wait_ms": %s, "scope_wait_ms": %s}\n' \
+    "$impl" "$name" "$prewarm" "$rc" "$wall" "${total:-null}" "${pipes:-null}" "${pms:-null}" "${mms:-null}" "${hits:-null}" "${pre:-null}" "${pre_wait:-null}" "${scope_wait:-null}" >>"$out/rows.json"
   printf '%-5s %-14s exit %s  wall %6.2f s  map total %6s s%s\n' "$impl" "$name" "$rc" "$wall" "${total:-?}" \
     "${pipes:+  pipelines $pipes: modules ${mms} ms, pipelines ${pms} ms${hits:+, cache hits $hits}}"
 }

@@ -205,9 +205,19 @@ std::string full_key(const std::string& key, bool validated) { return validated 
 void ScopeGate::lock() {
   std::unique_lock<std::mutex> l(mutex_);
   ++writers_waiting_;
-  cv_.wait(l, [&] { return !writer_ && readers_ == 0; });
+  auto free = [&] { return !writer_ && readers_ == 0; };
+  if (!free()) {
+    const auto t0 = Clock::now();
+    cv_.wait(l, free);
+    ++waits_;
+    wait_ms_ += ms_since(t0);
+  }
   --writers_waiting_;
   writer_ = true;
+}
+void ScopeGate::waited(uint64_t& times, double& ms) {
+  std::lock_guard<std::mutex> l(mutex_);
+  times = waits_, ms = wait_ms_;
 }
 void ScopeGate::unlock() {
   std::lock_guard<std::mutex> l(mutex_);
@@ -224,6 +234,7 @@ void ScopeGate::unlock_shared() {
   if (--readers_ == 0) cv_.notify_all();
 }
 #else
+void ScopeGate::waited(uint64_t& times, double& ms) { times = 0, ms = 0; }
 void ScopeGate::lock() {}
 void ScopeGate::unlock() {}
 void ScopeGate::lock_shared() {}

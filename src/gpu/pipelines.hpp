@@ -30,8 +30,12 @@ class ScopeGate {
   void unlock();
   void lock_shared();  // a worker build
   void unlock_shared();
+  // How often and how long scopes waited for worker builds (SURFGRAD_PROFILE's start-up lines).
+  void waited(uint64_t& times, double& ms);
 
  private:
+  uint64_t waits_ = 0;
+  double wait_ms_ = 0;
 #if SURFGRAD_HOST_HAS_THREADS
   std::mutex mutex_;
   std::condition_variable cv_;

@@ -119,10 +119,14 @@ std::string Context::startup_table() const {
                 s.pipelines, s.module_ms + s.pipeline_ms, s.module_ms, s.pipeline_ms);
   out += line;
   if (s.prewarmed) {
+    uint64_t scope_waits = 0;
+    double scope_ms = 0;
+    impl_->builds.gate.waited(scope_waits, scope_ms);
     std::snprintf(line, sizeof line,
-                  "prewarm: %llu built on worker threads ahead of use; %llu first uses waited %.1f ms for one\n",
+                  "prewarm: %llu built on worker threads ahead of use; %llu first uses waited %.1f ms for one; "
+                  "error scopes (allocations, builds) waited %.1f ms for worker builds %llu times\n",
                   static_cast<unsigned long long>(s.prewarmed), static_cast<unsigned long long>(s.prewarm_waits),
-                  s.prewarm_wait_ms);
+                  s.prewarm_wait_ms, scope_ms, static_cast<unsigned long long>(scope_waits));
     out += line;
   }
   if (impl_->pipeline_store) {
