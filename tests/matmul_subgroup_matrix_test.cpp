@@ -201,7 +201,10 @@ TEST(SubgroupMatrixWgsl, NewKernelsParseUnderDawn) {
       c->wgsl_preamble(true, true) + common + mm + subgroup_matrix_wgsl(pan, 32, true),
       c->wgsl_preamble(false, true) +
           kernels::fill_template(kernels::wgsl_source("common.wgsl"), {{"META_BINDING", "5"}}) +
-          int8_subgroup_matrix_wgsl(32)};
+          int8_subgroup_matrix_wgsl(32),
+      c->wgsl_preamble(false, true) +
+          kernels::fill_template(kernels::wgsl_source("common.wgsl"), {{"META_BINDING", "5"}}) +
+          int8_subgroup_matrix_wgsl(32, true)};
   for (const auto& wgsl : kernels_) {
     try {
       c->kernel(wgsl, "main");

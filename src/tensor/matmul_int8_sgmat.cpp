@@ -28,7 +28,9 @@ bool has_i8_16x16x32(const gpu::Features& f) {
 
 }  // namespace
 
-std::string int8_subgroup_matrix_wgsl(int sg) {
+std::string int8_subgroup_matrix_wgsl(int sg, bool words) {
+  // Offsets and strides count i8 values, or (words) i32 words: KP and k are multiples of 32.
+  const std::string at = words ? ") / 4u, KP / 4u);\n" : ", KP);\n";
   std::string s =
       "enable chromium_experimental_subgroup_matrix;\n"
       "// Parameters: [M, N, KP (i8 values a padded row), tiles_m, tiles_n]\n"
@@ -53,9 +55,11 @@ std::string int8_subgroup_matrix_wgsl(int sg) {
     for (int j = 0; j < kTn; ++j) s += "  var acc_" + S(i) + "_" + S(j) + ": TC;\n";
   s += "  for (var k = 0u; k < KP; k += 32u) {\n";
   for (int i = 0; i < kTm; ++i)
-    s += "    let a_" + S(i) + " = subgroupMatrixLoad<TA, row_major>(&a, (row0 + " + S(16 * i) + "u) * KP + k, KP);\n";
+    s += "    let a_" + S(i) + " = subgroupMatrixLoad<TA, row_major>(&a, " + (words ? "(" : "") + "(row0 + " +
+         S(16 * i) + "u) * KP + k" + at;
   for (int j = 0; j < kTn; ++j)
-    s += "    let b_" + S(j) + " = subgroupMatrixLoad<TB, col_major>(&bt, (col0 + " + S(16 * j) + "u) * KP + k, KP);\n";
+    s += "    let b_" + S(j) + " = subgroupMatrixLoad<TB, col_major>(&bt, " + (words ? "(" : "") + "(col0 + " +
+         S(16 * j) + "u) * KP + k" + at;
   for (int i = 0; i < kTm; ++i)
     for (int j = 0; j < kTn; ++j)
       s += "    acc_" + S(i) + "_" + S(j) + " = subgroupMatrixMultiplyAccumulate(a_" + S(i) + ", b_" + S(j) + ", acc_" +
@@ -116,7 +120,7 @@ std::string int8_subgroup_matrix_unsupported(const MatmulProblem& p) {
   return "";
 }
 
-std::function<void()> int8_subgroup_matrix_prepare(const MatmulProblem& p) {
+std::function<void()> int8_subgroup_matrix_prepare(const MatmulProblem& p, bool words) {
   if (std::string why = int8_subgroup_matrix_unsupported(p); !why.empty())
     throw Error(ErrorKind::Unsupported, "int8 subgroup-matrix matmul: " + why);
   Int8Operands q = quantize_int8(p, 32, 64);
@@ -130,8 +134,8 @@ std::function<void()> int8_subgroup_matrix_prepare(const MatmulProblem& p) {
   };
   q.qa = as_i32(q.qa), q.qb = as_i32(q.qb);
   int sg = int(p.ctx->features().subgroup_min_size);
-  auto kernel = kernels::Program::generated(p.ctx, "sgmat-int8|sg" + S(sg),
-                                            [&] { return int8_subgroup_matrix_wgsl(sg); }, {.subgroups = true});
+  auto kernel = kernels::Program::generated(p.ctx, "sgmat-int8|sg" + S(sg) + (words ? "|words" : ""),
+                                            [&] { return int8_subgroup_matrix_wgsl(sg, words); }, {.subgroups = true});
   int64_t tm = q.mp / 64, tn = q.np / 64;
   kernels::Params meta = {p.M, p.N, q.k4 * 4, tm, tn};
   Tensor c = p.c;
