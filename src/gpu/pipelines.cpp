@@ -7,10 +7,11 @@
 // first use finds the pipeline ready, waits for the build under way, or (not yet started) builds
 // it itself. A build's failure is kept and thrown at that first use, naming the kernel.
 //
-// Errors: a build on the asking thread opens an error scope (with the gate held exclusively); a
-// build on a worker thread catches its errors in the device's uncaptured-error callback, which
-// wgpu-native calls on the thread that raised them (capture_build_error). Under Dawn, whose
-// device is not made thread-safe here, prewarm() does nothing.
+// Errors: natively under wgpu-native a build catches its errors in the device's uncaptured-error
+// callback, which wgpu-native calls on the thread that raised them (capture_build_error), so
+// builds on several threads never wait for each other; under Dawn and in the browser a build
+// opens an error scope (with the gate held exclusively). Under Dawn, whose device is not made
+// thread-safe here, prewarm() does nothing.
 #include "pipelines.hpp"
 
 #include <algorithm>
@@ -101,11 +102,14 @@ struct SharedGate {
 // Creates the module, layout and pipeline of `wgsl` (already in the implementation's dialect).
 std::shared_ptr<KernelState> build_state(Context::Impl& impl, const std::string& wgsl, const std::string& entry,
                                          bool trusted, const std::string& label, bool on_worker) {
+  // Native wgpu-native reports an error on the thread that raised it: every build there catches
+  // its own (no scope, so a build never waits for another). Dawn and the browser open a scope.
+  const bool caught_per_thread = on_worker || (api().implementation == WebGpuImplementation::Wgpu && !kBrowserBuild);
   std::string worker_errors;
   std::unique_ptr<SharedGate> shared;
   std::unique_ptr<CaptureErrors> capture;
-  ScopeGuard exclusive(impl.builds.gate, !on_worker);
-  if (on_worker) {
+  ScopeGuard exclusive(impl.builds.gate, !caught_per_thread);
+  if (caught_per_thread) {
     shared = std::make_unique<SharedGate>(impl.builds.gate);
     capture = std::make_unique<CaptureErrors>(&worker_errors);
   } else {
@@ -145,7 +149,7 @@ std::shared_ptr<KernelState> build_state(Context::Impl& impl, const std::string&
   api().wgpuShaderModuleRelease(module);
   WGPUErrorType type = WGPUErrorType_NoError;
   std::string message;
-  if (on_worker) {
+  if (caught_per_thread) {
     capture.reset();
     shared.reset();
     if (!worker_errors.empty()) type = WGPUErrorType_Validation, message = worker_errors;
