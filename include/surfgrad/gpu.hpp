@@ -185,6 +185,12 @@ class Context : public std::enable_shared_from_this<Context> {
   // or queued already, SURFGRAD_PREWARM=0, Dawn (its device is not thread-safe here), WebAssembly.
   bool prewarm(const std::string& key, std::string wgsl, const std::string& entry = "main", bool validated = false);
   bool trusts_validated_kernels() const;
+  // Whether indirect dispatches are costly here because the implementation validates each one's
+  // counts with GPU work of its own (Dawn, natively and in Chromium; measured on an H200: Dawn's
+  // t-SNE of MNIST 10k spent ~0.5 s of its 0.8 s optimisation beyond wgpu-native's, gone with
+  // validation off). Callers with a cheap direct alternative take it where this holds.
+  // SURFGRAD_INDIRECT_DISPATCH=1 (cheap: use them) or =0 (costly: avoid them) overrides.
+  bool indirect_dispatch_costly() const;
   size_t kernel_cache_size() const;
   // What starting cost so far (cold start, issue 35; SURFGRAD_PROFILE's table prints it too):
   // wall time of creating the instance, choosing the adapter, requesting the device, and of the

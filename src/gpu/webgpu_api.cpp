@@ -39,6 +39,11 @@ static WebGpuApi linked_api() {
 
 bool standard_wgsl() { return kBrowserBuild || api().implementation == WebGpuImplementation::Dawn; }
 
+bool Context::indirect_dispatch_costly() const {
+  if (const char* env = std::getenv("SURFGRAD_INDIRECT_DISPATCH"); env && *env) return std::string(env) == "0";
+  return standard_wgsl();
+}
+
 #if !defined(__wasm__)
 // Where Dawn is looked for: SURFGRAD_DAWN_LIBRARY, else the copy scripts/setup.sh unpacked
 // (CMake passes its path), else the loader's search path.
