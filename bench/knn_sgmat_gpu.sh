@@ -33,10 +33,10 @@ export SURFGRAD_WEBGPU=dawn
 "$bin/surfgrad" info >"$out/info-dawn.txt" 2>&1
 grep -E "^(adapter|implementation|shader-f16|subgroups|subgroup-matrix) " "$out/info-dawn.txt"
 
-knn() {  # NAME POINTS K METHODS TIMEOUT
+knn() {  # NAME POINTS K METHODS TIMEOUT [more bench knn options]
   log "bench knn $2 x 50, k = $3: $4"
   timeout "$5" "$bin/surfgrad" bench knn --points "$2" --dims 50 --k "$3" --methods "$4" --recall-sample 2000 \
-    --json "$out/knn-$1.json" 2>&1 | grep -v '^Warning: maxDynamic' | tee "$out/knn-$1.txt"
+    --json "$out/knn-$1.json" "${@:6}" 2>&1 | grep -v '^Warning: maxDynamic' | tee "$out/knn-$1.txt"
 }
 diag() {  # the diagnostic, printed whole (it is the point of the stage), then the kNN tests
   log "diagnostic under Dawn"
@@ -59,7 +59,10 @@ if [ "$stage" = diag ]; then
 elif [ "$stage" = 1m ]; then
   diag
   tests
-  knn 1m "${POINTS_1M:-1000000}" 90 exact-sgmat,exact-f32 200
+  # Where the time goes: each step of exact-sgmat (printed), its candidate stream without pushes,
+  # and the f32 kernel's stream without pushes (knn_fused_shape's GPU shape).
+  knn 1m "${POINTS_1M:-1000000}" 90 exact-sgmat,exact-sgmat-no-push,exact-f32 200 \
+    --shapes 64x64x8/4x4/q12m10e8s512/no-push
   timeout 90 python3 bench/torch_knn.py "${POINTS_1M:-1000000}" 50 90 >"$out/torch-1m.json" 2>"$out/torch-1m.err"
   cat "$out/torch-1m.json"
 else
@@ -86,7 +89,7 @@ if run:
         rows.append({"size": f"{n}x{d} k={run['k']}", "variant": "knn-" + r["method"], "seconds": r["seconds"],
                      "tflops": flop / r["seconds"] / 1e12, "cublas_tflops": torch_tflops,
                      "torch_seconds": torch["seconds"] if torch else None, "recall": r["recall"],
-                     "rows_recomputed": r.get("rows_recomputed"), "candidates": r.get("candidates"),
+                     "rows_recomputed": r.get("rows_recomputed"), "candidates": r.get("candidates"), "steps": r.get("steps"),
                      "backend": "dawn", "adapter": run["adapter"], "date": run["date"]})
 json.dump(rows, open(os.path.join(out, f"rows-{stage}.json"), "w"), indent=1)
 for r in rows:

@@ -49,7 +49,9 @@ Tensor bench_points(const gpu::ContextPtr& ctx, const KnnBenchArgs& a) {
 KnnResult run_method(const std::string& m, const Tensor& x, int k, int candidates, KnnSubgroupMatrixStats& sgmat) {
   if (m == "exact") return knn_exact(x, k);
   if (m == "exact-f32") return knn_exact_shaped(x, k, knn_fused_shape(*x.context()));
-  if (m == "exact-sgmat") return knn_exact_subgroup_matrix(x, k, 0, x.shape(0), {.candidates = candidates}, &sgmat);
+  if (m == "exact-sgmat" || m == "exact-sgmat-no-push")
+    return knn_exact_subgroup_matrix(
+        x, k, 0, x.shape(0), {.candidates = candidates, .time_steps = true, .no_push = m != "exact-sgmat"}, &sgmat);
   if (m == "blocked") return knn_exact_blocked(x, k, 0, x.shape(0));
   if (m == "descent") return nearest_neighbours(x, k, 1, KnnMethod::Descent);
   return knn_exact_shaped(x, k, KnnFusedShape::parse(m.substr(6)));
@@ -70,7 +72,8 @@ int bench_knn(const gpu::ContextPtr& ctx, const KnnBenchArgs& a) {
     // Warm-up on a slice: compiles the pipelines, so the timed runs measure the work only.
     int64_t warm = std::min<int64_t>(a.points, 4 * int64_t(a.k) + 512);
     KnnSubgroupMatrixStats sgmat;
-    if (m == "exact-sgmat") {
+    const bool sgmat_method = m.rfind("exact-sgmat", 0) == 0;
+    if (sgmat_method) {
       if (std::string why = knn_subgroup_matrix_unsupported(*ctx, a.dims); !why.empty()) {
         std::printf("  %-32s skipped: %s\n", m.c_str(), why.c_str());
         results.push_back({{"method", m}, {"skipped", why}});
@@ -99,11 +102,18 @@ int bench_knn(const gpu::ContextPtr& ctx, const KnnBenchArgs& a) {
                 (long long)std::min(a.sample, a.points));
     std::fflush(stdout);
     json row = {{"method", m}, {"seconds", s}, {"all_seconds", seconds}, {"recall", recall}};
-    if (m == "exact-sgmat") {  // rows whose f16 bound was not clear, recomputed by the f32 kernel
+    if (sgmat_method) {  // rows whose f16 bound was not clear, recomputed by the f32 kernel
       std::printf("  %-32s candidates %d, rows recomputed in f32: %lld of %lld\n", "", sgmat.candidates,
                   (long long)sgmat.recomputed, (long long)sgmat.rows);
+      // Each step synced (the last run's): where the time goes.
+      std::printf("  %-32s steps: prep %.3f s, candidates %.3f s, f32 re-check %.3f s, recompute %.3f s\n", "",
+                  sgmat.prep_seconds, sgmat.candidates_seconds, sgmat.check_seconds, sgmat.recompute_seconds);
       row["candidates"] = sgmat.candidates;
       row["rows_recomputed"] = sgmat.recomputed;
+      row["steps"] = {{"prep", sgmat.prep_seconds},
+                      {"candidates", sgmat.candidates_seconds},
+                      {"check", sgmat.check_seconds},
+                      {"recompute", sgmat.recompute_seconds}};
     }
     results.push_back(row);
   }
@@ -135,12 +145,14 @@ void add_bench_knn_command(CLI::App& bench, CommandFn& chosen) {
       ->check(CLI::IsMember({"clusters", "gaussian"}))
       ->capture_default_str();
   s->add_option("--methods", a->methods,
-                "comma-separated: exact (subgroup matrices where offered), exact-f32, exact-sgmat, blocked, descent")
+                "comma-separated: exact (subgroup matrices where offered), exact-f32, exact-sgmat, exact-sgmat-no-push "
+                "(its candidate stream without pushes: lists unfilled), blocked, descent")
       ->check([](const std::string& v) {
         std::stringstream list(v);
         for (std::string m; std::getline(list, m, ',');)
-          if (m != "exact" && m != "exact-f32" && m != "exact-sgmat" && m != "blocked" && m != "descent")
-            return "unknown method '" + m + "' (exact, exact-f32, exact-sgmat, blocked, descent)";
+          if (m != "exact" && m != "exact-f32" && m != "exact-sgmat" && m != "exact-sgmat-no-push" && m != "blocked" &&
+              m != "descent")
+            return "unknown method '" + m + "' (exact, exact-f32, exact-sgmat, exact-sgmat-no-push, blocked, descent)";
         return std::string();
       })
       ->capture_default_str();

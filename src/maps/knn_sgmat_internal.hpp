@@ -35,10 +35,10 @@ std::string knn_sgmat_tile(const std::string& ti, const std::string& tj, const s
 
 // The candidate kernel (knn_fused.wgsl on subgroup matrices) for `dp` padded dimensions and
 // subgroups of `sg`. dump: a sixth binding `dump` (f32 [NPAD rows, NPAD]) receives every product
-// X̃_i·X̃_j as the selection reads it (the diagnostic's view inside the real kernel). divergent:
-// the next tile's norms read under branches right before the builtins (the code before
-// 2026-11-27 evening; for the diagnostic's comparison).
+// X̃_i·X̃_j as the selection reads it (the diagnostic's view inside the real kernel). plain: the
+// code that first passed on the H200 (2026-11-27 evening: no hoisted left operands, the next
+// tile's norms read under branches), for the diagnostic's comparison.
 kernels::Program knn_sgmat_candidate_program(const gpu::ContextPtr& ctx, int dp, int sg, bool emulate,
-                                             bool dump = false, bool divergent = false);
+                                             bool dump = false, bool plain = false, bool push = true);
 
 }  // namespace surfgrad

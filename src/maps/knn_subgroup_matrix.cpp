@@ -12,6 +12,7 @@
 #include "maps/knn_subgroup_matrix.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 
 #include "kernels/subgroup_matrix_emulation.hpp"
@@ -41,18 +42,43 @@ bool has_f16_config(const gpu::Features& f) {
 // carries NPAD (the transposed copy's row stride); DP is a constant of the pipeline. Each tile of
 // points: subgroup g computes result tiles of the BM×BN block (16×16 each, DP/16 products),
 // stores them into `prod`, and after a barrier every thread reads its TM×TN cells from there.
-kernels::Values candidate_values(const KnnFusedShape& f, int dp, int sg, bool emulate, bool dump, bool divergent) {
+//
+// Hoisted (the default where DP ≤ 128): a subgroup's result tiles all lie in one row of tiles,
+// so its left operands (the workgroup's query rows, the same for every tile of points) are loaded
+// once before the stream, DP/16 matrices held in registers, and each tile of points loads only
+// its right operands: half the loads. With emulated builtins every invocation computes whole
+// tiles by itself, so "subgroups" there are 16 groups of 16 invocations, one tile each (lavapipe's
+// subgroups of 8 would not split the 16 tiles evenly): the same generated code, other constants.
+// plain: the code before hoisting (the loop over k-steps in every tile; the next tile's norms
+// read under branches), kept for the diagnostic's comparison.
+kernels::Values candidate_values(const KnnFusedShape& f, int dp, int sg, bool emulate, bool dump, bool plain) {
   kernels::Values v = knn_fused_values(f);
-  const int cells = f.tm * f.tn, tiles = (f.bm / 16) * (f.bn / 16), groups = f.threads() / sg;
+  const int cells = f.tm * f.tn, across_n = f.bn / 16, tiles = (f.bm / 16) * across_n, groups = f.threads() / sg;
   std::string declare = "  var acc: array<f32, " + S(cells) + ">;\n  var sink = 0.0;\n  var pn = MAXF;\n";
   for (int w = 0; w < (cells + 31) / 32; ++w) declare += "  var pend" + S(w) + " = 0u;\n";
-  const std::string across = S(f.bn / 16) + "u";
+  const std::string across = S(across_n) + "u";
   auto one_tile = [&](const std::string& tt) {
     return knn_sgmat_tile("(" + tt + ") / " + across, "(" + tt + ") % " + across,
                           "subgroupMatrixStore<row_major>(&prod, ti * 16u * BN + tj * 16u, m, BN);");
   };
+  const int vgroups = emulate ? tiles : groups, per = tiles / std::max(1, vgroups);
+  const bool hoist = !plain && dp <= 128 && tiles % vgroups == 0 && across_n % per == 0;
   std::string compute = "    {\n      let NPAD = D;\n";
-  if (emulate) {
+  if (hoist) {
+    const std::string who = emulate ? "(lid / " + S(f.threads() / vgroups) + "u)" : "sgi";
+    declare += "  let hti = (" + who + " * " + S(per) + "u) / " + across + ";  // this subgroup's row of tiles\n";
+    for (int s = 0; s < dp / 16; ++s)
+      declare += "  let hl" + S(s) + " = subgroupMatrixLoad<TA, row_major>(&x, (row0 + hti * 16u) * DP + " + S(16 * s) +
+                 "u, DP);\n";
+    for (int u = 0; u < per; ++u) {
+      compute += "      {\n        let tj = (" + who + " * " + S(per) + "u + " + S(u) + "u) % " + across +
+                 ";\n        var m = TC();\n";
+      for (int s = 0; s < dp / 16; ++s)
+        compute += "        m = subgroupMatrixMultiplyAccumulate(hl" + S(s) +
+                   ", subgroupMatrixLoad<TB, row_major>(&xt, " + S(16 * s) + "u * NPAD + col0 + tj * 16u, NPAD), m);\n";
+      compute += "        subgroupMatrixStore<row_major>(&prod, hti * 16u * BN + tj * 16u, m, BN);\n      }\n";
+    }
+  } else if (emulate) {
     // Emulated, any invocations may share a tile: lid / sg does not depend on subgroup_id.
     compute += "      for (var tt = lid / " + S(sg) + "u; tt < " + S(tiles) + "u; tt += " + S(groups) + "u) {\n" +
                one_tile("tt") + "      }\n";
@@ -88,12 +114,11 @@ kernels::Values candidate_values(const KnnFusedShape& f, int dp, int sg, bool em
   // The next tile's norms, read by every invocation (the index clamped, the value selected):
   // this runs just before the subgroup-matrix builtins, which need the whole subgroup converged,
   // and the matmul that passes on the H200 never branches between its last barrier and them.
-  // `divergent` keeps the branchy read it replaced (the diagnostic's comparison).
-  v["LOAD"] = divergent
-                  ? "        let lc0 = lt * BN;\n        if (lid < BN) { pn = MAXF; if (lc0 + lid < N) { pn = "
-                    "norms[lc0 + lid]; } }\n"
-                  : "        let lc0 = lt * BN;\n        pn = select(MAXF, norms[min(lc0 + lid, N - 1u)], lid < BN "
-                    "&& lc0 + lid < N);\n";
+  // `plain` keeps the branchy read it replaced (the diagnostic's comparison).
+  v["LOAD"] = plain ? "        let lc0 = lt * BN;\n        if (lid < BN) { pn = MAXF; if (lc0 + lid < N) { pn = "
+                      "norms[lc0 + lid]; } }\n"
+                    : "        let lc0 = lt * BN;\n        pn = select(MAXF, norms[min(lc0 + lid, N - 1u)], lid < BN "
+                      "&& lc0 + lid < N);\n";
   v["STORE"] = "      if (lid < BN) { b_norm[lid] = pn; }\n";
   v["COMPUTE"] = compute;
   return v;
@@ -145,15 +170,16 @@ std::string knn_sgmat_tile(const std::string& ti, const std::string& tj, const s
 }
 
 kernels::Program knn_sgmat_candidate_program(const gpu::ContextPtr& ctx, int dp, int sg, bool emulate, bool dump,
-                                             bool divergent) {
-  const KnnFusedShape shape = knn_sgmat_shape();
+                                             bool plain, bool push) {
+  KnnFusedShape shape = knn_sgmat_shape();
+  shape.push = push;
   std::string key = "knn_sgmat|" + shape.describe() + "|dp" + S(dp) + "|sg" + S(sg) + (emulate ? "|emulated" : "") +
-                    (dump ? "|dump" : "") + (divergent ? "|divergent" : "");
+                    (dump ? "|dump" : "") + (plain ? "|plain" : "|hoisted");
   return kernels::Program::generated(ctx, key,
                                      [&] {
                                        std::string wgsl = kernels::fill_template(
                                            kernels::wgsl_source("knn_fused.wgsl"),
-                                           candidate_values(shape, dp, sg, emulate, dump, divergent));
+                                           candidate_values(shape, dp, sg, emulate, dump, plain));
                                        return emulate ? kernels::emulate_subgroup_matrix(wgsl) : wgsl;
                                      },
                                      {.f16 = true, .subgroups = true, .validated = true});
@@ -204,14 +230,27 @@ KnnResult knn_exact_subgroup_matrix(const Tensor& x_in, int k, int64_t row_begin
   const KnnFusedShape shape = knn_sgmat_shape();
   const int sg = int(ctx->features().subgroup_min_size);
   const int kp = int(std::min<int64_t>(n - 1, o.candidates ? o.candidates : std::min(2 * k + 16, 256)));
+  // With time_steps: seconds since the last mark, the GPU's work included.
+  auto last = std::chrono::steady_clock::now();
+  auto mark = [&](double& into) {
+    if (!o.time_steps) return;
+    ctx->sync();
+    auto now = std::chrono::steady_clock::now();
+    into += std::chrono::duration<double>(now - last).count();
+    last = now;
+  };
+  KnnSubgroupMatrixStats st;
+  st.rows = row_end - row_begin, st.candidates = kp;
   KnnSgmatPrep p = knn_sgmat_prep(x);
   const int dp = p.dp;
   const int64_t npad = p.npad;
   const float s = p.scale;
+  st.scale = s;
   const Tensor &xh = p.xh, &xt = p.xt, &norms = p.norms, &point_stats = p.stats, &mean = p.mean;
   std::vector<float> most = point_stats.max({0}).to_vector<float>();  // max |X̃_j|, max |r_j|
-  auto candidates = knn_sgmat_candidate_program(ctx, dp, sg, o.emulate);
+  auto candidates = knn_sgmat_candidate_program(ctx, dp, sg, o.emulate, false, false, !o.no_push);
   auto check = kernels::Program::file(ctx, "knn_sgmat_check.wgsl", {}, {.validated = true});
+  mark(st.prep_seconds);
 
   const int64_t rows = row_end - row_begin;
   KnnResult out{Tensor::empty(ctx, {rows, k}, DType::i32), Tensor::empty(ctx, {rows, k}, DType::f32)};
@@ -225,13 +264,19 @@ KnnResult knn_exact_subgroup_matrix(const Tensor& x_in, int k, int64_t row_begin
     Tensor cand_i = Tensor::empty(ctx, {c1 - c0, kp}, DType::i32), cand_k = Tensor::empty(ctx, {c1 - c0, kp});
     const kernels::Arg args[] = {cand_i, cand_k, xh, norms, xt};
     knn_fused_dispatch(candidates, args, n, npad, kp, c0, c1, shape, o.pairs_per_dispatch);
+    mark(st.candidates_seconds);
+    if (o.no_push) continue;  // nothing in the lists to check (bench knn's timing of the stream alone)
     check.launch({out.indices, out.distances, flags, cand_i, cand_k, x, point_stats},
                  {d, c0, c1 - c0, row_begin, k, kp, 1.0f / (s * s), most[0], most[1], gamma, c32, int64_t(kp == n - 1)},
                  kernels::groups_for(*ctx, uint64_t(c1 - c0), 1));
+    mark(st.check_seconds);
+  }
+  if (o.no_push) {
+    if (stats) *stats = st;
+    return out;
   }
   // Flagged rows, in runs, again through the f32 kernel.
   std::vector<int32_t> flag = flags.to_vector<int32_t>();
-  int64_t recomputed = 0;
   Tensor centred, f32_norms;
   for (int64_t a = 0; a < rows;) {
     if (!flag[size_t(a)]) {
@@ -248,10 +293,11 @@ KnnResult knn_exact_subgroup_matrix(const Tensor& x_in, int k, int64_t row_begin
     KnnResult r = knn_fused_rows(centred, f32_norms, k, row_begin + a, row_begin + b, knn_fused_shape(*ctx));
     out.indices.slice(0, a, b).assign(r.indices);
     out.distances.slice(0, a, b).assign(r.distances);
-    recomputed += b - a;
+    st.recomputed += b - a;
     a = b;
   }
-  if (stats) *stats = {rows, recomputed, kp, double(s)};
+  mark(st.recompute_seconds);
+  if (stats) *stats = st;
   return out;
 }
 

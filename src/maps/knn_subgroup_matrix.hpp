@@ -16,12 +16,19 @@ struct KnnSubgroupMatrixOptions {
   // Tests only: the subgroup-matrix builtins emulated by plain WGSL (adapters without the feature).
   bool emulate = false;
   int64_t pairs_per_dispatch = 0;  // 0: the adapter's default (knn_fused_dispatch)
+  // `bench knn` only: time each step (a sync after each: slightly slower overall), and the
+  // candidate kernel without pushes (no candidate passes a bar: the products and the keys' tests
+  // alone; the lists are left unfilled, no re-check).
+  bool time_steps = false;
+  bool no_push = false;
 };
 
 struct KnnSubgroupMatrixStats {
   int64_t rows = 0, recomputed = 0;  // rows whose bound was not clear: recomputed in f32
   int candidates = 0;
   double scale = 0;  // the power of two applied before rounding to f16
+  // With time_steps: seconds in the prep, the candidate kernel, the f32 re-check and the recompute.
+  double prep_seconds = 0, candidates_seconds = 0, check_seconds = 0, recompute_seconds = 0;
 };
 
 // Why the subgroup-matrix kNN cannot run here for points of d dimensions ("" when it can).
