@@ -10,9 +10,10 @@
 #   STAGE diag (<= 3 min): the GPU diagnostic (tests/knn_sgmat_diag_test.cpp: prep's f16 copies and
 #     the tensor-core products, alone, in a workgroup tile and inside the candidate kernel, against
 #     the host, with the mismatches' pattern), then the kNN tests under Dawn; no benchmark.
-#   STAGE 1m (default, <= 510 s): the diagnostic and the kNN tests under Dawn (emulated and real builtins against
-#     float64), then 1M × 50-D, k = 90: exact-sgmat and exact-f32 in one surfgrad call, PyTorch
-#     (bench/torch_knn.py) in the next.
+#   STAGE 1m (default, <= 630 s; ~3 min expected on the H200): the diagnostic and the kNN tests
+#     under Dawn, then 1M × 50-D, k = 90: exact-sgmat (per-step seconds), exact-sgmat-no-push,
+#     exact-f32 and its no-push shape in one surfgrad call, exact-sgmat at 128 and 256 candidates,
+#     PyTorch (bench/torch_knn.py).
 #   STAGE 10m (<= 560 s): 10M × 50-D, k = 15, exact-sgmat (about 100× the 1M work; today's f32
 #     kernel and PyTorch would take several times the 10-minute limit there, so they are not run).
 # Writes $OUT/rows-STAGE.json: size, variant, seconds, tflops (2·N²·D / s), cublas_tflops (the same
@@ -63,6 +64,10 @@ elif [ "$stage" = 1m ]; then
   # and the f32 kernel's stream without pushes (knn_fused_shape's GPU shape).
   knn 1m "${POINTS_1M:-1000000}" 90 exact-sgmat,exact-sgmat-no-push,exact-f32 200 \
     --shapes 64x64x8/4x4/q12m10e8s512/no-push
+  # Fewer candidates (less selection in the stream, more rows the bound may flag), and more.
+  for c in 128 256; do
+    knn "1m-c$c" "${POINTS_1M:-1000000}" 90 exact-sgmat 60 --candidates "$c"
+  done
   timeout 90 python3 bench/torch_knn.py "${POINTS_1M:-1000000}" 50 90 >"$out/torch-1m.json" 2>"$out/torch-1m.err"
   cat "$out/torch-1m.json"
 else
@@ -77,9 +82,10 @@ def load(name):
         return json.load(open(os.path.join(out, name)))
     except (OSError, ValueError):
         return None
-run, torch = load(f"knn-{stage}.json"), load(f"torch-{stage}.json")
+torch = load(f"torch-{stage}.json")
+runs = [load(f"knn-{stage}.json")] + [load(f"knn-{stage}-c{c}.json") for c in (128, 256)]
 rows = []
-if run:
+for run in filter(None, runs):
     n, d = run["points"], run["dims"]
     flop = 2.0 * n * n * d
     torch_tflops = flop / torch["seconds"] / 1e12 if torch else 0
