@@ -10,7 +10,7 @@
 #   STAGE diag (<= 3 min): the GPU diagnostic (tests/knn_sgmat_diag_test.cpp: prep's f16 copies and
 #     the tensor-core products, alone, in a workgroup tile and inside the candidate kernel, against
 #     the host, with the mismatches' pattern), then the kNN tests under Dawn; no benchmark.
-#   STAGE 1m (default, <= 630 s; ~3 min expected on the H200): the diagnostic and the kNN tests
+#   STAGE 1m (default, <= 540 s; ~3 min expected on the H200): the diagnostic and the kNN tests
 #     under Dawn, then 1M × 50-D, k = 90: exact-sgmat (per-step seconds), exact-sgmat-no-push,
 #     exact-f32 and its no-push shape in one surfgrad call, exact-sgmat at 128 and 256 candidates,
 #     PyTorch (bench/torch_knn.py).
@@ -41,13 +41,13 @@ knn() {  # NAME POINTS K METHODS TIMEOUT [more bench knn options]
 }
 diag() {  # the diagnostic, printed whole (it is the point of the stage), then the kNN tests
   log "diagnostic under Dawn"
-  timeout 100 "$bin/surfgrad_tests" --gtest_filter='KnnSgmatDiag.*' >"$out/diag-dawn.txt" 2>&1
+  timeout 60 "$bin/surfgrad_tests" --gtest_filter='KnnSgmatDiag.*' >"$out/diag-dawn.txt" 2>&1
   echo "diagnostic under Dawn: exit $? (log $out/diag-dawn.txt)"
   grep -v '^Warning: maxDynamic' "$out/diag-dawn.txt" | grep -vE '^(Running main|Note: Google|\[-|\[=)' | head -120
 }
 tests() {
   log "tests under Dawn"
-  timeout 120 "$bin/surfgrad_tests" --gtest_brief=1 --gtest_filter='KnnSubgroupMatrix.*:Knn.Streaming*' \
+  timeout 90 "$bin/surfgrad_tests" --gtest_brief=1 --gtest_filter='KnnSubgroupMatrix.*:Knn.Streaming*' \
     >"$out/tests-dawn.txt" 2>&1
   echo "tests under Dawn: exit $? (log $out/tests-dawn.txt)"
   grep -E "rows recomputed|^\[  (FAILED|PASSED|SKIPPED) |FAILED TEST" "$out/tests-dawn.txt" | tail -20
@@ -66,7 +66,7 @@ elif [ "$stage" = 1m ]; then
     --shapes 64x64x8/4x4/q12m10e8s512/no-push
   # Fewer candidates (less selection in the stream, more rows the bound may flag), and more.
   for c in 128 256; do
-    knn "1m-c$c" "${POINTS_1M:-1000000}" 90 exact-sgmat 60 --candidates "$c"
+    knn "1m-c$c" "${POINTS_1M:-1000000}" 90 exact-sgmat 45 --candidates "$c"
   done
   timeout 90 python3 bench/torch_knn.py "${POINTS_1M:-1000000}" 50 90 >"$out/torch-1m.json" 2>"$out/torch-1m.err"
   cat "$out/torch-1m.json"
