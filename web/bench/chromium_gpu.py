@@ -64,7 +64,9 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--chromium", default="", help="the Chromium bundle (scripts/make_chromium_bundle.sh)")
     p.add_argument("--data", default=".", help="folder holding mnist10k/ (the peers page)")
-    p.add_argument("--page", choices=["peers", "scale", "map", "tiles"], default="peers")
+    p.add_argument("--page", choices=["peers", "scale", "map", "tiles", "matmul"], default="peers")
+    p.add_argument("--sizes", default="4096x4096x4096", help="--page matmul: MxNxK,...")
+    p.add_argument("--variants", default="f16-tuned,f16-tuned-tiled,f16-sgmat-direct", help="--page matmul: rung names")
     p.add_argument("--serve", help="--page map|tiles: a folder served at /files/")
     p.add_argument("--data-url", help="--page map: the table's URL, e.g. /files/p1m64.parquet")
     p.add_argument("--native-input", help="--page map: the same table's path, mapped natively")
@@ -156,6 +158,9 @@ def main():
     elif a.page == "tiles":
         url = "http://127.0.0.1:%d/bench/page_run.html?mode=tiles&tiles=/files/&pan_s=%g&budget=%d" % (
             server.server_address[1], a.pan_seconds, max(10, a.timeout - 10))
+    elif a.page == "matmul":
+        url = "http://127.0.0.1:%d/bench/matmul.html?sizes=%s&variants=%s" % (
+            server.server_address[1], a.sizes, urllib.parse.quote(a.variants, safe=","))
     env = dict(os.environ)
     env["LD_LIBRARY_PATH"] = os.path.join(a.chromium, "lib") + ":" + os.path.join(a.chromium, "chromium") + \
         (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")

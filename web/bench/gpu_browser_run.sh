@@ -37,6 +37,10 @@
 # web/package/surfgrad.wasm + webgpu_layout.js, web/bench/dist, web/page/dist; .gl (the Vulkan
 # loader debs, the device README) unpacked for the native CLI on the GPU machine.
 #
+# matmul: issue 34 in the browser: sg.benchMatmul (web/bench/matmul.html) on SIZES (default
+#   4096x4096x4096,8192x8192x8192) and VARIANTS (default f16-tuned,f16-tuned-tiled,f16-sgmat-direct),
+#   then `$SURFGRAD bench matmul` natively (MATMUL_NATIVE, default wgpu) with cuBLAS in the same call;
+#   rows in OUT/run/results.jsonl (kind matmul) and OUT/native-IMPL.json.
 # second-load: issue 35's second page load. t-SNE (METHODS, default tsne) of builtinPoints(SIZES,
 #   default 10000) in web/bench/scale.html: a browser on a fresh profile (and empty NVIDIA/Mesa
 #   shader caches) runs it once = cold; it is left 3 s to write Dawn's cache, closed; a NEW browser
@@ -249,6 +253,20 @@ PY
     page_s=${PAGE_TIMEOUT:-55}
     budgeted $((page_s + 10)) "$out" drive --page tiles --serve "$dir" --native-seconds "$seconds" \
       --pan-seconds "${PAN_SECONDS:-3}" --out "$out/run" --timeout "$page_s" ;;
+  matmul)
+    # Issue 34 in the browser: matmul rungs in the page (web/bench/matmul.html, sg.benchMatmul) and
+    # `surfgrad bench matmul` natively with cuBLAS (PyTorch) on the same sizes and rungs, under each of
+    # MATMUL_NATIVE (default wgpu; add dawn where SURFGRAD_DAWN_LIBRARY names a Dawn library).
+    msizes=${sizes:-4096x4096x4096,8192x8192x8192} mvariants=${VARIANTS:-f16-tuned,f16-tuned-tiled,f16-sgmat-direct}
+    page_s=${PAGE_TIMEOUT:-150}
+    budgeted $((page_s + 10)) "$out" drive --page matmul --sizes "$msizes" --variants "$mvariants" \
+      --out "$out/run" --timeout "$page_s"
+    for impl in ${MATMUL_NATIVE:-wgpu}; do
+      budgeted "${NATIVE_BUDGET:-120}" "$out" env SURFGRAD_WEBGPU=$impl "$native" bench matmul --sizes "$msizes" \
+        --variants "$mvariants" --torch-script bench/torch_matmul.py --json "$out/native-$impl.json" \
+        > "$out/native-$impl.txt" 2>&1
+      grep -vE '^Warning' "$out/native-$impl.txt" | tail -8
+    done ;;
   second-load)
     # Cold: a fresh profile and fresh driver shader caches (NVIDIA's and Mesa's, moved by their
     # variables to an empty folder), a first page load; left open 3 s after /done so the browser
