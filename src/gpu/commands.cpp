@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <optional>
+#include <tuple>
 
 #include "impl.hpp"
 #include "queue_wait.hpp"
@@ -90,9 +92,16 @@ BufferPtr Context::alloc(uint64_t bytes, const std::string& what) {
     // wgpu-native reports some failed allocations as validation errors ("Not enough memory
     // left", seen at 10M points on an H100): a second scope catches those. Sizes were checked
     // against the limits above, so a validation error here is the allocation failing.
-    // No kernel build on another thread may raise an error while the scopes are open (pipelines.hpp).
-    ScopeGuard scopes(impl_->builds.gate, big);
-    if (big) {
+    // Natively under wgpu-native the error reaches this thread's catcher (pipelines.hpp): no
+    // scope, so no wait for the workers' kernel builds. Elsewhere no build on another thread may
+    // raise an error while the scopes are open.
+    const bool per_thread = big && errors_caught_per_thread();
+    ScopeGuard scopes(impl_->builds.gate, big && !per_thread);
+    std::string caught;
+    std::optional<ThreadErrors> catcher;
+    if (per_thread) {
+      catcher.emplace(&caught);
+    } else if (big) {
       api().wgpuDevicePushErrorScope(impl_->device, WGPUErrorFilter_OutOfMemory);
       api().wgpuDevicePushErrorScope(impl_->device, WGPUErrorFilter_Validation);
     }
@@ -113,10 +122,18 @@ BufferPtr Context::alloc(uint64_t bytes, const std::string& what) {
       state->pool = impl_->pool;
     }
     if (big) {
-      auto [invalid, invalid_message] = pop_scope(*impl_);
-      auto [type, message] = pop_scope(*impl_);
-      scopes.release();
-      if (type == WGPUErrorType_NoError && invalid != WGPUErrorType_NoError) type = invalid, message = invalid_message;
+      WGPUErrorType type = WGPUErrorType_NoError;
+      std::string message;
+      if (per_thread) {
+        catcher.reset();
+        if (!caught.empty()) type = WGPUErrorType_OutOfMemory, message = caught;
+      } else {
+        auto [invalid, invalid_message] = pop_scope(*impl_);
+        std::tie(type, message) = pop_scope(*impl_);
+        scopes.release();
+        if (type == WGPUErrorType_NoError && invalid != WGPUErrorType_NoError)
+          type = invalid, message = invalid_message;
+      }
       if (impl_->failing_allocations > 0 && type == WGPUErrorType_NoError) {
         --impl_->failing_allocations;
         type = WGPUErrorType_OutOfMemory;

@@ -89,10 +89,6 @@ Error rejected(const Context::Impl& impl, const std::string& entry, const std::s
                                              message + "\n--- source ---\n" + listing);
 }
 
-struct CaptureErrors {
-  explicit CaptureErrors(std::string* into) { t_build_errors = into; }
-  ~CaptureErrors() { t_build_errors = nullptr; }
-};
 struct SharedGate {
   ScopeGate& gate;
   explicit SharedGate(ScopeGate& g) : gate(g) { gate.lock_shared(); }
@@ -104,14 +100,14 @@ std::shared_ptr<KernelState> build_state(Context::Impl& impl, const std::string&
                                          bool trusted, const std::string& label, bool on_worker) {
   // Native wgpu-native reports an error on the thread that raised it: every build there catches
   // its own (no scope, so a build never waits for another). Dawn and the browser open a scope.
-  const bool caught_per_thread = on_worker || (api().implementation == WebGpuImplementation::Wgpu && !kBrowserBuild);
+  const bool caught_per_thread = on_worker || errors_caught_per_thread();
   std::string worker_errors;
   std::unique_ptr<SharedGate> shared;
-  std::unique_ptr<CaptureErrors> capture;
+  std::unique_ptr<ThreadErrors> capture;
   ScopeGuard exclusive(impl.builds.gate, !caught_per_thread);
   if (caught_per_thread) {
     shared = std::make_unique<SharedGate>(impl.builds.gate);
-    capture = std::make_unique<CaptureErrors>(&worker_errors);
+    capture = std::make_unique<ThreadErrors>(&worker_errors);
   } else {
     api().wgpuDevicePushErrorScope(impl.device, WGPUErrorFilter_Validation);
   }
@@ -244,6 +240,11 @@ void ScopeGate::unlock() {}
 void ScopeGate::lock_shared() {}
 void ScopeGate::unlock_shared() {}
 #endif
+
+bool errors_caught_per_thread() { return api().implementation == WebGpuImplementation::Wgpu && !kBrowserBuild; }
+
+ThreadErrors::ThreadErrors(std::string* into) : previous_(t_build_errors) { t_build_errors = into; }
+ThreadErrors::~ThreadErrors() { t_build_errors = previous_; }
 
 bool capture_build_error(WGPUErrorType type, WGPUStringView message) {
   if (!t_build_errors) return false;

@@ -97,6 +97,22 @@ struct KernelBuilds {
   ~KernelBuilds() { stop(); }
 };
 
+// Natively under wgpu-native, which calls the uncaptured-error callback on the thread that
+// raised the error: builds and allocations catch their errors per thread (ThreadErrors) instead of
+// opening error scopes. Dawn and the browser: false.
+bool errors_caught_per_thread();
+// While one lives, the errors this thread raises are appended to `into` (not the context's).
+class ThreadErrors {
+ public:
+  explicit ThreadErrors(std::string* into);
+  ~ThreadErrors();
+  ThreadErrors(const ThreadErrors&) = delete;
+  ThreadErrors& operator=(const ThreadErrors&) = delete;
+
+ private:
+  std::string* previous_;
+};
+
 // From the device's uncaptured-error callback: true when the error was raised by a worker
 // thread's build (recorded for it, not made the context's sticky error).
 bool capture_build_error(WGPUErrorType type, WGPUStringView message);

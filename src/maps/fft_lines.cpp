@@ -102,10 +102,17 @@ FftLines::FftLines(gpu::ContextPtr ctx, uint32_t length) : ctx_(std::move(ctx)),
     tw[2 * size_t(t) + 1] = float(std::sin(a));
   }
   twiddle_ = Tensor::from_vector(ctx_, tw, {int64_t(m_), 2});
-  uint32_t wg = threads_for(m_);
-  kernel_ = kernels::Program::file(
-      ctx_, "fft_lines.wgsl",
-      {{"M", S(m_)}, {"WG", S(wg)}, {"COMPLEX", fft::kComplexHelpers}, {"PASSES", passes_code(m_, wg)}});
+  kernel_ = kernels::Program::file(ctx_, "fft_lines.wgsl", values(m_));
+}
+
+kernels::Values FftLines::values(uint32_t m) {
+  uint32_t wg = threads_for(m);
+  return {{"M", S(m)}, {"WG", S(wg)}, {"COMPLEX", fft::kComplexHelpers}, {"PASSES", passes_code(m, wg)}};
+}
+
+bool FftLines::prewarm(const gpu::ContextPtr& ctx, uint32_t length) {
+  plan(length);  // validates
+  return length <= max_length(*ctx) && kernels::prewarm(ctx, "fft_lines.wgsl", values(length));
 }
 
 kernels::Params FftLines::meta(const Layout& at, bool inverse) const {

@@ -27,6 +27,9 @@ class FftLines {
   static std::vector<uint32_t> plan(uint32_t length);
   // The longest line the adapter's workgroup memory holds (one line of complex f32).
   static uint32_t max_length(const gpu::Context& ctx);
+  // Queues the kernel FftLines(ctx, length) builds for a worker thread (kernels::prewarm; cold
+  // start). Whether a build was queued.
+  static bool prewarm(const gpu::ContextPtr& ctx, uint32_t length);
 
   // Forward: y_k = Σ_n x_n·exp(−2πi·nk/M); inverse: the conjugate sign, unscaled. In place.
   // `data`: f32 complex values (pairs), dense.
@@ -35,6 +38,7 @@ class FftLines {
   void run_indirect(const Tensor& data, const Layout& at, bool inverse, const Tensor& counts, uint64_t word);
 
  private:
+  static kernels::Values values(uint32_t length);  // fft_lines.wgsl's, for the constructor and prewarm
   kernels::Params meta(const Layout& at, bool inverse) const;
   gpu::ContextPtr ctx_;
   uint32_t m_;

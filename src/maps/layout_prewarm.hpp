@@ -10,8 +10,9 @@
 namespace surfgrad {
 
 // Queues the kernels options.method's layout will ask for (with the values its calls give them)
-// for k neighbours a point. Returns how many were queued (0 where prewarming does nothing).
-int prewarm_layout_kernels(const gpu::ContextPtr& ctx, const MapOptions& options, int k);
+// for n points and k neighbours a point. Returns how many were queued (0 where prewarming does
+// nothing).
+int prewarm_layout_kernels(const gpu::ContextPtr& ctx, const MapOptions& options, int64_t n, int k);
 
 // For a front end, before it reads the points (the CLI, while MNIST's file is decompressed): the
 // exact kNN's kernel and the layout's for as many neighbours as a large set takes. A small set
