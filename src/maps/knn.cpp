@@ -48,9 +48,9 @@ KnnResult knn_exact_rows(const Tensor& x, int k, int64_t row_begin, int64_t row_
   check_exact(x, k, row_begin, row_end);
   // Subgroup matrices (tensor cores), the same lists by their f32 re-check
   // (knn_subgroup_matrix.cpp), only when asked for: SURFGRAD_KNN_SUBGROUP_MATRIX=1. On the H200
-  // (2026-11-27, Dawn) its real-builtins test returned non-neighbours and the 1M run flagged every
-  // row for the f32 fallback (22.6 s against the f32 kernel's 4.4 s), so it is not the default
-  // until it passes there.
+  // (2026-11-27 evening, Dawn) it is right (its real-builtins test passes against float64, no row
+  // recomputed) but slower: 1M × 50-D, k = 90 in 9.75 s against the f32 kernel's 4.43 s
+  // (bench/results/2026-11-27-h200-dawn-knn-sgmat-1m.json), so the f32 kernel stays the default.
   const char* env = std::getenv("SURFGRAD_KNN_SUBGROUP_MATRIX");
   if (env && std::string(env) == "1" && knn_subgroup_matrix_unsupported(*x.context(), x.shape(1)).empty())
     return knn_exact_subgroup_matrix(x, k, row_begin, row_end);
