@@ -223,9 +223,13 @@ def main():
     if finished:
         print("finished after %.1f s" % seconds, flush=True)
         progress.line("driver: finished after %.1f s" % seconds)
+    elif browser.returncode is not None and seconds < a.timeout - 1:
+        progress.line("driver: THE BROWSER DIED (exit %s) after %.1f s" % (browser.returncode, seconds))
+        print("THE BROWSER DIED (exit %s) after %.1f s; its last lines below" % (browser.returncode, seconds), flush=True)
     else:
         progress.line("driver: TIMED OUT after %.1f s (--timeout %g)" % (seconds, a.timeout))
         print("TIMED OUT after %.1f s waiting for the page (--timeout %g)" % (seconds, a.timeout), flush=True)
+    if not finished:
         progress.tail("the page's last progress")
         with open(os.path.join(a.out, "browser.log")) as f:
             lines = [l for l in f if "dbus" not in l and "DBus" not in l]

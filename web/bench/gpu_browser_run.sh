@@ -66,10 +66,11 @@
 # first call's carried files stay there for the second; 64 MiB a call with the tree):
 #   here:   flock /tmp/web-build.lock bash scripts/build_web.sh; bash web/bench/pack_web_carry.sh;
 #           scripts/pack_arrow_carry.sh build-dawn (a current native CLI with Arrow); .gl (the
-#           Vulkan loader debs, the device README)
+#           Vulkan loader debs, the device README); .carry/fonts (cd .carry/fonts && apt-get download
+#           fonts-dejavu-core: the GPU machine has no fonts, and the headless shell aborts without)
 #   call 1: carry .carry/chrome1 .carry/webbin .gl   (56 MB + the tree's 5 MB)   command:
 #     ls .carry/chrome1 .carry/webbin .gl; cat .carry/webbin/STAMP
-#   call 2: carry .carry/chrome2 .carry/arrow          (51 MB + 5 MB; ≤ 9.5 min)   command:
+#   call 2: carry .carry/chrome2 .carry/arrow .carry/fonts   (52 MB + 5 MB; ≤ 9.5 min)   command:
 #     bash web/bench/gpu_browser_run.sh $OUT all
 #   (.carry/webbin holds the package's JavaScript with its wasm: the pair the device runs, whatever
 #   the checkout's web/package/ is by then; STAMP says from which commit and when)
@@ -102,6 +103,32 @@ done
 if [ -d /usr/local/nvidia ] && ls .gl/*.deb >/dev/null 2>&1 && [ ! -f /tmp/.gl-unpacked ]; then  # (only on the GPU machine: it writes to /)
   for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
   touch /tmp/.gl-unpacked
+fi
+# Fonts: the GPU machine has no fontconfig configuration ("Cannot load default config file"), and
+# the headless shell aborted there (FATAL SkFontMgr_FontConfigInterface.cpp:163 "Not implemented")
+# 0.2 s into the map page's load: the parquet mode's "hang" (the browser dead, the driver waiting).
+# .carry/fonts holds Debian's fonts-dejavu-core .deb (apt-get download); unpacked to /tmp with a
+# fonts.conf of its own, given to the browser by FONTCONFIG_FILE. FORCE_FONTS=1 uses it anywhere.
+if ls .carry/fonts/*.deb >/dev/null 2>&1 && { [ -n "${FORCE_FONTS:-}" ] || [ ! -f /etc/fonts/fonts.conf ]; }; then
+  fonts=/tmp/gpu-browser-fonts
+  if [ ! -f "$fonts/fonts.conf" ]; then
+    mkdir -p "$fonts/cache" "$fonts/root"
+    for f in .carry/fonts/*.deb; do dpkg -x "$f" "$fonts/root"; done
+    cat > "$fonts/fonts.conf" <<EOF
+<?xml version="1.0"?>
+<!DOCTYPE fontconfig SYSTEM "fonts.dtd">
+<fontconfig>
+  <dir>$fonts/root/usr/share/fonts</dir>
+  <cachedir>$fonts/cache</cachedir>
+  <alias><family>sans-serif</family><prefer><family>DejaVu Sans</family></prefer></alias>
+  <alias><family>system-ui</family><prefer><family>DejaVu Sans</family></prefer></alias>
+  <alias><family>serif</family><prefer><family>DejaVu Serif</family></prefer></alias>
+  <alias><family>monospace</family><prefer><family>DejaVu Sans Mono</family></prefer></alias>
+</fontconfig>
+EOF
+  fi
+  export FONTCONFIG_FILE=$fonts/fonts.conf
+  echo "fonts: $FONTCONFIG_FILE ($(find "$fonts/root" -name '*.ttf' | wc -l) fonts from .carry/fonts)"
 fi
 icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 if [ -f "$icd" ]; then export VK_DRIVER_FILES=$icd VK_ICD_FILENAMES=$icd; fi
