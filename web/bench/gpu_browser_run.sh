@@ -108,8 +108,9 @@ fi
 # the headless shell aborted there (FATAL SkFontMgr_FontConfigInterface.cpp:163 "Not implemented")
 # 0.2 s into the map page's load: the parquet mode's "hang" (the browser dead, the driver waiting).
 # .carry/fonts holds Debian's fonts-dejavu-core .deb (apt-get download); unpacked to /tmp with a
-# fonts.conf of its own, given to the browser by FONTCONFIG_FILE. FORCE_FONTS=1 uses it anywhere.
-if ls .carry/fonts/*.deb >/dev/null 2>&1 && { [ -n "${FORCE_FONTS:-}" ] || [ ! -f /etc/fonts/fonts.conf ]; }; then
+# fonts.conf of its own, given to the browser by FONTCONFIG_FILE (where the machine has no
+# /etc/fonts/fonts.conf, and always on the GPU machine). FORCE_FONTS=1 uses it anywhere.
+if ls .carry/fonts/*.deb >/dev/null 2>&1 && { [ -n "${FORCE_FONTS:-}" ] || [ ! -f /etc/fonts/fonts.conf ] || [ -d /usr/local/nvidia ]; }; then
   fonts=/tmp/gpu-browser-fonts
   if [ ! -f "$fonts/fonts.conf" ]; then
     mkdir -p "$fonts/cache" "$fonts/root"
