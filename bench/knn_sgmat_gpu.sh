@@ -14,6 +14,8 @@
 #     under Dawn, then 1M × 50-D, k = 90: exact-sgmat (per-step seconds), exact-sgmat-no-push,
 #     exact-f32 and its no-push shape in one surfgrad call, exact-sgmat at 128 and 256 candidates,
 #     PyTorch (bench/torch_knn.py).
+#   STAGE cols (<= 300 s): the diagnostic, then 1M x 50-D k = 90 exact-sgmat with the default right
+#     operands and with SURFGRAD_KNN_SGMAT_RIGHT=cols (col_major from the row-major copy).
 #   STAGE 10m (<= 560 s): 10M × 50-D, k = 15, exact-sgmat (about 100× the 1M work; today's f32
 #     kernel and PyTorch would take several times the 10-minute limit there, so they are not run).
 # Writes $OUT/rows-STAGE.json: size, variant, seconds, tflops (2·N²·D / s), cublas_tflops (the same
@@ -53,7 +55,14 @@ tests() {
   grep -E "rows recomputed|^\[  (FAILED|PASSED|SKIPPED) |FAILED TEST" "$out/tests-dawn.txt" | tail -20
   grep -v '^Warning: maxDynamic' "$out/tests-dawn.txt" | grep -A8 'Failure' | head -40
 }
-if [ "$stage" = diag ]; then
+if [ "$stage" = cols ]; then
+  # The experimental col_major right operands (KnnSubgroupMatrixOptions::right_cols) beside the
+  # default, 1M x 50-D k = 90 (<= 300 s): the diagnostic checks their products first.
+  diag
+  knn 1m-rows "${POINTS_1M:-1000000}" 90 exact-sgmat,exact-sgmat-no-push 100
+  SURFGRAD_KNN_SGMAT_RIGHT=cols knn 1m-cols "${POINTS_1M:-1000000}" 90 exact-sgmat,exact-sgmat-no-push 100
+  exit 0
+elif [ "$stage" = diag ]; then
   diag
   tests
   exit 0

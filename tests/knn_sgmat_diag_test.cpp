@@ -264,20 +264,22 @@ void diagnose(int64_t n, int64_t d, uint32_t seed) {
   }
 
   // The candidate kernel, dumping its products (rows and points up to whole 64-blocks of N); as
-  // the kNN runs it, and as it first passed on the H200 (knn_sgmat_internal.hpp: `plain`).
+  // the kNN runs it, as it first passed on the H200 (knn_sgmat_internal.hpp: `plain`), and with
+  // the experimental col_major right operands (KnnSubgroupMatrixOptions::right_cols).
   const KnnFusedShape shape = knn_sgmat_shape();
   const int kp = int(std::min<int64_t>(n - 1, 64));
-  for (bool plain : {false, true}) {
-    auto cand = knn_sgmat_candidate_program(ctx(), p.dp, sg, emulate, true, plain);
+  const char* names[] = {"kernel (the candidate kernel's own products)", "kernel, plain (as first passed on the H200)",
+                         "kernel, right operands col_major from xh (experimental)"};
+  for (int variant = 0; variant < 3; ++variant) {
+    const bool plain = variant == 1, right_cols = variant == 2;
+    auto cand = knn_sgmat_candidate_program(ctx(), p.dp, sg, emulate, true, plain, true, right_cols);
     Tensor dump = Tensor::full(ctx(), {p.npad, p.npad}, std::nan(""));
     Tensor ci = Tensor::empty(ctx(), {n, kp}, DType::i32), ck = Tensor::empty(ctx(), {n, kp});
     const kernels::Arg args[] = {ci, ck, p.xh, p.norms, p.xt, dump};
     knn_fused_dispatch(cand, args, n, p.npad, kp, 0, n, shape);
-    const int64_t bad = compare_products(
-        plain ? "kernel, plain (as first passed on the H200)" : "kernel (the candidate kernel's own products)",
-        dump.to_vector<float>(), h, (n + 63) / 64 * 64);
+    const int64_t bad = compare_products(names[variant], dump.to_vector<float>(), h, (n + 63) / 64 * 64);
     if (!plain) {
-      EXPECT_EQ(bad, 0);
+      EXPECT_EQ(bad, 0) << names[variant];
     }
   }
 }

@@ -42,6 +42,11 @@ Tensor bench_points(const gpu::ContextPtr& ctx, const KnnBenchArgs& a) {
   return add(index_select(centres, 0, Tensor::from_vector(ctx, label, {a.points})), noise);
 }
 
+bool env_is(const char* name, const std::string& value) {
+  const char* v = std::getenv(name);
+  return v && value == v;
+}
+
 // "exact" (knn_exact: subgroup matrices where the device has them), "exact-f32" (the f32
 // streaming kernel), "exact-sgmat" (subgroup matrices with --candidates; its stats in `sgmat`),
 // "blocked", "descent" (as the maps run it: a search list of max(k, 48)), or "exact:SHAPE" (the
@@ -50,8 +55,12 @@ KnnResult run_method(const std::string& m, const Tensor& x, int k, int candidate
   if (m == "exact") return knn_exact(x, k);
   if (m == "exact-f32") return knn_exact_shaped(x, k, knn_fused_shape(*x.context()));
   if (m == "exact-sgmat" || m == "exact-sgmat-no-push")
-    return knn_exact_subgroup_matrix(
-        x, k, 0, x.shape(0), {.candidates = candidates, .time_steps = true, .no_push = m != "exact-sgmat"}, &sgmat);
+    return knn_exact_subgroup_matrix(x, k, 0, x.shape(0),
+                                     {.candidates = candidates,
+                                      .time_steps = true,
+                                      .no_push = m != "exact-sgmat",
+                                      .right_cols = env_is("SURFGRAD_KNN_SGMAT_RIGHT", "cols")},
+                                     &sgmat);
   if (m == "blocked") return knn_exact_blocked(x, k, 0, x.shape(0));
   if (m == "descent") return nearest_neighbours(x, k, 1, KnnMethod::Descent);
   return knn_exact_shaped(x, k, KnnFusedShape::parse(m.substr(6)));

@@ -37,8 +37,10 @@ std::string knn_sgmat_tile(const std::string& ti, const std::string& tj, const s
 // subgroups of `sg`. dump: a sixth binding `dump` (f32 [NPAD rows, NPAD]) receives every product
 // X̃_i·X̃_j as the selection reads it (the diagnostic's view inside the real kernel). plain: the
 // code that first passed on the H200 (2026-11-27 evening: no hoisted left operands, the next
-// tile's norms read under branches), for the diagnostic's comparison.
+// tile's norms read under branches), for the diagnostic's comparison. push = false: nothing passes
+// the bars (bench knn's no-push timing). right_cols: KnnSubgroupMatrixOptions::right_cols.
 kernels::Program knn_sgmat_candidate_program(const gpu::ContextPtr& ctx, int dp, int sg, bool emulate,
-                                             bool dump = false, bool plain = false, bool push = true);
+                                             bool dump = false, bool plain = false, bool push = true,
+                                             bool right_cols = false);
 
 }  // namespace surfgrad

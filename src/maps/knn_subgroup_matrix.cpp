@@ -51,7 +51,10 @@ bool has_f16_config(const gpu::Features& f) {
 // subgroups of 8 would not split the 16 tiles evenly): the same generated code, other constants.
 // plain: the code before hoisting (the loop over k-steps in every tile; the next tile's norms
 // read under branches), kept for the diagnostic's comparison.
-kernels::Values candidate_values(const KnnFusedShape& f, int dp, int sg, bool emulate, bool dump, bool plain) {
+// right_cols: the right operands loaded col_major from the row-major copy x (a 16-point block is
+// 16 rows of DP contiguous halves) instead of row_major from xt (16 rows 2·NPAD bytes apart).
+kernels::Values candidate_values(const KnnFusedShape& f, int dp, int sg, bool emulate, bool dump, bool plain,
+                                 bool right_cols) {
   kernels::Values v = knn_fused_values(f);
   const int cells = f.tm * f.tn, across_n = f.bn / 16, tiles = (f.bm / 16) * across_n, groups = f.threads() / sg;
   std::string declare = "  var acc: array<f32, " + S(cells) + ">;\n  var sink = 0.0;\n  var pn = MAXF;\n";
@@ -75,7 +78,10 @@ kernels::Values candidate_values(const KnnFusedShape& f, int dp, int sg, bool em
                  ";\n        var m = TC();\n";
       for (int s = 0; s < dp / 16; ++s)
         compute += "        m = subgroupMatrixMultiplyAccumulate(hl" + S(s) +
-                   ", subgroupMatrixLoad<TB, row_major>(&xt, " + S(16 * s) + "u * NPAD + col0 + tj * 16u, NPAD), m);\n";
+                   (right_cols ? ", subgroupMatrixLoad<TB, col_major>(&x, (col0 + tj * 16u) * DP + " + S(16 * s) +
+                                     "u, DP), m);\n"
+                               : ", subgroupMatrixLoad<TB, row_major>(&xt, " + S(16 * s) +
+                                     "u * NPAD + col0 + tj * 16u, NPAD), m);\n");
       compute += "        subgroupMatrixStore<row_major>(&prod, hti * 16u * BN + tj * 16u, m, BN);\n      }\n";
     }
   } else if (emulate) {
@@ -170,16 +176,16 @@ std::string knn_sgmat_tile(const std::string& ti, const std::string& tj, const s
 }
 
 kernels::Program knn_sgmat_candidate_program(const gpu::ContextPtr& ctx, int dp, int sg, bool emulate, bool dump,
-                                             bool plain, bool push) {
+                                             bool plain, bool push, bool right_cols) {
   KnnFusedShape shape = knn_sgmat_shape();
   shape.push = push;
   std::string key = "knn_sgmat|" + shape.describe() + "|dp" + S(dp) + "|sg" + S(sg) + (emulate ? "|emulated" : "") +
-                    (dump ? "|dump" : "") + (plain ? "|plain" : "|hoisted");
+                    (dump ? "|dump" : "") + (plain ? "|plain" : "|hoisted") + (right_cols ? "|rcols" : "");
   return kernels::Program::generated(ctx, key,
                                      [&] {
                                        std::string wgsl = kernels::fill_template(
                                            kernels::wgsl_source("knn_fused.wgsl"),
-                                           candidate_values(shape, dp, sg, emulate, dump, plain));
+                                           candidate_values(shape, dp, sg, emulate, dump, plain, right_cols));
                                        return emulate ? kernels::emulate_subgroup_matrix(wgsl) : wgsl;
                                      },
                                      {.f16 = true, .subgroups = true, .validated = true});
@@ -248,7 +254,7 @@ KnnResult knn_exact_subgroup_matrix(const Tensor& x_in, int k, int64_t row_begin
   st.scale = s;
   const Tensor &xh = p.xh, &xt = p.xt, &norms = p.norms, &point_stats = p.stats, &mean = p.mean;
   std::vector<float> most = point_stats.max({0}).to_vector<float>();  // max |X̃_j|, max |r_j|
-  auto candidates = knn_sgmat_candidate_program(ctx, dp, sg, o.emulate, false, false, !o.no_push);
+  auto candidates = knn_sgmat_candidate_program(ctx, dp, sg, o.emulate, false, false, !o.no_push, o.right_cols);
   auto check = kernels::Program::file(ctx, "knn_sgmat_check.wgsl", {}, {.validated = true});
   mark(st.prep_seconds);
 

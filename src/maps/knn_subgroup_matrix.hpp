@@ -21,6 +21,11 @@ struct KnnSubgroupMatrixOptions {
   // alone; the lists are left unfilled, no re-check).
   bool time_steps = false;
   bool no_push = false;
+  // Experimental, not yet run on a GPU: the candidate kernel's right operands loaded col_major
+  // from the row-major f16 copy (16 points' DP contiguous halves each) rather than row_major from
+  // the transposed one (16 rows 2·NPAD bytes apart). `bench knn` sets it from
+  // SURFGRAD_KNN_SGMAT_RIGHT=cols; KnnSgmatDiag checks its products.
+  bool right_cols = false;
 };
 
 struct KnnSubgroupMatrixStats {
