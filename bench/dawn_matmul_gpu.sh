@@ -17,7 +17,7 @@
 #   implementations), SGMAT (the subgroup-matrix rungs, Dawn only).
 # SWEEP=1: instead, the subgroup-matrix grid (`bench matmul --sweep sgmat`: ~30 configurations of
 #   the panel kernel and 2 references at the first size, the fastest SWEEP_TOP (4) at the others) under Dawn after one baseline call
-#   (f16-tuned[-tiled], f16-sgmat-direct; f32: tuned, f32-sgmat-split[-staged], int8-dot4, int8-sgmat[-words]; cuBLAS) and the Dawn tests; rows.json as usual, the sweep's
+#   (f16-tuned[-tiled], f16-sgmat-direct; f32: tuned, f32-sgmat-split[-staged], int8-dot4, int8-sgmat; cuBLAS) and the Dawn tests; rows.json as usual, the sweep's
 #   variants named f16-sgmat:tm=..,tn=..,... (pass one back to --variants to rerun it).
 #   Time: <= 100 s tests, 120 s baseline, SWEEP_LIMIT (270) s sweep, 60 s of its top 4 without
 #   robustness (SURFGRAD_DAWN_TOGGLES). SKIP_TESTS=1 skips the tests.
@@ -49,7 +49,7 @@ out=${OUT:-/tmp/dawn-matmul}
 work=${WORK:-/tmp/dawn-gpu}
 sizes=${SIZES:-4096x4096x4096,8192x8192x8192}
 baseline=${BASELINE:-f16-tiled-acc32,f16-tuned}
-sgmat=${SGMAT:-f16-sgmat-direct,f16-sgmat-staged,f16-sgmat-2x2,f16-sgmat-4x2,f16-sgmat-pan,int8-sgmat,int8-sgmat-words}
+sgmat=${SGMAT:-f16-sgmat-direct,f16-sgmat-staged,f16-sgmat-2x2,f16-sgmat-4x2,f16-sgmat-pan,int8-sgmat}
 mkdir -p "$out" "$work"
 . bench/gpu_pack_env.sh "$pack" "$work"  # unpacks the pack, sets the loader paths and $bin
 
@@ -75,7 +75,7 @@ bench() {  # IMPL NAME VARIANTS TIMEOUT [--torch-script none]
     --json "$out/matmul-$impl-$name.json" "$@" 2>&1 | grep -v '^Warning: maxDynamic' | tee "$out/matmul-$impl-$name.txt"
 }
 if [ "${SWEEP:-0}" = 1 ]; then
-  bench dawn base "${BASELINE:-f16-tuned,f16-tuned-tiled,f16-sgmat-direct,tuned,f32-sgmat-split,f32-sgmat-split-staged,int8-dot4,int8-sgmat,int8-sgmat-words}" 120 --torch-script bench/torch_matmul.py
+  bench dawn base "${BASELINE:-f16-tuned,f16-tuned-tiled,f16-sgmat-direct,tuned,f32-sgmat-split,f32-sgmat-split-staged,int8-dot4,int8-sgmat}" 120 --torch-script bench/torch_matmul.py
   # The JSON is rewritten after every row: a sweep cut off by the limit keeps what it measured.
   bench dawn sweep "" "${SWEEP_LIMIT:-270}" --sweep sgmat --sweep-top "${SWEEP_TOP:-4}" --reps 5 \
     --torch-script /nonexistent

@@ -204,7 +204,7 @@ TEST(SubgroupMatrixWgsl, NewKernelsParseUnderDawn) {
           int8_subgroup_matrix_wgsl(32),
       c->wgsl_preamble(false, true) +
           kernels::fill_template(kernels::wgsl_source("common.wgsl"), {{"META_BINDING", "5"}}) +
-          int8_subgroup_matrix_wgsl(32, true)};
+          int8_subgroup_matrix_wgsl(32, false)};
   for (const auto& wgsl : kernels_) {
     try {
       c->kernel(wgsl, "main");

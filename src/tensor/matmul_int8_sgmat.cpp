@@ -1,8 +1,8 @@
 // int8 matmul on i8 subgroup matrices (matmul_int8_sgmat.hpp). The operands are quantized and
 // padded on the host (rows to 64, K to 32), so the kernel loads whole 16×32 / 32×16 tiles
 // without guards; the epilogue writes only rows < M and columns < N. Offsets and strides of i8
-// subgroup-matrix loads count i8 values in an array<i32> of packed words (the form the issue's
-// probe compiled on the H100).
+// subgroup-matrix loads count i32 words of the packed arrays (four i8 values each): counted in i8
+// values, the products were wrong on the H200.
 #include "matmul_int8_sgmat.hpp"
 
 #include <algorithm>

@@ -20,12 +20,12 @@ Int8Operands quantize_int8(const MatmulProblem& p, int64_t k_align, int64_t mn_a
 // Why the i8 subgroup-matrix rung cannot run `p` here ("" when it can).
 std::string int8_subgroup_matrix_unsupported(const MatmulProblem& p);
 // The kernel's WGSL body (after common.wgsl) for subgroup size `sg`: public for the parse test.
-// `words`: the loads' offsets and strides in i32 words of the packed arrays instead of i8 values
-// (a diagnostic rung: on the H200 the i8-value form computed wrong products, and which unit
-// this Dawn takes is what the two rungs side by side tell).
-std::string int8_subgroup_matrix_wgsl(int sg, bool words = false);
+// `words`: the loads' offsets and strides in i32 words of the packed arrays, the unit Dawn takes
+// (H200, 2026-11-27: the words form matches float64, 2.7e-4; in i8 values the products were
+// wrong, error 0.5-0.7). `words = false` is kept for the parse test only.
+std::string int8_subgroup_matrix_wgsl(int sg, bool words = true);
 // Quantizes (untimed) and returns the dispatch: 4×4 tiles of 16×16 a subgroup, loaded straight
 // from the padded buffers (A row-major, Bᵀ as B col_major), scaled to f32 in the epilogue.
-std::function<void()> int8_subgroup_matrix_prepare(const MatmulProblem& p, bool words = false);
+std::function<void()> int8_subgroup_matrix_prepare(const MatmulProblem& p, bool words = true);
 
 }  // namespace surfgrad

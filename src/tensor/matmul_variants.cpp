@@ -246,11 +246,6 @@ const std::vector<MatmulVariant>& matmul_variants() {
        }},
       {11, "int8-sgmat", "int8 on i8 subgroup matrices (16x16x32, i32 accumulation), 4x4 tiles from the buffers", 3e-2,
        int8_subgroup_matrix_unsupported, [](const MatmulProblem& p) { return int8_subgroup_matrix_prepare(p); }},
-      {11, "int8-sgmat-words",
-       "int8-sgmat with the loads' offsets and strides in i32 words (diagnostic: int8-sgmat's i8-value units computed "
-       "wrong products on the H200)",
-       3e-2, int8_subgroup_matrix_unsupported,
-       [](const MatmulProblem& p) { return int8_subgroup_matrix_prepare(p, true); }},
       {11, "int8-dot4", "int8 operands with dot4I8Packed and f32 scales (quantized per row/column)", 3e-2,
        [](const MatmulProblem& p) -> std::string {
          if (p.dtype() != DType::f32) return "takes f32 inputs to quantize";
