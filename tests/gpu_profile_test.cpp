@@ -41,7 +41,8 @@ TEST(GpuProfile, CountsEveryDispatchPerKernelAcrossReadBacks) {
   EXPECT_NEAR(a.to_vector<float>()[0], 5001.0, 1e-3);
   std::string table = c->profile_table();
   EXPECT_NE(table.find("GPU time per kernel"), std::string::npos) << table;
-  EXPECT_EQ(dispatches_of(table, "values|add|a + b||f32f32f32"), 2500) << table;
+  // (the key names the operands as the vec4 path reads them: v = 4-wide, s = a broadcast scalar)
+  EXPECT_EQ(dispatches_of(table, "values|add|a + b||vvv|f32f32f32"), 2500) << table;
   EXPECT_EQ(dispatches_of(table, "fill.wgsl|T=f32|VALUE=f32(arg_f32(2u) + f32(i) * arg_f32(3u))"), 2) << table;
   EXPECT_GT(dispatches_of(table, "all kernels"), 2501) << table;
   // Without the variable nothing is profiled.
