@@ -89,6 +89,10 @@ TEST(MapPipeline, AutomaticPcaOnCpuAdapters) {
   EXPECT_EQ(map_pca_components(o, 1797, 64, true), 0);
   EXPECT_EQ(map_pca_components(o, 1797, 200, true), 0);
   EXPECT_EQ(map_pca_components(o, 1797, 201, true), 100);
+  // Too few points for 100 components (a 40 × 2048 map on SwiftShader failed with 'at most min(N, D)').
+  EXPECT_EQ(map_pca_components(o, 40, 2048, true), 0);
+  EXPECT_EQ(map_pca_components(o, 200, 2048, true), 0);
+  EXPECT_EQ(map_pca_components(o, 201, 2048, true), 100);
   EXPECT_EQ(map_pca_components(o, 30000, 784, false), 50);
   EXPECT_EQ(map_pca_components(o, 30000, 784, true), 50);
   o.pca_components = 0;

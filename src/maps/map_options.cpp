@@ -138,7 +138,11 @@ int map_pca_components(const MapOptions& o, int64_t n, int64_t d, bool cpu_adapt
   // quality (t-SNE recall@10 / trustworthiness / 10-NN accuracy: 100 components 0.432 / 0.986 /
   // 0.952, 50 components 0.424 / 0.987 / 0.955, openTSNE on the exact 784-D lists 0.434 / 0.986
   // / 0.946, scikit-learn 0.433 / 0.987 / 0.948).
-  int automatic = n > kExactKnnLimit ? 50 : (cpu_adapter && d > 2 * kCpuPcaComponents) ? kCpuPcaComponents : 0;
+  // (Not below 2 × 100 points either: the components cannot outnumber the points, and exact kNN
+  // of so few points is cheap in any dimension.)
+  int automatic = n > kExactKnnLimit                                                        ? 50
+                  : (cpu_adapter && d > 2 * kCpuPcaComponents && n > 2 * kCpuPcaComponents) ? kCpuPcaComponents
+                                                                                            : 0;
   int p = o.pca_components < 0 ? automatic : o.pca_components;
   return p > 0 && d > p ? p : 0;
 }

@@ -56,7 +56,7 @@ export interface MapOptions {
   seed?: number;
   /** 'euclidean' (default) or 'cosine' (rows scaled to unit length first). */
   metric?: 'euclidean' | 'cosine';
-  /** Principal components kNN runs on (-1 default: 50 past 20,000 points or, on CPU adapters such as SwiftShader, 100 past 200 dimensions; else the input itself; 0: never). */
+  /** Principal components kNN runs on (-1 default: 50 past 20,000 points or, on CPU adapters such as SwiftShader, 100 past 200 dimensions and 200 points; else the input itself; 0: never). */
   pcaComponents?: number;
   /** Exact kNN, neighbour descent, or auto (by size and adapter). */
   knn?: 'auto' | 'exact' | 'descent';
