@@ -205,7 +205,15 @@ def test_written_map_loads_as_embedding_atlas_loads_it(data, tmp_path, writer):
         assert page[c].null_count == 0
         np.testing.assert_array_equal(page[c].cast(pa.float64()).to_numpy(), df[c].to_numpy(np.float64))
     duckdb = pytest.importorskip("duckdb")  # optional: the SQL the page and the widget run
-    rows = duckdb.sql('SELECT "x"::DOUBLE AS x, "y"::DOUBLE AS y FROM page').fetchall()
+    # A connection of its own, closed here: duckdb.sql's module-level default connection was freed
+    # by duckdb's exit handler at interpreter exit, which segfaulted (free(0x1) in _duckdb's atexit
+    # code, core dump of 2026-11-27) about one suite run in five.
+    con = duckdb.connect()
+    try:
+        con.register("page", page)
+        rows = con.sql('SELECT "x"::DOUBLE AS x, "y"::DOUBLE AS y FROM page').fetchall()
+    finally:
+        con.close()
     assert len(rows) == len(X)
 
 
