@@ -18,6 +18,11 @@ Staging staging_shape(const SubgroupMatrixParams& sm, int wg);
 // matrices' edges). Expects M N K row0 col0 bases a_rs b_rs lid and the consts BM BN BK WG.
 std::string quad_loads(const Staging& st, const std::string& k0);
 
+// The entry point's header shared by the kernels: `@compute @workgroup_size(wg)`, the builtins
+// (wid nwg lid sgi lane), then M N K, the block's `tile` (swizzled in groups of sm.sw block rows),
+// the batch's `bases`, the strides a_rs a_cs b_rs b_cs and the block's row0 col0 (the consts BM BN).
+std::string kernel_prologue(const SubgroupMatrixParams& sm, int wg);
+
 // The panel kernel's WGSL body (pan=1; matmul_sgmat_panels.cpp).
 std::string panel_kernel_wgsl(const SubgroupMatrixParams& sm, int sg);
 // Its workgroup memory in bytes.

@@ -82,18 +82,7 @@ std::string panel_kernel_wgsl(const SubgroupMatrixParams& sm, int sg) {
   s += "var<workgroup> as_: array<array<f16, " + S(smr * bkp) + ">, " + S(2 * sm.wm) + ">;\n";
   s += "var<workgroup> bs_: array<array<f16, " + S(sm.bt ? snc * bkp : sm.bk * snp) + ">, " + S(2 * sm.wn) + ">;\n";
   s += "var<workgroup> cs_: array<array<f32, 256>, " + S(nsg) + ">;\n";
-  s += "@compute @workgroup_size(" + S(nsg * sg) + ")\n";
-  s += "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,\n"
-       "        @builtin(local_invocation_index) lid: u32, @builtin(subgroup_id) sgi: u32,\n"
-       "        @builtin(subgroup_invocation_id) lane: u32) {\n";
-  s += "  let M = mm_m(); let N = mm_n(); let K = mm_k();\n";
-  s += "  var tile = mm_locate(linear_group(wid, nwg));\n";
-  if (sm.sw > 1)
-    s += "  let rc = mm_tile(tile.row * arg(4u) + tile.col, arg(3u), arg(4u), " + S(sm.sw) +
-         "u);\n  tile.row = rc.x; tile.col = rc.y;\n";
-  s += "  let bases = mm_batch_bases(min(tile.batch, arg(5u) - 1u));\n";
-  s += "  let a_rs = arg(6u); let b_rs = arg(8u);\n";
-  s += "  let row0 = tile.row * BM; let col0 = tile.col * BN;\n";
+  s += kernel_prologue(sm, nsg * sg);
   s += "  let sgr = sgi / WN; let sgc = sgi % WN;\n";
   for (int i = 0; i < sm.tm; ++i)
     for (int j = 0; j < sm.tn; ++j) s += "  var acc_" + S(i) + "_" + S(j) + ": TC;\n";

@@ -71,6 +71,24 @@ std::string quad_loads(const Staging& st, const std::string& k0) {
   return s;
 }
 
+// subgroup_id and subgroup_invocation_id, not local_invocation_index / SG: the subgroup a lane
+// is really in, and a value the uniformity analysis knows to be uniform in its subgroup.
+std::string kernel_prologue(const SubgroupMatrixParams& sm, int wg) {
+  std::string s = "@compute @workgroup_size(" + S(wg) + ")\n";
+  s += "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,\n"
+       "        @builtin(local_invocation_index) lid: u32, @builtin(subgroup_id) sgi: u32,\n"
+       "        @builtin(subgroup_invocation_id) lane: u32) {\n";
+  s += "  let M = mm_m(); let N = mm_n(); let K = mm_k();\n";
+  s += "  var tile = mm_locate(linear_group(wid, nwg));\n";
+  if (sm.sw > 1)
+    s += "  let rc = mm_tile(tile.row * arg(4u) + tile.col, arg(3u), arg(4u), " + S(sm.sw) +
+         "u);\n  tile.row = rc.x; tile.col = rc.y;\n";
+  s += "  let bases = mm_batch_bases(min(tile.batch, arg(5u) - 1u));\n";
+  s += "  let a_rs = arg(6u); let a_cs = arg(7u); let b_rs = arg(8u); let b_cs = arg(9u);\n";
+  s += "  let row0 = tile.row * BM; let col0 = tile.col * BN;\n";
+  return s;
+}
+
 }  // namespace sgmat
 
 namespace {
@@ -242,20 +260,7 @@ static std::string kernel_wgsl(const SubgroupMatrixParams& sm, int sg, bool vec4
     s += "var<workgroup> as_: array<f16, BM * BKP>;\nvar<workgroup> bs_: array<f16, " +
          std::string(sm.bt ? "BN * BKP" : "BK * BNP") + ">;\n";
   s += "var<workgroup> cs_: array<f32, " + S(nsg * 256) + ">;\n";
-  s += "@compute @workgroup_size(" + S(nsg * sg) + ")\n";
-  // subgroup_id and subgroup_invocation_id, not local_invocation_index / SG: the subgroup a lane
-  // is really in, and a value the uniformity analysis knows to be uniform in its subgroup.
-  s += "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,\n"
-       "        @builtin(local_invocation_index) lid: u32, @builtin(subgroup_id) sgi: u32,\n"
-       "        @builtin(subgroup_invocation_id) lane: u32) {\n";
-  s += "  let M = mm_m(); let N = mm_n(); let K = mm_k();\n";
-  s += "  var tile = mm_locate(linear_group(wid, nwg));\n";
-  if (sm.sw > 1)
-    s += "  let rc = mm_tile(tile.row * arg(4u) + tile.col, arg(3u), arg(4u), " + S(sm.sw) +
-         "u);\n  tile.row = rc.x; tile.col = rc.y;\n";
-  s += "  let bases = mm_batch_bases(min(tile.batch, arg(5u) - 1u));\n";
-  s += "  let a_rs = arg(6u); let a_cs = arg(7u); let b_rs = arg(8u); let b_cs = arg(9u);\n";
-  s += "  let row0 = tile.row * BM; let col0 = tile.col * BN;\n";
+  s += sgmat::kernel_prologue(sm, nsg * sg);
   s += "  let sr = (sgi / " + S(sm.wn) + "u) * " + S(sm.tm * kTile) + "u; let sc = (sgi % " + S(sm.wn) + "u) * " +
        S(sm.tn * kTile) + "u;\n";
   for (int i = 0; i < sm.tm; ++i)
