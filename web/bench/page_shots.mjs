@@ -34,7 +34,7 @@ try {
   await page.goto(`${server.url}/page/?tiles=/shots/tiles/&tileDensity=0.002`);
   await page.waitForFunction(() => window.__tiles?.status()?.firstViewMs != null, null, { timeout: 60000, polling: 100 });
   await page.waitForFunction(() => window.__tiles.status().inFlight === 0, null, { timeout: 60000, polling: 100 });
-  const pos = await page.evaluate(() => { const [x, y] = window.surfgradPage.view.plot.getScreenPosition(0); const r = window.surfgradPage.plotRect(); return [r.x + x, r.y + y]; });
+  const pos = await page.evaluate(() => { const [x, y] = window.surfgradPage.view.screenPosition(0); const r = window.surfgradPage.plotRect(); return [r.x + x, r.y + y]; });
   await page.mouse.move(pos[0] - 3, pos[1] - 3);
   await page.mouse.move(pos[0], pos[1]);
   await page.waitForFunction(() => !document.getElementById('tooltip').hidden, null, { timeout: 10000, polling: 100 }).catch(() => {});

@@ -107,7 +107,7 @@ try {
   if (pix.hues < 6) failures.push(`the plot has ${pix.hues} colour bins: not coloured by label (need ≥ 6)`);
 
   // Hover over a drawn point: the tooltip names its input row (ix) and label.
-  const pos = await page.evaluate(() => { const [x, y] = window.surfgradPage.view.plot.getScreenPosition(0); const r = window.surfgradPage.plotRect(); return [r.x + x, r.y + y]; });
+  const pos = await page.evaluate(() => { const [x, y] = window.surfgradPage.view.screenPosition(0); const r = window.surfgradPage.plotRect(); return [r.x + x, r.y + y]; });
   await page.mouse.move(pos[0] - 3, pos[1] - 3);
   await page.mouse.move(pos[0], pos[1]);
   const tip = await page.waitForFunction(() => { const t = document.getElementById('tooltip'); return !t.hidden && t.textContent; }, null, { timeout: 10000, polling: 100 })

@@ -1,5 +1,7 @@
 // The map view: regl-scatterplot (WebGL) with categorical colours, a legend and a hover tooltip.
 import createScatterplot from 'regl-scatterplot';
+import createKDBushClass from 'regl-scatterplot/src/kdbush-class.js';
+import { PointsLayer } from './points_layer.js';
 
 // 20 categorical colours: Tableau 10, then their lighter partners. More labels than this cycle.
 export const PALETTE = [
@@ -37,6 +39,11 @@ export function normalise(embedding, n) {
   return { x, y };
 }
 
+// The hover index a worker built for a layout (regl-scatterplot's createSpatialIndex: KDBush 4).
+const KDBush = createKDBushClass();
+// How near (CSS px) the mouse must come to a point to hover it.
+const HOVER_PX = 8;
+
 export class MapView {
   constructor(canvas, { tooltip, legend }) {
     this.canvas = canvas;
@@ -49,46 +56,50 @@ export class MapView {
     this.drawing = null;
     this.drawMs = 0;
     this.mouse = [0, 0];
+    this.hovered = null; // { id, k } of the point under the mouse
+    this.sets = new Map(); // id → { x, y, code, stride, index, bounds }: what is drawn, for hover
+    this.onFrame = null; // (ms) after each render of the points, for benchmarks
+    // regl-scatterplot keeps the camera (zoom, pan, its 'view' events, the white background): it
+    // is given one invisible point far outside the map (it renders and moves its camera only with
+    // points drawn); the map's points are the layer's (points_layer.js says why).
     this.plot = createScatterplot({
       canvas, width: 'auto', height: 'auto',
       backgroundColor: BACKGROUND,
-      pointSize: 3, pointSizeSelected: 4, pointOutlineWidth: 1,
-      opacity: 0.85,
-      pointColor: UNLABELLED,
-      pointColorHover: '#111111',
-      lassoColor: '#3b6fb6',
-      showReticle: true, reticleColor: [0.2, 0.2, 0.2, 0.25],
-      // The hover index (a k-d tree, rebuilt for each layout drawn) is built in regl-scatterplot's
-      // own worker: at 1M points it would hold the page's thread for ~0.5 s a layout.
-      spatialIndexUseWorker: true,
+      pointSize: 1, opacity: 0, pointColor: BACKGROUND,
+      showReticle: false,
+      keyMap: {}, // no lasso or rotation (the layer's points are not regl-scatterplot's to select)
+      spatialIndexUseWorker: false,
     });
+    this.plot.draw({ x: [1e6], y: [1e6] });
+    const layerCanvas = document.createElement('canvas');
+    layerCanvas.className = 'points-layer';
+    canvas.after(layerCanvas);
+    this.layer = new PointsLayer(layerCanvas, { getView: () => this.plot.get('cameraView'), opacity: 0.85 });
+    this.layer.onFrame = (ms) => this.onFrame?.(ms);
     this.rowText = null; // (i) => Promise<string | null>: a table's label text of row i
-    this.describe = null; // (k) => { i, label, code } of drawn point k: a tiled map's (tiles.js)
-    // clear() gives regl-scatterplot no points, which its index worker answers with a rejected
-    // promise nobody can catch ('Invalid point data'): not an error of the page's.
-    window.addEventListener('unhandledrejection', (e) => {
-      if (e.reason?.message === 'Invalid point data' && this.n === 0) { e.preventDefault(); e.stopImmediatePropagation(); }
-    });
+    this.describe = null; // (id, k) => { i, label, code } of point k of batch id: a tiled map's (tiles.js)
     canvas.addEventListener('pointermove', (e) => {
       const r = canvas.getBoundingClientRect();
       this.mouse = [e.clientX - r.left, e.clientY - r.top];
       this.placeTooltip();
+      if (e.buttons) return; // (dragging: the view moves)
+      if (!this.hoverQueued) { this.hoverQueued = true; requestAnimationFrame(() => { this.hoverQueued = false; this.hoverAt(...this.mouse); }); }
     });
+    canvas.addEventListener('pointerleave', () => this.unhover());
     canvas.addEventListener('wheel', () => { tooltip.hidden = true; }, { passive: true });
-    this.plot.subscribe('pointOver', (i) => this.showTooltip(i));
-    this.plot.subscribe('pointOut', () => { tooltip.hidden = true; this.hovered = -1; });
-    // A view change (drag, a programmatic zoom, a tiled map's zoomTo) moves the hovered point from
-    // under the mouse: end the hover, or its tooltip stays up and its reticle (a line across the
-    // plot) marks a point that is no longer there.
-    this.plot.subscribe('view', () => this.unhover());
+    // The points move with the camera in the plot's own frame. A view change (drag, a programmatic
+    // zoom, a tiled map's zoomTo) moves the hovered point from under the mouse: end the hover, or
+    // its tooltip stays up over a point that is no longer there.
+    this.plot.subscribe('view', () => { this.unhover(false); this.layer.render(); });
   }
 
-  // Ends a hover: regl-scatterplot drops the hovered point (its reticle; nothing to redraw when
-  // none is hovered) and sends pointOut.
-  unhover() {
-    this.plot.hover(-1);
+  // Ends a hover (render: redraw now, without the hovered point's mark).
+  unhover(render = true) {
+    const had = this.layer.hover;
+    this.layer.hover = null;
     this.tooltip.hidden = true;
-    this.hovered = -1;
+    this.hovered = null;
+    if (had && render) this.layer.requestRender();
   }
 
   // Integer labels for the points (or null): colours and legend follow.
@@ -106,9 +117,8 @@ export class MapView {
 
   setCats(cats) {
     this.cats = cats;
-    this.filtered = null;
-    this.plot.unfilter?.();
-    this.plot.set({ pointColor: this.colours(), colorBy: this.cats ? 'valueA' : null });
+    this.setFilter(null);
+    this.layer.setColours(this.colours());
     this.renderLegend();
   }
 
@@ -139,6 +149,8 @@ export class MapView {
       row.append(sw, name, count);
       row.title = 'Click to show only this label; click again to show all';
       row.onclick = () => this.toggleFilter(i, row);
+      if (this.filtered === i) row.classList.add('on');
+      else if (this.filtered != null) row.classList.add('off');
       el.append(row);
     }
     if (shown < this.cats.values.length) {
@@ -151,10 +163,8 @@ export class MapView {
 
   // Draws a layout: { x, y } already scaled to [-1, 1] (the worker's scaleForPlot), or an
   // embedding (n×2 interleaved) scaled here. Calls during a draw coalesce: only the newest is
-  // drawn, and after each draw the page idles as long as that draw took before the next, so live
-  // updates never take more than about half of the main thread; the plot is made once and only
-  // given new points. (regl-scatterplot renders into a shared WebGL canvas and copies it with
-  // drawImage: cheap on a GPU, ~50 ms per frame on SwiftShader.)
+  // drawn next. The layer copies the points to the GPU in slices between frames (points_layer.js),
+  // so a new layout never holds the page's thread; the one drawn stays until it is replaced whole.
   async show(layout, n) {
     this.pending = layout.x ? { xy: layout, n: layout.x.length, stride: layout.stride ?? 1, index: layout.spatialIndex } : { embedding: layout, n, stride: 1 };
     if (this.drawing) return this.drawing;
@@ -168,26 +178,47 @@ export class MapView {
         const t0 = performance.now();
         const { embedding: e, xy, n: m, stride, index } = this.pending;
         this.pending = null;
-        if (!m) continue; // (regl-scatterplot's index worker refuses no points)
         const { x, y } = xy ?? normalise(e, m);
-        const pts = { x, y };
         // An intermediate layout of a large map: every stride-th point (map_worker.js LIVE_POINTS).
-        this.stride = stride;
-        // (A tiled map's points come with their own label codes: tiles.js.)
-        const codes = xy?.z ?? (this.cats && (stride > 1 ? this.sampleCodes(stride, m) : this.cats.codes));
-        if (codes && codes.length === m) pts.z = codes;
-        if (m !== this.n) this.plot.set({ pointSize: m <= 5000 ? 4 : m <= 50000 ? 3 : m <= 500000 ? 2 : 1 });
+        const codes = this.cats && (stride > 1 ? this.sampleCodes(stride, m) : this.cats.codes);
+        const code = codes && codes.length === m ? codes : null;
+        this.unhover(false); // (the hovered index is of the points being replaced)
+        // index: the layout's k-d tree built off this thread (map_worker.js postIndex), for hover.
+        let kd = null;
+        try { kd = index ? KDBush.from(index) : null; } catch { kd = null; }
+        await this.layer.add('layout', { x, y, code });
+        this.sets.set('layout', { x, y, code, stride, index: kd });
         this.n = m;
-        this.unhover(); // (the hovered index is of the points being replaced)
-        // index: the layout's k-d tree built off this thread (map_worker.js), else regl-scatterplot
-        // copies the points to its own index worker from here.
-        await this.plot.draw(pts, { zDataType: 'categorical', preventFilterReset: true, spatialIndex: index });
+        this.stride = stride;
+        this.sizePoints();
         this.drawMs = performance.now() - t0;
-        if (this.pending) await new Promise((ok) => setTimeout(ok, Math.min(this.drawMs, 500)));
+        if (this.pending) await new Promise((ok) => setTimeout(ok, 0));
       }
     } finally {
       this.drawing = null;
     }
+  }
+
+  // A tiled map's tile (tiles.js): its own batch of points, added beside the others; { x, y, z }
+  // in plot coordinates with label codes (z, or null), and bounds [x0, y0, x1, y1] for hover.
+  async addPoints(id, { x, y, z, bounds }) {
+    const ok = await this.layer.add(id, { x, y, code: z ?? null });
+    if (ok) { this.sets.set(id, { x, y, code: z ?? null, stride: 1, bounds }); this.sizePoints(); }
+    return ok;
+  }
+
+  removePoints(id) {
+    this.layer.remove(id);
+    this.sets.delete(id);
+    if (this.hovered?.id === id) this.unhover();
+    this.sizePoints();
+  }
+
+  // Point size by how many are drawn (as regl-scatterplot was set: 4 px to 5,000 points, 1 px past 500,000).
+  sizePoints() {
+    const m = this.layer.count;
+    this.layer.pointSize = m <= 5000 ? 4 : m <= 50000 ? 3 : m <= 500000 ? 2 : 1;
+    this.layer.requestRender();
   }
 
   // The label codes of every stride-th point (m of them), kept for the next layout.
@@ -199,28 +230,101 @@ export class MapView {
     return codes;
   }
 
-  // Shows only the points of one label code (or all again).
-  toggleFilter(code, row) {
-    const rows = [...this.legend.querySelectorAll('.legend-row')];
-    if (this.filtered === code || !this.cats || this.cats.codes.length !== this.n) {
-      this.filtered = null;
-      this.plot.unfilter();
-      rows.forEach((r) => r.classList.remove('off', 'on'));
-      return;
-    }
-    this.filtered = code;
-    const idx = [];
-    for (let i = 0; i < this.n; i++) if (this.cats.codes[i] === code) idx.push(i);
-    this.plot.filter(idx);
-    rows.forEach((r) => { r.classList.toggle('on', r === row); r.classList.toggle('off', r !== row); });
+  // Shows only the points of one label code (or all again): the layer skips the others in its
+  // vertex shader, so a filter costs nothing per point here.
+  toggleFilter(code) {
+    this.setFilter(this.filtered === code || !this.cats ? null : code);
   }
 
-  clear() { this.n = 0; this.filtered = null; this.plot.clear(); }
+  setFilter(code) {
+    this.filtered = code;
+    this.layer.only = code ?? -1;
+    if (this.hovered && code != null && this.codeOf(this.hovered) !== code) this.unhover();
+    this.layer.requestRender();
+    for (const [i, r] of [...this.legend.querySelectorAll('.legend-row')].entries()) {
+      r.classList.toggle('on', code != null && i === code);
+      r.classList.toggle('off', code != null && i !== code);
+    }
+  }
+
+  codeOf({ id, k }) { const s = this.sets.get(id); return s?.code ? s.code[k] : 0; }
+
+  clear() {
+    this.n = 0;
+    this.unhover();
+    this.layer.clear();
+    this.sets.clear();
+    this.pending = null;
+    this.setFilter(null);
+  }
+
   resetView() { this.plot.reset(); }
 
-  showTooltip(k) {
-    if (this.describe) { this.showDescribed(this.describe(k)); return; }
-    const i = k * (this.stride ?? 1); // the point's own index (a sampled layout draws every stride-th)
+  // The camera's view matrix entries: plot coordinates → NDC is P·V with P = diag(1/aspect, 1).
+  camera() {
+    const v = this.plot.get('cameraView');
+    const w = this.canvas.clientWidth || 1, h = this.canvas.clientHeight || 1;
+    return { a: v[0], b: v[1], c: v[4], d: v[5], e: v[12], f: v[13], w, h, aspect: w / h };
+  }
+
+  // A point of the plot's coordinates → CSS px in the canvas.
+  toScreen(x, y) {
+    const { a, b, c, d, e, f, w, h, aspect } = this.camera();
+    const nx = (a * x + c * y + e) / aspect, ny = b * x + d * y + f;
+    return [(nx + 1) * w / 2, (1 - ny) * h / 2];
+  }
+
+  // CSS px in the canvas → the plot's coordinates, and how many plot units one px is.
+  fromScreen(px, py) {
+    const { a, b, c, d, e, f, w, h, aspect } = this.camera();
+    const X = ((2 * px) / w - 1) * aspect - e, Y = 1 - (2 * py) / h - f;
+    const det = a * d - b * c || 1e-12;
+    return { x: (d * X - c * Y) / det, y: (-b * X + a * Y) / det, unit: 2 / h / Math.sqrt(Math.abs(det)) };
+  }
+
+  // For tests: where point k of batch id (the first drawn batch by default) is on the canvas.
+  screenPosition(k = 0, id = this.layer.order[0]) {
+    const s = this.sets.get(id);
+    return s ? this.toScreen(s.x[k], s.y[k]) : null;
+  }
+
+  // The drawn point nearest the mouse within HOVER_PX: the layout's k-d tree where the worker built
+  // one, else a scan of the batches near the mouse (a tile's bounds skip tiles elsewhere).
+  nearest(px, py) {
+    const { x, y, unit } = this.fromScreen(px, py);
+    const r = HOVER_PX * unit;
+    let best = null, bd = r * r;
+    const only = this.filtered;
+    for (const id of this.layer.order) {
+      const s = this.sets.get(id);
+      if (!s) continue;
+      const b = s.bounds;
+      if (b && (x < b[0] - r || x > b[2] + r || y < b[1] - r || y > b[3] + r)) continue;
+      const consider = (k) => {
+        if (only != null && (s.code ? s.code[k] : 0) !== only) return;
+        const dx = s.x[k] - x, dy = s.y[k] - y, dd = dx * dx + dy * dy;
+        if (dd <= bd) { bd = dd; best = { id, k }; }
+      };
+      if (s.index) for (const k of s.index.within(x, y, r)) consider(k);
+      else for (let k = 0; k < s.x.length; k++) if (Math.abs(s.x[k] - x) <= r && Math.abs(s.y[k] - y) <= r) consider(k);
+    }
+    return best;
+  }
+
+  hoverAt(px, py) {
+    const p = this.nearest(px, py);
+    if (!p) { if (this.hovered) this.unhover(); return; }
+    if (this.hovered && this.hovered.id === p.id && this.hovered.k === p.k) return;
+    this.hovered = p;
+    const s = this.sets.get(p.id);
+    this.layer.hover = [s.x[p.k], s.y[p.k]];
+    this.layer.requestRender();
+    this.showTooltip(p);
+  }
+
+  showTooltip({ id, k }) {
+    if (this.describe) { this.showDescribed(this.describe(id, k)); return; }
+    const i = k * (this.sets.get(id)?.stride ?? 1); // the point's own index (a sampled layout draws every stride-th)
     const label = this.labels ? `label ${this.labels[i]}` : this.cats ? this.cats.values[this.cats.codes[i]] : 'no label';
     this.tooltip.replaceChildren();
     const a = document.createElement('b');
@@ -236,9 +340,9 @@ export class MapView {
     this.tooltip.append(a, b);
     // A table's row: its label column's own text (the worker holds it), when the mouse is still there.
     if (this.rowText) {
-      this.hovered = i;
+      const h = this.hovered;
       this.rowText(i).then((text) => {
-        if (this.hovered !== i || this.tooltip.hidden || text == null) return;
+        if (this.hovered !== h || this.tooltip.hidden || text == null) return;
         b.lastChild.textContent = text;
       });
     }

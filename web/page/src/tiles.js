@@ -45,8 +45,9 @@ function checkManifest(m, url) {
   if (typeof m.tile_path !== 'string' || !m.tile_path.includes('{z}')) fail(`${url}: tile_path ${JSON.stringify(m.tile_path)} lacks {z}/{x}/{y}`);
 }
 
-// A decoded tile: x, y already in the plot's coordinates; ix and label as in the file.
-function decodeTile(bytes, key, toPlot, url) {
+// A decoded tile: x, y already in the plot's coordinates (and its bounds there), ix and label as in
+// the file, z the label as the points layer's colour code, counts the points of each label.
+function decodeTile(bytes, key, toPlot, url, bounds) {
   let t;
   try { t = tableFromIPC(new Uint8Array(bytes)); } catch (e) { fail(`${url}: not an Arrow IPC tile (${e.message})`); }
   const col = (name, required) => {
@@ -58,7 +59,15 @@ function decodeTile(bytes, key, toPlot, url) {
   const n = t.numRows;
   const px = new Float32Array(n), py = new Float32Array(n);
   for (let i = 0; i < n; i++) { px[i] = (x[i] - toPlot.cx) * toPlot.s; py[i] = (y[i] - toPlot.cy) * toPlot.s; }
-  return { key, n, x: px, y: py, ix: Uint32Array.from(ix), label: label ? Int32Array.from(label) : null };
+  let z = null, counts = null;
+  if (label) {
+    z = new Float32Array(n);
+    counts = [];
+    for (let i = 0; i < n; i++) { const l = label[i]; z[i] = l > 0 ? l : 0; if (l >= 0) counts[l] = (counts[l] ?? 0) + 1; }
+  }
+  const [x0, y0, x1, y1] = bounds;
+  const plotBounds = [(x0 - toPlot.cx) * toPlot.s, (y0 - toPlot.cy) * toPlot.s, (x1 - toPlot.cx) * toPlot.s, (y1 - toPlot.cy) * toPlot.s];
+  return { key, n, x: px, y: py, z, counts, bounds: plotBounds, ix: Uint32Array.from(ix), label: label ? Int32Array.from(label) : null };
 }
 
 export class TiledMap {
@@ -92,7 +101,8 @@ export class TiledMap {
     this.toPlot = { cx: (x0 + x1) / 2, cy: (y0 + y1) / 2, s: 1.84 / Math.max(x1 - x0, y1 - y0) };
     this.setLegend();
     this.unsubscribe = this.view.plot.subscribe('view', () => this.schedule());
-    this.view.describe = (k) => this.describe(k);
+    this.view.describe = (key, k) => this.describe(key, k);
+    this.view.clear(); // (a layout drawn before: the tiles replace it)
     await this.load(m.root);
     this.update();
   }
@@ -101,6 +111,8 @@ export class TiledMap {
     for (const c of this.inFlight.values()) c.abort();
     this.inFlight.clear();
     if (this.unsubscribe) this.view.plot.unsubscribe(this.unsubscribe);
+    for (const k of this.drawnKeys) this.view.removePoints(k);
+    this.drawnKeys = [];
     this.view.describe = null;
     this.closed = true;
   }
@@ -113,28 +125,24 @@ export class TiledMap {
     this.names = Array.isArray(names) ? names.map(String) : null;
   }
 
+  // The legend counts the points drawn: each tile's label counts (decodeTile), summed.
   updateLegend() {
     if (!this.hasLabels) return;
-    let top = (this.names?.length ?? 0) - 1;
-    for (const t of this.drawn()) if (t.label) for (const l of t.label) if (l > top) top = l;
-    const k = Math.max(top + 1, 1);
-    const counts = new Array(k).fill(0);
-    for (const t of this.drawn()) if (t.label) for (const l of t.label) if (l >= 0) counts[l]++;
+    const counts = new Array(Math.max(this.names?.length ?? 0, 1)).fill(0);
+    for (const t of this.drawn()) if (t.counts) t.counts.forEach((c, l) => { counts[l] = (counts[l] ?? 0) + (c ?? 0); });
+    for (let l = 0; l < counts.length; l++) counts[l] ??= 0;
+    const k = counts.length;
     const values = Array.from({ length: k }, (_, i) => this.names?.[i] ?? `label ${i}`);
     const same = this.view.cats && this.view.cats.values.length === k;
     if (same) { this.view.cats.counts = counts; this.view.renderLegend(); } else this.view.setCats({ codes: new Float32Array(0), values, counts, tiles: true });
   }
 
-  // What the point under the mouse is: its input row and label.
-  describe(k) {
-    for (const t of this.drawn()) {
-      if (k < t.n) {
-        const l = t.label ? t.label[k] : null;
-        return { i: t.ix[k], label: l == null ? 'no label' : (this.names?.[l] ?? `label ${l}`), code: l };
-      }
-      k -= t.n;
-    }
-    return null;
+  // What point k of tile `key` is: its input row and label.
+  describe(key, k) {
+    const t = this.cache.get(key);
+    if (!t || k >= t.n) return null;
+    const l = t.label ? t.label[k] : null;
+    return { i: t.ix[k], label: l == null ? 'no label' : (this.names?.[l] ?? `label ${l}`), code: l };
   }
 
   drawn() { return this.drawnKeys.map((k) => this.cache.get(k)).filter(Boolean); }
@@ -216,7 +224,7 @@ export class TiledMap {
     const url = new URL(this.manifest.tile_path.replace('{z}', z).replace('{x}', x).replace('{y}', y), this.url);
     try {
       const bytes = await (await fetchOk(url, ctl.signal)).arrayBuffer();
-      const tile = decodeTile(bytes, key, this.toPlot, url);
+      const tile = decodeTile(bytes, key, this.toPlot, url, this.tiles.get(key).bounds);
       this.cache.set(key, tile);
       this.everLoaded.add(key);
       this.maxDepth = Math.max(this.maxDepth, this.tiles.get(key).depth);
@@ -240,25 +248,25 @@ export class TiledMap {
     }
   }
 
+  // Draws `keys`: a tile newly drawn is added to the view as its own batch of points and a tile
+  // no longer drawn is removed (nothing else is sent again: the others stay on the GPU).
   redraw(keys, wanted) {
     for (const k of keys) if (wanted.has(k)) { const t = this.cache.get(k); this.cache.delete(k); this.cache.set(k, t); } // recently used
     if (keys.join() === this.drawnKeys.join()) return;
+    const now = new Set(keys);
+    for (const k of this.drawnKeys) if (!now.has(k)) this.view.removePoints(k);
+    const before = new Set(this.drawnKeys);
     this.drawnKeys = keys;
     const tiles = this.drawn();
-    const n = tiles.reduce((a, t) => a + t.n, 0);
-    const x = new Float32Array(n), y = new Float32Array(n), z = new Float32Array(n);
-    let o = 0;
-    for (const t of tiles) {
-      x.set(t.x, o); y.set(t.y, o);
-      if (t.label) for (let i = 0; i < t.n; i++) z[o + i] = Math.max(0, t.label[i]);
-      o += t.n;
-    }
-    this.points = n;
+    this.points = tiles.reduce((a, t) => a + t.n, 0);
     this.updateLegend();
+    const gen = (this.generation = (this.generation ?? 0) + 1);
+    const adds = tiles.filter((t) => !before.has(t.key)).map((t) => this.view.addPoints(t.key, { x: t.x, y: t.y, z: this.hasLabels ? t.z : null, bounds: t.bounds }));
     const first = this.firstViewMs == null;
-    this.view.show({ x, y, z: this.hasLabels ? z : null }).then(() => {
+    Promise.all(adds).then(() => {
+      if (this.closed) return;
       if (first && this.firstViewMs == null) this.firstViewMs = performance.now() - this.t0;
-      this.drawnPoints = n;
+      if (gen === this.generation) this.drawnPoints = this.points;
       this.report();
     });
   }
