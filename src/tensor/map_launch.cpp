@@ -120,6 +120,19 @@ namespace {
 // The contiguous fast path's pattern ('v': read as vec4, 's': a broadcast scalar read once), or
 // "" where it does not apply: 4-byte elements, n a multiple of 4, and every operand contiguous
 // from an offset that is a multiple of 4 elements (a vec4 boundary) or a broadcast scalar.
+// map_values.wgsl with its pieces: the strided and the vec4 generators differ only in them.
+std::string map_values_kernel(const std::string& bindings, const std::string& helpers, const std::string& args,
+                              const std::string& out_t, const std::string& expr, const std::string& loads,
+                              const std::string& stores) {
+  return kernels::fill_template(kernels::wgsl_source("map_values.wgsl"), {{"BINDINGS", bindings},
+                                                                          {"HELPERS", helpers},
+                                                                          {"ARGS", args},
+                                                                          {"OUT_T", out_t},
+                                                                          {"EXPR", expr},
+                                                                          {"LOADS", loads},
+                                                                          {"STORES", stores}});
+}
+
 std::string vec4_pattern(int64_t n, const std::vector<MapOperand>& ops) {
   if (n % 4 != 0) return "";
   std::string pattern;
@@ -195,13 +208,7 @@ std::string values_source(const std::vector<MapOperand>& ops, const std::vector<
     stores += "  if (" + i + " < n) { out[arg(2u) + " + i + " * arg(" + std::to_string(2 + ops.size() + 8) +
               "u)] = value_of(" + call + "); }\n";
   }
-  return kernels::fill_template(kernels::wgsl_source("map_values.wgsl"), {{"BINDINGS", bindings},
-                                                                          {"HELPERS", helpers},
-                                                                          {"ARGS", args},
-                                                                          {"OUT_T", out_t},
-                                                                          {"EXPR", expr},
-                                                                          {"LOADS", loads},
-                                                                          {"STORES", stores}});
+  return map_values_kernel(bindings, helpers, args, out_t, expr, loads, stores);
 }
 
 // The contiguous fast path: each thread moves kValuesPerThread vec4s (16 bytes a load, a grid
@@ -244,13 +251,7 @@ std::string values_vec4_source(const std::vector<MapOperand>& ops, const std::ve
     }
     stores += "  if (" + i + " < n4) { out[arg(2u) / 4u + " + i + "] = " + value + "); }\n";
   }
-  return kernels::fill_template(kernels::wgsl_source("map_values.wgsl"), {{"BINDINGS", bindings},
-                                                                          {"HELPERS", helpers},
-                                                                          {"ARGS", args},
-                                                                          {"OUT_T", out_t},
-                                                                          {"EXPR", expr},
-                                                                          {"LOADS", loads},
-                                                                          {"STORES", stores}});
+  return map_values_kernel(bindings, helpers, args, out_t, expr, loads, stores);
 }
 
 }  // namespace surfgrad

@@ -66,23 +66,27 @@ std::string identity(Reduce op, DType d) {
   return max ? "0u" : "4294967295u";
 }
 
+// One of the reduce kernels for op over `in` values into `out` values, times scale (a mean's 1/R).
+kernels::Program reduce_program(const gpu::ContextPtr& ctx, const char* file, Reduce op, DType in, DType out,
+                                float scale) {
+  std::string combine = op == Reduce::Sum ? "a + b" : op == Reduce::Max ? "max(a, b)" : "min(a, b)";
+  std::string finish = scale != 1.0f ? "partial[0] * arg_f32(5u)" : "partial[0]";
+  return kernels::Program::file(ctx, file,
+                                {{"OUT_T", wgsl_type(out)},
+                                 {"IN_T", wgsl_type(in)},
+                                 {"ACC_T", acc_type(in)},
+                                 {"COMBINE", combine},
+                                 {"IDENTITY", identity(op, in)},
+                                 {"FINISH", finish}},
+                                {.f16 = in == DType::f16 || out == DType::f16});
+}
+
 // Reduces [rows, R] (contiguous, at `offset`) into out[rows·parts] once.
 void reduce_pass(const gpu::ContextPtr& ctx, Reduce op, const Tensor& in, int64_t rows, int64_t R, int64_t parts,
                  const Tensor& out, float scale) {
   DType d = in.dtype();
-  std::string combine = op == Reduce::Sum ? "a + b" : op == Reduce::Max ? "max(a, b)" : "min(a, b)";
   bool small = R <= 64 && parts == 1;
-  std::string finish = small ? "partial[0]" : "partial[0]";
-  if (scale != 1.0f) finish += " * arg_f32(5u)";
-  bool f16 = d == DType::f16 || out.dtype() == DType::f16;
-  auto kernel = kernels::Program::file(ctx, small ? "reduce_small.wgsl" : "reduce.wgsl",
-                                       {{"OUT_T", wgsl_type(out.dtype())},
-                                        {"IN_T", wgsl_type(d)},
-                                        {"ACC_T", acc_type(d)},
-                                        {"COMBINE", combine},
-                                        {"IDENTITY", identity(op, d)},
-                                        {"FINISH", finish}},
-                                       {.f16 = f16});
+  auto kernel = reduce_program(ctx, small ? "reduce_small.wgsl" : "reduce.wgsl", op, d, out.dtype(), scale);
   int64_t chunk = (R + parts - 1) / parts;
   uint64_t groups = small ? (uint64_t(rows) + 255) / 256 : uint64_t(rows) * uint64_t(parts);
   // The input's rows are dense from its offset, which the kernel takes as a parameter.
@@ -104,16 +108,7 @@ int leading_prefix(const Tensor& x, std::vector<int> axes) {
 void reduce_columns(const gpu::ContextPtr& ctx, Reduce op, const Tensor& x, int64_t C, int64_t R, const Tensor& out,
                     float scale) {
   DType d = x.dtype();
-  std::string combine = op == Reduce::Sum ? "a + b" : op == Reduce::Max ? "max(a, b)" : "min(a, b)";
-  std::string finish = scale != 1.0f ? "partial[0] * arg_f32(5u)" : "partial[0]";
-  auto kernel = kernels::Program::file(ctx, "reduce_columns.wgsl",
-                                       {{"OUT_T", wgsl_type(out.dtype())},
-                                        {"IN_T", wgsl_type(d)},
-                                        {"ACC_T", acc_type(d)},
-                                        {"COMBINE", combine},
-                                        {"IDENTITY", identity(op, d)},
-                                        {"FINISH", finish}},
-                                       {.f16 = d == DType::f16 || out.dtype() == DType::f16});
+  auto kernel = reduce_program(ctx, "reduce_columns.wgsl", op, d, out.dtype(), scale);
   kernel.launch({out, kernels::view(x)}, {C, R, x.offset(), 0, 0, scale}, ctx->grid_for((uint64_t(C) + 31) / 32));
 }
 

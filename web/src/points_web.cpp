@@ -18,8 +18,6 @@
 #include "surfgrad/point_blocks.hpp"
 #include "web_session.hpp"
 
-#define SG_EXPORT(name) extern "C" __attribute__((export_name(#name)))
-
 namespace surfgrad::web {
 namespace {
 

@@ -24,8 +24,6 @@
 #include "surfgrad/tensor.hpp"
 #include "web_session.hpp"
 
-#define SG_EXPORT(name) extern "C" __attribute__((export_name(#name)))
-
 // Implemented in JavaScript (surfgrad.js): one progress event of a running map. `embedding` is
 // 0 or the address of n×2 floats, valid during the call. Returns nonzero to cancel.
 extern "C" __attribute__((import_module("surfgrad"), import_name("map_progress"))) int sg_js_map_progress(

@@ -15,8 +15,6 @@
 #include "surfgrad/error.hpp"
 #include "web_session.hpp"
 
-#define SG_EXPORT(name) extern "C" __attribute__((export_name(#name)))
-
 using namespace surfgrad;
 using surfgrad::web::guarded;
 using surfgrad::web::session;

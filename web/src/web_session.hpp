@@ -10,6 +10,9 @@
 #include "surfgrad/error.hpp"
 #include "surfgrad/gpu.hpp"
 
+// A function JavaScript calls: exported from the module under its own name.
+#define SG_EXPORT(name) extern "C" __attribute__((export_name(#name)))
+
 namespace surfgrad::web {
 
 struct Session {
