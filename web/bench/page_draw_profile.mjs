@@ -49,7 +49,8 @@ try {
     const t0 = performance.now();
     await window.surfgradPage.view.show(window.__next);
     const draw = performance.now() - t0;
-    await new Promise((ok) => setTimeout(ok, 300));
+    // (the frames after it too: the first render of the new points, the GPU's copy of them)
+    await new Promise((ok) => setTimeout(ok, 1500));
     cancelAnimationFrame(raf);
     return { draw, gap };
   });

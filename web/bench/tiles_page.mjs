@@ -7,7 +7,12 @@
 // animation frame as web/bench/page_run.html does on the GPU, and reports the plot's redraws a
 // second, the animation frames a second, the longest frame gap and the longest task.
 //
-//   node web/bench/tiles_page.mjs DIR [--at 0.3,0.4] [--pan 3] [--shots OUTDIR]
+// --profile: Chrome's CPU profile of the page's thread during zoom ×4 (its tile arrivals): the
+// functions by self time. On SwiftShader the long tasks are mostly the GPU process rasterising
+// hundreds of thousands of points (the page's thread waits for it in a GL call); the profile
+// shows what the page's own JavaScript costs.
+//
+//   node web/bench/tiles_page.mjs DIR [--at 0.3,0.4] [--pan 3] [--shots OUTDIR] [--profile]
 import fs from 'node:fs';
 import path from 'node:path';
 import { serve } from '../tools/serve.mjs';
@@ -54,14 +59,27 @@ try {
   if (shots) await page.screenshot({ path: path.join(shots, 'tiles_first.png') });
   const [x0, y0, x1, y1] = await page.evaluate(() => window.__tiles.manifest().bounds);
   const cx = x0 + (x1 - x0) * ax, cy = y0 + (y1 - y0) * ay;
+  const cdp = argv.includes('--profile') ? await page.context().newCDPSession(page) : null;
   for (const f of [4, 16, 64]) {
     const w = (x1 - x0) / f / 2, h = (y1 - y0) / f / 2;
+    if (cdp && f === 4) { await cdp.send('Profiler.enable'); await cdp.send('Profiler.setSamplingInterval', { interval: 200 }); await cdp.send('Profiler.start'); }
     const t = Date.now();
     await page.evaluate((b) => window.__tiles.zoomTo(...b), [cx - w, cy - h, cx + w, cy + h]);
     await page.waitForTimeout(200); // (the view event's debounce)
     await settled();
     const s = await page.evaluate(() => window.__tiles.status());
     console.log(`zoom ×${f}: ${Date.now() - t} ms; ${s.drawnTiles} tiles drawn (${s.loaded} loaded, depth ≤ ${s.maxDepth}), ${s.drawnPoints} points; longest task ${await longest()} ms`);
+    if (cdp && f === 4) {
+      const { profile } = await cdp.send('Profiler.stop');
+      const self = new Map(), byId = new Map(profile.nodes.map((nd) => [nd.id, nd]));
+      profile.samples.forEach((id, i) => {
+        const c = byId.get(id).callFrame, key = `${c.functionName || '(anonymous)'} ${c.url.split('/').pop()}:${c.lineNumber + 1}`;
+        self.set(key, (self.get(key) ?? 0) + (profile.timeDeltas[i] ?? 0) / 1000);
+      });
+      const js = [...self].filter(([k]) => !/^\((idle|program)\)/.test(k)).reduce((a, [, ms]) => a + ms, 0);
+      console.log(`  zoom ×4 profile: ${js.toFixed(0)} ms of the page's thread outside (idle) and (program); by self time:`);
+      for (const [k, ms] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 10)) console.log(`  ${ms.toFixed(0).padStart(6)} ms  ${k}`);
+    }
     if (shots) await page.screenshot({ path: path.join(shots, `tiles_zoom${f}.png`) });
   }
   // The pan: zoomTo every animation frame (page_run.html's tiles mode).

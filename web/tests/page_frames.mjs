@@ -1,12 +1,12 @@
 // The map page's drawing at scale (a measurement, not in CI): N random points in 20 clusters (+
 // "other") handed to the page's view as a layout would be, then frame times while it zooms (wheel)
 // and pans (drag), the main thread's long tasks while a new layout of all N points comes in, and
-// hover (the tooltip's index and label, from regl-scatterplot's k-d tree built in its worker).
+// hover (the tooltip's index and label: the k-d tree the worker built, else a scan near the mouse).
 //
 //   node web/tests/page_frames.mjs [--n 1000000] [--frames 60] [--out DIR]
 //
 // Headless Chromium draws WebGL on SwiftShader here (a CPU rasteriser), so its frame times are an
-// upper bound; the page's own per-frame work is O(1) (the points live in a GPU texture).
+// upper bound; the page's own per-frame work is O(1) (the points live in GPU buffers: points_layer.js).
 import fs from 'node:fs';
 import path from 'node:path';
 import { serve } from '../tools/serve.mjs';
@@ -62,32 +62,40 @@ try {
     + `first draw ${first.draw.toFixed(0)} ms`);
 
   // A second layout (as the worker posts one): how long the page's thread is held.
-  const second = await page.evaluate(async (src) => {
-    const { x, y } = eval(src);
-    window.__long.length = 0;
+  // (Each layout is made in a task of its own first: making 1M points here takes ~0.5 s, which is
+  // not the page's drawing; the long tasks are collected from a quiet moment after it.)
+  const quiet = () => page.evaluate(() => new Promise((ok) => setTimeout(() => { window.__long.length = 0; ok(); }, 300)));
+  await page.evaluate((src) => { window.__next = eval(src); }, layout(2));
+  await quiet();
+  const second = await page.evaluate(async () => {
+    const { x, y } = window.__next;
     let gap = 0, last = performance.now(), raf = 0;
     const tick = (t) => { gap = Math.max(gap, t - last); last = t; raf = requestAnimationFrame(tick); };
     raf = requestAnimationFrame(tick);
     const t0 = performance.now();
     await window.surfgradPage.view.show({ x, y });
     const draw = performance.now() - t0;
-    await new Promise((ok) => setTimeout(ok, 200));
+    await new Promise((ok) => setTimeout(ok, 1000)); // (and the frames that draw it)
     cancelAnimationFrame(raf);
     return { draw, gap, long: [...window.__long] };
-  }, layout(2));
+  });
   console.log(`page_frames: a new layout of all points drawn in ${second.draw.toFixed(0)} ms; longest gap between animation frames meanwhile `
     + `${second.gap.toFixed(0)} ms; long tasks ${second.long.map((d) => d.toFixed(0)).join(', ') || 'none reported'}`);
 
   // The same with the layout's hover index built off the page's thread, as the map worker does for
   // a final layout (map_worker.js postIndex; here in a worker of its own, not timed).
-  const indexed = await page.evaluate(async (src) => {
+  await page.evaluate(async (src) => {
     const { x, y } = eval(src);
     const code = `import { createSpatialIndex } from '${location.origin}/page/dist/spatial_index.js';
       onmessage = async ({ data }) => { const b = await createSpatialIndex(data, false); postMessage(b, [b]); };`;
     const w = new Worker(URL.createObjectURL(new Blob([code], { type: 'text/javascript' })), { type: 'module' });
     const spatialIndex = await new Promise((ok) => { w.onmessage = (e) => ok(e.data); w.postMessage({ x, y }); });
     w.terminate();
-    window.__long.length = 0;
+    window.__next = { x, y, spatialIndex };
+  }, layout(4));
+  await quiet();
+  const indexed = await page.evaluate(async () => {
+    const { x, y, spatialIndex } = window.__next;
     let gap = 0, last = performance.now(), raf = 0;
     const tick = (t) => { gap = Math.max(gap, t - last); last = t; raf = requestAnimationFrame(tick); };
     raf = requestAnimationFrame(tick);
@@ -95,42 +103,46 @@ try {
     window.__indexed = { x, y, spatialIndex }; // (drawn again for the rest: hover then uses this index)
     await window.surfgradPage.view.show(window.__indexed);
     const draw = performance.now() - t0;
-    await new Promise((ok) => setTimeout(ok, 200));
+    await new Promise((ok) => setTimeout(ok, 1000)); // (and the frames that draw it)
     cancelAnimationFrame(raf);
     return { draw, gap, long: [...window.__long] };
-  }, layout(4));
+  });
   console.log(`page_frames: a new layout with its index built off the page's thread drawn in ${indexed.draw.toFixed(0)} ms; longest gap `
     + `between animation frames meanwhile ${indexed.gap.toFixed(0)} ms; long tasks ${indexed.long.map((d) => d.toFixed(0)).join(', ') || 'none reported'}`);
 
   // An intermediate layout as the worker posts one for a map this large: every stride-th point.
-  const live = await page.evaluate(async (src) => {
+  await page.evaluate((src) => {
     const { x, y } = eval(src);
     const stride = Math.max(1, Math.ceil(x.length / 100000));
     const xs = new Float32Array(Math.ceil(x.length / stride)), ys = new Float32Array(xs.length);
     for (let k = 0; k < xs.length; k++) { xs[k] = x[k * stride]; ys[k] = y[k * stride]; }
+    window.__next = { xs, ys, stride };
+  }, layout(3));
+  await quiet();
+  const live = await page.evaluate(async () => {
+    const { xs, ys, stride } = window.__next;
     let gap = 0, last = performance.now(), raf = 0;
     const tick = (t) => { gap = Math.max(gap, t - last); last = t; raf = requestAnimationFrame(tick); };
     raf = requestAnimationFrame(tick);
     const t0 = performance.now();
     await window.surfgradPage.view.show({ x: xs, y: ys, stride });
     const draw = performance.now() - t0;
-    await new Promise((ok) => setTimeout(ok, 200));
+    await new Promise((ok) => setTimeout(ok, 1000)); // (and the frames that draw it)
     cancelAnimationFrame(raf);
+    const long = [...window.__long];
     await window.surfgradPage.view.show(window.__indexed); // whole again for the rest
-    return { draw, gap, stride, m: xs.length };
-  }, layout(3));
+    return { draw, gap, stride, m: xs.length, long };
+  });
   console.log(`page_frames: an intermediate layout (every ${live.stride}th point: ${live.m.toLocaleString('en-US')}) drawn in ${live.draw.toFixed(0)} ms; `
-    + `longest gap between animation frames meanwhile ${live.gap.toFixed(0)} ms`);
+    + `longest gap between animation frames meanwhile ${live.gap.toFixed(0)} ms; long tasks ${live.long.map((d) => d.toFixed(0)).join(', ') || 'none reported'}`);
 
   const plot = await page.evaluate(() => window.surfgradPage.plotRect());
   const cx = plot.x + plot.width / 2, cy = plot.y + plot.height / 2;
-  // Frames regl-scatterplot renders ('drawing' → 'draw': the points' draw call and the copy to the
-  // page's canvas) while `step` moves the view, and the longest gap between animation frames.
+  // Frames the points layer renders (its draw calls of every batch, the time on the page's thread)
+  // while `step` moves the view, and the longest gap between animation frames.
   await page.evaluate(() => {
-    const p = window.surfgradPage.view.plot;
     window.__draws = [];
-    p.subscribe('drawing', () => { window.__t0 = performance.now(); });
-    p.subscribe('draw', () => { if (window.__t0 != null) window.__draws.push([window.__t0, performance.now() - window.__t0]); });
+    window.surfgradPage.view.onFrame = (ms) => window.__draws.push([performance.now(), ms]);
   });
   const measure = async (what, step) => {
     const start = await page.evaluate(() => {

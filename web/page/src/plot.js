@@ -59,18 +59,15 @@ export class MapView {
     this.hovered = null; // { id, k } of the point under the mouse
     this.sets = new Map(); // id → { x, y, code, stride, index, bounds }: what is drawn, for hover
     this.onFrame = null; // (ms) after each render of the points, for benchmarks
-    // regl-scatterplot keeps the camera (zoom, pan, its 'view' events, the white background): it
-    // is given one invisible point far outside the map (it renders and moves its camera only with
-    // points drawn); the map's points are the layer's (points_layer.js says why).
+    // regl-scatterplot keeps the camera (zoom and pan by dom-2d-camera, ticked in its frame loop)
+    // and is given no points, so it renders nothing (no copy of an empty frame to its canvas every
+    // time the view moves); the map's points are the layer's (points_layer.js says why).
     this.plot = createScatterplot({
       canvas, width: 'auto', height: 'auto',
       backgroundColor: BACKGROUND,
-      pointSize: 1, opacity: 0, pointColor: BACKGROUND,
       showReticle: false,
       keyMap: {}, // no lasso or rotation (the layer's points are not regl-scatterplot's to select)
-      spatialIndexUseWorker: false,
     });
-    this.plot.draw({ x: [1e6], y: [1e6] });
     const layerCanvas = document.createElement('canvas');
     layerCanvas.className = 'points-layer';
     canvas.after(layerCanvas);
@@ -87,10 +84,34 @@ export class MapView {
     });
     canvas.addEventListener('pointerleave', () => this.unhover());
     canvas.addEventListener('wheel', () => { tooltip.hidden = true; }, { passive: true });
-    // The points move with the camera in the plot's own frame. A view change (drag, a programmatic
-    // zoom, a tiled map's zoomTo) moves the hovered point from under the mouse: end the hover, or
-    // its tooltip stays up over a point that is no longer there.
-    this.plot.subscribe('view', () => { this.unhover(false); this.layer.render(); });
+    // The points move with the camera in the same frame: after regl-scatterplot's frame callback
+    // has ticked the camera, this one compares the view with the last and redraws the points. A view
+    // change (drag, a programmatic zoom, a tiled map's zoomTo) also moves the hovered point from
+    // under the mouse: the hover ends, or its tooltip stays up over a point no longer there.
+    this.viewListeners = new Set();
+    const last = new Float32Array(16);
+    const tick = () => {
+      const v = this.plot.get('cameraView');
+      if (v && v.some((e, i) => e !== last[i])) {
+        last.set(v);
+        this.unhover(false);
+        this.layer.render();
+        for (const f of this.viewListeners) f();
+      }
+      requestAnimationFrame(tick);
+    };
+    requestAnimationFrame(tick);
+  }
+
+  // Calls f after every view change (in the frame it is drawn); returns the unsubscribe.
+  onView(f) { this.viewListeners.add(f); return () => this.viewListeners.delete(f); }
+
+  // Zooms to a rectangle of plot coordinates { x, y, width, height } (regl-scatterplot's
+  // zoomToArea without its promise, which resolves on a draw that never comes here).
+  zoomToArea({ x, y, width, height }) {
+    const aspect = (this.canvas.clientWidth || 1) / (this.canvas.clientHeight || 1);
+    const distance = height * aspect >= width ? height / 2 : width / 2 / aspect;
+    this.plot.get('camera').lookAt([x + width / 2, y + height / 2], distance);
   }
 
   // Ends a hover (render: redraw now, without the hovered point's mark).

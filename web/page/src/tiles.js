@@ -100,7 +100,7 @@ export class TiledMap {
     const [x0, y0, x1, y1] = m.bounds;
     this.toPlot = { cx: (x0 + x1) / 2, cy: (y0 + y1) / 2, s: 1.84 / Math.max(x1 - x0, y1 - y0) };
     this.setLegend();
-    this.unsubscribe = this.view.plot.subscribe('view', () => this.schedule());
+    this.unsubscribe = this.view.onView(() => this.schedule());
     this.view.describe = (key, k) => this.describe(key, k);
     this.view.clear(); // (a layout drawn before: the tiles replace it)
     await this.load(m.root);
@@ -110,7 +110,7 @@ export class TiledMap {
   close() {
     for (const c of this.inFlight.values()) c.abort();
     this.inFlight.clear();
-    if (this.unsubscribe) this.view.plot.unsubscribe(this.unsubscribe);
+    this.unsubscribe?.();
     for (const k of this.drawnKeys) this.view.removePoints(k);
     this.drawnKeys = [];
     this.view.describe = null;
@@ -282,7 +282,7 @@ export class TiledMap {
   // Zooms the plot to a rectangle of the manifest's coordinates (for tests and links).
   zoomTo(x0, y0, x1, y1) {
     const { cx, cy, s } = this.toPlot;
-    this.view.plot.zoomToArea({ x: (x0 - cx) * s, y: (y0 - cy) * s, width: (x1 - x0) * s, height: (y1 - y0) * s });
+    this.view.zoomToArea({ x: (x0 - cx) * s, y: (y0 - cy) * s, width: (x1 - x0) * s, height: (y1 - y0) * s });
     this.update();
   }
 }
