@@ -1,5 +1,5 @@
 // The map page's worker: the surfgrad package runs here so the page stays responsive while it maps.
-// Loaded as a module worker: `new Worker('map_worker.js[?mock=1]', { type: 'module' })`.
+// Loaded as a module worker: `new Worker('map_worker.js[?mock=1][&decoders=N]', { type: 'module' })`.
 //
 // Messages in:  { type: 'parse', id, bytes: ArrayBuffer, name }       .npy → { data, shape, dtype }
 //               { type: 'open-table', id, blob?: Blob | url?: string, name, column?: string[],
@@ -22,6 +22,8 @@
 // the map as row blocks (tables.js); the O(n) scaling of each layout for the plot happens here, so
 // the page's thread only hands the arrays to WebGL.
 const mock = new URL(self.location.href).searchParams.get('mock') === '1';
+// Parquet decoder workers (tables.js pointBlocks): ?decoders=N, else its default by the host's cores.
+const decoders = Number(new URL(self.location.href).searchParams.get('decoders')) || undefined;
 const packageUrl = mock ? './dev_mock_surfgrad.js' : '../package/surfgrad.js';
 
 let sg = null;
@@ -188,7 +190,7 @@ function openBuiltin(n) {
 async function heldSource() {
   if (current.kind === 'builtin') return sg.builtinPoints(current.n);
   if (current.kind === 'npy') return sg.npyPoints(current.blob);
-  return { n: current.n, d: current.d, blocks: tables.pointBlocks(current.table, current.columns, current.d, current.name) };
+  return { n: current.n, d: current.d, blocks: tables.pointBlocks(current.table, current.columns, current.d, current.name, undefined, { decoders }) };
 }
 
 async function run({ points, d, method, options, table, livePoints = LIVE_POINTS }) {

@@ -58,7 +58,9 @@ fe.write_feather(t, f'{out}/points_lz4.feather', compression='lz4')
 `, dataDir], { stdio: 'inherit' });
 
 const failures = [];
-const server = await serve({ port: 0, quiet: true });
+// Parquet decoder workers started (tables.js; their script is fetched once each: no-store).
+let decoderWorkers = 0;
+const server = await serve({ port: 0, quiet: true, onRequest: (url) => { if (url.startsWith('/page/dist/parquet_decoder.js')) decoderWorkers++; } });
 const browser = await launch();
 try {
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, deviceScaleFactor: 1, acceptDownloads: true });
@@ -72,7 +74,9 @@ try {
     else route.fulfill({ status: 404, body: 'not found' });
   });
   const t0 = Date.now();
-  await page.goto(`${server.url}/page/?data=/test-data/points.parquet&method=umap&run=1`);
+  // (decoders=2: the points' 4 row groups through tables.js's Parquet decoder workers, which a
+  // 2-core host would not start by default)
+  await page.goto(`${server.url}/page/?data=/test-data/points.parquet&method=umap&run=1&decoders=2`);
   await page.waitForFunction(() => ['done', 'error', 'cancelled'].includes(window.surfgradPage?.state)
     && (window.surfgradPage.state !== 'done' || window.surfgradPage.drawn), null, { timeout: timeoutS * 1000, polling: 250 });
   await page.waitForTimeout(300);
@@ -82,11 +86,12 @@ try {
       draws: p.draws, result: p.result && { n: p.result.n, timings: p.result.timings }, colours: p.colours().length };
   });
   console.log(`page_parquet: points.parquet → state ${st.state} in ${((Date.now() - t0) / 1000).toFixed(1)} s; ${st.n} × ${st.d}, `
-    + `column ${st.column}, labels ${st.labelColumn} (${st.colours} colours), ${st.draws} layouts drawn`);
+    + `column ${st.column}, labels ${st.labelColumn} (${st.colours} colours), ${st.draws} layouts drawn, ${decoderWorkers} decoder workers`);
   if (st.state !== 'done') failures.push(`the Parquet map did not complete: ${st.state} ${JSON.stringify(st.error)}`);
   if (st.n !== N || st.d !== D) failures.push(`loaded ${st.n} × ${st.d}, expected ${N} × ${D}`);
   if (st.labelColumn !== 'label' || st.colours !== 10) failures.push(`labels: column ${st.labelColumn}, ${st.colours} colours (expected 'label', 10)`);
   if (st.draws < 2) failures.push(`${st.draws} intermediate layouts drawn (expected ≥ 2)`);
+  if (decoderWorkers < 2) failures.push(`${decoderWorkers} Parquet decoder workers started (expected 2 with ?decoders=2 and 4 row groups)`);
   await page.screenshot({ path: path.join(outDir, 'page_parquet.png') });
 
   // ---- save as Parquet; pyarrow reads it back -----------------------------------------------------

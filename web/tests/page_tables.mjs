@@ -36,31 +36,63 @@ fe.write_feather(t, f'{out}/types.arrow', compression='uncompressed', chunksize=
 with pa.OSFile(f'{out}/types.arrows', 'wb') as s:
   w = pa.ipc.new_stream(s, t.schema); w.write_table(t, max_chunksize=300); w.close()
 pq.write_table(pa.table({f'c{j}': pa.array(x[:, j].astype(np.float32)) for j in range(d)}), f'{out}/floatcols.parquet', row_group_size=300)
+bad = x.copy(); bad[650, 2] = np.nan
+pq.write_table(pa.table({'f64list': pa.ListArray.from_arrays(pa.array(o32), pa.array(bad.ravel()))}), f'{out}/nan.parquet', row_group_size=300)
 for k, v in cols.items(): np.asarray(v[1], np.float32).tofile(f'{out}/{k}.f32')
 x.astype(np.float32).tofile(f'{out}/floatcols.f32')
 `, outDir], { stdio: 'inherit' });
 
 await T.initTables(fs.readFileSync(path.join(here, '..', 'node_modules', 'parquet-wasm', 'esm', 'parquet_wasm_bg.wasm')));
 const failures = [];
+// Decoder "workers" run in this thread (the same handler dist/parquet_decoder.js runs; messages
+// asynchronous, blocks transferred as they would be): pointBlocks' parallel path in Node.
+function inProcessDecoder() {
+  const w = { onmessage: null, onerror: null, terminated: false, terminate() { this.terminated = true; } };
+  const handle = T.rowGroupDecoder((data) => setTimeout(() => { if (!w.terminated) w.onmessage({ data }); }));
+  // (Node's file-backed Blobs are not cloneable; a browser's are, without copying their bytes.)
+  w.postMessage = (data) => setTimeout(() => { if (!w.terminated) handle({ ...structuredClone({ ...data, blob: null }), blob: data.blob }); });
+  return w;
+}
+const pointsOf = async (t, cols, d, file, decoders) => {
+  const got = new Float32Array(t.n * d);
+  let o = 0;
+  for await (const b of T.pointBlocks(t, cols, d, file, 7 * 4 * d, { decoders, spawn: inProcessDecoder })) { got.set(b, o); o += b.length; }
+  return { got, o };
+};
+
 async function check(file, column, refName) {
   const t = await T.openTable(await fs.openAsBlob(path.join(outDir, file)), file);
   const cols = T.choosePointColumns(t.cols, column ? [column] : null, file);
   const d = await T.pointDims(t, cols, file);
   const ref = new Float32Array(fs.readFileSync(path.join(outDir, `${refName}.f32`)).buffer.slice(0));
-  const got = new Float32Array(t.n * d);
-  let o = 0;
-  for await (const b of T.pointBlocks(t, cols, d, file, 7 * 4 * d)) { got.set(b, o); o += b.length; }
-  let bad = -1;
-  for (let i = 0; i < ref.length && bad < 0; i++) if (got[i] !== ref[i]) bad = i;
-  const ok = t.n === N && d === D && o === N * D && bad < 0;
-  console.log(`page_tables: ${file} ${cols.join(',')} (${t.format}): ${t.n} × ${d} ${ok ? 'equal to numpy float32' : `WRONG${bad >= 0 ? ` at ${bad}: ${got[bad]} vs ${ref[bad]}` : ''}`}`);
-  if (!ok) failures.push(`${file} ${cols}: ${t.n} × ${d}, ${o} values read, first difference at ${bad}`);
+  // Parquet (4 row groups) also through 2 and 3 decoders: the same values in the same order.
+  for (const decoders of t.format === 'Parquet' ? [1, 2, 3] : [1]) {
+    const { got, o } = await pointsOf(t, cols, d, file, decoders);
+    let bad = -1;
+    for (let i = 0; i < ref.length && bad < 0; i++) if (got[i] !== ref[i]) bad = i;
+    const ok = t.n === N && d === D && o === N * D && bad < 0;
+    console.log(`page_tables: ${file} ${cols.join(',')} (${t.format}, ${decoders} decoder${decoders > 1 ? 's' : ''}): ${t.n} × ${d} ${ok ? 'equal to numpy float32' : `WRONG${bad >= 0 ? ` at ${bad}: ${got[bad]} vs ${ref[bad]}` : ''}`}`);
+    if (!ok) failures.push(`${file} ${cols} (${decoders} decoders): ${t.n} × ${d}, ${o} values read, first difference at ${bad}`);
+  }
   return t;
+}
+
+// A NaN in the third row group: the same error, naming its row, from the serial and parallel readers.
+async function checkNan() {
+  const t = await T.openTable(await fs.openAsBlob(path.join(outDir, 'nan.parquet')), 'nan.parquet');
+  const messages = [];
+  for (const decoders of [1, 3]) {
+    try { await pointsOf(t, ['f64list'], D, 'nan.parquet', decoders); messages.push('no error'); } catch (e) { messages.push(`${e.name}: ${e.message}`); }
+  }
+  const ok = messages.every((m) => m === messages[0]) && /row 650\b/.test(messages[0]) && /NaN at dimension 2/.test(messages[0]);
+  console.log(`page_tables: NaN in row 650: ${ok ? 'named alike by 1 and 3 decoders' : 'WRONG'} (${messages.join(' | ')})`);
+  if (!ok) failures.push(`nan.parquet: ${messages.join(' | ')}`);
 }
 try {
   for (const f of ['types.parquet', 'types.arrow', 'types.arrows'])
     for (const c of ['f64list', 'i16list', 'f16fsl', 'i64list']) await check(f, c, c);
   await check('floatcols.parquet', null, 'floatcols');
+  await checkNan();
   // The map back: x, y, id, label (the label column's values as read).
   const t = await T.openTable(await fs.openAsBlob(path.join(outDir, 'types.parquet')), 'types.parquet');
   const labels = await T.readLabels(t, 'label', 'types.parquet');

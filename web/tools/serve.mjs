@@ -23,8 +23,10 @@ function resolve(urlPath) {
   return file;
 }
 
-export function serve({ port = 8080, host = '127.0.0.1', quiet = false } = {}) {
+// onRequest(url): called with each request's path (tests count what the page's workers fetched).
+export function serve({ port = 8080, host = '127.0.0.1', quiet = false, onRequest = null } = {}) {
   const server = http.createServer((req, res) => {
+    onRequest?.(req.url);
     let file = resolve(req.url);
     if (file && fs.existsSync(file) && fs.statSync(file).isDirectory()) file = path.join(file, 'index.html');
     if (!file || !fs.existsSync(file)) {

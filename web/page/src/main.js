@@ -70,7 +70,9 @@ let nextId = 1;
 let run = null; // { start, timer, method, n, resolve }
 
 function startWorker() {
-  worker = new Worker(`map_worker.js${mock ? '?mock=1' : ''}`, { type: 'module' });
+  // (?decoders=N: the Parquet decoder workers, tables.js; tests force the parallel path on 2 cores)
+  const workerArgs = new URLSearchParams([...(mock ? [['mock', '1']] : []), ...(params.has('decoders') ? [['decoders', params.get('decoders')]] : [])]);
+  worker = new Worker(`map_worker.js${workerArgs.size ? `?${workerArgs}` : ''}`, { type: 'module' });
   ready = new Promise((resolve) => {
     worker.onmessage = (ev) => onWorkerMessage(ev.data, resolve);
     worker.onerror = (ev) => {
