@@ -86,7 +86,9 @@ try {
   const shot = path.join(outDir, 'page_tiles.png');
   const png = await page.screenshot({ path: shot });
   const plot = await page.evaluate(() => window.surfgradPage.plotRect());
-  const pix = await page.evaluate(async ({ b64, plot }) => {
+  // (The legend, over the plot's corner, is not counted.)
+  const count = (png) => page.evaluate(async ({ b64, plot }) => {
+    const lg = document.getElementById('legend').getBoundingClientRect();
     const img = new Image();
     img.src = `data:image/png;base64,${b64}`;
     await img.decode();
@@ -95,13 +97,17 @@ try {
     const px = g.getImageData(Math.ceil(plot.x), Math.ceil(plot.y), Math.floor(plot.width), Math.floor(plot.height)).data;
     let nonBg = 0;
     const hues = new Set();
+    const w = Math.floor(plot.width), x0 = Math.ceil(plot.x), y0 = Math.ceil(plot.y);
     for (let i = 0; i < px.length; i += 4) {
+      const X = x0 + ((i / 4) % w), Y = y0 + Math.floor(i / 4 / w);
+      if (X >= lg.left && X <= lg.right && Y >= lg.top && Y <= lg.bottom) continue;
       if (px[i] > 235 && px[i + 1] > 235 && px[i + 2] > 235) continue; // the white background
       nonBg++;
       hues.add(`${px[i] >> 5},${px[i + 1] >> 5},${px[i + 2] >> 5}`);
     }
     return { nonBg, hues: hues.size };
   }, { b64: png.toString('base64'), plot });
+  const pix = await count(png);
   console.log(`page_tiles: ${shot}: ${pix.nonBg} non-background pixels, ${pix.hues} colour bins`);
   if (pix.nonBg < 5000) failures.push(`the plot looks blank: ${pix.nonBg} non-background pixels (need ≥ 5,000)`);
   if (pix.hues < 6) failures.push(`the plot has ${pix.hues} colour bins: not coloured by label (need ≥ 6)`);
@@ -116,6 +122,19 @@ try {
   // (The built-in clusters label row i with i mod 10, so the tile's ix and label must agree.)
   const hm = /^#(\d+)label (\d+)$/.exec(tip ?? '');
   if (!hm || Number(hm[1]) % 10 !== Number(hm[2])) failures.push(`hovering a point shows '${tip}', not its row and label ('#i' 'label i mod 10')`);
+
+  // The label filter: a click on a legend entry leaves that label's points alone (the built-in
+  // clusters are ten of about the same size), a second click all of them again.
+  await page.mouse.move(plot.x + 2, plot.y + plot.height - 2);
+  const legendRow = () => page.locator('#legend .legend-row').nth(3);
+  await legendRow().click();
+  await page.waitForTimeout(300);
+  const only = await count(await page.screenshot());
+  await legendRow().click();
+  await page.waitForTimeout(300);
+  const all = await count(await page.screenshot());
+  console.log(`page_tiles: filter to label 3: ${only.nonBg} non-background pixels (all: ${all.nonBg})`);
+  if (!(only.nonBg > 0.02 * all.nonBg && only.nonBg < 0.2 * all.nonBg)) failures.push(`filtering to one of 10 labels left ${only.nonBg} of ${all.nonBg} non-background pixels`);
 
   // Zoom into a corner of the densest quadrant: deeper tiles come, more points are drawn.
   const before = first.s ?? { loaded: 0, drawnPoints: 0, maxDepth: 0 };

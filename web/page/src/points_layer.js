@@ -72,7 +72,15 @@ export class PointsLayer {
     this.canvas = canvas;
     this.getView = getView;
     this.opacity = opacity;
-    this.regl = createREGL({ canvas, attributes: { alpha: true, premultipliedAlpha: true, antialias: false, depth: false, stencil: false } });
+    // WebGL 2 where there is one (regl draws with it as with WebGL 1) for its fences: a frame is
+    // drawn, and a slice copied, only once the GPU has finished the last frame (paced). On a GPU
+    // that is at once; on a CPU rasteriser (SwiftShader: ~1 s for 1M points) the page's thread
+    // would otherwise wait inside a GL call for the frame before, a long task each frame.
+    const attributes = { alpha: true, premultipliedAlpha: true, antialias: false, depth: false, stencil: false };
+    this.gl = canvas.getContext('webgl2', attributes) ?? canvas.getContext('webgl', attributes);
+    if (!this.gl) throw new Error('the points layer: this browser gives no WebGL context');
+    this.regl = createREGL({ gl: this.gl });
+    this.fence = null;
     this.batches = new Map(); // id → { n, uploaded, x, y, code (regl buffers), data, done: Promise }
     this.order = []; // the batches' ids in the order drawn
     this.jobs = []; // batches still copying, oldest first
@@ -174,6 +182,7 @@ export class PointsLayer {
     if (this.pumping) return;
     this.pumping = true;
     const step = () => {
+      if (this.busy()) { requestAnimationFrame(step); return; }
       const t0 = performance.now();
       while (this.jobs.length && performance.now() - t0 < SLICE_MS) {
         const b = this.jobs[0];
@@ -210,9 +219,20 @@ export class PointsLayer {
     requestAnimationFrame(() => { this.renderQueued = false; this.render(); });
   }
 
-  // Draws every batch with the camera's view now (called in the plot's own frame when its view
-  // changes, so points and camera move together).
+  // Whether the GPU is still on the last frame drawn (its fence not yet signalled; never with WebGL 1).
+  busy() {
+    const gl = this.gl;
+    if (!this.fence) return false;
+    if (gl.getSyncParameter(this.fence, gl.SYNC_STATUS) !== gl.SIGNALED) return true;
+    gl.deleteSync(this.fence);
+    this.fence = null;
+    return false;
+  }
+
+  // Draws every batch with the camera's view now (called in the frame in which the view changed,
+  // so points and camera move together), or in the next frame while the GPU is busy.
   render() {
+    if (this.busy()) { this.requestRender(); return; }
     const t0 = performance.now();
     this.resize();
     const r = this.regl;
@@ -223,6 +243,7 @@ export class PointsLayer {
       if (b.n) this.drawBatch({ x: b.x, y: b.y, code: b.code, count: b.n });
     }
     if (this.hover) this.drawHover();
+    if (this.gl.fenceSync) { this.fence = this.gl.fenceSync(this.gl.SYNC_GPU_COMMANDS_COMPLETE, 0); this.gl.flush(); }
     this.frames++;
     this.onFrame?.(performance.now() - t0);
   }
