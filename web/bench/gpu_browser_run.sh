@@ -89,7 +89,9 @@ if [ "$tools" = all ]; then  # (the device returns 8 files: the work stays in /t
 fi
 mkdir -p "$out"
 
-if [ -d .carry/webbin ]; then
+# (Only on the GPU machine: a dry run here (BROWSER set) keeps this checkout's package and bundles;
+# copying the carry over them once overwrote uncommitted work in web/package/*.js.)
+if [ -d .carry/webbin ] && [ -z "${BROWSER:-}" ]; then
   [ -d .carry/webbin/package ] && cp .carry/webbin/package/*.js web/package/  # (the JS the wasm was built with)
   cp .carry/webbin/surfgrad.wasm .carry/webbin/webgpu_layout.js web/package/ 2>/dev/null
   [ -f .carry/webbin/STAMP ] && echo "web build: $(cat .carry/webbin/STAMP)"
