@@ -207,7 +207,7 @@ export class MapView {
         // index: the layout's k-d tree built off this thread (map_worker.js postIndex), for hover.
         let kd = null;
         try { kd = index ? KDBush.from(index) : null; } catch { kd = null; }
-        await this.layer.add('layout', { x, y, code });
+        if (!(await this.layer.add('layout', { x, y, code }))) continue; // (cleared meanwhile)
         this.sets.set('layout', { x, y, code, stride, index: kd });
         this.n = m;
         this.stride = stride;
