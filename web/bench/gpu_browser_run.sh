@@ -12,6 +12,8 @@
 # scale-stream: the same with points made in JS in the worker and streamed in (the upload).
 # scale-robustness: scale (SIZES default 10000, METHODS default tsne) twice in one call: as chosen
 #   (OUT/run) and with --enable-dawn-features=disable_robustness added (OUT/run-norobust).
+# map-builtin: the map page on the built-in clusters (SIZES rows, default 1000000, × 768, made in the
+#   page's worker), t-SNE and UMAP twice each, drawn; `$SURFGRAD map --points N` in the same call.
 # parquet: a SIZES-row (default 1000000) Parquet file of 64-D float32 points (fixed-size lists,
 #   65,536-row groups, `id` and `label` int32) made here by python3 + numpy + pyarrow in /tmp, served
 #   by URL to the map page itself (web/page/, through web/bench/page_run.html), loaded once and mapped
@@ -268,6 +270,16 @@ PY
       --native-input "$dir/$file" --n "$n" --methods "${METHODS:-tsne,umap}" --repeats "${REPEATS:-2}" \
       --surfgrad "$native" --out "$out/run" --timeout "$page_s" --budget-native "$native_s" --native-timeout 40 \
       --stop "${STOP:-}" --page-args "${PAGE_ARGS:-}" ;;
+  map-builtin)
+    # The map page on `surfgrad map`'s built-in clusters (N × 768, made on the GPU in the page's
+    # worker), drawn as a user sees them; native `surfgrad map --points N` in the same call.
+    webgl_fallback
+    n=${sizes:-1000000}
+    page_s=${PAGE_TIMEOUT:-130} native_s=${NATIVE_BUDGET:-60}
+    budgeted $((page_s + native_s + 5)) "$out" drive --page map --data-url builtin --page-args "n=$n${PAGE_ARGS:+&$PAGE_ARGS}" \
+      --n "$n" --methods "${METHODS:-tsne,umap}" --repeats "${REPEATS:-2}" \
+      --surfgrad "$native" --out "$out/run" --timeout "$page_s" --budget-native "$native_s" --native-timeout 40 \
+      --stop "${STOP:-}" ;;
   tiles)
     webgl_fallback
     n=${sizes:-10000000}
