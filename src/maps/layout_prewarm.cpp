@@ -11,6 +11,7 @@
 #include "maps/fft_lines.hpp"
 #include "maps/knn_fused.hpp"
 #include "maps/tsne_repulsion.hpp"
+#include "maps/tsne_symmetric.hpp"
 #include "surfgrad/map_options.hpp"
 #include "surfgrad/map_pipeline.hpp"
 
@@ -22,14 +23,21 @@ int prewarm_layout_kernels(const gpu::ContextPtr& ctx, const MapOptions& options
   auto file = [&](const char* name, const kernels::Values& values = {}) {
     queued += kernels::prewarm(ctx, name, values) ? 1 : 0;
   };
+  // t-SNE on CPU adapters: the symmetric graph is built on the host, and one kernel attracts
+  // and updates (tsne_symmetric.hpp).
+  const bool fused = options.method == MapMethod::Tsne && tsne_fused_step(*ctx);
   // graph_gpu.cpp: the kNN graph's incoming edges (both layouts), three steps.
-  for (int step = 0; step < 3; ++step) file("incoming_edges.wgsl", {{"STEP", std::to_string(step)}});
+  for (int step = 0; step < 3 && !fused; ++step) file("incoming_edges.wgsl", {{"STEP", std::to_string(step)}});
   if (options.method == MapMethod::Tsne) {
     // tsne.cpp: affinities, then the optimisation's update and attraction.
     file("tsne_affinity.wgsl", {{"K", ks}});
-    file("in_edge_weights.wgsl");
-    file("tsne_attraction.wgsl", {{"K", ks}, {"LANES", std::to_string(tsne_attraction_lanes(*ctx))}});
-    file("tsne_update.wgsl");
+    if (fused) {
+      file("tsne_step_cpu.wgsl");
+    } else {
+      file("in_edge_weights.wgsl");
+      file("tsne_attraction.wgsl", {{"K", ks}, {"LANES", std::to_string(tsne_attraction_lanes(*ctx))}});
+      file("tsne_update.wgsl");
+    }
     // tsne_repulsion.cpp: TsneRepulsion's constructor takes all of these (not the bounds and Z
     // kernels of CPU adapters: small maps' exact repulsion does not use them).
     for (const char* f :

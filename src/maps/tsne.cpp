@@ -4,7 +4,10 @@
 // only, to size the FFT grid.
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <map>
+#include <optional>
+#include <string>
 
 #include "kernels/launch.hpp"
 #include "maps/attraction_order.hpp"
@@ -14,6 +17,7 @@
 #include "maps/layout_prewarm.hpp"
 #include "maps/list_blocks.hpp"
 #include "maps/tsne_repulsion.hpp"
+#include "maps/tsne_symmetric.hpp"
 #include "surfgrad/maps.hpp"
 #include "surfgrad/reference.hpp"
 
@@ -34,6 +38,16 @@ int tsne_neighbours(double perplexity, int64_t n) {
 // runs each; 4 lanes gained nothing from the order; MNIST 10k the same within noise).
 // (layout_prewarm.hpp declares it: the kernel is prewarmed with it.)
 int tsne_attraction_lanes(const gpu::Context& ctx) { return ctx.info().is_cpu ? 1 : 16; }
+
+// CPU adapters take the attraction over the symmetric graph and the update in one dispatch
+// (tsne_step_cpu.wgsl, tsne_symmetric.hpp); SURFGRAD_TSNE_FUSED=0 keeps the GPUs' kernels there
+// (for measurements). GPUs keep theirs: the in-edge lists are built on the device there, and a
+// point's 16 lanes read its lists in consecutive words.
+bool tsne_fused_step(const gpu::Context& ctx) {
+  const char* env = std::getenv("SURFGRAD_TSNE_FUSED");
+  if (env && *env) return std::string(env) != "0";
+  return ctx.info().is_cpu;
+}
 
 Tensor tsne(const Tensor& x, const TsneOptions& opt, const MapProgress& progress, const KnnResult* neighbours) {
   return tsne_layout(x, opt, progress, neighbours, nullptr);
@@ -63,9 +77,25 @@ Tensor tsne_layout(const Tensor& x, const TsneOptions& opt, const MapProgress& p
     w.push_back((pcond / double(2 * n)).contiguous());
   }
 
+  // One list block on a CPU adapter: the symmetric graph, built on the host (the same memory).
+  const bool fused = tsne_fused_step(*ctx) && nbr.size() == 1;
+  Tensor sym_offsets, sym_edges, order;
+  if (fused) {
+    SymmetricEdges sym = symmetric_edges(nbr[0].to_vector<int32_t>(), w[0].to_vector<float>(), n, k);
+    std::vector<uint32_t> visit;
+    if (uses_heavy_first_order(true)) {
+      visit = heavy_first_order(sym.offsets, {{0, n}});
+    } else {
+      visit.resize(static_cast<size_t>(n));
+      for (int64_t i = 0; i < n; ++i) visit[size_t(i)] = uint32_t(i);
+    }
+    order = Tensor::from_vector(ctx, visit, {n});
+    sym_offsets = Tensor::from_vector(ctx, sym.offsets, {n + 1});
+    sym_edges = Tensor::from_vector(ctx, sym.entries, {int64_t(sym.entries.size())});
+  }
   // Incoming edges of every point (once, on the GPU): gathering them keeps the sum's order fixed,
   // where scattering with atomics would not.
-  IncomingEdges in = incoming_edges_gpu(nbr, block_rows);
+  IncomingEdges in = fused ? IncomingEdges{} : incoming_edges_gpu(nbr, block_rows);
   // The in-edges' weights in the same order (one gather on the GPU, a pass a pair of blocks):
   // the attraction kernel then reads them in consecutive words, as it reads the edge ids.
   std::vector<Tensor> w_in;
@@ -83,7 +113,7 @@ Tensor tsne_layout(const Tensor& x, const TsneOptions& opt, const MapProgress& p
     size_t list, edges;
   };
   std::vector<Run> runs;
-  for (int64_t a = 0; a < n;) {
+  for (int64_t a = 0; a < n && !fused;) {
     size_t b = size_t(a / block_rows), q = 0;
     while (in.first_target[q + 1] <= a) ++q;
     int64_t c = std::min({n, int64_t(b + 1) * block_rows, in.first_target[q + 1]});
@@ -92,7 +122,9 @@ Tensor tsne_layout(const Tensor& x, const TsneOptions& opt, const MapProgress& p
   }
   // The order each run visits its points in: heaviest in-edge lists first, or their own order.
   std::vector<uint32_t> visit;
-  if (uses_heavy_first_order(ctx->info().is_cpu)) {
+  if (fused) {
+    // the symmetric graph's order, above
+  } else if (uses_heavy_first_order(ctx->info().is_cpu)) {
     std::vector<std::pair<int64_t, int64_t>> ranges;
     for (const Run& r : runs) ranges.emplace_back(r.a, r.c);
     visit = heavy_first_order(in.offsets.to_vector<int32_t>(), ranges);
@@ -100,7 +132,7 @@ Tensor tsne_layout(const Tensor& x, const TsneOptions& opt, const MapProgress& p
     visit.resize(static_cast<size_t>(n));
     for (int64_t i = 0; i < n; ++i) visit[size_t(i)] = uint32_t(i);
   }
-  Tensor order = Tensor::from_vector(ctx, visit, {n});
+  if (!fused) order = Tensor::from_vector(ctx, visit, {n});
   visit = {};
 
   Tensor y;
@@ -113,18 +145,32 @@ Tensor tsne_layout(const Tensor& x, const TsneOptions& opt, const MapProgress& p
   } else {
     y = Tensor::normal(ctx, {n, 2}, opt.seed, 0, 1e-4);
   }
-  Tensor update = Tensor::zeros(ctx, {n, 2}), gains = Tensor::ones(ctx, {n, 2});
+  Tensor update, gains, state, y_next;
+  if (fused) {
+    std::vector<float> start_state(size_t(n) * 4, 1.0f);  // (update 0, 0; gains 1, 1) a point
+    for (size_t i = 0; i < start_state.size(); i += 4) start_state[i] = start_state[i + 1] = 0.0f;
+    state = Tensor::from_vector(ctx, start_state, {n, 4});
+    y_next = Tensor::empty(ctx, {n, 2});
+  } else {
+    update = Tensor::zeros(ctx, {n, 2});
+    gains = Tensor::ones(ctx, {n, 2});
+  }
   Tensor rep = Tensor::empty(ctx, {n, 4});
   double lr = opt.learning_rate > 0 ? opt.learning_rate : std::max(double(n) / opt.early_exaggeration, 50.0);
-  auto step = kernels::Program::file(ctx, "tsne_update.wgsl");
   TsneRepulsion repulsion(ctx);
   bool use_fft = tsne_uses_fft(opt.repulsion, n);
   int max_nodes = TsneRepulsion::max_grid_nodes(*ctx), grid_nodes = 32;
   double last_extent = -1;
   const int lanes = tsne_attraction_lanes(*ctx);
-  auto attraction =
-      kernels::Program::file(ctx, "tsne_attraction.wgsl", {{"K", std::to_string(k)}, {"LANES", std::to_string(lanes)}});
-  Tensor attract = Tensor::empty(ctx, {n, 2});
+  std::optional<kernels::Program> attraction, step, fused_step;
+  if (fused) {
+    fused_step = kernels::Program::file(ctx, "tsne_step_cpu.wgsl");
+  } else {
+    attraction = kernels::Program::file(ctx, "tsne_attraction.wgsl",
+                                        {{"K", std::to_string(k)}, {"LANES", std::to_string(lanes)}});
+    step = kernels::Program::file(ctx, "tsne_update.wgsl");
+  }
+  Tensor attract = fused ? Tensor() : Tensor::empty(ctx, {n, 2});
   if (progress) {
     ctx->sync();  // so that a caller timing the phases sees kNN and affinities finished
     progress(0, opt.iterations, y);
@@ -132,9 +178,9 @@ Tensor tsne_layout(const Tensor& x, const TsneOptions& opt, const MapProgress& p
   for (int it = 0; it < opt.iterations; ++it) {
     bool early = it < opt.exaggeration_iterations;
     for (const Run& r : runs)
-      attraction.launch({attract, y, nbr[r.list], w[r.list], in.offsets, in.edges[r.edges], w_in[r.edges], order},
-                        {r.a, r.c, int64_t(r.list) * block_rows, in.first_edge[r.edges]},
-                        kernels::groups_for(*ctx, uint64_t(r.c - r.a), uint64_t(256 / lanes)));
+      attraction->launch({attract, y, nbr[r.list], w[r.list], in.offsets, in.edges[r.edges], w_in[r.edges], order},
+                         {r.a, r.c, int64_t(r.list) * block_rows, in.first_edge[r.edges]},
+                         kernels::groups_for(*ctx, uint64_t(r.c - r.a), uint64_t(256 / lanes)));
     if (!use_fft) {
       repulsion.exact(y, rep);
     } else {
@@ -153,8 +199,14 @@ Tensor tsne_layout(const Tensor& x, const TsneOptions& opt, const MapProgress& p
     Tensor z = repulsion.total_q(rep);
     float momentum = early ? 0.5f : 0.8f, exaggeration = float(early ? opt.early_exaggeration : 1.0);
     float max_step = opt.max_step_norm > 0 ? float(opt.max_step_norm) : 3.4e38f;
-    step.launch({y, update, gains, attract, rep, z}, {n, float(lr), momentum, exaggeration, max_step},
-                kernels::groups_for(*ctx, uint64_t(n), 256));
+    if (fused) {
+      fused_step->launch({y_next, state, y, sym_offsets, sym_edges, order, rep, z},
+                         {n, float(lr), momentum, exaggeration, max_step}, kernels::groups_for(*ctx, uint64_t(n), 256));
+      std::swap(y, y_next);
+    } else {
+      step->launch({y, update, gains, attract, rep, z}, {n, float(lr), momentum, exaggeration, max_step},
+                   kernels::groups_for(*ctx, uint64_t(n), 256));
+    }
     if (progress && (it % 50 == 49 || it + 1 == opt.iterations)) progress(it + 1, opt.iterations, y);
   }
   return y;
