@@ -4,7 +4,9 @@
 # driver cache, Mesa's, surfgrad's pipeline cache for Dawn), then two with the caches those runs
 # filled (warm), then one profiled cold and one profiled warm run for the start-up lines
 # (instance/adapter/device ms, pipelines created, shader-module vs pipeline ms, cache hits).
-# Target: cold within 1.2x of warm. Prewarming (the layout's kernels built on worker threads while
+# Target: cold within 1.2x of warm. wgpu-native also gets two runs with empty driver caches but
+# surfgrad's kernel record from the earlier runs (cold-record, cold-record-profiled), and the
+# profiled runs' rows say how many pipelines were still built at first use (built_at_use). Prewarming (the layout's kernels built on worker threads while
 # PCA and the kNN run; kernels::prewarm) is on by default; each implementation also gets a cold
 # and a warm run with SURFGRAD_PREWARM=0, with caches of their own, to show what it buys.
 #
@@ -74,12 +76,16 @@ run() {  # IMPL RUN CACHES [profile] [prewarm: 1 or 0]
   mms=$(echo "$text" | sed -n 's/^pipelines: .*shader modules \([0-9.]*\) ms.*/\1/p')
   pms=$(echo "$text" | sed -n 's/^pipelines: .*, pipelines \([0-9.]*\) ms).*/\1/p')
   hits=$(echo "$text" | sed -n 's/^pipeline cache: .*: \([0-9]*\) hits.*/\1/p')
-  local pre pre_wait scope_wait
+  local pre pre_wait scope_wait at_use at_use_ms
+  at_use=$(echo "$text" | sed -n 's/^at first use: \([0-9]*\) built.*/\1/p')
+  at_use_ms=$(echo "$text" | sed -n 's/^at first use: [0-9]* built by the asking thread in \([0-9.]*\) ms.*/\1/p')
+  local none=null  # a profiled run without the at-first-use line built nothing there
+  [ -n "$profile" ] && none=0
   pre=$(echo "$text" | sed -n 's/^prewarm: \([0-9]*\) built.*/\1/p')
   pre_wait=$(echo "$text" | sed -n 's/^prewarm: .* first uses waited \([0-9.]*\) ms.*/\1/p')
   scope_wait=$(echo "$text" | sed -n 's/^prewarm: .* error scopes .* waited \([0-9.]*\) ms.*/\1/p')
-  printf '{"impl": "%s", "run": "%s", "prewarm": %s, "exit": %s, "wall_s": %s, "total_s": %s, "pipelines": %s, "pipeline_ms": %s, "module_ms": %s, "cache_hits": %s, "prewarmed": %s, "prewarm_wait_ms": %s, "scope_wait_ms": %s}\n' \
-    "$impl" "$name" "$prewarm" "$rc" "$wall" "${total:-null}" "${pipes:-null}" "${pms:-null}" "${mms:-null}" "${hits:-null}" "${pre:-null}" "${pre_wait:-null}" "${scope_wait:-null}" >>"$out/rows.json"
+  printf '{"impl": "%s", "run": "%s", "prewarm": %s, "exit": %s, "wall_s": %s, "total_s": %s, "pipelines": %s, "pipeline_ms": %s, "module_ms": %s, "cache_hits": %s, "prewarmed": %s, "prewarm_wait_ms": %s, "scope_wait_ms": %s, "built_at_use": %s, "at_use_ms": %s}\n' \
+    "$impl" "$name" "$prewarm" "$rc" "$wall" "${total:-null}" "${pipes:-null}" "${pms:-null}" "${mms:-null}" "${hits:-null}" "${pre:-null}" "${pre_wait:-null}" "${scope_wait:-null}" "${at_use:-$none}" "${at_use_ms:-$none}" >>"$out/rows.json"
   printf '%-5s %-14s exit %s  wall %6.2f s  map total %6s s%s\n' "$impl" "$name" "$rc" "$wall" "${total:-?}" \
     "${pipes:+  pipelines $pipes: modules ${mms} ms, pipelines ${pms} ms${hits:+, cache hits $hits}}"
 }
@@ -98,6 +104,26 @@ for impl in $impls; do
   rm -rf "$caches-profiled"
   run "$impl" cold-profiled "$caches-profiled" profile
   run "$impl" warm-profiled "$caches-profiled" profile
+  if [ "$impl" = wgpu ]; then
+    # The driver's cache empty but surfgrad's kernel record kept (Context::prewarm_recorded: the
+    # kernels the last maps used, the tensor ops' included, prewarmed from the start): what a
+    # new driver, or a driver cache lost, costs. Dawn replays nothing (its device is not
+    # thread-safe here) and keeps its blobs in the same folder, so wgpu-native only.
+    for r in cold-record cold-record-profiled; do
+      rm -rf "$caches-$r"
+      mkdir -p "$caches-$r"
+      cp -r "$caches-profiled/surfgrad" "$caches-$r/surfgrad"
+      run "$impl" "$r" "$caches-$r" "${r#cold-record}"
+    done
+  fi
 done
 log "rows: $out/rows.json; log with the profiles' start-up lines: $out/cold_start.log"
+# Cold over warm (the target: 1.2): each implementation's cold wall time over the mean of its
+# two warm runs; and the record's cold run over the same.
+awk -F'"' '{ for (i = 2; i < NF; i += 2) if ($i == "impl") impl = $(i + 2); else if ($i == "run") run = $(i + 2)
+             match($0, /"wall_s": [0-9.]+/); w = substr($0, RSTART + 10, RLENGTH - 10); wall[impl "/" run] = w; seen[impl] = 1 }
+  END { for (m in seen) { warm = (wall[m "/warm-1"] + wall[m "/warm-2"]) / 2; if (warm <= 0) continue
+          printf "%s: cold %.2f s, warm %.2f s: %.2fx", m, wall[m "/cold"], warm, wall[m "/cold"] / warm
+          if ((m "/cold-record") in wall) printf "; driver cache empty, kernel record kept: %.2f s, %.2fx", wall[m "/cold-record"], wall[m "/cold-record"] / warm
+          printf "\n" } }' "$out/rows.json" | tee "$out/summary.txt"
 grep -E "^== |^start-up|^pipelines|^prewarm|^pipeline cache|^ +[0-9.]+ +[0-9.]+  " "$out/cold_start.log" | head -90

@@ -184,6 +184,16 @@ class Context : public std::enable_shared_from_this<Context> {
   // A failed build is thrown by that first use. False where it does nothing: the kernel is built
   // or queued already, SURFGRAD_PREWARM=0, Dawn (its device is not thread-safe here), WebAssembly.
   bool prewarm(const std::string& key, std::string wgsl, const std::string& entry = "main", bool validated = false);
+  // Cold start across runs (src/gpu/kernel_record.cpp, docs/cold_start.md): the kernels a named
+  // kind of run (a map by t-SNE, say) used between begin_kernel_record and end_kernel_record are
+  // kept on disk beside the pipeline cache (their sources, per adapter); prewarm_recorded(name)
+  // queues them on the prewarm's workers at the next run's start, in the order they were first
+  // used. A recorded kernel serves a later use only if that use asks for the very same source,
+  // so a stale record costs worker time, never a wrong kernel. Returns how many were queued.
+  int prewarm_recorded(const std::string& name);
+  // Returns whether this is the outermost record (a run inside a recorded one is part of it).
+  bool begin_kernel_record(const std::string& name);
+  void end_kernel_record(bool save);  // save: the run went well (nested pairs: the outermost saves)
   bool trusts_validated_kernels() const;
   // Whether indirect dispatches are costly here because the implementation validates each one's
   // counts with GPU work of its own (Dawn, natively and in Chromium; on an H200 the 3 indirect
@@ -203,6 +213,10 @@ class Context : public std::enable_shared_from_this<Context> {
     // prewarm(): builds queued, first uses that waited for one under way, and their wait.
     uint64_t prewarmed = 0, prewarm_waits = 0;
     double prewarm_wait_ms = 0;
+    // Pipelines built by the thread that asked for them at their first use (on the critical
+    // path: no prewarm had built them), and their wall time.
+    size_t built_at_use = 0;
+    double at_use_ms = 0;
     // The on-disk pipeline cache (Dawn only; src/gpu/pipeline_cache.hpp): "" when there is none.
     std::string pipeline_cache_dir;
     uint64_t cache_hits = 0, cache_misses = 0, cache_stores = 0, cache_rejected = 0, cache_store_failures = 0;

@@ -54,6 +54,9 @@ int run_map(const gpu::ContextPtr& ctx, MapArgs& a) {
                         {a.input, a.labels}, "-o");
   if (a.input.empty()) check_usage([&] { check_map_fits(ctx, opt, a.points, kBuiltinDims); });  // before generating
   // Cold start: the kNN's and the layout's kernels compile on worker threads while the points load.
+  // The kernels the last maps used (loading's and the tensor ops' included) first, in the order
+  // they were first used; then the kNN's and the layout's, which a first map has no record of.
+  MapKernelRecord record(ctx, opt);
   prewarm_map_kernels(ctx, opt);
   auto t0 = std::chrono::steady_clock::now();
   Tensor labels;
@@ -78,6 +81,7 @@ int run_map(const gpu::ContextPtr& ctx, MapArgs& a) {
     return true;
   });
   bar.finish();
+  record.save();
   if (r.knn_recall >= 0)
     std::printf("kNN recall@%d against exact neighbours on %lld points: %.3f\n", r.k,
                 (long long)std::min(n, opt.recall_sample), r.knn_recall);

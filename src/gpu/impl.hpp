@@ -2,6 +2,8 @@
 #pragma once
 
 #include <array>
+#include <atomic>
+#include <chrono>
 #include <map>
 #include <unordered_map>
 
@@ -88,6 +90,16 @@ struct KernelState {
   // (WGSL parsed and translated: naga or Tint) and the pipeline (the driver's compile; Dawn
   // translates there too), with the wait for the error scope.
   double module_ms = 0, pipeline_ms = 0;
+  // When it was created (ms after the context's creation) and whether on the thread that asked
+  // for it at its first use (a compile on the critical path) or by a prewarm's worker.
+  double created_ms = 0;
+  bool at_use = true;
+  // What a kernel record keeps (kernel_record.cpp): the source asked for (before the
+  // implementation's dialect pass) and whether it was asked for as validated; and the record
+  // (KernelBuilds::Record::epoch) that lists it already.
+  std::string source;
+  bool validated = false;
+  std::atomic<uint64_t> recorded{0};
   ~KernelState() {
     if (layout) api().wgpuBindGroupLayoutRelease(layout);
     if (pipeline) api().wgpuComputePipelineRelease(pipeline);
@@ -117,6 +129,7 @@ struct Context::Impl {
   // Wall time of Context::create's steps (cold start): instance, adapter enumeration and
   // choice, device request.
   double instance_ms = 0, adapters_ms = 0, device_ms = 0;
+  std::chrono::steady_clock::time_point born = std::chrono::steady_clock::now();
   BlobStore* pipeline_store = nullptr;  // Dawn's blob cache on disk (pipeline_cache.hpp); null when off
   std::vector<uint32_t> requested_features;
   Features features;

@@ -22,6 +22,7 @@
 #include <cstring>
 
 #include "impl.hpp"
+#include "testing.hpp"
 
 namespace surfgrad::gpu {
 
@@ -87,6 +88,19 @@ Error rejected(const Context::Impl& impl, const std::string& entry, const std::s
   std::string name = "'" + entry + "'" + (label.empty() || label == entry ? "" : " (" + label + ")");
   return Error(ErrorKind::ShaderCompile, "kernel " + name + " was rejected by " + impl.info.implementation + ":\n" +
                                              message + "\n--- source ---\n" + listing);
+}
+
+// SURFGRAD_LOG_PIPELINES=1: a line on stderr per pipeline as it is created (when, where, how
+// long), to find the ones built at first use on the critical path (cold start, issue 35).
+void log_build(const KernelState& s, const std::string& label) {
+  static const bool on = [] {
+    const char* v = std::getenv("SURFGRAD_LOG_PIPELINES");
+    return v && *v && std::string(v) != "0";
+  }();
+  if (!on) return;
+  std::fprintf(stderr, "surfgrad pipeline: +%.1f ms %s module %.2f ms pipeline %.2f ms  %s\n", s.created_ms,
+               s.at_use ? "first-use" : "worker   ", s.module_ms, s.pipeline_ms,
+               (label.empty() ? s.entry : label).c_str());
 }
 
 struct SharedGate {
@@ -176,24 +190,106 @@ std::shared_ptr<KernelState> build_state(Context::Impl& impl, const std::string&
   state->label = entry;
   state->module_ms = module_ms;
   state->pipeline_ms = pipeline_ms;
+  state->created_ms = ms_since(impl.born);
+  state->at_use = !on_worker;
+  log_build(*state, label);
   return state;
 }
 
+// Ends a build others may be waiting on: with its kernel, or (k null: called from a catch
+// block) with the failure being handled.
+void complete(KernelBuild& b, const Kernel* k) {
+#if SURFGRAD_HOST_HAS_THREADS
+  std::lock_guard<std::mutex> l(b.mutex);
+  b.done = true;
+  if (k)
+    b.kernel = *k;
+  else
+    b.error = std::current_exception();
+  b.cv.notify_all();
+#else
+  b.done = true;
+  if (k) b.kernel = *k;
+#endif
+}
+
+// Waits for another thread's build of `b` (counted as a first use's wait when not on a worker).
+Kernel wait_for(Context::Impl& impl, KernelBuild& b, bool on_worker) {
+#if SURFGRAD_HOST_HAS_THREADS
+  const auto t0 = Clock::now();
+  std::unique_lock<std::mutex> l(b.mutex);
+  b.cv.wait(l, [&] { return b.done; });
+  l.unlock();  // done: b is not written again
+  if (!on_worker) {
+    platform::LockGuard lock(impl.builds.mutex);
+    impl.builds.prewarm_waits++;
+    impl.builds.prewarm_wait_ms += ms_since(t0);
+  }
+  if (b.error) std::rethrow_exception(b.error);
+  return b.kernel;
+#else
+  (void)impl, (void)b, (void)on_worker;
+  throw Error(ErrorKind::Value, "a kernel build is pending in a build without threads");
+#endif
+}
+
 // The source-level cache: one pipeline per (trusted, entry, source in the implementation's
-// dialect). Two threads that miss together both build; the first stored is kept.
+// dialect), built once however many threads ask (the others wait for it). `skip_if_building`
+// (a recorded kernel's replay): another thread's build under way is left alone, and the Kernel
+// returned is empty.
 Kernel source_kernel(Context::Impl& impl, const std::string& source_wgsl, const std::string& entry, bool validated,
-                     const std::string& label, bool on_worker) {
+                     const std::string& label, bool on_worker, bool skip_if_building = false) {
   const std::string wgsl = standard_wgsl() ? dawn_wgsl(source_wgsl) : source_wgsl;
   const bool trusted = validated && impl.trust_validated;
   std::string key = (trusted ? "trusted|" : "") + entry + '\n' + wgsl;
+  std::shared_ptr<KernelBuild> b;
   {
     platform::LockGuard lock(impl.builds.mutex);
     if (auto it = impl.kernels.find(key); it != impl.kernels.end()) return it->second;
+    if (auto it = impl.builds.source_pending.find(key); it != impl.builds.source_pending.end()) {
+      if (skip_if_building) return {};
+      b = it->second;
+    } else {
+      impl.builds.source_pending.emplace(key, std::make_shared<KernelBuild>());
+    }
   }
-  dump_wgsl(key, wgsl);
-  Kernel k{build_state(impl, wgsl, entry, trusted, label, on_worker)};
+  if (b) return wait_for(impl, *b, on_worker);
+  auto done = [&](const Kernel* k) {
+    std::shared_ptr<KernelBuild> mine;
+    {
+      platform::LockGuard lock(impl.builds.mutex);
+      if (k) impl.kernels.emplace(key, *k);
+      auto it = impl.builds.source_pending.find(key);
+      mine = std::move(it->second);
+      impl.builds.source_pending.erase(it);
+    }
+    complete(*mine, k);
+  };
+  try {
+    dump_wgsl(key, wgsl);
+    Kernel k{build_state(impl, wgsl, entry, trusted, label, on_worker)};
+    k.state->source = source_wgsl;
+    k.state->validated = validated;
+    if (!label.empty()) k.state->label = label;  // a recorded kernel's replay keeps its name
+    done(&k);
+    return k;
+  } catch (...) {
+    done(nullptr);
+    throw;
+  }
+}
+
+// A kernel handed to a caller: listed in the record under way, if any (kernel_record.cpp). Two
+// relaxed loads when a record is on, one when not: this is on every launch's path.
+void note_use(Context::Impl& impl, const Kernel& k) {
+  auto& r = impl.builds.record;
+  if (!r.on.load(std::memory_order_relaxed) || !k.state) return;
+  const uint64_t epoch = r.epoch.load(std::memory_order_relaxed);
+  if (k.state->recorded.load(std::memory_order_relaxed) == epoch) return;
   platform::LockGuard lock(impl.builds.mutex);
-  return impl.kernels.emplace(std::move(key), k).first->second;
+  if (!r.on.load(std::memory_order_relaxed) || k.state->recorded.load(std::memory_order_relaxed) == epoch) return;
+  k.state->recorded.store(epoch, std::memory_order_relaxed);
+  r.used.push_back(k.state);
 }
 
 std::string full_key(const std::string& key, bool validated) { return validated ? "validated|" + key : key; }
@@ -253,16 +349,60 @@ bool capture_build_error(WGPUErrorType type, WGPUStringView message) {
   return true;
 }
 
+// Contexts whose workers run, for the exit handler (never freed: it may run during static
+// destruction).
+namespace {
+#if SURFGRAD_HOST_HAS_THREADS
+std::atomic<int> g_live_workers{0};
+std::mutex& running_mutex() {
+  static std::mutex& m = *new std::mutex;
+  return m;
+}
+std::vector<KernelBuilds*>& running() {
+  static auto& v = *new std::vector<KernelBuilds*>;
+  return v;
+}
+// At exit: join the workers of contexts nobody closed (a leaked context, a language binding's
+// default one). Runs before the static objects made before the first worker started.
+void stop_all_at_exit() {
+  std::lock_guard<std::mutex> l(running_mutex());  // a context closing meanwhile waits here
+  for (KernelBuilds* b : running()) b->stop_workers();
+  running().clear();
+}
+#endif
+}  // namespace
+
+int live_prewarm_workers() {
+#if SURFGRAD_HOST_HAS_THREADS
+  return g_live_workers.load();
+#else
+  return 0;
+#endif
+}
+
 void KernelBuilds::stop() {
 #if SURFGRAD_HOST_HAS_THREADS
+  {
+    std::lock_guard<std::mutex> l(running_mutex());
+    auto& v = running();
+    v.erase(std::remove(v.begin(), v.end(), this), v.end());
+  }
+  stop_workers();
+#endif
+}
+
+void KernelBuilds::stop_workers() {
+#if SURFGRAD_HOST_HAS_THREADS
+  std::lock_guard<std::mutex> s(stop_mutex);
+  std::vector<std::thread> joining;
   {
     std::lock_guard<std::mutex> l(queue_mutex);
     stopping = true;
     queue.clear();  // builds nobody started: nobody can ask for them any more
+    joining.swap(workers);
   }
   queue_cv.notify_all();
-  for (auto& t : workers) t.join();
-  workers.clear();
+  for (auto& t : joining) t.join();
 #endif
 }
 
@@ -281,18 +421,7 @@ void finish(Context::Impl& impl, const std::string& fkey, KernelBuild& b, const 
     }
     impl.builds.pending.erase(fkey);
   }
-#if SURFGRAD_HOST_HAS_THREADS
-  std::lock_guard<std::mutex> l(b.mutex);
-  b.done = true;
-  if (k)
-    b.kernel = *k;
-  else
-    b.error = std::current_exception();
-  b.cv.notify_all();
-#else
-  b.done = true;
-  if (k) b.kernel = *k;
-#endif
+  complete(b, k);
 }
 
 // Builds `b` on this thread; a failure is kept in `b` (for those waiting on it) and thrown.
@@ -311,6 +440,10 @@ Kernel run_build(Context::Impl& impl, const std::string& fkey, KernelBuild& b, c
 // A worker thread: takes queued builds until the context closes.
 #if SURFGRAD_HOST_HAS_THREADS
 void worker_loop(KernelBuilds& builds) {
+  struct Live {
+    Live() { ++g_live_workers; }
+    ~Live() { --g_live_workers; }
+  } live;
   while (true) {
     std::function<void()> job;
     {
@@ -319,22 +452,80 @@ void worker_loop(KernelBuilds& builds) {
       if (builds.stopping) return;
       job = std::move(builds.queue.front());
       builds.queue.pop_front();
+      builds.active++;
     }
     job();
+    std::lock_guard<std::mutex> l(builds.queue_mutex);
+    builds.active--;
   }
 }
 #endif
 
 }  // namespace
 
-Kernel Context::kernel(const std::string& source_wgsl, const std::string& entry, bool validated) {
-  impl_->check();
-  return source_kernel(*impl_, source_wgsl, entry, validated, "", false);
+#if SURFGRAD_HOST_HAS_THREADS
+void KernelBuilds::start_workers(bool cpu) {
+  if (!workers.empty() || stopping) return;
+  {
+    std::lock_guard<std::mutex> l(running_mutex());
+    static const bool registered = std::atexit(stop_all_at_exit) == 0;
+    (void)registered;
+    running().push_back(this);
+  }
+  // CPU adapters (lavapipe) share the cores with the work itself: one thread; GPUs: up to 8.
+  unsigned n = cpu ? 1u : std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
+  for (unsigned i = 0; i < n; ++i) workers.emplace_back(worker_loop, std::ref(*this));
+}
+#else
+void KernelBuilds::start_workers(bool) {}
+#endif
+
+namespace {
+bool prewarm_off() {
+  if (api().implementation == WebGpuImplementation::Dawn) return true;  // its device is not thread-safe here
+  const char* v = std::getenv("SURFGRAD_PREWARM");
+  return v && std::string(v) == "0";
+}
+}  // namespace
+
+bool prewarm_source(Context::Impl& I, std::string source, std::string entry, bool validated, std::string label) {
+#if SURFGRAD_HOST_HAS_THREADS
+  if (prewarm_off()) return false;
+  std::lock_guard<std::mutex> l(I.builds.queue_mutex);
+  I.builds.start_workers(I.info.is_cpu);
+  if (I.builds.stopping) return false;
+  I.builds.queue.push_back(
+      [&I, source = std::move(source), entry = std::move(entry), validated, label = std::move(label)] {
+        try {
+          source_kernel(I, source, entry, validated, label, true, true);
+        } catch (...) {
+          // dropped: a use of this source builds it again and reports the failure
+        }
+      });
+  I.builds.queue_cv.notify_one();
+  {
+    platform::LockGuard lock(I.builds.mutex);
+    I.builds.prewarmed++;
+  }
+  return true;
+#else
+  (void)I, (void)source, (void)entry, (void)validated, (void)label;
+  return false;
+#endif
 }
 
-Kernel Context::kernel(const std::string& key, const std::function<std::string()>& make_wgsl, const std::string& entry,
-                       bool validated) {
-  Impl& I = *impl_;
+Kernel Context::kernel(const std::string& source_wgsl, const std::string& entry, bool validated) {
+  impl_->check();
+  Kernel k = source_kernel(*impl_, source_wgsl, entry, validated, "", false);
+  note_use(*impl_, k);
+  return k;
+}
+
+namespace {
+// The keyed cache (Context::kernel(key, ...)): one build per key, a prewarm's taken over or
+// waited for.
+Kernel keyed_kernel(Context::Impl& I, const std::string& key, const std::function<std::string()>& make_wgsl,
+                    const std::string& entry, bool validated) {
   I.check();  // before a build is registered: one that throws here must not leave it pending
   const std::string fkey = full_key(key, validated);
   std::shared_ptr<KernelBuild> b;
@@ -364,33 +555,33 @@ Kernel Context::kernel(const std::string& key, const std::function<std::string()
 #if SURFGRAD_HOST_HAS_THREADS
   // Another thread's build (a prewarm's, or a concurrent first use): take it over if no worker
   // has started it, else wait for it.
-  std::unique_lock<std::mutex> l(b->mutex);
-  if (!b->started) {
-    b->started = true;
-    std::string wgsl = std::move(b->wgsl);
-    l.unlock();
-    return run_build(I, fkey, *b, wgsl, false);
-  }
-  const auto t0 = Clock::now();
-  b->cv.wait(l, [&] { return b->done; });
-  l.unlock();  // done: b is not written again
   {
-    platform::LockGuard lock(I.builds.mutex);
-    I.builds.prewarm_waits++;
-    I.builds.prewarm_wait_ms += ms_since(t0);
+    std::unique_lock<std::mutex> l(b->mutex);
+    if (!b->started) {
+      b->started = true;
+      std::string wgsl = std::move(b->wgsl);
+      l.unlock();
+      return run_build(I, fkey, *b, wgsl, false);
+    }
   }
-  if (b->error) std::rethrow_exception(b->error);
-  return b->kernel;
+  return wait_for(I, *b, false);
 #else
   throw Error(ErrorKind::Value, "kernel '" + key + "': a build is pending in a build without threads");
 #endif
+}
+}  // namespace
+
+Kernel Context::kernel(const std::string& key, const std::function<std::string()>& make_wgsl, const std::string& entry,
+                       bool validated) {
+  Kernel k = keyed_kernel(*impl_, key, make_wgsl, entry, validated);
+  note_use(*impl_, k);
+  return k;
 }
 
 bool Context::prewarm(const std::string& key, std::string wgsl, const std::string& entry, bool validated) {
 #if SURFGRAD_HOST_HAS_THREADS
   Impl& I = *impl_;
-  if (api().implementation == WebGpuImplementation::Dawn) return false;  // its device is not thread-safe here
-  if (const char* v = std::getenv("SURFGRAD_PREWARM"); v && std::string(v) == "0") return false;
+  if (prewarm_off()) return false;
   const std::string fkey = full_key(key, validated);
   auto b = std::make_shared<KernelBuild>();
   b->entry = entry, b->validated = validated, b->label = profile_label(key, entry), b->wgsl = std::move(wgsl);
@@ -401,11 +592,7 @@ bool Context::prewarm(const std::string& key, std::string wgsl, const std::strin
     I.builds.prewarmed++;
   }
   std::lock_guard<std::mutex> l(I.builds.queue_mutex);
-  if (I.builds.workers.empty()) {
-    // CPU adapters (lavapipe) share the cores with the work itself: one thread; GPUs: up to 8.
-    unsigned n = I.info.is_cpu ? 1u : std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
-    for (unsigned i = 0; i < n; ++i) I.builds.workers.emplace_back(worker_loop, std::ref(I.builds));
-  }
+  I.builds.start_workers(I.info.is_cpu);
   I.builds.queue.push_back([&I, fkey, b] {
     std::string wgsl;
     {
@@ -425,6 +612,23 @@ bool Context::prewarm(const std::string& key, std::string wgsl, const std::strin
 #else
   (void)key, (void)wgsl, (void)entry, (void)validated;
   return false;
+#endif
+}
+
+int ContextTesting::live_prewarm_workers() { return gpu::live_prewarm_workers(); }
+
+void ContextTesting::wait_for_prewarm(Context& ctx) {
+#if SURFGRAD_HOST_HAS_THREADS
+  KernelBuilds& b = ctx.impl_->builds;
+  while (true) {
+    {
+      std::lock_guard<std::mutex> l(b.queue_mutex);
+      if (b.queue.empty() && b.active == 0) return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+#else
+  (void)ctx;
 #endif
 }
 

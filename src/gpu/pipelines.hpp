@@ -2,11 +2,13 @@
 // and prewarming (kernels compiled on worker threads before their first use, issue 35).
 // Only src/gpu/*.cpp include this.
 #pragma once
+#include <atomic>
 #include <deque>
 #include <functional>
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "platform/host_resources.hpp"
 #include "surfgrad/gpu.hpp"
@@ -78,10 +80,23 @@ struct KernelBuild {
   Kernel kernel;
 };
 
+struct KernelState;
+
 struct KernelBuilds {
   ScopeGate gate;
   platform::Mutex mutex;  // guards the maps below and Impl::kernels / keyed_kernels
   std::unordered_map<std::string, std::shared_ptr<KernelBuild>> pending;  // by full key
+  // Sources being compiled (Impl::kernels' key): a second thread asking for one waits for it.
+  std::unordered_map<std::string, std::shared_ptr<KernelBuild>> source_pending;
+  // The kernels a recorded run used (Context::begin_kernel_record; kernel_record.cpp), in the
+  // order of their first use; `on` and `epoch` are read without the mutex on the hot path.
+  struct Record {
+    std::atomic<bool> on{false};
+    std::atomic<uint64_t> epoch{0};
+    int depth = 0;
+    std::string name;
+    std::vector<std::shared_ptr<KernelState>> used;
+  } record;
   uint64_t prewarmed = 0, prewarm_waits = 0;  // prewarm() calls queued; first uses that waited on one
   double prewarm_wait_ms = 0;                 // the main thread's wait on them
 #if SURFGRAD_HOST_HAS_THREADS
@@ -90,12 +105,27 @@ struct KernelBuilds {
   std::condition_variable queue_cv;
   std::deque<std::function<void()>> queue;
   std::vector<std::thread> workers;
+  int active = 0;  // jobs a worker took and has not finished
   bool stopping = false;
+  std::mutex stop_mutex;  // a second stop() waits for the first one's joins
 #endif
-  // Joins the workers (builds not started are dropped): before the device goes.
+  // Starts the workers if none run yet (the caller holds queue_mutex); `cpu`: one thread only.
+  void start_workers(bool cpu);
+  // Joins the workers (builds not started are dropped): before the device goes, and at process
+  // exit for contexts never closed (an atexit handler; a worker must not be building while the
+  // process's static objects and the implementation's library go away).
   void stop();
+  void stop_workers();  // stop() without leaving the exit handler's list (the handler's own call)
   ~KernelBuilds() { stop(); }
 };
+
+// Worker threads of all contexts now running (tests: none after exit's handler ran).
+int live_prewarm_workers();
+
+// Queues `source` (as recorded: kernel_record.cpp) on the workers; nothing is waited for and a
+// failure is dropped (a use of the same source builds and reports it). False where prewarming
+// does nothing.
+bool prewarm_source(Context::Impl& impl, std::string source, std::string entry, bool validated, std::string label);
 
 // Natively under wgpu-native, which calls the uncaptured-error callback on the thread that
 // raised the error: builds and allocations catch their errors per thread (ThreadErrors) instead of

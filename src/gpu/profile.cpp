@@ -84,8 +84,10 @@ Context::StartupStats Context::startup_stats() const {
   s.instance_ms = I.instance_ms, s.adapters_ms = I.adapters_ms, s.device_ms = I.device_ms;
   {
     platform::LockGuard lock(impl_->builds.mutex);  // prewarm's workers add kernels
-    for (const auto& [key, k] : I.kernels)
+    for (const auto& [key, k] : I.kernels) {
       ++s.pipelines, s.module_ms += k.state->module_ms, s.pipeline_ms += k.state->pipeline_ms;
+      if (k.state->at_use) ++s.built_at_use, s.at_use_ms += k.state->module_ms + k.state->pipeline_ms;
+    }
     s.prewarmed = I.builds.prewarmed, s.prewarm_waits = I.builds.prewarm_waits;
     s.prewarm_wait_ms = I.builds.prewarm_wait_ms;
   }
@@ -128,6 +130,21 @@ std::string Context::startup_table() const {
                   static_cast<unsigned long long>(s.prewarmed), static_cast<unsigned long long>(s.prewarm_waits),
                   s.prewarm_wait_ms, scope_ms, static_cast<unsigned long long>(scope_waits));
     out += line;
+  }
+  if (s.built_at_use) {
+    // What still compiles on the critical path, in the order it was built (the labels say which
+    // op asked; cold start, issue 35).
+    std::sort(made.begin(), made.end(),
+              [](const KernelState* a, const KernelState* b) { return a->created_ms < b->created_ms; });
+    std::snprintf(line, sizeof line, "at first use: %zu built by the asking thread in %.1f ms:", s.built_at_use,
+                  s.at_use_ms);
+    out += line;
+    for (const KernelState* k : made)
+      if (k->at_use) out += " " + k->label.substr(0, 60) + ";";
+    out += "\n";
+    std::sort(made.begin(), made.end(), [](const KernelState* a, const KernelState* b) {
+      return a->module_ms + a->pipeline_ms > b->module_ms + b->pipeline_ms;
+    });
   }
   if (impl_->pipeline_store) {
     BlobStoreStats b = impl_->pipeline_store->stats();

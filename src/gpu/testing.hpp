@@ -9,6 +9,10 @@ struct ContextTesting {
   static void destroy_device(Context& ctx) { ctx.destroy_device(); }
   // The next `count` allocations of 1 MiB or more fail as the device's out-of-memory would.
   static void fail_allocations(Context& ctx, int count);
+  // Returns once the prewarm's workers have nothing queued or under way (pipelines.cpp).
+  static void wait_for_prewarm(Context& ctx);
+  // Prewarm worker threads running in this process, all contexts together.
+  static int live_prewarm_workers();
 };
 
 }  // namespace surfgrad::gpu

@@ -71,4 +71,18 @@ int prewarm_map_kernels(const gpu::ContextPtr& ctx, const MapOptions& options) {
   }
 }
 
+MapKernelRecord::MapKernelRecord(const gpu::ContextPtr& ctx, const MapOptions& options) : ctx_(ctx) {
+  const std::string name = "map " + std::string(map_method_name(options.method));
+  if (ctx_->begin_kernel_record(name)) ctx_->prewarm_recorded(name);
+}
+
+MapKernelRecord::~MapKernelRecord() {
+  if (open_) ctx_->end_kernel_record(false);
+}
+
+void MapKernelRecord::save() {
+  if (open_) ctx_->end_kernel_record(true);
+  open_ = false;
+}
+
 }  // namespace surfgrad

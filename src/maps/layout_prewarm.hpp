@@ -19,6 +19,24 @@ int prewarm_layout_kernels(const gpu::ContextPtr& ctx, const MapOptions& options
 // (fewer neighbours) builds a few pipelines it does not use, on the workers.
 int prewarm_map_kernels(const gpu::ContextPtr& ctx, const MapOptions& options);
 
+// Across runs (Context::prewarm_recorded): the kernels the last maps by this method used (the
+// tensor ops' too, which no list here names), prewarmed at the start, and this map's recorded
+// for the next. For a process's start (`surfgrad map`): the record lists what was used, so a
+// library caller mapping several sets of one process would replay other maps' kernels. Nested,
+// the outermost replays and saves.
+class MapKernelRecord {
+ public:
+  MapKernelRecord(const gpu::ContextPtr& ctx, const MapOptions& options);
+  ~MapKernelRecord();  // not saved: the map failed
+  MapKernelRecord(const MapKernelRecord&) = delete;
+  MapKernelRecord& operator=(const MapKernelRecord&) = delete;
+  void save();  // the map went well
+
+ private:
+  gpu::ContextPtr ctx_;
+  bool open_ = true;
+};
+
 // Threads sharing a point in tsne_attraction.wgsl (tsne.cpp, which says why).
 int tsne_attraction_lanes(const gpu::Context& ctx);
 
