@@ -285,6 +285,17 @@ class Context : public std::enable_shared_from_this<Context> {
 
   bool device_lost() const;
 
+  // Deferred GPU errors (issue 36: JavaScript's tensor calls are synchronous, so they may not
+  // wait for an error scope's answer). While a label is in force (defer_errors("matmul of
+  // f32[2, 3] and f32[3, 4]"); it returns the label it replaces, "" for none, to restore), the
+  // error scopes of kernel builds and large allocations are popped without waiting and their
+  // answers kept under the label. settle_deferred_errors() waits for the answers kept so far and
+  // throws the first error, named by its label (kernel rejected: Device; out of memory:
+  // OutOfMemory); the WebGPU errors that followed from it are dropped, and pooled buffers are not
+  // reused (a failed allocation must not be handed out again). src/gpu/deferred_errors.cpp.
+  std::string defer_errors(std::string label);
+  void settle_deferred_errors();
+
   struct Impl;
 
  private:

@@ -37,6 +37,7 @@ std::string human_bytes(uint64_t b) {
 
 // Pops one error scope and waits for its answer (impl.hpp).
 std::pair<WGPUErrorType, std::string> pop_scope(Context::Impl& impl) {
+  if (!impl.defer_label.empty()) return defer_scope(impl);
   struct Result {
     bool done = false;
     WGPUErrorType type = WGPUErrorType_NoError;

@@ -70,8 +70,11 @@ struct BufferState {
 uint64_t next_buffer_id();
 
 // Pops one error scope and waits for its answer (commands.cpp). Open scopes only with
-// Impl::builds.gate held (pipelines.hpp).
+// Impl::builds.gate held (pipelines.hpp). While errors are deferred (Context::defer_errors) it
+// does not wait: defer_scope keeps the answer for later and reports no error now.
 std::pair<WGPUErrorType, std::string> pop_scope(Context::Impl& impl);
+struct DeferredScope;  // deferred_errors.cpp
+std::pair<WGPUErrorType, std::string> defer_scope(Context::Impl& impl);
 
 // The profiler's name for a kernel cached under `key` (profile.cpp): the key without its
 // "file|" prefix and entry point, up to any generated code, at most 72 characters.
@@ -147,6 +150,11 @@ struct Context::Impl {
   KernelBuilds builds;                                    // builds under way, prewarm's workers, the error-scope gate
   std::unordered_map<BindGroupKey, WGPUBindGroup, BindGroupKeyHash> bind_groups;
   void clear_bind_groups();
+
+  // Error scopes popped without waiting (Context::defer_errors): the label in force ("" when
+  // not deferring) and the answers not yet settled, in order.
+  std::string defer_label;
+  std::vector<std::shared_ptr<DeferredScope>> deferred;
 
   // Sticky error state, written from WebGPU callbacks, thrown at the next call.
   platform::Mutex error_mutex;

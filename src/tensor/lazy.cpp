@@ -163,7 +163,9 @@ bool lazy_mode() { return lazy_enabled(); }
 Tensor lazy_record(const gpu::ContextPtr& ctx, const char* name, const Shape& shape, DType dtype,
                    std::vector<Tensor> inputs, std::vector<std::string> names, std::string expr, std::string helpers,
                    const uint32_t* param) {
-  if (ctx->device_lost()) ctx->sync();  // throws the loss now, as an eager op would
+  // Throws the loss now, as an eager op would (flush checks it without waiting: this may run
+  // inside JavaScript's synchronous tensor calls, which cannot wait).
+  if (ctx->device_lost()) ctx->flush();
   int size = 1;
   for (const Tensor& in : inputs) {
     const auto& st = TensorAccess::storage(in);
@@ -237,6 +239,18 @@ void realize_storage(Storage& root) {
     names.push_back("v" + std::to_string(i));
   }
   if (graph_dump()) dump(plan, *node);
+  // Where GPU errors are deferred (JavaScript's synchronous calls), one of this kernel names
+  // the ops it fuses, which were recorded before the call that realises them.
+  struct DeferLabel {
+    gpu::Context& ctx;
+    std::string previous;
+    DeferLabel(gpu::Context& c, const std::string& kernel, const Shape& shape) : ctx(c), previous(c.defer_errors("")) {
+      if (!previous.empty())
+        ctx.defer_errors("the recorded op" + std::string(kernel.starts_with("fused:") ? "s " : " ") + kernel + " → " +
+                         shape_str(shape) + ", run by " + previous);
+    }
+    ~DeferLabel() { ctx.defer_errors(previous); }
+  } label(*root.ctx, kernel_name(plan.ops), node->shape);
   launch_values(root.ctx, kernel_name(plan.ops), node->shape, std::move(ops), names, plan.expr,
                 plan.helpers + plan.functions, plan.params);
   root.buffer = TensorAccess::storage(out)->buffer;

@@ -3,10 +3,9 @@
 import { WebGPUBridge } from './webgpu_bridge.js';
 import { wasiImports } from './wasi_shim.js';
 
-const suspending = ['sg_init', 'sg_map', 'sg_tensor', 'sg_tensor_read', 'sg_tensor_op', 'sg_tensor_grad', 'sg_backward',
-                    'sg_mlp', 'sg_module_forward', 'sg_module_parameters', 'sg_optimizer', 'sg_optimizer_step',
-                    'sg_optimizer_zero_grad', 'sg_tile_demo', 'sg_points_begin', 'sg_points_write', 'sg_points_builtin',
-                    'sg_map_check', 'sg_map_held', 'sg_bench_matmul'];
+// The tensor calls other than reads are plain calls: they never wait (web/src/tensor_web.cpp).
+const suspending = ['sg_init', 'sg_map', 'sg_tensor_read', 'sg_realize', 'sg_tile_demo', 'sg_points_begin',
+                    'sg_points_write', 'sg_points_builtin', 'sg_map_check', 'sg_map_held', 'sg_bench_matmul'];
 
 // The running map's progress handler (maps.js sets it); the module imports it.
 let mapProgress = () => 0;
@@ -31,13 +30,44 @@ export class SurfgradError extends Error {
 export let module = null;  // { exports, bridge, info } once init() has run
 let initializing = null;
 let queue = Promise.resolve();  // calls into the module run one at a time
+let running = null;  // the name of the queued call now running (suspended on the GPU, or in a callback)
 
 // Runs `job` after every earlier call has finished: a call suspended on the GPU (JSPI) must not
-// interleave with another one inside the C++.
-export function serialized(job) {
-  const run = queue.then(job, job);
+// interleave with another one inside the C++. `name` says what runs, for the error of a tensor
+// call made meanwhile (tensor calls do not queue: see immediate()).
+export function serialized(job, name = 'an earlier call (a map, a tile example or a benchmark)') {
+  const run = queue.then(async () => {
+    running = name;
+    try {
+      return await job();
+    } finally {
+      running = null;
+    }
+  });
   queue = run.catch(() => {});
   return run;
+}
+
+// Tensor calls run at once, in program order (tensor.js): synchronous ones record and never
+// wait; reads wait without touching what other calls use, so tensor calls may run while a read
+// waits. A queued call (a map, a tile example, a benchmark) that is running is in the middle of
+// its own work in the C++: a tensor call then is refused, naming it.
+export function immediate(what) {
+  if (running)
+    throw new SurfgradError('value', `${what}: ${running} is still running; await it before using tensors`);
+  return requireModule(what);
+}
+
+// What queued call is running (its name), or null.
+export function busy() {
+  return running;
+}
+
+// A plain (synchronous) export that failed without a surfgrad error: it tried to wait on the GPU,
+// which a synchronous call cannot (WebAssembly.SuspendError), or the module trapped.
+export function internalError(what, e) {
+  if (e instanceof SurfgradError) return e;
+  return new SurfgradError('internal', `${what}: ${e && e.message || e} (a bug in surfgrad: please report it)`);
 }
 
 export function fail(exports) {

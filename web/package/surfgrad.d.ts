@@ -176,76 +176,86 @@ export function umap(points: Points | PointSource | BuiltinPoints, options?: Uma
 
 type Operand = Tensor | number;
 
-/** A tensor on the GPU, with reverse-mode autodiff. Every op returns a promise. */
+/**
+ * A tensor on the GPU, with reverse-mode autodiff. Ops are synchronous: they check their operands
+ * at once (throwing SurfgradError) and record the work; only reads wait (toArray(), item(),
+ * realize()), and a GPU error of a recorded op is thrown by the next read, naming the op.
+ * Awaiting an op's result (the earlier, all-async API) still works: it is the value.
+ */
 export class Tensor {
   readonly shape: number[];
   readonly dtype: 'f32' | 'i32' | 'u32' | string;
   readonly requiresGrad: boolean;
   toArray(): Promise<Float32Array | Int32Array | Uint32Array>;
   item(): Promise<number>;
-  grad(): Promise<Tensor | null>;
-  backward(): Promise<void>;
+  grad(): Tensor | null;
+  backward(): void;
   dispose(): void;
-  add(other: Operand): Promise<Tensor>;
-  sub(other: Operand): Promise<Tensor>;
-  mul(other: Operand): Promise<Tensor>;
-  div(other: Operand): Promise<Tensor>;
-  pow(other: Operand): Promise<Tensor>;
-  maximum(other: Tensor): Promise<Tensor>;
-  minimum(other: Tensor): Promise<Tensor>;
-  matmul(other: Tensor): Promise<Tensor>;
+  add(other: Operand): Tensor;
+  sub(other: Operand): Tensor;
+  mul(other: Operand): Tensor;
+  div(other: Operand): Tensor;
+  pow(other: Operand): Tensor;
+  maximum(other: Tensor): Tensor;
+  minimum(other: Tensor): Tensor;
+  matmul(other: Tensor): Tensor;
   /** relu(this · other), [M, K] · [K, N], as one tile kernel (forward and generated backward). */
-  tileMatmulRelu(other: Tensor): Promise<Tensor>;
-  eq(other: Tensor): Promise<Tensor>;
-  sum(dim?: number | number[], keepdim?: boolean): Promise<Tensor>;
-  mean(dim?: number | number[], keepdim?: boolean): Promise<Tensor>;
-  max(dim?: number | number[], keepdim?: boolean): Promise<Tensor>;
-  min(dim?: number | number[], keepdim?: boolean): Promise<Tensor>;
-  argmax(dim: number): Promise<Tensor>;
-  softmax(dim: number): Promise<Tensor>;
-  logSoftmax(dim: number): Promise<Tensor>;
-  reshape(...shape: number[] | [number[]]): Promise<Tensor>;
-  transpose(dim0: number, dim1: number): Promise<Tensor>;
-  t(): Promise<Tensor>;
-  detach(): Promise<Tensor>;
-  neg(): Promise<Tensor>;
-  abs(): Promise<Tensor>;
-  exp(): Promise<Tensor>;
-  log(): Promise<Tensor>;
-  sqrt(): Promise<Tensor>;
-  rsqrt(): Promise<Tensor>;
-  sin(): Promise<Tensor>;
-  cos(): Promise<Tensor>;
-  tanh(): Promise<Tensor>;
-  sigmoid(): Promise<Tensor>;
-  relu(): Promise<Tensor>;
-  gelu(): Promise<Tensor>;
+  tileMatmulRelu(other: Tensor): Tensor;
+  eq(other: Tensor): Tensor;
+  sum(dim?: number | number[], keepdim?: boolean): Tensor;
+  mean(dim?: number | number[], keepdim?: boolean): Tensor;
+  max(dim?: number | number[], keepdim?: boolean): Tensor;
+  min(dim?: number | number[], keepdim?: boolean): Tensor;
+  argmax(dim: number): Tensor;
+  softmax(dim: number): Tensor;
+  logSoftmax(dim: number): Tensor;
+  reshape(...shape: number[] | [number[]]): Tensor;
+  transpose(dim0: number, dim1: number): Tensor;
+  t(): Tensor;
+  detach(): Tensor;
+  neg(): Tensor;
+  abs(): Tensor;
+  exp(): Tensor;
+  log(): Tensor;
+  sqrt(): Tensor;
+  rsqrt(): Tensor;
+  sin(): Tensor;
+  cos(): Tensor;
+  tanh(): Tensor;
+  sigmoid(): Tensor;
+  relu(): Tensor;
+  gelu(): Tensor;
 }
 
 /** A tensor from values (Float32Array → float32, Int32Array → int32, number[] → float32). */
 export function tensor(values: Float32Array | Int32Array | number[], shape?: number[],
-                       options?: { requiresGrad?: boolean }): Promise<Tensor>;
-/** Runs body with gradient recording off. */
-export function noGrad<T>(body: () => T | Promise<T>): Promise<T>;
+                       options?: { requiresGrad?: boolean }): Tensor;
+/**
+ * Runs the recorded work of the tensors and waits for the GPU (for everything recorded so far);
+ * rejects with the first GPU error of a recorded op, naming it.
+ */
+export function realize(...tensors: (Tensor | Tensor[])[]): Promise<void>;
+/** Runs body with gradient recording off and returns its result (an async body: until it settles). */
+export function noGrad<T>(body: () => T): T;
 
 export interface Module {
-  forward(x: Tensor): Promise<Tensor>;
-  namedParameters(): Promise<{ name: string; tensor: Tensor }[]>;
+  forward(x: Tensor): Tensor;
+  namedParameters(): { name: string; tensor: Tensor }[];
 }
 export interface Optimizer {
-  step(): Promise<void>;
-  zeroGrad(): Promise<void>;
-  setLr(lr: number): Promise<void>;
+  step(): void;
+  zeroGrad(): void;
+  setLr(lr: number): void;
 }
 
 export const nn: {
-  mlp(widths: number[], options?: { activation?: 'relu' | 'tanh' | 'gelu' | 'sigmoid'; seed?: number }): Promise<Module>;
-  crossEntropy(logits: Tensor, labels: Tensor): Promise<Tensor>;
-  mseLoss(prediction: Tensor, target: Tensor): Promise<Tensor>;
+  mlp(widths: number[], options?: { activation?: 'relu' | 'tanh' | 'gelu' | 'sigmoid'; seed?: number }): Module;
+  crossEntropy(logits: Tensor, labels: Tensor): Tensor;
+  mseLoss(prediction: Tensor, target: Tensor): Tensor;
 };
 export const optim: {
-  adam(model: Module, options?: { lr?: number; beta1?: number; beta2?: number; eps?: number; weightDecay?: number }): Promise<Optimizer>;
-  sgd(model: Module, options?: { lr?: number; momentum?: number; weightDecay?: number }): Promise<Optimizer>;
+  adam(model: Module, options?: { lr?: number; beta1?: number; beta2?: number; eps?: number; weightDecay?: number }): Optimizer;
+  sgd(model: Module, options?: { lr?: number; momentum?: number; weightDecay?: number }): Optimizer;
 };
 
 /**

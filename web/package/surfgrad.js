@@ -11,6 +11,6 @@
 export { SurfgradError, device, init, stats } from './runtime.js';
 export { mapOptionSchema, readNpy, tsne, umap } from './maps.js';
 export { builtinPoints, npyPoints } from './points.js';
-export { Tensor, nn, noGrad, optim, tensor } from './tensor.js';
+export { Tensor, nn, noGrad, optim, realize, tensor } from './tensor.js';
 export { tileFftConv, tileMlp, tileSpd } from './tiles.js';
 export { benchMatmul } from './bench.js';

@@ -1,45 +1,83 @@
 // Tensors with reverse-mode autodiff, nn and optim, over the library's own Var, nn and optim
-// (web/src/tensor_web.cpp). Names follow PyTorch. Every op is asynchronous: it may wait on the
-// GPU (a kernel compiled on first use, a large buffer's allocation checked), so each returns a
-// promise; the work itself stays on the GPU until toArray()/item() reads it back.
+// (web/src/tensor_web.cpp). Names follow PyTorch. Ops are synchronous: they check their operands
+// at once (a shape error throws here) and record the work, which runs on the GPU when a value is
+// read. Reads are the only waits: `await t.toArray()`, `await t.item()`, `await sg.realize(...)`;
+// an error the GPU raises for a recorded op (a kernel the browser rejects, memory it refuses)
+// is thrown by the next read, naming the op and its operands.
 //
-//   const x = await sg.tensor(points, [n, 2]);
-//   const model = await sg.nn.mlp([2, 16, 16, 2], { seed: 1 });
-//   const opt = await sg.optim.adam(model, { lr: 0.05 });
-//   const loss = await sg.nn.crossEntropy(await model.forward(x), labels);
-//   await opt.zeroGrad(); await loss.backward(); await opt.step();
+//   const x = sg.tensor(points, [n, 2]);
+//   const model = sg.nn.mlp([2, 16, 16, 2], { seed: 1 });
+//   const opt = sg.optim.adam(model, { lr: 0.05 });
+//   const loss = sg.nn.crossEntropy(model.forward(x), labels);
+//   opt.zeroGrad(); loss.backward(); opt.step();
+//   console.log(await loss.item());
 //
-// Tensors hold GPU memory until dispose() (or until garbage collection finds them).
-import { SurfgradError, cString, fail, requireModule, resultJson, serialized } from './runtime.js';
+// Code written for the earlier API, which awaited every op, works unchanged (awaiting a value
+// gives the value). Tensors hold GPU memory until dispose() (or until garbage collection finds them).
+import { SurfgradError, busy, cString, fail, immediate, internalError, requireModule, resultJson, serialized } from './runtime.js';
 
-const released = new FinalizationRegistry((handle) => {
+// Releases a handle: now, or after the queued call that is running (it may be using the module).
+function release(handle) {
   const { exports } = requireModule('release');
-  serialized(() => exports.sg_release(handle));
-});
+  if (busy()) serialized(() => exports.sg_release(handle));
+  else exports.sg_release(handle);
+}
 
-// Runs an export that returns a handle (> 0), or throws its error.
-async function call(name, ...args) {
-  const { exports } = requireModule(name);
-  return serialized(async () => {
-    const r = await exports[name](...args);
+const released = new FinalizationRegistry(release);
+
+// Runs a synchronous export: `body(exports)` returns its result; a failed call throws its error.
+function sync(what, body) {
+  const { exports } = immediate(what);
+  try {
+    return body(exports);
+  } catch (e) {
+    throw internalError(what, e);
+  }
+}
+
+// Runs an export that returns a handle (> 0; 0 for none), or throws its error.
+function call(what, name, ...args) {
+  return sync(what, (exports) => {
+    const r = exports[name](...args);
     if (r < 0) throw fail(exports);
     return r;
   });
 }
 
-async function op(name, a, b, args = {}) {
-  const { exports } = requireModule(name);
-  return serialized(async () => {
+function op(name, a, b, args = {}) {
+  return sync(name, (exports) => {
     const namePtr = cString(exports, name);
     const argsPtr = cString(exports, JSON.stringify(args));
     try {
-      const h = await exports.sg_tensor_op(namePtr, a ? a.handle : 0, b ? b.handle : 0, argsPtr);
+      const h = exports.sg_tensor_op(namePtr, a ? a.handle : 0, b ? b.handle : 0, argsPtr);
       if (h < 0) throw fail(exports);
       return new Tensor(h);
     } finally {
       exports.sg_free(namePtr);
       exports.sg_free(argsPtr);
     }
+  });
+}
+
+// A call that waits (a read, realize) while other calls may run: its error is kept under a
+// ticket of its own and taken back right before it is read.
+let tickets = 0;
+function waited(what, exports, start, done) {
+  const ticket = ++tickets;
+  let waiting;
+  try {
+    waiting = start(ticket);  // a promising export: it runs up to its first wait now
+  } catch (e) {
+    return Promise.reject(internalError(what, e));
+  }
+  return waiting.then((r) => {
+    if (r !== 0) {
+      exports.sg_take_error(ticket);
+      throw fail(exports);
+    }
+    return done();
+  }, (e) => {
+    throw internalError(what, e);
   });
 }
 
@@ -69,46 +107,41 @@ export class Tensor {
   get dtype() { return this.info().dtype; }
   get requiresGrad() { return this.info().requiresGrad; }
 
-  /** The values, read back from the GPU (Float32Array, or Int32Array for int32 tensors). */
-  async toArray() {
-    const { exports } = requireModule('toArray');
+  /**
+   * The values, read back from the GPU (Float32Array, or Int32Array for int32 tensors). The
+   * recorded ops run and the copy is queued before this returns its promise: ops recorded after
+   * the call do not change what it reads. Throws the first GPU error of a recorded op.
+   */
+  toArray() {
+    const { exports } = immediate('toArray');
+    const handle = handleOf(this, 'toArray').handle;
     const numel = this.shape.reduce((a, b) => a * b, 1);
     const Out = this.dtype === 'i32' ? Int32Array : this.dtype === 'u32' ? Uint32Array : Float32Array;
-    return serialized(async () => {
-      const p = exports.sg_alloc(4 * Math.max(numel, 1));
-      try {
-        if (await exports.sg_tensor_read(handleOf(this, 'toArray').handle, p) !== 0) throw fail(exports);
-        return new Out(exports.memory.buffer, p, numel).slice();
-      } finally {
-        exports.sg_free(p);
-      }
-    });
+    const p = exports.sg_alloc(4 * Math.max(numel, 1));
+    return waited('toArray', exports, (ticket) => exports.sg_tensor_read(handle, p, ticket),
+                  () => new Out(exports.memory.buffer, p, numel).slice())
+      .finally(() => exports.sg_free(p));
   }
   /** The single value of a one-element tensor. */
   async item() {
-    const values = await this.toArray();
-    if (values.length !== 1)
-      throw new SurfgradError('shape', `item: the tensor has ${values.length} elements, not 1 (shape [${this.shape}])`);
-    return values[0];
+    const numel = handleOf(this, 'item').shape.reduce((a, b) => a * b, 1);
+    if (numel !== 1) throw new SurfgradError('shape', `item: the tensor has ${numel} elements, not 1 (shape [${this.shape}])`);
+    return (await this.toArray())[0];
   }
   /** The gradient accumulated by backward(), or null before one reached this tensor. */
-  async grad() {
-    const h = await call('sg_tensor_grad', handleOf(this, 'grad').handle);
+  grad() {
+    const h = call('grad', 'sg_tensor_grad', handleOf(this, 'grad').handle);
     return h ? new Tensor(h) : null;
   }
-  async backward() {
-    const { exports } = requireModule('backward');
-    return serialized(async () => {
-      if (await exports.sg_backward(handleOf(this, 'backward').handle) !== 0) throw fail(exports);
-    });
+  backward() {
+    call('backward', 'sg_backward', handleOf(this, 'backward').handle);
   }
   dispose() {
     if (!this.handle) return;
-    const { exports } = requireModule('dispose');
     const h = this.handle;
     this.handle = 0;
     released.unregister(this);
-    serialized(() => exports.sg_release(h));
+    release(h);
   }
 
   // Element-wise with broadcasting; a number operand is a scalar.
@@ -146,8 +179,7 @@ for (const name of ['neg', 'abs', 'exp', 'log', 'sqrt', 'rsqrt', 'sin', 'cos', '
  * (float32), with its shape (default: 1-D). { requiresGrad: true } makes it a leaf that
  * backward() fills with a gradient.
  */
-export async function tensor(values, shape, { requiresGrad = false } = {}) {
-  const { exports } = requireModule('tensor');
+export function tensor(values, shape, { requiresGrad = false } = {}) {
   let data = values;
   if (Array.isArray(values)) data = Float32Array.from(values.flat(Infinity));
   if (!(data instanceof Float32Array) && !(data instanceof Int32Array))
@@ -158,15 +190,14 @@ export async function tensor(values, shape, { requiresGrad = false } = {}) {
   const numel = shape.reduce((a, b) => a * b, 1);
   if (numel !== data.length)
     throw new SurfgradError('shape', `tensor: ${data.length} values do not fill shape [${shape}] (${numel} elements)`);
-  return serialized(async () => {
+  return sync('tensor', (exports) => {
     const dataPtr = exports.sg_alloc(4 * Math.max(numel, 1));
     const shapePtr = exports.sg_alloc(4 * Math.max(shape.length, 1));
     try {
       const Mem = data instanceof Int32Array ? Int32Array : Float32Array;
       new Mem(exports.memory.buffer, dataPtr, numel).set(data);
       new Int32Array(exports.memory.buffer, shapePtr, shape.length).set(shape);
-      const h = await exports.sg_tensor(dataPtr, data instanceof Int32Array ? 1 : 0, shapePtr, shape.length,
-                                        requiresGrad ? 1 : 0);
+      const h = exports.sg_tensor(dataPtr, data instanceof Int32Array ? 1 : 0, shapePtr, shape.length, requiresGrad ? 1 : 0);
       if (h < 0) throw fail(exports);
       return new Tensor(h);
     } finally {
@@ -176,15 +207,39 @@ export async function tensor(values, shape, { requiresGrad = false } = {}) {
   });
 }
 
-/** Runs `body` (sync or async) with gradient recording off, as torch.no_grad(). */
-export async function noGrad(body) {
-  const { exports } = requireModule('noGrad');
-  await serialized(() => exports.sg_no_grad(1));
+/**
+ * Runs the recorded work of `tensors` on the GPU and waits for it (for everything recorded so
+ * far), throwing the first GPU error of a recorded op, named. After a device loss, starts a new
+ * device (the tensors made before are gone).
+ */
+export function realize(...tensors) {
+  const { exports } = immediate('realize');
+  const handles = tensors.flat().map((t) => handleOf(t, 'realize').handle);
+  const p = exports.sg_alloc(4 * Math.max(handles.length, 1));
+  new Int32Array(exports.memory.buffer, p, handles.length).set(handles);
+  return waited('realize', exports, (ticket) => exports.sg_realize(p, handles.length, ticket), () => undefined)
+    .finally(() => exports.sg_free(p));
+}
+
+/**
+ * Runs `body` with gradient recording off, as torch.no_grad(), and returns what it returns. An
+ * async body (a promise) keeps recording off until it settles, and a promise is returned.
+ */
+export function noGrad(body) {
+  const { exports } = immediate('noGrad');
+  exports.sg_no_grad(1);
+  let result;
   try {
-    return await body();
-  } finally {
-    await serialized(() => exports.sg_no_grad(0));
+    result = body();
+  } catch (e) {
+    exports.sg_no_grad(0);
+    throw e;
   }
+  if (!result || typeof result.then !== 'function') {
+    exports.sg_no_grad(0);
+    return result;
+  }
+  return Promise.resolve(result).finally(() => exports.sg_no_grad(0));
 }
 
 class Module {
@@ -192,14 +247,13 @@ class Module {
     this.handle = handle;
     released.register(this, handle);
   }
-  async forward(x) {
-    return new Tensor(await call('sg_module_forward', this.handle, handleOf(x, 'forward').handle));
+  forward(x) {
+    return new Tensor(call('forward', 'sg_module_forward', this.handle, handleOf(x, 'forward').handle));
   }
   /** [{name, tensor}] of the trainable parameters. */
-  async namedParameters() {
-    const { exports } = requireModule('parameters');
-    const list = await serialized(async () => {
-      if (await exports.sg_module_parameters(this.handle) !== 0) throw fail(exports);
+  namedParameters() {
+    const list = sync('namedParameters', (exports) => {
+      if (exports.sg_module_parameters(this.handle) !== 0) throw fail(exports);
       return resultJson(exports);
     });
     return list.map(({ name, handle }) => ({ name, tensor: new Tensor(handle) }));
@@ -210,15 +264,14 @@ const activations = { relu: 0, tanh: 1, gelu: 2, sigmoid: 3 };
 
 export const nn = {
   /** A multilayer perceptron: Linear layers of the given widths with an activation between. */
-  async mlp(widths, { activation = 'relu', seed = 1 } = {}) {
+  mlp(widths, { activation = 'relu', seed = 1 } = {}) {
     if (!(activation in activations))
       throw new SurfgradError('value', `nn.mlp: activation is one of ${Object.keys(activations).join(', ')}`);
-    const { exports } = requireModule('nn.mlp');
-    return serialized(async () => {
+    return sync('nn.mlp', (exports) => {
       const p = exports.sg_alloc(4 * widths.length);
       new Int32Array(exports.memory.buffer, p, widths.length).set(widths);
       try {
-        const h = await exports.sg_mlp(p, widths.length, activations[activation], seed);
+        const h = exports.sg_mlp(p, widths.length, activations[activation], seed);
         if (h < 0) throw fail(exports);
         return new Module(h);
       } finally {
@@ -236,24 +289,18 @@ class Optimizer {
     this.handle = handle;
     released.register(this, handle);
   }
-  async step() { await call('sg_optimizer_step', this.handle).then(() => undefined); }
-  async zeroGrad() { await call('sg_optimizer_zero_grad', this.handle).then(() => undefined); }
-  setLr(lr) {
-    const { exports } = requireModule('setLr');
-    return serialized(() => {
-      if (exports.sg_optimizer_set_lr(this.handle, lr) !== 0) throw fail(exports);
-    });
-  }
+  step() { call('step', 'sg_optimizer_step', this.handle); }
+  zeroGrad() { call('zeroGrad', 'sg_optimizer_zero_grad', this.handle); }
+  setLr(lr) { call('setLr', 'sg_optimizer_set_lr', this.handle, lr); }
 }
 
-async function optimizer(kind, model, options) {
+function optimizer(kind, model, options) {
   if (!(model instanceof Module)) throw new SurfgradError('value', `optim.${kind}: expects a model from sg.nn`);
-  const { exports } = requireModule(`optim.${kind}`);
-  return serialized(async () => {
+  return sync(`optim.${kind}`, (exports) => {
     const kindPtr = cString(exports, kind);
     const optionsPtr = cString(exports, JSON.stringify(options || {}));
     try {
-      const h = await exports.sg_optimizer(kindPtr, model.handle, optionsPtr);
+      const h = exports.sg_optimizer(kindPtr, model.handle, optionsPtr);
       if (h < 0) throw fail(exports);
       return new Optimizer(h);
     } finally {
@@ -269,3 +316,7 @@ export const optim = {
   /** SGD over a model's parameters: { lr = 1e-2, momentum, weightDecay }. */
   sgd: (model, options) => optimizer('sgd', model, options),
 };
+
+// For the browser suite only (not exported by surfgrad.js): an op whose kernel the browser
+// rejects, to check that a GPU error of a recorded op reaches the read, named.
+export const testing = { invalidOp: (t) => op('invalid_for_tests', handleOf(t, 'invalidOp')) };

@@ -2,8 +2,16 @@
 // tables below. Every op is the library's own (Var and its op table), named as in PyTorch; this
 // file only resolves handles and arguments. Handles are positive integers shared by tensors,
 // modules and optimizers; JavaScript releases them (dispose() or its FinalizationRegistry).
+//
+// Synchronous calls (issue 36): every export here but sg_tensor_read and sg_realize is a plain
+// WebAssembly call, which may not suspend, so none may wait on the GPU. Within them (SyncCall)
+// the tensor ops record lazily (elementwise chains become one kernel when needed), and GPU errors
+// (a kernel the browser rejects, an allocation it refuses) are deferred under the op's name
+// (gpu::Context::defer_errors); sg_tensor_read and sg_realize wait, and throw the first such
+// error, naming the op. Shapes, dtypes and arguments are checked at once, as before.
 #include <cstdint>
 #include <cstring>
+#include <exception>
 #include <functional>
 #include <map>
 #include <memory>
@@ -19,6 +27,7 @@
 #include "surfgrad/optim.hpp"
 #include "surfgrad/tensor.hpp"
 #include "surfgrad/tiles.hpp"
+#include "tensor/lazy.hpp"
 #include "web_session.hpp"
 
 #define SG_EXPORT(name) extern "C" __attribute__((export_name(#name)))
@@ -65,6 +74,35 @@ Handles& handles() {
   static Handles h;
   return h;
 }
+
+// The state of one synchronous call: GPU errors deferred under `label`, ops recorded lazily.
+// The device must exist (creating one waits): after a loss, a call that may wait makes the next.
+class SyncCall {
+ public:
+  explicit SyncCall(const std::string& label) : ctx_(device(label)), lazy_(lazy_mode()) {
+    previous_ = ctx_->defer_errors(label);
+    set_lazy(true);
+  }
+  ~SyncCall() {
+    set_lazy(lazy_);
+    ctx_->defer_errors(std::move(previous_));
+  }
+  SyncCall(const SyncCall&) = delete;
+  SyncCall& operator=(const SyncCall&) = delete;
+  const gpu::ContextPtr& context() const { return ctx_; }
+
+ private:
+  static gpu::ContextPtr device(const std::string& label) {
+    gpu::ContextPtr ctx = session().ctx;
+    if (ctx && !ctx->device_lost()) return ctx;
+    throw Error(ErrorKind::DeviceLost, label +
+                                           ": the WebGPU device was lost, and every tensor with it. await sg.realize() "
+                                           "starts a new device; then make the tensors again");
+  }
+  gpu::ContextPtr ctx_;
+  bool lazy_;
+  std::string previous_;
+};
 
 std::vector<int> int_list(const nlohmann::json& args, const char* key, const std::string& op) {
   std::vector<int> out;
@@ -145,6 +183,24 @@ Var tile_matmul_relu(const Var& x, const Var& w) {
   return it->second(std::vector<Var>{x, w}, {x.shape(0), int64_t(N)}, {blocks, 1, 1});
 }
 
+// For the browser suite only (tensor.js's `testing`): records an elementwise op whose kernel the
+// browser's WGSL compiler rejects, as a real GPU error of a recorded op that passed its checks.
+Var invalid_for_tests(const Var& a) {
+  const Tensor& x = a.value();
+  return Var(lazy_record(x.context(), "invalid_for_tests", x.shape(), DType::f32, {x}, {"a"},
+                         "a + no_such_function_for_tests(a)"));
+}
+
+// "matmul of f32[2, 3] and f32[3, 4]": what a deferred GPU error names.
+std::string describe_op(const std::string& op, int32_t a, int32_t b) {
+  const Handles& H = handles();
+  std::string s = op;
+  auto ia = H.vars.find(a), ib = H.vars.find(b);
+  if (ia != H.vars.end()) s += " of " + ia->second.value().describe();
+  if (ib != H.vars.end()) s += " and " + ib->second.value().describe();
+  return s;
+}
+
 // One op by name: a (and b) are tensor handles, args a JSON object of the op's other arguments.
 Var apply(const std::string& op, int32_t a_handle, int32_t b_handle, const nlohmann::json& args) {
   Handles& H = handles();
@@ -175,6 +231,7 @@ Var apply(const std::string& op, int32_t a_handle, int32_t b_handle, const nlohm
   if (op == "eq") return Var(eq(a.value(), H.var(b_handle, op.c_str()).value()).cast(DType::f32));
   if (op == "detach") return a.detach();
   if (op == "tile_matmul_relu") return tile_matmul_relu(a, H.var(b_handle, op.c_str()));
+  if (op == "invalid_for_tests") return invalid_for_tests(a);
   throw Error(ErrorKind::Value, "unknown tensor op '" + op + "'");
 }
 
@@ -191,7 +248,8 @@ int32_t sg_tensor(const void* data, int32_t dtype, const int32_t* shape, int32_t
       if (d < 0) throw Error(ErrorKind::Shape, "tensor: a dimension is negative");
     if (dtype != 0 && dtype != 1) throw Error(ErrorKind::DType, "tensor: dtype must be float32 or int32");
     if (requires_grad && dtype != 0) throw Error(ErrorKind::DType, "tensor: only float32 tensors can require grad");
-    Tensor t = Tensor::from_host(session().context(), data, s, dtype == 0 ? DType::f32 : DType::i32);
+    SyncCall call("tensor " + shape_str(s));
+    Tensor t = Tensor::from_host(call.context(), data, s, dtype == 0 ? DType::f32 : DType::i32);
     handle = handles().add(Var(std::move(t), requires_grad != 0));
   });
   return handle;
@@ -207,21 +265,87 @@ SG_EXPORT(sg_tensor_info) int sg_tensor_info(int32_t h) {
   });
 }
 
-// Copies a tensor's values (numel × 4 bytes, float32 or int32) to `out`. Waits for the GPU.
-SG_EXPORT(sg_tensor_read) int sg_tensor_read(int32_t h, void* out) {
-  return guarded([&] {
-    const Tensor& t = handles().var(h, "tensor.read").value();
-    if (t.dtype() != DType::f32 && t.dtype() != DType::i32 && t.dtype() != DType::u32)
-      t.cast(DType::f32).to_host(out);
-    else
-      t.to_host(out);
-  });
+// Waits for the GPU errors deferred so far and throws the first, naming its op. `failed`: the
+// error the wait itself met, which an earlier op's error explains (a rejected kernel makes every
+// later submission fail), so that one is thrown first.
+void settle(const gpu::ContextPtr& ctx, const std::exception_ptr& failed = nullptr) {
+  ctx->settle_deferred_errors();
+  if (failed) std::rethrow_exception(failed);
+}
+
+// The errors of waiting calls, by the ticket JavaScript gave the call: other calls run while
+// one waits, and each starts by clearing the session's error, so a waiting call's error is kept
+// here until JavaScript takes it (sg_take_error) right before reading it.
+std::unordered_map<int32_t, std::pair<int, std::string>>& waited_errors() {
+  static std::unordered_map<int32_t, std::pair<int, std::string>> errors;
+  return errors;
+}
+int keep_error(int32_t ticket, int result) {
+  if (result != 0) waited_errors()[ticket] = {session().error_kind, session().error_message};
+  return result;
+}
+
+// Copies a tensor's values (numel × 4 bytes, float32 or int32) to `out`. A promising export: it
+// waits for the GPU. Everything up to the wait (the recorded ops run, the copy queued) happens
+// before JavaScript's toArray() returns its promise, so later synchronous ops cannot change the
+// values read; they may run while this waits (the wait touches nothing they use).
+SG_EXPORT(sg_tensor_read) int sg_tensor_read(int32_t h, void* out, int32_t ticket) {
+  return keep_error(ticket, guarded([&] {
+                      Tensor t = handles().var(h, "toArray").value();
+                      gpu::ContextPtr ctx = t.context();
+                      {
+                        SyncCall call("toArray of " + t.describe());
+                        if (t.dtype() != DType::f32 && t.dtype() != DType::i32 && t.dtype() != DType::u32)
+                          t = t.cast(DType::f32);
+                        t = t.contiguous();
+                        t.realize();
+                      }
+                      std::exception_ptr failed;
+                      try {
+                        t.to_host(out);
+                      } catch (const Error&) {
+                        failed = std::current_exception();
+                      }
+                      settle(ctx, failed);
+                    }));
+}
+
+// Runs the recorded work of the given tensors, waits for the GPU (for everything submitted) and
+// throws the first deferred error. After a device loss it starts a new device instead.
+SG_EXPORT(sg_realize) int sg_realize(const int32_t* hs, int32_t count, int32_t ticket) {
+  return keep_error(ticket, guarded([&] {
+                      gpu::ContextPtr ctx = session().ctx;
+                      if (!ctx || ctx->device_lost()) {
+                        session().context();
+                        return;
+                      }
+                      {
+                        SyncCall call("realize");
+                        for (int32_t i = 0; i < count; ++i) handles().var(hs[i], "realize").value().realize();
+                      }
+                      std::exception_ptr failed;
+                      try {
+                        ctx->sync();
+                      } catch (const Error&) {
+                        failed = std::current_exception();
+                      }
+                      settle(ctx, failed);
+                    }));
+}
+
+// Puts a waiting call's kept error back as the session's (sg_error_kind/sg_error_message).
+SG_EXPORT(sg_take_error) void sg_take_error(int32_t ticket) {
+  auto it = waited_errors().find(ticket);
+  if (it == waited_errors().end()) return;
+  session().fail(it->second.first, it->second.second);
+  waited_errors().erase(it);
 }
 
 // A new handle for a tensor's gradient; 0 when it has none yet.
 SG_EXPORT(sg_tensor_grad) int32_t sg_tensor_grad(int32_t h) {
   int32_t handle = -1;
   guarded([&] {
+    SyncCall call("grad");
     Tensor g = handles().var(h, "tensor.grad").grad();
     handle = g.defined() ? handles().add(Var(g)) : 0;
   });
@@ -233,13 +357,18 @@ SG_EXPORT(sg_tensor_op) int32_t sg_tensor_op(const char* op, int32_t a, int32_t 
   guarded([&] {
     nlohmann::json args = nlohmann::json::parse(args_json ? args_json : "{}", nullptr, false);
     if (args.is_discarded() || !args.is_object()) throw Error(ErrorKind::Value, std::string(op) + ": bad arguments");
+    SyncCall call(describe_op(op, a, b));
     handle = handles().add(apply(op, a, b, args));
   });
   return handle;
 }
 
 SG_EXPORT(sg_backward) int sg_backward(int32_t h) {
-  return guarded([&] { handles().var(h, "backward").backward(); });
+  return guarded([&] {
+    const Var& v = handles().var(h, "backward");
+    SyncCall call("backward of " + v.value().describe());
+    v.backward();
+  });
 }
 
 SG_EXPORT(sg_no_grad) int sg_no_grad(int32_t on) {
@@ -268,7 +397,8 @@ SG_EXPORT(sg_mlp) int32_t sg_mlp(const int32_t* widths, int32_t count, int32_t a
     for (int64_t x : w)
       if (x <= 0) throw Error(ErrorKind::Value, "nn.mlp: widths must be positive");
     Handles& H = handles();
-    H.modules.emplace(H.next, nn::mlp(session().context(), w, nn::Activation(activation), uint64_t(seed)));
+    SyncCall call("nn.mlp");
+    H.modules.emplace(H.next, nn::mlp(call.context(), w, nn::Activation(activation), uint64_t(seed)));
     handle = H.next++;
   });
   return handle;
@@ -278,7 +408,9 @@ SG_EXPORT(sg_module_forward) int32_t sg_module_forward(int32_t m, int32_t x) {
   int32_t handle = -1;
   guarded([&] {
     Handles& H = handles();
-    handle = H.add(H.module(m, "forward").forward(H.var(x, "forward")));
+    const Var& input = H.var(x, "forward");
+    SyncCall call("forward of " + input.value().describe());
+    handle = H.add(H.module(m, "forward").forward(input));
   });
   return handle;
 }
@@ -304,6 +436,7 @@ SG_EXPORT(sg_optimizer) int32_t sg_optimizer(const char* kind, int32_t m, const 
     if (o.is_discarded() || !o.is_object()) throw Error(ErrorKind::Value, "optimizer: bad options");
     std::vector<Var> params = H.module(m, "optimizer").parameters();
     std::string k = kind;
+    SyncCall call("optim." + k);
     double lr = number_arg(o, "lr", k, k == "adam" ? 1e-3 : 1e-2);
     std::unique_ptr<optim::Optimizer> opt;
     if (k == "sgd")
@@ -321,11 +454,19 @@ SG_EXPORT(sg_optimizer) int32_t sg_optimizer(const char* kind, int32_t m, const 
 }
 
 SG_EXPORT(sg_optimizer_step) int sg_optimizer_step(int32_t o) {
-  return guarded([&] { handles().optimizer(o, "step").step(); });
+  return guarded([&] {
+    optim::Optimizer& opt = handles().optimizer(o, "step");
+    SyncCall call("step");
+    opt.step();
+  });
 }
 
 SG_EXPORT(sg_optimizer_zero_grad) int sg_optimizer_zero_grad(int32_t o) {
-  return guarded([&] { handles().optimizer(o, "zero_grad").zero_grad(); });
+  return guarded([&] {
+    optim::Optimizer& opt = handles().optimizer(o, "zero_grad");
+    SyncCall call("zeroGrad");
+    opt.zero_grad();
+  });
 }
 
 SG_EXPORT(sg_optimizer_set_lr) int sg_optimizer_set_lr(int32_t o, double lr) {

@@ -4,6 +4,7 @@
 // error kind and message it must raise; the MNIST maps are returned to the driver, which scores
 // them with the native `surfgrad eval` beside native maps of the same options.
 import * as sg from '../package/surfgrad.js';
+import { testing } from '../package/tensor.js';
 import { seeded } from '../bench/common.js';
 import { loadMnist } from '../page/src/idx.js';
 import { builtinMap, testPoints } from './points_suite.js';
@@ -308,8 +309,14 @@ async function testBenchMatmul() {
                     () => sg.benchMatmul({ sizes: '64x64' }));
 }
 
-// The C++ demo's two-moons MLP, trained from JavaScript.
-async function testMoons() {
+// The C++ demo's two-moons MLP, trained from JavaScript. Ops are synchronous (issue 36): the
+// training loop has no await; its losses must be those of the all-async API it replaced (the
+// float32 values below, read with that API's build on SwiftShader, 2026-11-27), and the same
+// steps written in the old awaited style must give the same bits.
+const moonsLosses = { 1: 0.6987606287002563, 2: 0.5945525765419006, 10: 0.20597146451473236,
+                      100: 0.00009350299660582095, 300: 0.000032418967748526484 };
+
+function moonsData() {
   const n = 400, r = rng(7);
   const xy = new Float32Array(2 * n), labels = new Int32Array(n);
   const gauss = () => Math.sqrt(-2 * Math.log(1 - r())) * Math.cos(2 * Math.PI * r());
@@ -319,23 +326,85 @@ async function testMoons() {
     xy[2 * i + 1] = (second ? 0.5 - Math.sin(t) : Math.sin(t)) + 0.1 * gauss();
     labels[i] = second ? 1 : 0;
   }
-  const x = await sg.tensor(xy, [n, 2]);
-  const y = await sg.tensor(labels, [n]);
-  const model = await sg.nn.mlp([2, 16, 16, 2], { seed: 1 });
-  const opt = await sg.optim.adam(model, { lr: 0.05 });
+  return { n, xy, labels };
+}
+
+async function testMoons() {
+  const { n, xy, labels } = moonsData();
+  const x = sg.tensor(xy, [n, 2]);
+  const y = sg.tensor(labels, [n]);
+  const model = sg.nn.mlp([2, 16, 16, 2], { seed: 1 });
+  const opt = sg.optim.adam(model, { lr: 0.05 });
+  const losses = {};  // step → the loss tensor, read after the loop
   let loss;
   for (let step = 1; step <= 300; step++) {
-    loss = await sg.nn.crossEntropy(await model.forward(x), y);
-    await opt.zeroGrad();
-    await loss.backward();
-    await opt.step();
+    loss = sg.nn.crossEntropy(model.forward(x), y);
+    opt.zeroGrad();
+    loss.backward();
+    opt.step();
+    if (step in moonsLosses) losses[step] = loss.detach();
   }
-  const accuracy = await sg.noGrad(async () => {
-    const predicted = await (await model.forward(x)).argmax(1);
-    return (await (await predicted.eq(y)).mean()).item();
-  });
-  record('moons MLP trained from JavaScript (≥ 99% training accuracy)', accuracy >= 0.99,
-         `accuracy ${accuracy.toFixed(4)}, final loss ${(await loss.item()).toFixed(4)}`);
+  const accuracy = await sg.noGrad(() => model.forward(x).argmax(1).eq(y).mean()).item();
+  record('moons MLP trained from JavaScript without await on ops (≥ 99% training accuracy)', accuracy >= 0.99,
+         `accuracy ${accuracy.toFixed(4)}, final loss ${(await loss.item()).toFixed(6)}`);
+  const got = {};
+  for (const step of Object.keys(losses)) got[step] = await losses[step].item();
+  const same = Object.keys(moonsLosses).every((step) => got[step] === Math.fround(moonsLosses[step]));
+  record('moons MLP: the same losses as the all-async API (steps 1, 2, 10, 100, 300, bit for bit)', same,
+         JSON.stringify(got));
+
+  // The old style, every op awaited, for 10 steps of a fresh model: the same values.
+  const old = await sg.nn.mlp([2, 16, 16, 2], { seed: 1 });
+  const oldOpt = await sg.optim.adam(old, { lr: 0.05 });
+  let oldLoss;
+  for (let step = 1; step <= 10; step++) {
+    oldLoss = await sg.nn.crossEntropy(await old.forward(await x), await y);
+    await oldOpt.zeroGrad();
+    await oldLoss.backward();
+    await oldOpt.step();
+  }
+  const oldValue = await oldLoss.item();
+  record('moons MLP in the old awaited style: the same loss at step 10', oldValue === got[10], `${oldValue} vs ${got[10]}`);
+}
+
+// A GPU error of a recorded op (its kernel rejected by the browser's compiler, after its checks
+// passed) reaches the next read, naming the op; a shape error throws at the op itself; the
+// module works normally afterwards.
+async function testRecordedErrors() {
+  const x = sg.tensor(randomArray(6, 5), [2, 3]);
+  const w = sg.tensor(randomArray(12, 6), [3, 4]);
+  let threw = null;
+  try {
+    x.matmul(x);
+  } catch (e) {
+    threw = e;
+  }
+  record('a shape error throws at the op, synchronously', threw instanceof sg.SurfgradError && threw.kind === 'shape' &&
+         /matmul/.test(threw.message), threw ? `${threw.kind}: ${threw.message}` : 'no error');
+  const bad = testing.invalidOp(x);  // recorded: nothing has run yet
+  record('an op whose kernel the GPU will reject records without an error', bad.shape.join() === '2,3', `[${bad.shape}]`);
+  await expectError('its GPU error surfaces at the read, naming the op and its operands', 'device',
+                    /invalid_for_tests → \[2, 3\], run by toArray of f32\[2, 3\].*failed/s, () => bad.toArray());
+  // Run inside a later synchronous op (matmul binds it): the error names both.
+  const product = testing.invalidOp(x).matmul(w);
+  await expectError('an error inside a later op surfaces at that op\'s read, naming both', 'device',
+                    /invalid_for_tests → \[2, 3\], run by matmul of f32\[2, 3\] and f32\[3, 4\]/, () => product.toArray());
+  await expectError('and at sg.realize()', 'device', /invalid_for_tests.*run by realize/,
+                    () => sg.realize(testing.invalidOp(x)));
+  const xv = await x.toArray(), wv = await w.toArray();
+  const want = new Float64Array(8);
+  for (let i = 0; i < 2; i++)
+    for (let j = 0; j < 4; j++)
+      for (let k = 0; k < 3; k++) want[i * 4 + j] += xv[i * 3 + k] * wv[k * 4 + j];
+  const err = close(await x.matmul(w).toArray(), want, 1e-5, 1e-5);
+  record('after the errors, ops and reads work as before', !err, err);
+  // A read does not see ops recorded after it (the copy is queued when toArray() is called).
+  const v = sg.tensor([1, 2, 3]);
+  const before = v.toArray();
+  const twice = v.mul(2);
+  const [b, t] = await Promise.all([before, twice.toArray()]);
+  record('reads see the values as of their call; tensor calls may run while a read waits',
+         b.join() === '1,2,3' && t.join() === '2,4,6', `${b} / ${t}`);
 }
 
 function npyBytes(descr, shape, values) {
@@ -425,6 +494,7 @@ window.runSuite = async ({ mnist = true, only = null } = {}) => {
                               ['ops', testOps], ['gradients', testGradients], ['tile kernel', testTileKernel],
                               ['tile MLP', testTileMlp], ['tile FFT convolution', testTileFftConv],
                               ['tile SPD', testTileSpd], ['bench matmul', testBenchMatmul], ['moons', testMoons],
+                              ['recorded errors', testRecordedErrors],
                               ['bad input', testBadInput]]) {
     if (only && !only.includes(name)) continue;
     try {

@@ -34,7 +34,17 @@ export async function example(points: Float32Array, labels: Int32Array): Promise
   await loss.backward();
   await opt.step();
   const grad: sg.Tensor | null = await x.grad();
-  const scaled = await (await x.mul(2)).add(await x.relu());
+  const scaled = await (await x.mul(2)).add(await x.relu());  // the earlier, all-awaited style still types
+  // Synchronous ops (issue 36): only reads and realize() wait.
+  const step: sg.Tensor = sg.nn.crossEntropy(model.forward(x), y);
+  opt.zeroGrad();
+  step.backward();
+  opt.step();
+  const shifted: sg.Tensor = x.mul(2).add(x.relu()).sub(1);
+  await sg.realize(shifted, [step]);
+  const values: Float32Array | Int32Array | Uint32Array = await shifted.toArray();
+  const predicted: sg.Tensor = sg.noGrad(() => model.forward(x).argmax(1));
+  const accuracy: number = await sg.noGrad(async () => predicted.eq(y).mean().item());
   const mlp: sg.TileMlpResult = await sg.tileMlp({ side: 16, hidden: 16, steps: 40 });
   const fft: sg.TileFftConvResult = await sg.tileFftConv({ signals: 64, length: 64 });
   const spd: sg.TileSpdResult = await sg.tileSpd({ systems: 256, n: 8, m: 8 });
@@ -46,5 +56,5 @@ export async function example(points: Float32Array, labels: Int32Array): Promise
     if (e instanceof sg.SurfgradError && e.kind === 'shape') return 0;
   }
   return device.limits.maxBufferSize + map.embedding.length + t.n + npy.shape.length + (grad ? 1 : 0) +
-         scaled.shape.length + (await loss.item()) + tiles + streamedSeconds;
+         scaled.shape.length + (await loss.item()) + tiles + streamedSeconds + values.length + accuracy;
 }
