@@ -244,13 +244,13 @@ void realize_storage(Storage& root) {
   struct DeferLabel {
     gpu::Context& ctx;
     std::string previous;
-    DeferLabel(gpu::Context& c, const std::string& kernel, const Shape& shape) : ctx(c), previous(c.defer_errors("")) {
+    DeferLabel(gpu::Context& c, const std::string& kernel, const LazyNode& n) : ctx(c), previous(c.defer_errors("")) {
       if (!previous.empty())
         ctx.defer_errors("the recorded op" + std::string(kernel.starts_with("fused:") ? "s " : " ") + kernel + " → " +
-                         shape_str(shape) + ", run by " + previous);
+                         dtype_name(n.dtype) + shape_str(n.shape) + ", run by " + previous);
     }
     ~DeferLabel() { ctx.defer_errors(previous); }
-  } label(*root.ctx, kernel_name(plan.ops), node->shape);
+  } label(*root.ctx, kernel_name(plan.ops), *node);
   launch_values(root.ctx, kernel_name(plan.ops), node->shape, std::move(ops), names, plan.expr,
                 plan.helpers + plan.functions, plan.params);
   root.buffer = TensorAccess::storage(out)->buffer;

@@ -36,13 +36,22 @@ let running = null;  // the name of the queued call now running (suspended on th
 // interleave with another one inside the C++. `name` says what runs, for the error of a tensor
 // call made meanwhile (tensor calls do not queue: see immediate()).
 export function serialized(job, name = 'an earlier call (a map, a tile example or a benchmark)') {
-  const run = queue.then(async () => {
+  const run = queue.then(() => {
     running = name;
+    let result;
     try {
-      return await job();
-    } finally {
+      result = job();
+    } catch (e) {
       running = null;
+      throw e;
     }
+    // A synchronous job (a release queued while another call ran) is over now: awaiting it would
+    // leave `running` set into the next microtask, refusing the tensor calls made there.
+    if (!result || typeof result.then !== 'function') {
+      running = null;
+      return result;
+    }
+    return Promise.resolve(result).finally(() => { running = null; });
   });
   queue = run.catch(() => {});
   return run;

@@ -384,11 +384,11 @@ async function testRecordedErrors() {
   const bad = testing.invalidOp(x);  // recorded: nothing has run yet
   record('an op whose kernel the GPU will reject records without an error', bad.shape.join() === '2,3', `[${bad.shape}]`);
   await expectError('its GPU error surfaces at the read, naming the op and its operands', 'device',
-                    /invalid_for_tests → \[2, 3\], run by toArray of f32\[2, 3\].*failed/s, () => bad.toArray());
+                    /invalid_for_tests → f32\[2, 3\], run by toArray of f32\[2, 3\].*failed/s, () => bad.toArray());
   // Run inside a later synchronous op (matmul binds it): the error names both.
   const product = testing.invalidOp(x).matmul(w);
   await expectError('an error inside a later op surfaces at that op\'s read, naming both', 'device',
-                    /invalid_for_tests → \[2, 3\], run by matmul of f32\[2, 3\] and f32\[3, 4\]/, () => product.toArray());
+                    /invalid_for_tests → f32\[2, 3\], run by matmul of f32\[2, 3\] and f32\[3, 4\]/, () => product.toArray());
   await expectError('and at sg.realize()', 'device', /invalid_for_tests.*run by realize/,
                     () => sg.realize(testing.invalidOp(x)));
   const xv = await x.toArray(), wv = await w.toArray();
@@ -398,6 +398,20 @@ async function testRecordedErrors() {
       for (let k = 0; k < 3; k++) want[i * 4 + j] += xv[i * 3 + k] * wv[k * 4 + j];
   const err = close(await x.matmul(w).toArray(), want, 1e-5, 1e-5);
   record('after the errors, ops and reads work as before', !err, err);
+  // While a queued call (a map) runs, tensor calls are refused, naming it (its C++ is mid-work).
+  let during = null;
+  await sg.umap(randomArray(200 * 8, 9), 8, { epochs: 10, onProgress: () => {
+    if (during) return;
+    try {
+      x.add(1);
+      during = 'no error';
+    } catch (e) {
+      during = e;
+    }
+  } });
+  record('a tensor call while a map runs is refused, naming what to await', during instanceof sg.SurfgradError &&
+         during.kind === 'value' && /add_scalar: .* is still running; await it/.test(during.message),
+         `${during && during.kind}: ${during && during.message || during}`);
   // A read does not see ops recorded after it (the copy is queued when toArray() is called).
   const v = sg.tensor([1, 2, 3]);
   const before = v.toArray();
