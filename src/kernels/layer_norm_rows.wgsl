@@ -1,14 +1,11 @@
-// Layer norm over the last axis of dense [rows, C] f32, forward or the input's gradient in one
-// kernel (nn::LayerNorm, issue 36): a workgroup a row, its threads striding the row, each row
-// sum a tree in workgroup memory.
-//   BACKWARD = false: y = (x − μ)·r·w + b with μ = mean x, r = 1/√(mean (x − μ)² + eps); (μ, r)
-//                     kept in stats[2·row..] for the backward.   (p: b)
-//   BACKWARD = true:  dx = r·(w·g − mean(w·g) − x̂·mean(w·g·x̂)), x̂ = (x − μ)·r.   (p: g)
-// The parameters' gradients are layer_norm_params.wgsl. Parameters: [rows, C, eps bits]
+// Layer norm's forward over the last axis of dense [rows, C] f32 in one kernel (nn::LayerNorm,
+// issue 36): a workgroup a row, its threads striding the row, each row sum a tree in workgroup
+// memory: y = (x − μ)·r·w + b with μ = mean x, r = 1/√(mean (x − μ)² + eps); (μ, r) kept in
+// stats[2·row..] for the backward (layer_norm_backward.wgsl). Parameters: [rows, C, eps bits]
 @group(0) @binding(0) var<storage, read_write> out: array<f32>;
 @group(0) @binding(1) var<storage, read> x: array<f32>;
 @group(0) @binding(2) var<storage, read> w: array<f32>;
-@group(0) @binding(3) var<storage, read> p: array<f32>;
+@group(0) @binding(3) var<storage, read> b: array<f32>;
 @group(0) @binding(4) var<storage, read_write> stats: array<f32>;
 var<workgroup> red: array<vec2<f32>, 256>;
 
@@ -33,33 +30,18 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let c = arg(1u);
   let inv_c = 1.0 / f32(c);
   let base = row * c;
-  if ({{BACKWARD}}) {
-    let mu = stats[2u * row];
-    let r = stats[2u * row + 1u];
-    var s = vec2<f32>(0.0);
-    for (var j = lid; j < c; j += 256u) {
-      let gx = w[j] * p[base + j];
-      s += vec2<f32>(gx, gx * ((x[base + j] - mu) * r));
-    }
-    s = row_sum(lid, s) * inv_c;
-    for (var j = lid; j < c; j += 256u) {
-      let gx = w[j] * p[base + j];
-      out[base + j] = r * (gx - s.x - (x[base + j] - mu) * r * s.y);
-    }
-  } else {
-    var s = vec2<f32>(0.0);
-    for (var j = lid; j < c; j += 256u) { s.x += x[base + j]; }
-    let mu = row_sum(lid, s).x * inv_c;
-    s = vec2<f32>(0.0);
-    for (var j = lid; j < c; j += 256u) {
-      let d = x[base + j] - mu;
-      s.x += d * d;
-    }
-    let r = inverseSqrt(row_sum(lid, s).x * inv_c + arg_f32(2u));
-    for (var j = lid; j < c; j += 256u) { out[base + j] = (x[base + j] - mu) * r * w[j] + p[j]; }
-    if (lid == 0u) {
-      stats[2u * row] = mu;
-      stats[2u * row + 1u] = r;
-    }
+  var s = vec2<f32>(0.0);
+  for (var j = lid; j < c; j += 256u) { s.x += x[base + j]; }
+  let mu = row_sum(lid, s).x * inv_c;
+  s = vec2<f32>(0.0);
+  for (var j = lid; j < c; j += 256u) {
+    let d = x[base + j] - mu;
+    s.x += d * d;
+  }
+  let r = inverseSqrt(row_sum(lid, s).x * inv_c + arg_f32(2u));
+  for (var j = lid; j < c; j += 256u) { out[base + j] = (x[base + j] - mu) * r * w[j] + b[j]; }
+  if (lid == 0u) {
+    stats[2u * row] = mu;
+    stats[2u * row + 1u] = r;
   }
 }

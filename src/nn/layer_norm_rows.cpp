@@ -1,7 +1,7 @@
 // nn::LayerNorm on f32 in fused kernels (issue 36): the forward in one (layer_norm_rows.wgsl,
-// keeping each row's mean and 1/σ), the input's gradient in one and the weight's and bias's
-// together in one more (layer_norm_params.wgsl, a column pass over the rows). The composite
-// (mean, sub, mul, mean, add, rsqrt, mul, mul, add) stays for other dtypes.
+// keeping each row's mean and 1/σ), the backward in one (layer_norm_backward.wgsl: workgroups a
+// row for the input's gradient beside workgroups of 32 columns for the weight's and bias's). The
+// composite (mean, sub, mul, mean, add, rsqrt, mul, mul, add) stays for other dtypes.
 #include "nn/layer_norm_rows.hpp"
 
 #include "autograd/var_access.hpp"
@@ -19,16 +19,15 @@ Var layer_norm_rows(const Var& x, const Var& weight, const Var& bias, double eps
   auto ctx = xv.context();
   int64_t c = xv.shape().back(), rows = xv.numel() / c;
   Tensor y = Tensor::empty(ctx, xv.shape()), stats = Tensor::empty(ctx, {rows, 2});
-  auto rows_kernel = [ctx](bool backward) {
-    return kernels::Program::file(ctx, "layer_norm_rows.wgsl", {{"BACKWARD", backward ? "true" : "false"}});
-  };
-  rows_kernel(false).launch({y, xv, wv, bv, stats}, {rows, c, eps}, ctx->grid_for(uint64_t(rows)));
+  kernels::Program::file(ctx, "layer_norm_rows.wgsl")
+      .launch({y, xv, wv, bv, stats}, {rows, c, eps}, ctx->grid_for(uint64_t(rows)));
   return VarAccess::make(y, "layer_norm", {x, weight, bias}, [=](const Tensor& g) {
     Tensor gd = kernels::dense(g), dx = Tensor::empty(ctx, xv.shape());
-    rows_kernel(true).launch({dx, xv, wv, gd, stats}, {rows, c, eps}, ctx->grid_for(uint64_t(rows)));
     Tensor dw = Tensor::empty(ctx, wv.shape()), db = Tensor::empty(ctx, bv.shape());
-    kernels::Program::file(ctx, "layer_norm_params.wgsl")
-        .launch({dw, db, xv, gd, stats}, {rows, c}, ctx->grid_for((uint64_t(c) + 31) / 32));
+    // A workgroup a row, then one per 32 columns.
+    uint64_t groups = uint64_t(rows) + (uint64_t(c) + 31) / 32;
+    kernels::Program::file(ctx, "layer_norm_backward.wgsl")
+        .launch({dx, dw, db, xv, wv, gd, stats}, {rows, c}, ctx->grid_for(groups));
     return std::vector<Tensor>{dx, dw, db};
   });
 }
