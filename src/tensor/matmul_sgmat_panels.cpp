@@ -18,6 +18,10 @@
 // step suffices: an invocation writing buffer (t+1) % 2 in step t+1 has passed step t's barrier,
 // which every invocation reached after its step t-1 MMAs (the last reads of that buffer).
 //
+// The sweep's knobs (SubgroupMatrixParams nb, v8, il, acc16, n8) keep this structure: one buffer
+// (a second barrier a step, room for deeper K steps), 8-half staging units, operand fragments
+// loaded as used, f16 accumulators, 16×8×16 fragments.
+//
 // Needs vec4 staging (matmul_vec4_staging: K, N, strides and offsets multiples of 4); any M, N,
 // K, batch and offsets within that (zeros past the edges, the result guarded by M and N).
 #include <string>
@@ -30,97 +34,181 @@ namespace {
 std::string S(long v) { return std::to_string(v); }
 }  // namespace
 
-uint64_t panel_workgroup_bytes(const SubgroupMatrixParams& sm) {
-  const uint64_t bm = uint64_t(sm.wm) * sm.tm * 16, bn = uint64_t(sm.wn) * sm.tn * 16, bkp = sm.bk + sm.pad;
-  const uint64_t a = bm * bkp, b = sm.bt ? bn * bkp : uint64_t(sm.bk) * (bn + uint64_t(sm.wn) * sm.pad);
-  return 2 * (a + b) * 2 + uint64_t(sm.wm * sm.wn) * 256 * 4;
+// The shape of a kernel's fragments and staging units (the knobs of the sweep).
+struct PanelShape {
+  int fn;          // result / right-operand fragment columns: 16, or 8 for the 16×8×16 config (n8)
+  int nf;          // fragment columns a subgroup: tn·16 / fn
+  int g;           // quads an invocation stages at once: 1, or 2 (v8: 8 consecutive halves)
+  const char* at;  // accumulator type: f32, or f16 (acc16)
+};
+PanelShape panel_shape(const SubgroupMatrixParams& sm) {
+  const int fn = sm.n8 ? 8 : 16;
+  return {fn, sm.tn * 16 / fn, sm.v8 ? 2 : 1, sm.acc16 ? "f16" : "f32"};
 }
 
-// Register quads to buffer `buf`'s panels. A quad of A (row r of the block, K offset kq) goes to
-// subgroup row r / SMR's panel; a quad of B (row k, columns n..n+3) to subgroup column n / SNC's
-// (a quad never straddles two: SNC is a multiple of 16). The indices are written as `%` and `/`
-// of lid-based values by constants so that Tint's integer range analysis (on in Dawn's SPIR-V
-// path) can bound them, the last element of each quad included, and drop the clamps: the four
-// 16-bit stores of a quad stay adjacent, which a driver may merge into one.
-static std::string panel_stores(const Staging& st, bool bt) {
+uint64_t panel_workgroup_bytes(const SubgroupMatrixParams& sm) {
+  const PanelShape ps = panel_shape(sm);
+  const uint64_t bm = uint64_t(sm.wm) * sm.tm * 16, bn = uint64_t(sm.wn) * sm.tn * 16, bkp = sm.bk + sm.pad;
+  const uint64_t a = bm * bkp, b = sm.bt ? bn * bkp : uint64_t(sm.bk) * (bn + uint64_t(sm.wn) * sm.pad);
+  return uint64_t(sm.nb) * (a + b) * 2 + uint64_t(sm.wm * sm.wn) * 16 * ps.fn * (sm.acc16 ? 2 : 4);
+}
+
+namespace {
+
+// Staging in units of G quads (G·4 consecutive halves of one row): UA units of A's BM × BK panel
+// and UB of B's BK × BN a K step, unit e of a panel taken by invocation e % WG in round e / WG
+// (consecutive invocations take consecutive units of a row, so the reads coalesce).
+struct Units {
+  int ca, cb;                 // rounds an invocation
+  bool a_partial, b_partial;  // the last round covers only part of the panel
+};
+Units units(const SubgroupMatrixParams& sm, int g, int wg) {
+  const int ua = sm.wm * sm.tm * 16 * sm.bk / (4 * g), ub = sm.bk * sm.wn * sm.tn * 16 / (4 * g);
+  return {(ua + wg - 1) / wg, (ub + wg - 1) / wg, ua % wg != 0, ub % wg != 0};
+}
+
+// The WGSL that fills ra_i_q / rb_j_q with the units of the K step starting at `k0` (zeros past
+// the matrices' edges; K and N are multiples of 4, so a quad is wholly in or out).
+std::string unit_loads(const Units& u, int g, const std::string& k0) {
+  const std::string G4 = S(4 * g) + "u";
   std::string s;
-  for (int i = 0; i < st.ca; ++i) {
-    std::string r = "ra_" + S(i);
-    s += "    { let e = lid + " + S(i) + "u * WG; " + (st.a_partial ? "if (e < BM * BK / 4u) " : "") +
-         "{ let r = e / (BK / 4u); let g = buf * WM + r / SMR; let at = (r % SMR) * BKP + (e % (BK / 4u)) * 4u;\n"
-         "      as_[g][at] = " +
-         r + ".x; as_[g][at + 1u] = " + r + ".y; as_[g][at + 2u] = " + r + ".z; as_[g][at + 3u] = " + r + ".w; } }\n";
+  for (int i = 0; i < u.ca; ++i) {
+    s += "    { let e = lid + " + S(i) + "u * WG; let r = row0 + e / (BK / " + G4 + "); let k = " + k0 +
+         " + (e % (BK / " + G4 + ")) * " + G4 + ";\n";
+    for (int q = 0; q < g; ++q) {
+      const std::string reg = "ra_" + S(i) + "_" + S(q), kq = q ? "k + " + S(4 * q) + "u" : "k";
+      s += "      " + reg + " = vec4<f16>();\n      if (" + (u.a_partial ? "e < BM * BK / " + G4 + " && " : "") +
+           "r < M && " + kq + " < K) { " + reg + " = a[(bases.x + r * a_rs + " + kq + ") / 4u]; }\n";
+    }
+    s += "    }\n";
   }
-  for (int j = 0; j < st.cb; ++j) {
-    std::string r = "rb_" + S(j);
-    s += "    { let e = lid + " + S(j) + "u * WG; " + (st.b_partial ? "if (e < BK * BN / 4u) " : "") +
-         "{ let k = e / (BN / 4u); let nq = e % (BN / 4u); let g = buf * WN + nq / (SNC / 4u); "
-         "let n = (nq % (SNC / 4u)) * 4u;\n";
-    if (bt)  // n-major: column n's BK values contiguous, BKP apart
-      s += "      let at = n * BKP + k;\n      bs_[g][at] = " + r + ".x; bs_[g][at + BKP] = " + r +
-           ".y; bs_[g][at + 2u * BKP] = " + r + ".z; bs_[g][at + 3u * BKP] = " + r + ".w; } }\n";
-    else
-      s += "      let at = k * SNP + n;\n      bs_[g][at] = " + r + ".x; bs_[g][at + 1u] = " + r +
-           ".y; bs_[g][at + 2u] = " + r + ".z; bs_[g][at + 3u] = " + r + ".w; } }\n";
+  for (int j = 0; j < u.cb; ++j) {
+    s += "    { let e = lid + " + S(j) + "u * WG; let k = " + k0 + " + e / (BN / " + G4 +
+         "); let col = col0 + (e % (BN / " + G4 + ")) * " + G4 + ";\n";
+    for (int q = 0; q < g; ++q) {
+      const std::string reg = "rb_" + S(j) + "_" + S(q), cq = q ? "col + " + S(4 * q) + "u" : "col";
+      s += "      " + reg + " = vec4<f16>();\n      if (" + (u.b_partial ? "e < BK * BN / " + G4 + " && " : "") +
+           "k < K && " + cq + " < N) { " + reg + " = b[(bases.y + k * b_rs + " + cq + ") / 4u]; }\n";
+    }
+    s += "    }\n";
   }
   return s;
 }
 
+// Register units to buffer `buf`'s panels. A unit of A (row r of the block) goes to subgroup row
+// r / SMR's panel; a unit of B (row k, columns n..n+4G-1) to subgroup column n / SNC's (a unit
+// never straddles two: SNC is a multiple of 16). The indices are written as `%` and `/` of
+// lid-based values by constants so that Tint's integer range analysis (on in Dawn's SPIR-V path)
+// can bound them, the last element of each unit included, and drop the clamps: the 16-bit stores
+// of a unit stay adjacent, which a driver may merge.
+std::string unit_stores(const Units& u, int g, bool bt) {
+  const std::string G4 = S(4 * g) + "u";
+  const char* comp[] = {".x", ".y", ".z", ".w"};
+  std::string s;
+  for (int i = 0; i < u.ca; ++i) {
+    s += "    { let e = lid + " + S(i) + "u * WG; " + (u.a_partial ? "if (e < BM * BK / " + G4 + ") " : "") +
+         "{ let r = e / (BK / " + G4 + "); let g = buf * WM + r / SMR; let at = (r % SMR) * BKP + (e % (BK / " + G4 +
+         ")) * " + G4 + ";\n     ";
+    for (int m = 0; m < 4 * g; ++m)
+      s += " as_[g][at" + (m ? " + " + S(m) + "u" : "") + "] = ra_" + S(i) + "_" + S(m / 4) + comp[m % 4] + ";";
+    s += " } }\n";
+  }
+  for (int j = 0; j < u.cb; ++j) {
+    s += "    { let e = lid + " + S(j) + "u * WG; " + (u.b_partial ? "if (e < BK * BN / " + G4 + ") " : "") +
+         "{ let k = e / (BN / " + G4 + "); let nq = e % (BN / " + G4 + "); let g = buf * WN + nq / (SNC / " + G4 +
+         "); let n = (nq % (SNC / " + G4 + ")) * " + G4 + ";\n";
+    // bt: n-major, column n's BK values contiguous, BKP apart
+    s += bt ? "      let at = n * BKP + k;\n     " : "      let at = k * SNP + n;\n     ";
+    for (int m = 0; m < 4 * g; ++m) {
+      std::string off = m == 0 ? "" : bt ? " + " + S(m) + "u * BKP" : " + " + S(m) + "u";
+      s += " bs_[g][at" + off + "] = rb_" + S(j) + "_" + S(m / 4) + comp[m % 4] + ";";
+    }
+    s += " } }\n";
+  }
+  return s;
+}
+
+// One K step's products from buffer `buf` (ga / gb: the subgroup's panels). Offsets and strides
+// are literals: constants to Tint, so its bounds check is decided at compile time (off +
+// 15·stride + 16 <= the panel's length holds for every fragment). il: B's fragments of a
+// 16-deep slice first, then A's one at a time, each used at once (tn + 1 operand fragments live
+// instead of tm + tn).
+std::string step_products(const SubgroupMatrixParams& sm, const PanelShape& ps) {
+  const int bkp = sm.bk + sm.pad, snp = sm.tn * 16 + sm.pad;
+  std::string s;
+  for (int kk = 0; kk < sm.bk; kk += 16) {
+    auto a_load = [&](int i) {
+      return "    let a_" + S(kk) + "_" + S(i) + " = subgroupMatrixLoad<TA, row_major>(&as_[ga], " +
+             S(i * 16 * bkp + kk) + "u, " + S(bkp) + "u);\n";
+    };
+    auto mmas = [&](int i) {
+      std::string m;
+      for (int j = 0; j < ps.nf; ++j)
+        m += "    acc_" + S(i) + "_" + S(j) + " = subgroupMatrixMultiplyAccumulate(a_" + S(kk) + "_" + S(i) + ", b_" +
+             S(kk) + "_" + S(j) + ", acc_" + S(i) + "_" + S(j) + ");\n";
+      return m;
+    };
+    if (!sm.il)
+      for (int i = 0; i < sm.tm; ++i) s += a_load(i);
+    for (int j = 0; j < ps.nf; ++j)
+      s += "    let b_" + S(kk) + "_" + S(j) +
+           (sm.bt
+                ? " = subgroupMatrixLoad<TB, col_major>(&bs_[gb], " + S(j * ps.fn * bkp + kk) + "u, " + S(bkp) + "u);\n"
+                : " = subgroupMatrixLoad<TB, row_major>(&bs_[gb], " + S(kk * snp + j * ps.fn) + "u, " + S(snp) +
+                      "u);\n");
+    for (int i = 0; i < sm.tm; ++i) s += (sm.il ? a_load(i) : "") + mmas(i);
+  }
+  return s;
+}
+
+}  // namespace
+
 std::string panel_kernel_wgsl(const SubgroupMatrixParams& sm, int sg) {
+  const PanelShape ps = panel_shape(sm);
   const int nsg = sm.wm * sm.wn, smr = sm.tm * 16, snc = sm.tn * 16, bkp = sm.bk + sm.pad, snp = snc + sm.pad;
-  const std::string ct = sm.c_f32 ? "f32" : "f16";
+  const std::string ct = sm.c_f32 ? "f32" : "f16", at = ps.at, fn = S(ps.fn);
   std::string s = "enable chromium_experimental_subgroup_matrix;\n";
   s += "@group(0) @binding(0) var<storage, read_write> c: array<" + ct + ">;\n";
   s += "@group(0) @binding(1) var<storage, read> a: array<vec4<f16>>;\n";
   s += "@group(0) @binding(2) var<storage, read> b: array<vec4<f16>>;\n";
-  s += "alias TA = subgroup_matrix_left<f16, 16, 16>;\nalias TB = subgroup_matrix_right<f16, 16, 16>;\n";
-  s += "alias TC = subgroup_matrix_result<f32, 16, 16>;\n";
+  // Template arguments are (columns, rows): left M×K = <f16, 16, 16>, right K×FN, result M×FN.
+  s += "alias TA = subgroup_matrix_left<f16, 16, 16>;\nalias TB = subgroup_matrix_right<f16, " + fn + ", 16>;\n";
+  s += "alias TC = subgroup_matrix_result<" + at + ", " + fn + ", 16>;\n";
   s += "const BM = " + S(sm.wm * smr) + "u;\nconst BN = " + S(sm.wn * snc) + "u;\nconst BK = " + S(sm.bk) +
        "u;\nconst BKP = " + S(bkp) + "u;\nconst WM = " + S(sm.wm) + "u;\nconst WN = " + S(sm.wn) +
        "u;\nconst SMR = " + S(smr) + "u;\nconst SNC = " + S(snc) + "u;\nconst SNP = " + S(snp) +
-       "u;\nconst WG = " + S(nsg * sg) + "u;\nconst SG = " + S(sg) + "u;\n";
-  s += "var<workgroup> as_: array<array<f16, " + S(smr * bkp) + ">, " + S(2 * sm.wm) + ">;\n";
-  s += "var<workgroup> bs_: array<array<f16, " + S(sm.bt ? snc * bkp : sm.bk * snp) + ">, " + S(2 * sm.wn) + ">;\n";
-  s += "var<workgroup> cs_: array<array<f32, 256>, " + S(nsg) + ">;\n";
+       "u;\nconst WG = " + S(nsg * sg) + "u;\nconst SG = " + S(sg) + "u;\nconst NB = " + S(sm.nb) + "u;\n";
+  s += "var<workgroup> as_: array<array<f16, " + S(smr * bkp) + ">, " + S(sm.nb * sm.wm) + ">;\n";
+  s += "var<workgroup> bs_: array<array<f16, " + S(sm.bt ? snc * bkp : sm.bk * snp) + ">, " + S(sm.nb * sm.wn) + ">;\n";
+  s += "var<workgroup> cs_: array<array<" + at + ", " + S(16 * ps.fn) + ">, " + S(nsg) + ">;\n";
   s += kernel_prologue(sm, nsg * sg);
   s += "  let sgr = sgi / WN; let sgc = sgi % WN;\n";
   for (int i = 0; i < sm.tm; ++i)
-    for (int j = 0; j < sm.tn; ++j) s += "  var acc_" + S(i) + "_" + S(j) + ": TC;\n";
-  Staging st = staging_shape(sm, nsg * sg);
-  for (int i = 0; i < st.ca; ++i) s += "  var ra_" + S(i) + ": vec4<f16>;\n";
-  for (int j = 0; j < st.cb; ++j) s += "  var rb_" + S(j) + ": vec4<f16>;\n";
-  s += quad_loads(st, "0u");
-  s += "  for (var k0 = 0u; k0 < K; k0 += BK) {\n    let buf = (k0 / BK) % 2u;\n";
-  s += panel_stores(st, sm.bt);
+    for (int j = 0; j < ps.nf; ++j) s += "  var acc_" + S(i) + "_" + S(j) + ": TC;\n";
+  const Units u = units(sm, ps.g, nsg * sg);
+  for (int i = 0; i < u.ca; ++i)
+    for (int q = 0; q < ps.g; ++q) s += "  var ra_" + S(i) + "_" + S(q) + ": vec4<f16>;\n";
+  for (int j = 0; j < u.cb; ++j)
+    for (int q = 0; q < ps.g; ++q) s += "  var rb_" + S(j) + "_" + S(q) + ": vec4<f16>;\n";
+  s += unit_loads(u, ps.g, "0u");
+  s += "  for (var k0 = 0u; k0 < K; k0 += BK) {\n    let buf = (k0 / BK) % NB;\n";
+  s += unit_stores(u, ps.g, sm.bt);
   s += "    workgroupBarrier();\n";
-  s += quad_loads(st, "(k0 + BK)");
+  s += unit_loads(u, ps.g, "(k0 + BK)");
   s += "    let ga = buf * WM + sgr; let gb = buf * WN + sgc;\n";
-  for (int kk = 0; kk < sm.bk; kk += 16) {
-    // Offsets and strides as literals: constants to Tint, so its bounds check is decided at
-    // compile time (off + 15·stride + 16 <= the panel's length holds for every tile).
-    for (int i = 0; i < sm.tm; ++i)
-      s += "    let a_" + S(kk) + "_" + S(i) + " = subgroupMatrixLoad<TA, row_major>(&as_[ga], " +
-           S(i * 16 * bkp + kk) + "u, " + S(bkp) + "u);\n";
-    for (int j = 0; j < sm.tn; ++j)
-      s +=
-          "    let b_" + S(kk) + "_" + S(j) +
-          (sm.bt ? " = subgroupMatrixLoad<TB, col_major>(&bs_[gb], " + S(j * 16 * bkp + kk) + "u, " + S(bkp) + "u);\n"
-                 : " = subgroupMatrixLoad<TB, row_major>(&bs_[gb], " + S(kk * snp + j * 16) + "u, " + S(snp) + "u);\n");
-    for (int i = 0; i < sm.tm; ++i)
-      for (int j = 0; j < sm.tn; ++j)
-        s += "    acc_" + S(i) + "_" + S(j) + " = subgroupMatrixMultiplyAccumulate(a_" + S(kk) + "_" + S(i) + ", b_" +
-             S(kk) + "_" + S(j) + ", acc_" + S(i) + "_" + S(j) + ");\n";
-  }
+  s += step_products(sm, ps);
+  // One buffer: every subgroup's reads of it end before the next step's stores.
+  if (sm.nb == 1) s += "    workgroupBarrier();\n";
   s += "  }\n";
-  // Epilogue: each result tile through the subgroup's own scratch panel to C.
+  // Epilogue: each result fragment through the subgroup's own scratch panel to C.
   s += "  let c_base = arg(12u) + tile.batch * M * N;\n";
   for (int i = 0; i < sm.tm; ++i)
-    for (int j = 0; j < sm.tn; ++j) {
-      s += "  subgroupMatrixStore<row_major>(&cs_[sgi], 0u, acc_" + S(i) + "_" + S(j) + ", 16u);\n";
+    for (int j = 0; j < ps.nf; ++j) {
+      s += "  subgroupMatrixStore<row_major>(&cs_[sgi], 0u, acc_" + S(i) + "_" + S(j) + ", " + fn + "u);\n";
       s += "  workgroupBarrier();\n";
-      s += "  for (var e = lane; e < 256u; e += SG) {\n";
-      s += "    let r = row0 + sgr * SMR + " + S(i * 16) + "u + e / 16u; let col = col0 + sgc * SNC + " + S(j * 16) +
-           "u + e % 16u;\n";
+      s += "  for (var e = lane; e < " + S(16 * ps.fn) + "u; e += SG) {\n";
+      s += "    let r = row0 + sgr * SMR + " + S(i * 16) + "u + e / " + fn + "u; let col = col0 + sgc * SNC + " +
+           S(j * ps.fn) + "u + e % " + fn + "u;\n";
       s += "    if (tile.valid && r < M && col < N) { c[c_base + r * N + col] = " + ct + "(cs_[sgi][e]); }\n";
       s += "  }\n  workgroupBarrier();\n";
     }

@@ -24,9 +24,13 @@ constexpr int kTile = 16;  // the f16×f16→f32 16×16×16 configuration
 
 std::string S(long v) { return std::to_string(v); }
 
-bool has_f16_16x16x16(const gpu::Features& f) {
+// The adapter's f16 configuration the kernel needs: 16×16×16 (or 16×8×16 with n8), f32 results
+// (or f16 with acc16).
+bool has_f16_config(const gpu::Features& f, const SubgroupMatrixParams& sm) {
+  const std::string result = sm.acc16 ? "f16" : "f32";
+  const uint32_t n = sm.n8 ? 8 : 16;
   for (const auto& c : f.subgroup_matrix_configs)
-    if (c.component == "f16" && c.result == "f32" && c.m == 16 && c.n == 16 && c.k == 16) return true;
+    if (c.component == "f16" && c.result == result && c.m == 16 && c.n == n && c.k == 16) return true;
   return false;
 }
 
@@ -146,13 +150,15 @@ std::string scalar_staging(bool bt) {
 std::string SubgroupMatrixParams::str() const {
   return S(tm) + "x" + S(tn) + "/" + S(wm) + "x" + S(wn) + "/bk" + S(bk) + (staged ? "" : "/direct") +
          (pad ? "/pad" + S(pad) : "") + (db ? "/db" : "") + (bt ? "/bt" : "") + (pan ? "/pan" : "") +
-         (sw > 1 ? "/sw" + S(sw) : "") + (c_f32 ? "/c32" : "") + (emulate ? "/emulated" : "");
+         (sw > 1 ? "/sw" + S(sw) : "") + (nb != 2 ? "/nb" + S(nb) : "") + (acc16 ? "/acc16" : "") + (n8 ? "/n8" : "") +
+         (v8 ? "/v8" : "") + (il ? "/il" : "") + (c_f32 ? "/c32" : "") + (emulate ? "/emulated" : "");
 }
 
 std::string SubgroupMatrixParams::spec() const {
   return "tm=" + S(tm) + ",tn=" + S(tn) + ",wm=" + S(wm) + ",wn=" + S(wn) + ",bk=" + S(bk) + ",staged=" + S(staged) +
          ",pad=" + S(pad) + ",db=" + S(db) + ",sw=" + S(sw) + (bt ? ",bt=1" : "") + (pan ? ",pan=1" : "") +
-         (emulate ? ",emulate=1" : "");
+         (nb != 2 ? ",nb=" + S(nb) : "") + (acc16 ? ",acc16=1" : "") + (n8 ? ",n8=1" : "") + (v8 ? ",v8=1" : "") +
+         (il ? ",il=1" : "") + (emulate ? ",emulate=1" : "");
 }
 
 SubgroupMatrixParams parse_subgroup_matrix_spec(const std::string& spec) {
@@ -163,12 +169,15 @@ SubgroupMatrixParams parse_subgroup_matrix_spec(const std::string& spec) {
     std::function<void(int)> set;
   };
   const Key keys[] = {
-      {"tm", 1, 8, 1, [&](int v) { sm.tm = v; }},     {"tn", 1, 8, 1, [&](int v) { sm.tn = v; }},
-      {"wm", 1, 8, 1, [&](int v) { sm.wm = v; }},     {"wn", 1, 8, 1, [&](int v) { sm.wn = v; }},
-      {"bk", 16, 128, 16, [&](int v) { sm.bk = v; }}, {"staged", 0, 1, 1, [&](int v) { sm.staged = v; }},
-      {"pad", 0, 64, 1, [&](int v) { sm.pad = v; }},  {"db", 0, 1, 1, [&](int v) { sm.db = v; }},
-      {"sw", 1, 64, 1, [&](int v) { sm.sw = v; }},    {"bt", 0, 1, 1, [&](int v) { sm.bt = v; }},
-      {"pan", 0, 1, 1, [&](int v) { sm.pan = v; }},   {"emulate", 0, 1, 1, [&](int v) { sm.emulate = v; }}};
+      {"tm", 1, 8, 1, [&](int v) { sm.tm = v; }},          {"tn", 1, 8, 1, [&](int v) { sm.tn = v; }},
+      {"wm", 1, 8, 1, [&](int v) { sm.wm = v; }},          {"wn", 1, 8, 1, [&](int v) { sm.wn = v; }},
+      {"bk", 16, 128, 16, [&](int v) { sm.bk = v; }},      {"staged", 0, 1, 1, [&](int v) { sm.staged = v; }},
+      {"pad", 0, 64, 1, [&](int v) { sm.pad = v; }},       {"db", 0, 1, 1, [&](int v) { sm.db = v; }},
+      {"sw", 1, 64, 1, [&](int v) { sm.sw = v; }},         {"bt", 0, 1, 1, [&](int v) { sm.bt = v; }},
+      {"pan", 0, 1, 1, [&](int v) { sm.pan = v; }},        {"nb", 1, 2, 1, [&](int v) { sm.nb = v; }},
+      {"acc16", 0, 1, 1, [&](int v) { sm.acc16 = v; }},    {"n8", 0, 1, 1, [&](int v) { sm.n8 = v; }},
+      {"v8", 0, 1, 1, [&](int v) { sm.v8 = v; }},          {"il", 0, 1, 1, [&](int v) { sm.il = v; }},
+      {"emulate", 0, 1, 1, [&](int v) { sm.emulate = v; }}};
   size_t at = 0;
   while (at <= spec.size() && !spec.empty()) {
     size_t end = spec.find(',', at);
@@ -179,8 +188,9 @@ SubgroupMatrixParams parse_subgroup_matrix_spec(const std::string& spec) {
     for (const auto& c : keys)
       if (key == c.name) k = &c;
     if (!k)
-      throw Error(ErrorKind::Value, "subgroup-matrix config '" + spec + "': unknown key '" + key +
-                                        "' (keys: tm tn wm wn bk staged pad db sw bt pan emulate, as key=value)");
+      throw Error(ErrorKind::Value,
+                  "subgroup-matrix config '" + spec + "': unknown key '" + key +
+                      "' (keys: tm tn wm wn bk staged pad db sw bt pan nb acc16 n8 v8 il emulate, as key=value)");
     size_t used = 0;
     int v = 0;
     try {
@@ -208,7 +218,14 @@ std::string subgroup_matrix_unsupported(const MatmulProblem& p, const SubgroupMa
            "SURFGRAD_WEBGPU=dawn on a GPU that offers it)";
   if (p.dtype() != DType::f16) return "f16 operands only";
   if (p.c.dtype() != (sm.c_f32 ? DType::f32 : DType::f16)) return "the result's dtype differs from the kernel's";
-  if (!sm.emulate && !has_f16_16x16x16(f)) return "the adapter has no f16xf16->f32 16x16x16 subgroup-matrix config";
+  if ((sm.nb != 2 || sm.acc16 || sm.n8 || sm.v8 || sm.il) && !sm.pan)
+    return "nb, acc16, n8, v8 and il are knobs of the panel kernel (pan=1)";
+  if (sm.emulate && (sm.acc16 || sm.n8))
+    return "emulation: only 16x16x16 fragments with f32 results are emulated (acc16 and n8 are checked by Tint "
+           "and on the GPU)";
+  if (!sm.emulate && !has_f16_config(f, sm))
+    return std::string("the adapter has no f16xf16->") + (sm.acc16 ? "f16" : "f32") + " 16x" + (sm.n8 ? "8" : "16") +
+           "x16 subgroup-matrix config";
   if (f.subgroup_min_size != f.subgroup_max_size || f.subgroup_min_size == 0)
     return "needs one known subgroup size (the adapter reports " + S(f.subgroup_min_size) + "-" +
            S(f.subgroup_max_size) + ")";
@@ -357,55 +374,61 @@ MatmulVariant subgroup_matrix_variant(const SubgroupMatrixParams& sm) {
           [sm](const MatmulProblem& p) { return subgroup_matrix_matmul(p, sm); }};
 }
 
-// The sweep of the panel kernel (2026-11-27 evening): the earlier grid of direct and staged
-// kernels (122 configurations, bench/results/2026-11-27-h200-dawn-sgmat-sweep.json) found
-// nothing past 78.8 TFLOP/s with robustness on; its best two stay as references. Small enough
-// that the grid at 4096^3 and its top 4 at 8192^3 fit one call (~30 configurations, ~2 s each).
+// The sweep of the panel kernel's knobs (issue 34, toward 0.5x cuBLAS). The first GPU sweeps
+// (bench/results/2026-11-27-h200-dawn-sgmat-pan*.json) put 4x4 tiles on 2x4 subgroups (128x256
+// blocks), bk 16, pad 8, two buffers first (149.8 / 155.3 TFLOP/s at 4096^3 / 8192^3); B n-major,
+// one subgroup a workgroup and smaller tiles all lost, so they are dropped here. What is left
+// untried: registers (f16 accumulators, fragments loaded as used, 4x8 tiles that f16 sums make
+// room for), the 16x8x16 fragment, wider staging units (v8), one buffer with deeper K steps
+// (bk 32 / 64 do not fit two buffers in 48 KiB at 128x256), padding on the winner. Each differs
+// from the winner in one or two knobs, so the table reads as an ablation. ~30 configurations.
 std::vector<SubgroupMatrixParams> subgroup_matrix_sweep() {
   std::vector<SubgroupMatrixParams> out;
-  auto add = [&](int tm, int tn, int wm, int wn, int bk, bool staged, int pad, bool db, int sw) {
-    SubgroupMatrixParams sm;
-    sm.tm = tm, sm.tn = tn, sm.wm = wm, sm.wn = wn, sm.bk = bk, sm.staged = staged, sm.pad = pad, sm.db = db,
-    sm.sw = sw;
+  struct Knobs {
+    int tm = 4, tn = 4, wm = 2, wn = 4, bk = 16, pad = 8, nb = 2, sw = 1;
+    bool acc16 = false, n8 = false, v8 = false, il = false;
+  };
+  auto pan = [&](Knobs k) {
+    SubgroupMatrixParams sm{k.tm, k.tn, k.wm, k.wn, k.bk, true};
+    sm.pad = k.pad, sm.db = true, sm.pan = true, sm.sw = k.sw, sm.nb = k.nb;
+    sm.acc16 = k.acc16, sm.n8 = k.n8, sm.v8 = k.v8, sm.il = k.il;
     out.push_back(sm);
   };
-  auto pan = [&](int tm, int tn, int wm, int wn, int bk, int pad, bool bt, int sw) {
-    add(tm, tn, wm, wn, bk, true, pad, true, sw);
-    out.back().bt = bt, out.back().pan = true;
-  };
-  // 128x128 blocks (4 or 8 subgroups), 128x256 and 256x128, 64x128 (the old best shape) and 64x64 (one
-  // subgroup); B row-major and n-major; bk 16 and 32 where the workgroup memory allows.
-  for (bool bt : {false, true}) {
-    pan(4, 4, 2, 2, 16, 8, bt, 1);
-    pan(4, 4, 2, 2, 32, 8, bt, 1);
-    pan(4, 2, 2, 4, 16, 8, bt, 1);
-    pan(2, 4, 4, 2, 16, 8, bt, 1);
-    pan(4, 4, 2, 4, 16, 8, bt, 1);
-    pan(4, 4, 4, 2, 16, 8, bt, 1);
-    pan(2, 2, 2, 4, 16, 8, bt, 1);
-    pan(4, 4, 1, 1, 32, 8, bt, 1);
-    pan(4, 2, 2, 2, 32, 8, bt, 1);
-  }
-  pan(4, 4, 2, 2, 16, 0, false, 1);
-  pan(4, 4, 2, 2, 16, 16, false, 1);
-  pan(4, 4, 2, 2, 32, 0, true, 1);
-  pan(4, 4, 2, 2, 16, 8, false, 8);
-  pan(4, 4, 2, 2, 16, 8, true, 8);
-  pan(4, 2, 2, 4, 16, 8, false, 8);
-  pan(4, 4, 2, 4, 16, 8, false, 8);
-  pan(4, 2, 2, 4, 32, 8, true, 1);  // 48 KiB of workgroup memory: NVIDIA's most under Vulkan
-  pan(2, 4, 4, 2, 32, 0, true, 1);
-  // After the first GPU sweep (best: 4x4 tiles, 2x4 subgroups, pad 8; pad 0 beat pad 8 at 2x2
-  // subgroups): padding on the 8-subgroup shapes, and 4 subgroups in a row or a column.
-  for (int pad : {0, 16}) {
-    pan(4, 4, 2, 4, 16, pad, false, 1);
-    pan(4, 4, 4, 2, 16, pad, false, 1);
-  }
-  pan(4, 4, 1, 4, 16, 8, false, 1);
-  pan(4, 4, 4, 1, 16, 8, false, 1);
-  // References: the direct 4x4 tiles and the old best staged configuration.
-  add(4, 4, 1, 1, 16, false, 0, false, 1);
-  add(2, 2, 2, 4, 16, true, 8, true, 1);
+  pan({});  // the default (the winner so far)
+  pan({.il = true});
+  pan({.v8 = true});
+  pan({.v8 = true, .il = true});
+  pan({.n8 = true});
+  pan({.n8 = true, .il = true});
+  pan({.acc16 = true});
+  pan({.acc16 = true, .il = true});
+  pan({.acc16 = true, .v8 = true, .il = true});
+  pan({.nb = 1});
+  pan({.nb = 1, .il = true});
+  pan({.bk = 32, .nb = 1});
+  pan({.bk = 32, .nb = 1, .il = true});
+  pan({.bk = 32, .nb = 1, .v8 = true, .il = true});
+  pan({.bk = 32, .nb = 1, .acc16 = true, .il = true});
+  pan({.bk = 64, .pad = 8, .nb = 1, .il = true});  // ~57 KiB: skipped where 48 KiB is the limit
+  pan({.pad = 16, .il = true});
+  pan({.pad = 24, .il = true});
+  pan({.sw = 8, .il = true});
+  pan({.sw = 16, .v8 = true, .il = true});
+  // Other block shapes: 256x128 (4x2 subgroups), 128x128 (2x2), and the 4x8 / 8x4 tiles that f16
+  // accumulators leave registers for (32 fragments: 128 registers a lane in f16, 256 in f32).
+  pan({.wm = 4, .wn = 2, .il = true});
+  pan({.wm = 2, .wn = 2, .pad = 0, .il = true});
+  pan({.wm = 2, .wn = 2, .pad = 0, .acc16 = true, .il = true});
+  pan({.tn = 8, .wm = 2, .wn = 2, .acc16 = true, .il = true});
+  pan({.tn = 8, .wm = 2, .wn = 2, .acc16 = true, .v8 = true, .il = true});
+  pan({.tm = 8, .wm = 2, .wn = 2, .acc16 = true, .il = true});
+  pan({.tn = 8, .wm = 2, .wn = 2, .il = true});           // f32: expected to spill, the register bound's check
+  pan({.tm = 2, .tn = 4, .wm = 4, .wn = 4, .il = true});  // 16 subgroups, 512 invocations, 128x256
+  // References: the direct kernel (the probe's) and the old staged kernel.
+  out.push_back(SubgroupMatrixParams{4, 4, 1, 1, 16, false});
+  SubgroupMatrixParams staged{2, 2, 2, 4, 16, true};
+  staged.pad = 8, staged.db = true;
+  out.push_back(staged);
   return out;
 }
 

@@ -24,14 +24,21 @@ struct SubgroupMatrixParams {
   // staged, vec4 layouts: per-subgroup panels in two buffers, loads at constant offsets (no
   // robustness predicate), one barrier a K step (matmul_sgmat_panels.cpp); implies prefetch.
   bool pan = false;
+  // pan only (the sweep's knobs, matmul_sgmat_panels.cpp):
+  int nb = 2;          // workgroup-memory buffers: 2 ping-pong (one barrier a step), 1 (two barriers)
+  bool acc16 = false;  // f16 accumulators (the f16×f16→f16 config): half the registers, f16 sums
+  bool n8 = false;     // 16×8×16 fragments (right operand and result 8 columns wide; tn still counts 16)
+  bool v8 = false;     // each invocation stages 8 consecutive halves (two quads) at a time
+  bool il = false;     // operand fragments loaded as used: B's of a 16-deep slice, then A's one at a time
   bool c_f32 = false;  // f32 result (the split-f16 f32 matmul); not part of spec()
   int sw = 1;          // workgroups visit C's blocks in groups of `sw` block rows (L2 reuse); 1 = row-major
   std::string str() const;
-  // "tm=4,tn=2,wm=2,wn=2,bk=32,staged=1,pad=8,db=1,sw=8[,bt=1][,pan=1]": parse_subgroup_matrix_spec's syntax.
+  // "tm=4,tn=2,wm=2,wn=2,bk=32,staged=1,pad=8,db=1,sw=8[,bt=1][,pan=1][,nb=1][,acc16=1][,n8=1][,v8=1][,il=1]":
+  // parse_subgroup_matrix_spec's syntax (the pan knobs only where they differ from the defaults).
   std::string spec() const;
 };
 
-// Parses "key=value,..." (keys tm tn wm wn bk staged pad db sw bt pan, and emulate for dry runs on
+// Parses "key=value,..." (keys tm tn wm wn bk staged pad db sw bt pan nb acc16 n8 v8 il, and emulate for dry runs on
 // adapters without the feature; unnamed keys keep their defaults); throws Error(Value) naming the bad key or value and
 // the accepted range.
 SubgroupMatrixParams parse_subgroup_matrix_spec(const std::string& spec);
