@@ -230,6 +230,19 @@ class Kernel {
   std::string forward_wgsl(bool float_atomics = false, bool stage_weights = false) const;
   std::string backward_wgsl(bool float_atomics = false, bool stage_weights = false) const;
   std::string forward_backward_wgsl(bool float_atomics = false, bool stage_weights = false) const;
+  // tile_matmul on tensor cores (issue 34): where the device offers Dawn's
+  // chromium-experimental-subgroup-matrix with f16×f16→f32 16×16×16 fragments, one fixed subgroup
+  // size dividing `threads` and workgroup memory for the scratch, every product whose M, N and K
+  // are multiples of 16 (forward and both adjoints) runs on subgroup matrices, each f32 operand
+  // split into f16 hi + lo parts (f32-level accuracy from three f16 products; src/tiles/
+  // matmul_sgmat.cpp); other products keep the scalar code. SURFGRAD_TILE_SGMAT=off keeps the
+  // scalar code everywhere, =emulate runs the subgroup-matrix code with its builtins emulated (any
+  // adapter with shader-f16 and subgroups; slow: for tests). subgroup_matrix_wgsl: that code, for
+  // inspection or an offline compiler, without a device (kind 0 forward, 1 backward, 2 both);
+  // uses_subgroup_matrices: whether a launch on `ctx` runs it.
+  std::string subgroup_matrix_wgsl(int kind, int subgroup_size = 32, bool float_atomics = false,
+                                   bool stage_weights = false) const;
+  bool uses_subgroup_matrices(const gpu::Context& ctx, bool backward) const;
   // Workgroup memory the forward / backward kernel needs, in bytes (weights not staged).
   uint64_t workgroup_bytes(bool backward) const;
   // Weights read in place (the tile_matmul overload taking an Array) are copied into workgroup

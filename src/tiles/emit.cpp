@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <set>
 
+#include "tiles/matmul_sgmat.hpp"
+
 namespace surfgrad::tiles::detail {
 
 std::string u32(int64_t v) { return std::to_string(v) + "u"; }
@@ -105,6 +107,12 @@ void emit_matmul(Wgsl& w, const Graph& g, const std::string& target, bool accumu
     w.line(target + "[(" + i + ") * " + u32(shape.cols) + " + " + j + "] " + (accumulate ? "+=" : "=") + " " + value +
            ";");
   };
+  if (sgmat_product(w, shape, inner)) {
+    emit_matmul_sgmat(
+        w, g, shape, inner, lhs_element, rhs_element,
+        [&](Wgsl&, const std::string& i, const std::string& j, const std::string& value) { put(i, j, value); });
+    return;
+  }
   if (shape.rows % 4 == 0 && shape.cols % 4 == 0 && int64_t(shape.rows) * shape.cols / 16 >= g.threads) {
     // Large outputs (a weight gradient Aᵀ·dC, say): 4×4 outputs a thread, four lhs and four rhs
     // reads for sixteen products, while every thread still has a block.

@@ -27,6 +27,10 @@ class Wgsl {
   // Weights read in place (tile_matmul with B an array) staged in workgroup memory first, one
   // matrix at a time (where the adapter's workgroup memory has room: Kernel::launch decides).
   bool stage_weights = false;
+  // Products of 16-multiple shapes on subgroup matrices (matmul_sgmat.hpp): the subgroup size
+  // (0: the scalar code), and how many subgroups' result tiles the scratch holds.
+  int sgmat_sg = 0;
+  int sgmat_units = 0;
   std::string atomic_array() const { return float_atomics ? "array<atomic<f32>>" : "array<atomic<u32>>"; }
 
  private:

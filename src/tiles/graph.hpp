@@ -83,8 +83,9 @@ struct Graph {
     size_t nodes = 0, arrays = 0;
     std::string text;
   };
-  Generated generated[3][2][2];  // [forward, backward, both][float atomics][weights staged]
-  bool weight_staging = true;    // Kernel::set_weight_staging
+  // [forward, backward, both][float atomics][weights staged][scalar, subgroup matrices, emulated]
+  Generated generated[3][2][2][3];
+  bool weight_staging = true;  // Kernel::set_weight_staging
 
   std::vector<int> inputs() const {
     std::vector<int> r;
@@ -131,7 +132,10 @@ UnaryReads unary_derivative_reads(Unary op);
 // `stage_weights`: in-place weights staged in workgroup memory (see Wgsl::stage_weights).
 // `with_values`: the backward kernel also writes the forward's outputs during its replay (one
 // kernel for both; Kernel::launch_forward_backward), bound after the input gradients.
-std::string forward_wgsl(const Graph& g, bool float_atomics, bool stage_weights);
-std::string backward_wgsl(const Graph& g, bool float_atomics, bool stage_weights, bool with_values = false);
+// `sgmat_sg`: the subgroup size products run on subgroup matrices with (0: scalar code; see
+// matmul_sgmat.hpp).
+std::string forward_wgsl(const Graph& g, bool float_atomics, bool stage_weights, int sgmat_sg = 0);
+std::string backward_wgsl(const Graph& g, bool float_atomics, bool stage_weights, bool with_values = false,
+                          int sgmat_sg = 0);
 
 }  // namespace surfgrad::tiles::detail

@@ -4,9 +4,11 @@
 
 #include "autograd/var_access.hpp"
 #include "kernels/launch.hpp"
+#include "kernels/subgroup_matrix_emulation.hpp"
 #include "surfgrad/error.hpp"
 #include "tiles/emit.hpp"
 #include "tiles/graph.hpp"
+#include "tiles/matmul_sgmat.hpp"
 #include "tiles/memory.hpp"
 
 namespace surfgrad::tiles {
@@ -72,23 +74,54 @@ std::vector<Tensor> dense_all(const std::vector<Tensor>& ts) {
 
 namespace {
 
-// f16 inputs need the enable line (and an adapter with shader-f16: the seam says so otherwise).
-kernels::CompileOptions compile_options(const Graph& g) {
+// How a launch generates its products: on subgroup matrices of subgroup size `sg` (0: the scalar
+// code), their builtins emulated in plain WGSL or not (SURFGRAD_TILE_SGMAT=emulate).
+struct Products {
+  int sg = 0;
+  bool emulate = false;
+  int variant() const { return sg ? (emulate ? 2 : 1) : 0; }
+};
+
+// f16 inputs and f16 subgroup-matrix operands need the enable line (and an adapter with
+// shader-f16: the seam says so otherwise); subgroup matrices, the subgroup builtins.
+kernels::CompileOptions compile_options(const Graph& g, Products p) {
   kernels::CompileOptions o;
-  o.f16 = std::any_of(g.arrays.begin(), g.arrays.end(), [](const auto& a) { return a.dtype == DType::f16; });
+  o.f16 = p.sg || std::any_of(g.arrays.begin(), g.arrays.end(), [](const auto& a) { return a.dtype == DType::f16; });
+  o.subgroups = p.sg > 0;
   return o;
 }
 
 // kind: 0 the forward kernel, 1 the backward, 2 the backward writing the forward's outputs too.
-const std::string& generated_wgsl(Graph& g, int kind, bool float_atomics, bool staged) {
-  Graph::Generated& made = g.generated[kind][float_atomics][staged];
+const std::string& generated_wgsl(Graph& g, int kind, bool float_atomics, bool staged, Products p = {}) {
+  Graph::Generated& made = g.generated[kind][float_atomics][staged][p.variant()];
   if (made.text.empty() || made.nodes != g.nodes.size() || made.arrays != g.arrays.size()) {
-    made.text = kind ? detail::backward_wgsl(g, float_atomics, staged, kind == 2)
-                     : detail::forward_wgsl(g, float_atomics, staged);
+    made.text = kind ? detail::backward_wgsl(g, float_atomics, staged, kind == 2, p.sg)
+                     : detail::forward_wgsl(g, float_atomics, staged, p.sg);
+    if (p.emulate) made.text = kernels::emulate_subgroup_matrix(made.text);
     made.nodes = g.nodes.size();
     made.arrays = g.arrays.size();
   }
   return made.text;
+}
+
+// Weights staged in f32 and products on subgroup matrices, as a launch on `ctx` runs them: the
+// staging where it fits beside the tiles (stages_weights), subgroup matrices where their scratch
+// fits beside both, else beside the tiles alone (then the weights stay in global memory: the
+// products that read them most are the ones on subgroup matrices, which stage them in f16).
+struct Plan {
+  bool staged;
+  Products products;
+};
+Plan launch_plan(const gpu::Context& ctx, const Kernel& k, const Graph& g, bool backward) {
+  Plan p{k.stages_weights(ctx, backward), {}};
+  uint64_t tiles = k.workgroup_bytes(backward);
+  p.products.sg = detail::sgmat_subgroup_size(ctx, g, backward, tiles + (p.staged ? k.weight_stage_bytes() : 0));
+  if (!p.products.sg && p.staged && detail::sgmat_subgroup_size(ctx, g, backward, tiles)) {
+    p.staged = false;
+    p.products.sg = detail::sgmat_subgroup_size(ctx, g, backward, tiles);
+  }
+  p.products.emulate = p.products.sg && detail::sgmat_mode() == detail::SgmatMode::emulate;
+  return p;
 }
 
 }  // namespace
@@ -101,6 +134,21 @@ std::string Kernel::backward_wgsl(bool float_atomics, bool stage_weights) const 
 }
 std::string Kernel::forward_backward_wgsl(bool float_atomics, bool stage_weights) const {
   return generated_wgsl(*graph_, 2, float_atomics, stage_weights && weight_stage_bytes() > 0);
+}
+
+std::string Kernel::subgroup_matrix_wgsl(int kind, int subgroup_size, bool float_atomics, bool stage_weights) const {
+  if (kind < 0 || kind > 2)
+    throw Error(ErrorKind::Value, kernel_label(*graph_, kind != 0) + ": subgroup_matrix_wgsl kind " +
+                                      std::to_string(kind) + "; use 0 (forward), 1 (backward) or 2 (both)");
+  if (subgroup_size <= 0 || graph_->threads % subgroup_size != 0)
+    throw Error(ErrorKind::Value, kernel_label(*graph_, kind != 0) + ": subgroup size " +
+                                      std::to_string(subgroup_size) + " must divide the workgroup's " +
+                                      std::to_string(graph_->threads) + " threads");
+  return generated_wgsl(*graph_, kind, float_atomics, stage_weights && weight_stage_bytes() > 0, {subgroup_size});
+}
+
+bool Kernel::uses_subgroup_matrices(const gpu::Context& ctx, bool backward) const {
+  return launch_plan(ctx, *this, *graph_, backward).products.sg > 0;
 }
 
 uint64_t Kernel::workgroup_bytes(bool backward) const { return detail::plan_memory(*graph_, backward).bytes(); }
@@ -191,9 +239,11 @@ void Kernel::launch(const std::vector<Tensor>& inputs, const std::vector<Tensor>
   const gpu::ContextPtr& ctx = (inputs.empty() ? outputs : inputs)[0].context();
   validate(*ctx, inputs, outputs, grid, false);
   std::vector<Tensor> in = dense_all(inputs);
-  const std::string& source = generated_wgsl(*graph_, 0, ctx->features().float32_atomics, stages_weights(*ctx, false));
+  const Plan plan = launch_plan(*ctx, *this, *graph_, false);
+  const std::string& source = generated_wgsl(*graph_, 0, ctx->features().float32_atomics, plan.staged, plan.products);
   // The source is the key: two kernels of one name but different programs never share a pipeline.
-  auto program = kernels::Program::generated(ctx, "tiles|" + source, [&] { return source; }, compile_options(*graph_));
+  auto program = kernels::Program::generated(
+      ctx, "tiles|" + source, [&] { return source; }, compile_options(*graph_, plan.products));
   std::vector<kernels::Arg> args;
   size_t i = 0, o = 0;
   for (const auto& a : graph_->arrays) {
@@ -237,9 +287,11 @@ void Kernel::launch_gradients(const std::vector<Tensor>& inputs, const std::vect
     ++d;
   }
   std::vector<Tensor> in = dense_all(inputs), dout = dense_all(output_grads);
+  const Plan plan = launch_plan(*ctx, *this, *graph_, true);
   const std::string& source =
-      generated_wgsl(*graph_, outputs ? 2 : 1, ctx->features().float32_atomics, stages_weights(*ctx, true));
-  auto program = kernels::Program::generated(ctx, "tiles|" + source, [&] { return source; }, compile_options(*graph_));
+      generated_wgsl(*graph_, outputs ? 2 : 1, ctx->features().float32_atomics, plan.staged, plan.products);
+  auto program = kernels::Program::generated(
+      ctx, "tiles|" + source, [&] { return source; }, compile_options(*graph_, plan.products));
   std::vector<kernels::Arg> args;
   for (const Tensor& t : in) args.emplace_back(t);
   for (const Tensor& t : dout) args.emplace_back(t);

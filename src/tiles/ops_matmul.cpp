@@ -1,10 +1,23 @@
 // tile_matmul: C = A·B of two tiles, or of a tile and a weight matrix read in place from an array
 // (staged in workgroup memory where it fits); one record (see op_record.hpp).
+#include "tiles/matmul_sgmat.hpp"
 #include "tiles/op_record.hpp"
 
 namespace surfgrad::tiles::detail {
 
 namespace {
+
+// B(k, j) (or B(j, k)) of in-place weights for a product of `out` with `inner` terms: staged in
+// f32 workgroup memory as emit_weight_stage says, except for a product on subgroup matrices,
+// which copies its operands into f16 scratch itself (matmul_sgmat.cpp) and reads B where it is.
+std::string weight_operand(Wgsl& w, const Graph& g, int n, bool transposed, TileShape out, int inner) {
+  if (!sgmat_product(w, out, inner)) return emit_weight_stage(w, g, n, transposed);
+  bool staged = w.stage_weights;
+  w.stage_weights = false;
+  std::string b = emit_weight_stage(w, g, n, transposed);
+  w.stage_weights = staged;
+  return b;
+}
 
 std::string matmul_describe(const Graph& g, int n) {
   const Node& node = g.nodes[size_t(n)];
@@ -20,7 +33,7 @@ void matmul_forward(Wgsl& w, const Graph& g, int n) {
   std::string t = tile_ref(g, n), x = tile_ref(g, node.args[0]);
   TileShape a = g.nodes[size_t(node.args[0])].shape;
   if (node.array >= 0) {  // B is the array itself, exactly [a.cols, cols] (checked at launch)
-    std::string rhs = emit_weight_stage(w, g, n, false);  // B(k, j), staged or in place
+    std::string rhs = weight_operand(w, g, n, false, node.shape, a.cols);  // B(k, j), staged or in place
     emit_matmul(w, g, t, false, node.shape, a.cols, x + "[i * " + u32(a.cols) + " + k]", rhs);
     return;
   }
@@ -44,7 +57,7 @@ void matmul_adjoint(Wgsl& w, const Graph& g, int n, const std::vector<bool>& nee
     std::string row0 = u32(node.at.row.offset);
     if (nm.wants(x)) {
       w.line("// adjoint of " + nm.tn(n) + ": " + nm.an(x) + " += " + nm.an(n) + " · " + b.name + "ᵀ");
-      std::string rhs = emit_weight_stage(w, g, n, true);  // B(j, k)
+      std::string rhs = weight_operand(w, g, n, true, as, cols);  // B(j, k)
       emit_matmul(w, g, nm.a(x), true, as, cols, nm.a(n) + "[i * " + u32(cols) + " + k]", rhs);
     }
     if (!b.differentiable) return;
