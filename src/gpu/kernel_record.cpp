@@ -90,7 +90,7 @@ std::vector<Entry> decode(std::string_view in) {
   return out;
 }
 
-std::string record_scope(const AdapterInfo& info) {
+[[maybe_unused]] std::string record_scope(const AdapterInfo& info) {  // (unused in the browser)
   return "kernel record v1 | " + info.name + " | " + info.backend + " | " + info.implementation;
 }
 std::string record_key(const std::string& name) { return "surfgrad kernel record: " + name; }

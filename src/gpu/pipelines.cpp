@@ -481,7 +481,7 @@ void KernelBuilds::start_workers(bool) {}
 #endif
 
 namespace {
-bool prewarm_off() {
+[[maybe_unused]] bool prewarm_off() {  // (unused without threads: nothing is prewarmed there)
   if (api().implementation == WebGpuImplementation::Dawn) return true;  // its device is not thread-safe here
   const char* v = std::getenv("SURFGRAD_PREWARM");
   return v && std::string(v) == "0";
