@@ -21,7 +21,8 @@ SymmetricEdges symmetric_edges(const std::vector<int32_t>& nbr, const std::vecto
     for (int s = 0; s < k; ++s)
       if (int32_t j = nbr[size_t(i * k + s)]; valid(i, j)) ++start[size_t(i) + 1], ++start[size_t(j) + 1];
   for (int64_t i = 0; i < n; ++i) start[size_t(i) + 1] += start[size_t(i)];
-  std::vector<std::pair<int32_t, float>> both(size_t(start[size_t(n)]));
+  std::vector<std::pair<int32_t, float>> both(
+      static_cast<size_t>(start[size_t(n)]));  // (not size_t(...): clang reads a declaration)
   std::vector<int64_t> fill(start.begin(), start.end() - 1);
   for (int64_t i = 0; i < n; ++i)
     for (int s = 0; s < k; ++s)
