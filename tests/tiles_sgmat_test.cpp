@@ -1,19 +1,23 @@
-// tile_matmul on subgroup matrices (src/tiles/matmul_sgmat.cpp). No adapter here offers them, so:
-// the generated code runs with its builtins emulated (SURFGRAD_TILE_SGMAT=emulate; lavapipe has
-// shader-f16 and subgroups) against the float64 host reference and by gradcheck, which checks the
-// staging's index expressions (transposing copies for both adjoints), the split-f16 arithmetic
-// and its scaling; and the tile MLP demo's kernels as subgroup matrices are handed to Tint's own
-// compiler (/usr/local/bin/tint; skipped without it), which checks what the emulation rewrites
-// away (fragment types, the builtins' arguments, uniformity). The tile tests themselves run on
-// the real feature on the GPU machine (bench/tile_sgmat_gpu.sh).
+// tile_matmul on subgroup matrices (src/tiles/matmul_sgmat.cpp): on the device's feature where
+// it has one (the GPU machine under Dawn: bench/tile_sgmat_gpu.sh), else with the builtins
+// emulated (SURFGRAD_TILE_SGMAT=emulate; lavapipe has shader-f16 and subgroups), against the
+// float64 host reference and by gradcheck: the staging's index expressions (transposing copies
+// for both adjoints), the split-f16 arithmetic and its scaling. Emulated backward kernels take
+// minutes to compile on lavapipe, so those tests run here only with SURFGRAD_TILE_SGMAT_EMULATED=1
+// (CI runs the forward one, ~1 s). And the tile MLP demo's kernels on subgroup matrices go
+// through Tint's own compiler (/usr/local/bin/tint; skipped without it), which checks what the
+// emulation rewrites away (fragment types, the builtins' arguments, uniformity).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <string>
 
 #include "kernels/launch.hpp"
+#include "surfgrad/demos.hpp"
 #include "surfgrad/tiles.hpp"
 #include "test_util.hpp"
 #include "tiles_test_util.hpp"
@@ -49,6 +53,17 @@ std::string emulation_missing(bool slow) {
     return "this adapter's subgroup size is not fixed";
   if (64 % f.subgroup_min_size != 0) return "subgroup size does not divide 64";
   return "";
+}
+
+// The mode the tests put products on subgroup matrices with: the device's (auto) where it has
+// them (the GPU machine under Dawn), else emulated; "" (and `why`) where neither runs here.
+std::string mode_here(bool slow, std::string& why) {
+  for (const auto& c : ctx()->features().subgroup_matrix_configs)
+    if (ctx()->features().subgroup_matrix && c.component == "f16" && c.result == "f32" && c.m == 16 && c.n == 16 &&
+        c.k == 16)
+      return "auto";
+  why = emulation_missing(slow);
+  return why.empty() ? "emulate" : "";
 }
 
 void expect_reference(const tl::Kernel& k, const std::vector<Tensor>& inputs, const Shape& out, tl::Grid grid,
@@ -121,7 +136,7 @@ std::string tint_errors(const std::string& tint, const std::string& wgsl, const 
 
 namespace {
 
-// Tile × tile on emulated subgroup matrices, with rows over the array's edge: values near 1e-6
+// Tile × tile on subgroup matrices (emulated here), with rows over the array's edge: values near 1e-6
 // (a loss's scale) as accurate as near 1 (the operands' power-of-two scales); the mode's knob.
 tl::Kernel tile_product(int tm, int K, int N) {
   tl::At rows{tl::Coord::block(0), 0};
@@ -133,9 +148,10 @@ tl::Kernel tile_product(int tm, int K, int N) {
 
 }  // namespace
 
-TEST(TileSgmat, EmulatedForwardMatchesFloat64) {
-  if (std::string why = emulation_missing(false); !why.empty()) GTEST_SKIP() << why;
-  SgmatEnv env("emulate");
+TEST(TileSgmat, ForwardMatchesFloat64) {
+  std::string why, mode = mode_here(false, why);
+  if (mode.empty()) GTEST_SKIP() << why;
+  SgmatEnv env(mode.c_str());
   const int tm = 16, K = 32, N = 16;
   const int64_t R = 2 * tm + 5;
   tl::Kernel k = tile_product(tm, K, N);
@@ -158,9 +174,10 @@ TEST(TileSgmat, EmulatedForwardMatchesFloat64) {
 }
 
 // Both adjoints (dA = dC·Bᵀ, dB = Aᵀ·dC: transposing copies into the scratch) by gradcheck.
-TEST(TileSgmat, EmulatedTileGradients) {
-  if (std::string why = emulation_missing(true); !why.empty()) GTEST_SKIP() << why;
-  SgmatEnv env("emulate");
+TEST(TileSgmat, TileGradients) {
+  std::string why, mode = mode_here(true, why);
+  if (mode.empty()) GTEST_SKIP() << why;
+  SgmatEnv env(mode.c_str());
   const int tm = 16, K = 32, N = 16;
   const int64_t R = 2 * tm + 5;
   check_grad(tile_product(tm, K, N), {rand_tensor({R, K}, 33), rand_tensor({K, N}, 34)}, {R, N}, {blocks(R, tm), 1, 1},
@@ -169,9 +186,10 @@ TEST(TileSgmat, EmulatedTileGradients) {
 
 // Weights read in place (the MLP's form), staged and not: dA reads B transposed, dB is added
 // atomically into the weights' gradient; a 16×2 first layer (K = 2) stays on the scalar code.
-TEST(TileSgmat, EmulatedInPlaceWeightsMatchFloat64) {
-  if (std::string why = emulation_missing(true); !why.empty()) GTEST_SKIP() << why;
-  SgmatEnv env("emulate");
+TEST(TileSgmat, InPlaceWeightsMatchFloat64) {
+  std::string why, mode = mode_here(true, why);
+  if (mode.empty()) GTEST_SKIP() << why;
+  SgmatEnv env(mode.c_str());
   const int tm = 16, K = 16, N = 32, threads = 64;
   const int64_t R = 2 * tm;
   tl::At rows{tl::Coord::block(0), 0};
@@ -226,4 +244,39 @@ TEST(TileSgmatTint, CatchesATypeError) {
   wgsl.replace(at, alias.size(), "alias SgmC = subgroup_matrix_result<f32, 8, 16>;");
   std::string err = tint_errors(tint, wgsl, "bad");
   EXPECT_NE(err.find("subgroupMatrix"), std::string::npos) << err;
+}
+
+// Where the tile MLP benchmark runs on NVIDIA (bench/tile_sgmat_gpu.sh: 16 pixels a workgroup,
+// 512 threads, hidden 64, 3 layers), the backward kernel's scratch fits beside its tiles in the
+// 48 KiB NVIDIA's Vulkan driver gives a workgroup (with the f32 weight staging or without it).
+TEST(TileSgmat, MlpScratchFitsNvidiaWorkgroupMemory) {
+  for (DType weights : {DType::f16, DType::f32}) {
+    tl::Kernel k = mlp_loss_kernel(16, 64, 3, 512, weights);
+    uint64_t tiles = k.workgroup_bytes(true), scratch = k.subgroup_matrix_bytes(true), staged = k.weight_stage_bytes();
+    std::printf("tile MLP loss kernel, %s weights: tiles %llu B, weights staged %llu B, sgmat scratch %llu B\n",
+                dtype_name(weights), (unsigned long long)tiles, (unsigned long long)staged,
+                (unsigned long long)scratch);
+    EXPECT_GT(scratch, 0u);
+    EXPECT_LE(tiles + scratch, 49152u);
+  }
+}
+
+// The tile MLP demo with its products on subgroup matrices (16 pixels a workgroup, hidden 16:
+// every hidden layer's product and both adjoints) against the same network on ordinary ops.
+TEST(TileSgmat, MlpFusedMatchesUnfused) {
+  std::string why, mode = mode_here(true, why);
+  if (mode.empty()) GTEST_SKIP() << why;
+  SgmatEnv env(mode.c_str());
+  EXPECT_TRUE(mlp_loss_kernel(16, 16, 2, 64, DType::f32).uses_subgroup_matrices(*ctx(), true));
+  demos::TileMlpOptions o;
+  o.side = 16, o.tile_rows = 16, o.threads = 64, o.hidden = 16, o.layers = 2, o.steps = 2, o.weights = "f32";
+  auto fused = demos::train_tile_mlp(ctx(), o);
+  o.fused = false;
+  auto unfused = demos::train_tile_mlp(ctx(), o);
+  EXPECT_NEAR(fused.first_loss, unfused.first_loss, 1e-5 + 1e-4 * unfused.first_loss);
+  ASSERT_EQ(fused.first_gradient.size(), unfused.first_gradient.size());
+  float scale = 0;
+  for (float v : unfused.first_gradient) scale = std::max(scale, std::abs(v));
+  for (size_t i = 0; i < fused.first_gradient.size(); ++i)
+    EXPECT_NEAR(fused.first_gradient[i], unfused.first_gradient[i], 1e-4f * scale) << "parameter " << i;
 }

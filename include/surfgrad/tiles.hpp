@@ -243,6 +243,8 @@ class Kernel {
   std::string subgroup_matrix_wgsl(int kind, int subgroup_size = 32, bool float_atomics = false,
                                    bool stage_weights = false) const;
   bool uses_subgroup_matrices(const gpu::Context& ctx, bool backward) const;
+  // The workgroup memory those products' scratch takes beside the tiles (0: no product qualifies).
+  uint64_t subgroup_matrix_bytes(bool backward, int subgroup_size = 32) const;
   // Workgroup memory the forward / backward kernel needs, in bytes (weights not staged).
   uint64_t workgroup_bytes(bool backward) const;
   // Weights read in place (the tile_matmul overload taking an Array) are copied into workgroup

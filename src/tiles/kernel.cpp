@@ -147,6 +147,10 @@ std::string Kernel::subgroup_matrix_wgsl(int kind, int subgroup_size, bool float
   return generated_wgsl(*graph_, kind, float_atomics, stage_weights && weight_stage_bytes() > 0, {subgroup_size});
 }
 
+uint64_t Kernel::subgroup_matrix_bytes(bool backward, int subgroup_size) const {
+  return detail::sgmat_workgroup_bytes(*graph_, subgroup_size, backward);
+}
+
 bool Kernel::uses_subgroup_matrices(const gpu::Context& ctx, bool backward) const {
   return launch_plan(ctx, *this, *graph_, backward).products.sg > 0;
 }

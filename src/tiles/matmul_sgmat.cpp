@@ -70,8 +70,13 @@ Extents extents(const Graph& g, bool backward) {
   return e;
 }
 
-// Subgroups that hold a result tile at once: each needs 1 KiB of f32 scratch for its tile.
-int64_t units(const Graph& g, int sg, const Extents& e) { return std::min<int64_t>(g.threads / sg, e.tiles); }
+// Subgroups that hold a result tile at once: each needs 1 KiB of f32 scratch for its tile, so at
+// most 4 (the tile MLP's backward kernel at 16 pixels × 512 threads fits NVIDIA's 48 KiB with 4;
+// its largest product, a 64×64 weight gradient, takes 4 rounds of 4 tiles).
+constexpr int64_t kMostUnits = 4;
+int64_t units(const Graph& g, int sg, const Extents& e) {
+  return std::min<int64_t>({g.threads / sg, e.tiles, kMostUnits});
+}
 
 bool has_f16_f32_config(const gpu::Features& f) {
   for (const auto& c : f.subgroup_matrix_configs)
