@@ -49,7 +49,7 @@ out=${OUT:-/tmp/dawn-matmul}
 work=${WORK:-/tmp/dawn-gpu}
 sizes=${SIZES:-4096x4096x4096,8192x8192x8192}
 baseline=${BASELINE:-f16-tiled-acc32,f16-tuned}
-sgmat=${SGMAT:-f16-sgmat-direct,f16-sgmat-staged,f16-sgmat-2x2,f16-sgmat-4x2,f16-sgmat-pan,int8-sgmat}
+sgmat=${SGMAT:-f16-sgmat-direct,f16-sgmat-staged,f16-sgmat-2x2,f16-sgmat-4x2,f16-sgmat-pan,f16-sgmat-pan-bk32,int8-sgmat}
 mkdir -p "$out" "$work"
 . bench/gpu_pack_env.sh "$pack" "$work"  # unpacks the pack, sets the loader paths and $bin
 

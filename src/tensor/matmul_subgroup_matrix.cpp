@@ -465,16 +465,18 @@ std::function<void()> subgroup_matrix_split_f32(const MatmulProblem& p, const Su
   };
 }
 
-// The defaults, best first. The panel kernel with 2x4 subgroups of 4x4 tiles (128x256 blocks, bk
-// 16, pad 8) measured 149.8 / 155.3 TFLOP/s at 4096^3 / 8192^3 on the H200 with Dawn's robustness
-// on (bench/results/2026-11-27-h200-dawn-sgmat-pan.json; 0.26x / 0.21x cuBLAS fp16, twice any
-// earlier kernel), where vec4 staging applies (K, N, strides multiples of 4). Else the probe's
+// The defaults, best first. The panel kernel with 2x4 subgroups of 4x4 tiles (128x256 blocks, pad
+// 8), K 32 deep a step through one workgroup buffer (two barriers a step: two buffers of bk 32 do
+// not fit 48 KiB), measured 174.8 / 184.4 TFLOP/s at 4096^3 / 8192^3 on the H200 with Dawn's
+// robustness on, 0.25x / 0.25x cuBLAS fp16 in the same call (bk 16 with two buffers, the earlier
+// default: 149.8 / 155.3; bench/results/2026-11-27-h200-dawn-sgmat-sweep.json, 28 configurations),
+// where vec4 staging applies (K, N, strides multiples of 4). Else the probe's
 // direct 4x4 tiles (74.9 / 77.0) where M, N are multiples of 64 and K of 16; else the old staged
 // kernel, 2x2 tiles, 2x4 subgroups, bk 16, padded rows and prefetch (77.7 / 78.8, any shape).
 static const std::vector<SubgroupMatrixParams>& default_configs() {
   static const std::vector<SubgroupMatrixParams> configs = [] {
-    SubgroupMatrixParams pan{4, 4, 2, 4, 16, true};
-    pan.pad = 8, pan.db = true, pan.pan = true;
+    SubgroupMatrixParams pan{4, 4, 2, 4, 32, true};
+    pan.pad = 8, pan.db = true, pan.pan = true, pan.nb = 1;
     SubgroupMatrixParams staged{2, 2, 2, 4, 16, true};
     staged.pad = 8, staged.db = true;
     return std::vector<SubgroupMatrixParams>{pan, {4, 4, 1, 1, 16, false}, staged};

@@ -222,10 +222,17 @@ const std::vector<MatmulVariant>& matmul_variants() {
       sgmat("f16-sgmat-4x2", "staged, 4x2 subgroups a workgroup (256x128 blocks)", {4, 4, 4, 2, 16, true}),
       sgmat("f16-sgmat-pan",
             "staged in per-subgroup panels (loads Tint need not predicate), 2x4 subgroups of 4x4 tiles "
-            "(128x256 blocks), bk 16, two buffers, one barrier a step (the H200 sweep's best)",
+            "(128x256 blocks), bk 16, two buffers, one barrier a step (the evening sweep's best)",
             [] {
               SubgroupMatrixParams sm{4, 4, 2, 4, 16, true};
               sm.pad = 8, sm.db = true, sm.pan = true;
+              return sm;
+            }()),
+      sgmat("f16-sgmat-pan-bk32",
+            "the panels 32 deep a step in one buffer, two barriers a step (the night sweep's best; the default)",
+            [] {
+              SubgroupMatrixParams sm{4, 4, 2, 4, 32, true};
+              sm.pad = 8, sm.db = true, sm.pan = true, sm.nb = 1;
               return sm;
             }()),
       // f32 through split f16 products on subgroup matrices (3 MMAs where f16 takes 1).
