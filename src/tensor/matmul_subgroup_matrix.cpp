@@ -469,7 +469,7 @@ std::function<void()> subgroup_matrix_split_f32(const MatmulProblem& p, const Su
 // 8), K 32 deep a step through one workgroup buffer (two barriers a step: two buffers of bk 32 do
 // not fit 48 KiB), measured 174.8 / 184.4 TFLOP/s at 4096^3 / 8192^3 on the H200 with Dawn's
 // robustness on, 0.25x / 0.25x cuBLAS fp16 in the same call (bk 16 with two buffers, the earlier
-// default: 149.8 / 155.3; bench/results/2026-11-27-h200-dawn-sgmat-sweep.json, 28 configurations),
+// default: 149.8 / 155.3; bench/results/2026-11-27-h200-dawn-sgmat-night-sweep.json, 28 configurations),
 // where vec4 staging applies (K, N, strides multiples of 4). Else the probe's
 // direct 4x4 tiles (74.9 / 77.0) where M, N are multiples of 64 and K of 16; else the old staged
 // kernel, 2x2 tiles, 2x4 subgroups, bk 16, padded rows and prefetch (77.7 / 78.8, any shape).
