@@ -11,7 +11,8 @@
 # GPU machine, repository root:  OUT=$OUT bash bench/tile_sgmat_gpu.sh [PACK]
 #   PACK default build-dawn/dawn-gpu.tar.xz; carry it and .gl.
 # Dry run here (lavapipe, no subgroup matrices: "auto" is the scalar code; STEPS small):
-#   BIN=build-NAME STEPS=4 OUT=/tmp/tsg bash bench/tile_sgmat_gpu.sh
+#   BIN=DIR (surfgrad and surfgrad_tests) SIDE=16 STEPS=4 OUT=/tmp/tsg bash bench/tile_sgmat_gpu.sh
+# SKIP_TESTS=1: the benchmarks only.
 # Time: <= 2 x 90 s of tests, 3 x <= 60 s of benchmarks (each: fused f16 and f32 weights, the
 # autograd form, the unfused ops; STEPS default 300, 3 rounds).
 set -u
@@ -19,6 +20,7 @@ cd "$(dirname "$0")/.."
 log() { echo "[tile_sgmat_gpu] $*" >&2; }
 out=${OUT:-/tmp/tile-sgmat}
 steps=${STEPS:-300}
+side=${SIDE:-64}
 mkdir -p "$out/wgsl-sgmat"
 if [ -n "${BIN:-}" ]; then
   bin=$BIN  # a build directory (dry run)
@@ -41,12 +43,14 @@ tests() {  # MODE
   grep -E "^\[  (FAILED|PASSED|SKIPPED) |tests? ran|FAILED TEST" "$out/tests-$1.txt" | tail -15
   grep -v '^Warning: maxDynamic' "$out/tests-$1.txt" | grep -A8 'Failure' | head -40
 }
-tests auto
-tests off
+if [ "${SKIP_TESTS:-0}" != 1 ]; then
+  tests auto
+  tests off
+fi
 
 bench() {  # IMPL MODE [extra env]
   log "bench tile-mlp under $1, SURFGRAD_TILE_SGMAT=$2"
-  env SURFGRAD_WEBGPU=$1 SURFGRAD_TILE_SGMAT=$2 "${@:3}" timeout 60 "$bin/surfgrad" bench tile-mlp --side 64 \
+  env SURFGRAD_WEBGPU=$1 SURFGRAD_TILE_SGMAT=$2 "${@:3}" timeout 60 "$bin/surfgrad" bench tile-mlp --side "$side" \
     --steps "$steps" --tile-rows 16 --rounds 3 --json "$out/tile_mlp-$1-$2.json" 2>&1 |
     grep -v '^Warning: maxDynamic' | tee "$out/tile_mlp-$1-$2.txt"
 }
