@@ -230,7 +230,8 @@ class Kernel {
   std::string forward_wgsl(bool float_atomics = false, bool stage_weights = false) const;
   std::string backward_wgsl(bool float_atomics = false, bool stage_weights = false) const;
   std::string forward_backward_wgsl(bool float_atomics = false, bool stage_weights = false) const;
-  // tile_matmul on tensor cores (issue 34): where the device offers Dawn's
+  // tile_matmul on tensor cores (issue 34; opt-in with SURFGRAD_TILE_SGMAT=auto: its products were
+  // wrong on the H200 in the first hardware run, so the default is off): where the device offers Dawn's
   // chromium-experimental-subgroup-matrix with f16×f16→f32 16×16×16 fragments, one fixed subgroup
   // size dividing `threads` and workgroup memory for the scratch, every product whose M, N and K
   // are multiples of 16 (forward and both adjoints) runs on subgroup matrices, each f32 operand

@@ -89,11 +89,15 @@ bool has_f16_f32_config(const gpu::Features& f) {
 SgmatMode sgmat_mode() {
   const char* e = std::getenv("SURFGRAD_TILE_SGMAT");
   std::string v = e ? e : "";
-  if (v.empty() || v == "auto") return SgmatMode::automatic;
-  if (v == "off" || v == "0") return SgmatMode::off;
+  // Off unless asked for: on the H200 under Dawn (2026-11-27, bench/tile_sgmat_gpu.sh) the
+  // subgroup-matrix products gave wrong values (TileSgmat.* failed; the tile MLP trained to loss
+  // 0.043 instead of 0.0008) though the emulated code matches float64 on lavapipe.
+  if (v == "auto") return SgmatMode::automatic;
+  if (v.empty() || v == "off" || v == "0") return SgmatMode::off;
   if (v == "emulate") return SgmatMode::emulate;
-  throw Error(ErrorKind::Value, "SURFGRAD_TILE_SGMAT='" + v +
-                                    "': use auto (subgroup matrices where the device has them), off or emulate");
+  throw Error(ErrorKind::Value,
+              "SURFGRAD_TILE_SGMAT='" + v +
+                  "': use auto (subgroup matrices where the device has them), off (the default) or emulate");
 }
 
 uint64_t sgmat_workgroup_bytes(const Graph& g, int sg, bool backward) {
@@ -107,10 +111,10 @@ int sgmat_subgroup_size(const gpu::Context& ctx, const Graph& g, bool backward, 
   const gpu::Features& f = ctx.features();
   if (mode == SgmatMode::off || !f.shader_f16 || !f.subgroups) return 0;
   if (mode == SgmatMode::automatic && !(f.subgroup_matrix && has_f16_f32_config(f))) return 0;
-  // One subgroup size, known when the kernel is built (NVIDIA's 32): the kernel counts its
-  // subgroups as threads / size.
-  int sg = int(f.subgroup_min_size);
-  if (sg <= 0 || f.subgroup_max_size != f.subgroup_min_size || g.threads % sg != 0) return 0;
+  // The largest subgroup size the adapter may run (NVIDIA's 32, fixed): the kernel counts on
+  // threads / size subgroups to hold result tiles; its lanes step by the real size.
+  int sg = int(std::max(f.subgroup_min_size, f.subgroup_max_size));
+  if (sg <= 0 || g.threads % sg != 0) return 0;
   uint64_t need = sgmat_workgroup_bytes(g, sg, backward);
   if (need == 0 || other_bytes + need > ctx.limits().max_compute_workgroup_storage_size) return 0;
   return sg;
@@ -140,12 +144,13 @@ void emit_sgmat_slots(Wgsl& w, const Graph& g, bool backward) {
 std::string sgmat_entry_point(const Graph& g) {
   return "@compute @workgroup_size(" + std::to_string(g.threads) +
          ")\nfn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,\n"
-         "        @builtin(subgroup_id) sgi: u32, @builtin(subgroup_invocation_id) lane: u32) {";
+         "        @builtin(subgroup_id) sgi: u32, @builtin(subgroup_invocation_id) lane: u32,\n"
+         "        @builtin(subgroup_size) sg_size: u32) {";
 }
 
 void emit_matmul_sgmat(Wgsl& w, const Graph& g, TileShape shape, int inner, const std::string& lhs_element,
                        const std::string& rhs_element, const MatmulWriter& put) {
-  const int M = shape.rows, N = shape.cols, K = inner, sg = w.sgmat_sg;
+  const int M = shape.rows, N = shape.cols, K = inner;
   const int64_t tiles = int64_t(M / kFrag) * (N / kFrag);
   const int64_t U = std::min<int64_t>(w.sgmat_units, tiles);
   const std::string T = u32(g.threads), MK = u32(int64_t(M) * K), KN = u32(int64_t(K) * N);
@@ -212,7 +217,7 @@ void emit_matmul_sgmat(Wgsl& w, const Graph& g, TileShape shape, int inner, cons
   w.close();
   w.line("workgroupBarrier();");
   w.open("if (working) {");
-  w.open("for (var e = lane; e < 256u; e += " + u32(sg) + ") {");
+  w.open("for (var e = lane; e < 256u; e += sg_size) {");
   w.line("let sum = sgm_c[sgi * 256u + e] * ua * ub;");
   put(w, "r0 + e / 16u", "c0 + e % 16u", "sum");
   w.close();

@@ -8,10 +8,10 @@
 
 namespace surfgrad::tiles::detail {
 
-// SURFGRAD_TILE_SGMAT: auto (default; where the device offers f16×f16→f32 16×16×16 subgroup
-// matrices), off (the scalar code everywhere), emulate (the subgroup-matrix code with its
-// builtins rewritten as plain WGSL: runs, slowly, on any adapter with shader-f16 and subgroups,
-// so lavapipe checks the generated code's indexing and the split-f16 arithmetic).
+// SURFGRAD_TILE_SGMAT: auto (where the device offers f16×f16→f32 16×16×16 subgroup matrices;
+// wrong on the H200 so far: see sgmat_mode), off (the default: the scalar code everywhere), emulate (the
+// subgroup-matrix code with its builtins rewritten as plain WGSL: runs, slowly, on any adapter with shader-f16 and
+// subgroups, so lavapipe checks the generated code's indexing and the split-f16 arithmetic).
 enum class SgmatMode { off, automatic, emulate };
 SgmatMode sgmat_mode();
 // The subgroup size the kernel's products run on subgroup matrices with on `ctx`, or 0 (the
