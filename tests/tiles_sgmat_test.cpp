@@ -173,6 +173,33 @@ TEST(TileSgmat, ForwardMatchesFloat64) {
   }
 }
 
+// Small integers (exact in f16: every lo part 0, every sum exact in f32) give the exact product:
+// a wrong fragment layout, offset or stride shows as a wrong value here, apart from rounding.
+// K 32 (two fragment steps), N 32 (two fragments a row), M 32 (two a column); more shapes with
+// SURFGRAD_TILE_SGMAT_EMULATED=1 or on the device (each emulated kernel takes ~5 s to compile).
+TEST(TileSgmat, SmallIntegersExact) {
+  std::string why, mode = mode_here(false, why);
+  if (mode.empty()) GTEST_SKIP() << why;
+  SgmatEnv env(mode.c_str());
+  const bool all = mode == "auto" || emulation_missing(true).empty();
+  for (int K : {16, 32})
+    for (int N : {16, 32}) {
+      if (!all && (K != 32 || N != 32)) continue;
+      const int tm = 32;
+      const int64_t R = tm + 16;
+      auto integers = [](const Shape& s, uint32_t seed) {
+        HostArray a = HostArray::from(rand_tensor(s, seed, -4.5, 4.5));
+        std::vector<double> v = a.values();
+        for (double& x : v) x = std::round(x);
+        return upload(Ref{s, v}, DType::f32);
+      };
+      tl::Kernel k = tile_product(tm, K, N);
+      ASSERT_TRUE(k.uses_subgroup_matrices(*ctx(), false));
+      expect_reference(k, {integers({R, K}, 51), integers({K, N}, 52)}, {R, N}, {blocks(R, tm), 1, 1},
+                       "integers, K " + std::to_string(K) + ", N " + std::to_string(N), {1e-6, 0});
+    }
+}
+
 // Both adjoints (dA = dC·Bᵀ, dB = Aᵀ·dC: transposing copies into the scratch) by gradcheck.
 TEST(TileSgmat, TileGradients) {
   std::string why, mode = mode_here(true, why);

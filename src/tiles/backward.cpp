@@ -38,9 +38,12 @@ std::string backward_wgsl(const Graph& g, bool float_atomics, bool stage_weights
     }
   w.blank();
   MemoryPlan plan = plan_memory(g, true);
+  // The subgroup-matrix scratch first: fragment loads and stores need 16-byte aligned addresses,
+  // which a driver laying the arrays out in order gives the first ones (their sizes are
+  // multiples of 16 bytes).
+  emit_sgmat_slots(w, g, true);
   emit_slots(w, plan);
   emit_weight_stage_slot(w, g);
-  emit_sgmat_slots(w, g, true);
   w.blank();
   emit_unary_functions(w, g, true);
   emit_fft_functions(w, g);

@@ -55,7 +55,8 @@ std::vector<Product> products(const Graph& g, bool backward) {
 
 bool eligible(const Product& p) { return p.m % kFrag == 0 && p.n % kFrag == 0 && p.k % kFrag == 0; }
 
-// Largest scratch extents over the eligible products: A's M·K, B's K·N, C's 16×16 tiles.
+// Largest scratch extents over the eligible products: A's M·K, B's K·N (each padded), C's 16×16
+// tiles.
 struct Extents {
   int64_t a = 0, b = 0, tiles = 0;
 };
@@ -63,8 +64,12 @@ Extents extents(const Graph& g, bool backward) {
   Extents e;
   for (const Product& p : products(g, backward)) {
     if (!eligible(p)) continue;
-    e.a = std::max(e.a, int64_t(p.m) * p.k);
-    e.b = std::max(e.b, int64_t(p.k) * p.n);
+    // One row stride more than the operand: the last fragment's load starts at (M − 16)·K + K − 16
+    // and a bounds check that takes a 16-row fragment as offset + 16·stride (a robustness pass
+    // clamping the offset) must not find it past the end. Rounded to 16 bytes.
+    auto padded = [](int64_t n) { return (n + 7) / 8 * 8; };
+    e.a = std::max(e.a, padded(int64_t(p.m) * p.k + p.k));
+    e.b = std::max(e.b, padded(int64_t(p.k) * p.n + p.n));
     e.tiles = std::max(e.tiles, int64_t(p.m / kFrag) * (p.n / kFrag));
   }
   return e;
