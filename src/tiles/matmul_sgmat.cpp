@@ -108,7 +108,7 @@ SgmatMode sgmat_mode() {
 uint64_t sgmat_workgroup_bytes(const Graph& g, int sg, bool backward) {
   Extents e = extents(g, backward);
   if (e.tiles == 0 || sg <= 0) return 0;
-  return uint64_t(2 * 2 * (e.a + e.b)) + uint64_t(4 * 256 * units(g, sg, e)) + 8;
+  return uint64_t(2 * 2 * (e.a + e.b)) + uint64_t(4 * 256 * (units(g, sg, e) + 1)) + 8;
 }
 
 int sgmat_subgroup_size(const gpu::Context& ctx, const Graph& g, bool backward, uint64_t other_bytes) {
@@ -142,7 +142,8 @@ void emit_sgmat_slots(Wgsl& w, const Graph& g, bool backward) {
   w.line("var<workgroup> sgm_bhi: array<f16, " + u32(e.b) + ">;");
   w.line("var<workgroup> sgm_blo: array<f16, " + u32(e.b) + ">;");
   w.sgmat_units = int(units(g, w.sgmat_sg, e));
-  w.line("var<workgroup> sgm_c: array<f32, " + u32(256 * int64_t(w.sgmat_units)) + ">;");
+  // One slot a working subgroup, and the spare one the others store into.
+  w.line("var<workgroup> sgm_c: array<f32, " + u32(256 * (int64_t(w.sgmat_units) + 1)) + ">;");
   w.line("var<workgroup> sgm_max: array<atomic<u32>, 2>;");
 }
 
@@ -205,9 +206,13 @@ void emit_matmul_sgmat(Wgsl& w, const Graph& g, TileShape shape, int inner, cons
   w.open("for (var t0 = 0u; t0 < " + u32(tiles) + "; t0 += " + u32(U) + ") {");
   w.line("let t = t0 + sgi;");
   w.line("let working = sgi < " + u32(U) + " && t < " + u32(tiles) + ";");
-  w.line("let r0 = (t / " + u32(N / kFrag) + ") * 16u; let c0 = (t % " + u32(N / kFrag) + ") * 16u;");
-  w.open("if (working) {");
-  w.line("var acc: SgmC;");
+  // Every subgroup multiplies (no subgroup-matrix builtin under a branch that differs between
+  // subgroups): one that has no tile this round redoes the last one into the spare result slot.
+  w.line("let tc = select(" + u32(tiles - 1) + ", t, working);");
+  w.line("let slot = select(" + u32(w.sgmat_units) + ", sgi, working) * 256u;");
+  w.line("let r0 = (tc / " + u32(N / kFrag) + ") * 16u; let c0 = (tc % " + u32(N / kFrag) + ") * 16u;");
+  w.open("{");
+  w.line("var acc = SgmC();");
   w.open("for (var k0 = 0u; k0 < " + u32(K) + "; k0 += 16u) {");
   w.line("let ah = subgroupMatrixLoad<SgmA, row_major>(&sgm_ahi, r0 * " + u32(K) + " + k0, " + u32(K) + ");");
   w.line("let al = subgroupMatrixLoad<SgmA, row_major>(&sgm_alo, r0 * " + u32(K) + " + k0, " + u32(K) + ");");
@@ -218,12 +223,12 @@ void emit_matmul_sgmat(Wgsl& w, const Graph& g, TileShape shape, int inner, cons
   w.line("acc = subgroupMatrixMultiplyAccumulate(ah, bl, acc);");
   w.line("acc = subgroupMatrixMultiplyAccumulate(ah, bh, acc);");
   w.close();
-  w.line("subgroupMatrixStore<row_major>(&sgm_c, sgi * 256u, acc, 16u);");
+  w.line("subgroupMatrixStore<row_major>(&sgm_c, slot, acc, 16u);");
   w.close();
   w.line("workgroupBarrier();");
   w.open("if (working) {");
   w.open("for (var e = lane; e < 256u; e += sg_size) {");
-  w.line("let sum = sgm_c[sgi * 256u + e] * ua * ub;");
+  w.line("let sum = sgm_c[slot + e] * ua * ub;");
   put(w, "r0 + e / 16u", "c0 + e % 16u", "sum");
   w.close();
   w.close();
