@@ -13,7 +13,7 @@
 # Dry run here (lavapipe, no subgroup matrices: "auto" is the scalar code; STEPS small):
 #   BIN=DIR (surfgrad and surfgrad_tests) SIDE=16 STEPS=4 OUT=/tmp/tsg bash bench/tile_sgmat_gpu.sh
 # SKIP_TESTS=1: the benchmarks only.
-# Time: <= 2 x 90 s of tests, 3 x <= 60 s of benchmarks (each: fused f16 and f32 weights, the
+# Time: <= 2 x 90 s of tests, 2 x <= 60 s of bisecting ones, 3 x <= 60 s of benchmarks (each: fused f16 and f32 weights, the
 # autograd form, the unfused ops; STEPS default 300, 3 rounds).
 set -u
 cd "$(dirname "$0")/.."
@@ -46,6 +46,15 @@ tests() {  # MODE
 if [ "${SKIP_TESTS:-0}" != 1 ]; then
   tests auto
   tests off
+  # Bisecting wrong products (<= 2 x 60 s): integer operands (exact unless a fragment's layout,
+  # offset or stride is wrong) and random ones, with the hi parts' product alone (f16's accuracy
+  # expected: ForwardMatchesFloat64 fails by ~1e-3, SmallIntegersExact passes) and unscaled.
+  for d in hi noscale; do
+    SURFGRAD_WEBGPU=$impl SURFGRAD_TILE_SGMAT_DIAG=$d timeout 60 "$bin/surfgrad_tests" --gtest_brief=1 \
+      --gtest_filter='TileSgmat.SmallIntegersExact:TileSgmat.ForwardMatchesFloat64' >"$out/diag-$d.txt" 2>&1
+    echo "SURFGRAD_TILE_SGMAT_DIAG=$d: exit $? (log $out/diag-$d.txt)"
+    grep -v '^Warning: maxDynamic' "$out/diag-$d.txt" | grep -A7 'Failure' | head -24
+  done
 fi
 
 bench() {  # IMPL MODE [extra env]

@@ -91,6 +91,16 @@ bool has_f16_f32_config(const gpu::Features& f) {
 
 }  // namespace
 
+std::string sgmat_diagnostic() {
+  const char* e = std::getenv("SURFGRAD_TILE_SGMAT_DIAG");
+  std::string v = e ? e : "";
+  if (!v.empty() && v != "hi" && v != "noscale")
+    throw Error(ErrorKind::Value,
+                "SURFGRAD_TILE_SGMAT_DIAG='" + v +
+                    "': use hi (the hi parts' product alone) or noscale (operands unscaled), or unset it");
+  return v;
+}
+
 SgmatMode sgmat_mode() {
   const char* e = std::getenv("SURFGRAD_TILE_SGMAT");
   std::string v = e ? e : "";
@@ -183,8 +193,11 @@ void emit_matmul_sgmat(Wgsl& w, const Graph& g, TileShape shape, int inner, cons
   w.line("atomicMax(&sgm_max[1], bitcast<u32>(most));");
   w.line("workgroupBarrier();");
   // |x| < 2^ex: scaled by 2^(15 − ex), the largest lies in [2^14, 2^15), below f16's 65504.
-  w.line("let ea = clamp(15 - frexp(bitcast<f32>(atomicLoad(&sgm_max[0]))).exp, -126, 126);");
-  w.line("let eb = clamp(15 - frexp(bitcast<f32>(atomicLoad(&sgm_max[1]))).exp, -126, 126);");
+  // (SURFGRAD_TILE_SGMAT_DIAG=noscale: unscaled, for bisecting on hardware.)
+  const std::string diag = sgmat_diagnostic();
+  if (diag == "noscale") w.line("let ea = 0; let eb = 0;");
+  if (diag != "noscale") w.line("let ea = clamp(15 - frexp(bitcast<f32>(atomicLoad(&sgm_max[0]))).exp, -126, 126);");
+  if (diag != "noscale") w.line("let eb = clamp(15 - frexp(bitcast<f32>(atomicLoad(&sgm_max[1]))).exp, -126, 126);");
   w.line("let sa = ldexp(1.0, ea); let sb = ldexp(1.0, eb);");
   w.open("for (var e = lid; e < " + MK + "; e += " + T + ") {");
   w.line("let i = e / " + u32(K) + "; let k = e % " + u32(K) + ";");
@@ -219,8 +232,9 @@ void emit_matmul_sgmat(Wgsl& w, const Graph& g, TileShape shape, int inner, cons
   w.line("let bh = subgroupMatrixLoad<SgmB, row_major>(&sgm_bhi, k0 * " + u32(N) + " + c0, " + u32(N) + ");");
   w.line("let bl = subgroupMatrixLoad<SgmB, row_major>(&sgm_blo, k0 * " + u32(N) + " + c0, " + u32(N) + ");");
   // The small terms first, so they are not lost below the large one's rounding.
-  w.line("acc = subgroupMatrixMultiplyAccumulate(al, bh, acc);");
-  w.line("acc = subgroupMatrixMultiplyAccumulate(ah, bl, acc);");
+  // (SURFGRAD_TILE_SGMAT_DIAG=hi: the hi parts' product alone, f16's accuracy, for bisecting.)
+  if (diag != "hi") w.line("acc = subgroupMatrixMultiplyAccumulate(al, bh, acc);");
+  if (diag != "hi") w.line("acc = subgroupMatrixMultiplyAccumulate(ah, bl, acc);");
   w.line("acc = subgroupMatrixMultiplyAccumulate(ah, bh, acc);");
   w.close();
   w.line("subgroupMatrixStore<row_major>(&sgm_c, slot, acc, 16u);");

@@ -14,6 +14,10 @@ namespace surfgrad::tiles::detail {
 // subgroups, so lavapipe checks the generated code's indexing and the split-f16 arithmetic).
 enum class SgmatMode { off, automatic, emulate };
 SgmatMode sgmat_mode();
+// SURFGRAD_TILE_SGMAT_DIAG, for bisecting wrong products on hardware (read when a kernel is
+// generated): "hi" multiplies the hi parts alone (f16's accuracy), "noscale" leaves the operands
+// unscaled; "" the real code.
+std::string sgmat_diagnostic();
 // The subgroup size the kernel's products run on subgroup matrices with on `ctx`, or 0 (the
 // scalar code): the feature (or emulate), one fixed subgroup size dividing the workgroup, and
 // room for the scratch beside `other_bytes` of workgroup memory.
