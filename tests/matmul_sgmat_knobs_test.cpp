@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "gpu/impl.hpp"
+#include "sgmat_test_util.hpp"
 #include "tensor/matmul_subgroup_matrix.hpp"
 #include "test_util.hpp"
 
@@ -31,18 +32,7 @@ TEST(SubgroupMatrixKnobs, IndexingKnobsMatchFloat64) {
   };
   const Case cases[] = {{{37, 52}, {52, 44}}, {{2, 9, 36}, {36, 20}}, {{5, 4}, {4, 4}}};
   uint32_t seed = 70;
-  for (const auto& c : cases) {
-    ++seed;
-    SG_SEEDED(seed);
-    Tensor a = upload(random_ref(c.a, seed, DType::f16, -1, 1), DType::f16);
-    Tensor b = upload(random_ref(c.b, seed + 1, DType::f16, -1, 1), DType::f16);
-    MatmulProblem p = make_problem(a, b);
-    ASSERT_EQ(subgroup_matrix_unsupported(p, sm), "") << sm.str() << " " << shape_str(c.a);
-    p.c.assign(scalar_like(p.c, NAN));
-    subgroup_matrix_matmul(p, sm)();
-    EXPECT_LE(matmul_error(p, 200, seed), 2e-3) << sm.str() << " " << shape_str(c.a) << " @ " << shape_str(c.b);
-    for (float x : p.c.to_vector<float>()) ASSERT_FALSE(std::isnan(x)) << sm.str() << ": an output was not written";
-  }
+  for (const auto& c : cases) expect_sgmat_product(sm, c.a, c.b, ++seed);
 }
 
 // The knobs' spec round trip, and their refusals: knobs without pan=1, acc16 / n8 emulated,

@@ -7,6 +7,7 @@
 
 #include "gpu/impl.hpp"
 #include "kernels/launch.hpp"
+#include "sgmat_test_util.hpp"
 #include "tensor/matmul_int8_sgmat.hpp"
 #include "test_util.hpp"
 
@@ -85,16 +86,7 @@ TEST(SubgroupMatrixEmulated, PanelKernelMatchesFloat64) {
   uint32_t seed = 40;
   for (const auto& c : cases)
     for (const auto& sm : configs) {
-      ++seed;
-      SG_SEEDED(seed);
-      Tensor a = upload(random_ref(c.a, seed, DType::f16, -1, 1), DType::f16);
-      Tensor b = upload(random_ref(c.b, seed + 1, DType::f16, -1, 1), DType::f16);
-      MatmulProblem p = make_problem(a, b);
-      ASSERT_EQ(subgroup_matrix_unsupported(p, sm), "") << sm.str() << " " << shape_str(c.a);
-      p.c.assign(scalar_like(p.c, NAN));
-      subgroup_matrix_matmul(p, sm)();
-      EXPECT_LE(matmul_error(p, 200, seed), 2e-3) << sm.str() << " " << shape_str(c.a) << " @ " << shape_str(c.b);
-      for (float x : p.c.to_vector<float>()) ASSERT_FALSE(std::isnan(x)) << sm.str() << ": an output was not written";
+      expect_sgmat_product(sm, c.a, c.b, ++seed);
       ++ran;
     }
   EXPECT_EQ(ran, 6);

@@ -38,23 +38,9 @@ std::string human_bytes(uint64_t b) {
 // Pops one error scope and waits for its answer (impl.hpp).
 std::pair<WGPUErrorType, std::string> pop_scope(Context::Impl& impl) {
   if (!impl.defer_label.empty()) return defer_scope(impl);
-  struct Result {
-    bool done = false;
-    WGPUErrorType type = WGPUErrorType_NoError;
-    std::string message;
-  };
-  CallbackSlot<Result> slot;
-  WGPUPopErrorScopeCallbackInfo cb = WGPU_POP_ERROR_SCOPE_CALLBACK_INFO_INIT;
-  cb.mode = WGPUCallbackMode_AllowProcessEvents;
-  cb.callback = [](WGPUPopErrorScopeStatus status, WGPUErrorType type, WGPUStringView message, void* ud, void*) {
-    auto res = CallbackSlot<Result>::from_userdata(ud);
-    res->done = true;
-    res->type = status == WGPUPopErrorScopeStatus_Success ? type : WGPUErrorType_Unknown;
-    res->message = to_std(message);
-  };
-  cb.userdata1 = slot.userdata();
-  api().wgpuDevicePopErrorScope(impl.device, cb);
-  const Result& r = *slot.state;
+  CallbackSlot<ScopeAnswer> slot;
+  pop_error_scope(impl.device, slot);
+  const ScopeAnswer& r = *slot.state;
   // Until the answer comes: no cap on the spins (an unanswered scope read as "no error" would
   // hide one), but a lost device ends the wait.
   for (int spins = 0; !r.done; ++spins) {

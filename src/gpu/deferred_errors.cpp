@@ -19,11 +19,8 @@
 
 namespace surfgrad::gpu {
 
-struct DeferredScope {
+struct DeferredScope : ScopeAnswer {
   std::string label;
-  bool done = false;
-  WGPUErrorType type = WGPUErrorType_NoError;
-  std::string message;
 };
 
 std::pair<WGPUErrorType, std::string> defer_scope(Context::Impl& impl) {
@@ -33,16 +30,7 @@ std::pair<WGPUErrorType, std::string> defer_scope(Context::Impl& impl) {
   // must not leave it writing into freed memory.
   CallbackSlot<DeferredScope> slot;
   slot.state = scope;
-  WGPUPopErrorScopeCallbackInfo cb = WGPU_POP_ERROR_SCOPE_CALLBACK_INFO_INIT;
-  cb.mode = WGPUCallbackMode_AllowProcessEvents;
-  cb.callback = [](WGPUPopErrorScopeStatus status, WGPUErrorType type, WGPUStringView message, void* ud, void*) {
-    auto s = CallbackSlot<DeferredScope>::from_userdata(ud);
-    s->done = true;
-    s->type = status == WGPUPopErrorScopeStatus_Success ? type : WGPUErrorType_Unknown;
-    s->message = to_std(message);
-  };
-  cb.userdata1 = slot.userdata();
-  api().wgpuDevicePopErrorScope(impl.device, cb);
+  pop_error_scope(impl.device, slot);
   impl.deferred.push_back(std::move(scope));
   return {WGPUErrorType_NoError, {}};
 }

@@ -35,6 +35,30 @@ struct CallbackSlot {
   }
 };
 
+// An error scope's answer as its pop reports it (done once the callback has run).
+struct ScopeAnswer {
+  bool done = false;
+  WGPUErrorType type = WGPUErrorType_NoError;
+  std::string message;
+};
+
+// Pops `device`'s innermost error scope into slot's state (a ScopeAnswer, or a struct deriving
+// from one): the answer comes when WebGPU runs the callback, which holds its own reference. A pop
+// that fails (no scope, device lost) answers WGPUErrorType_Unknown.
+template <typename T>
+void pop_error_scope(WGPUDevice device, const CallbackSlot<T>& slot) {
+  WGPUPopErrorScopeCallbackInfo cb = WGPU_POP_ERROR_SCOPE_CALLBACK_INFO_INIT;
+  cb.mode = WGPUCallbackMode_AllowProcessEvents;
+  cb.callback = [](WGPUPopErrorScopeStatus status, WGPUErrorType type, WGPUStringView message, void* ud, void*) {
+    auto answer = CallbackSlot<T>::from_userdata(ud);
+    answer->done = true;
+    answer->type = status == WGPUPopErrorScopeStatus_Success ? type : WGPUErrorType_Unknown;
+    answer->message = to_std(message);
+  };
+  cb.userdata1 = slot.userdata();
+  api().wgpuDevicePopErrorScope(device, cb);
+}
+
 // Size-class pool: buffers are rounded up to classes of 2^k, 1.25·2^k, 1.5·2^k, 1.75·2^k
 // (waste ≤ 25%) and reused by class, so steady-state training allocates nothing.
 class BufferPool {

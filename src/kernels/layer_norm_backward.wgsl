@@ -15,20 +15,7 @@
 @group(0) @binding(4) var<storage, read> w: array<f32>;
 @group(0) @binding(5) var<storage, read> g: array<f32>;
 @group(0) @binding(6) var<storage, read> stats: array<f32>;
-var<workgroup> red: array<vec2<f32>, 256>;
-
-// The workgroup's sums of every thread's `v` (two at once), seen by all threads.
-fn row_sum(lid: u32, v: vec2<f32>) -> vec2<f32> {
-  red[lid] = v;
-  workgroupBarrier();
-  for (var s = 128u; s > 0u; s >>= 1u) {
-    if (lid < s) { red[lid] += red[lid + s]; }
-    workgroupBarrier();
-  }
-  let r = red[0];
-  workgroupBarrier();
-  return r;
-}
+// #include "row_sum.wgsl"
 
 fn input_gradient(row: u32, c: u32, lid: u32) {
   let inv_c = 1.0 / f32(c);

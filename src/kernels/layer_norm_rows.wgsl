@@ -7,20 +7,7 @@
 @group(0) @binding(2) var<storage, read> w: array<f32>;
 @group(0) @binding(3) var<storage, read> b: array<f32>;
 @group(0) @binding(4) var<storage, read_write> stats: array<f32>;
-var<workgroup> red: array<vec2<f32>, 256>;
-
-// The workgroup's sums of every thread's `v` (two at once), seen by all threads.
-fn row_sum(lid: u32, v: vec2<f32>) -> vec2<f32> {
-  red[lid] = v;
-  workgroupBarrier();
-  for (var s = 128u; s > 0u; s >>= 1u) {
-    if (lid < s) { red[lid] += red[lid + s]; }
-    workgroupBarrier();
-  }
-  let r = red[0];
-  workgroupBarrier();  // red is reused by the next sum
-  return r;
-}
+// #include "row_sum.wgsl"
 
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
