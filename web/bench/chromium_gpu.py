@@ -60,6 +60,24 @@ def write_npy(path, values, n):
         f.write(struct.pack("<%df" % len(values), *values))
 
 
+def wait_for_startup_trace(flags, browser, limit=90):
+    """With --trace-startup-file=F among the flags, Chromium writes F after --trace-startup-duration
+    seconds, which takes a while for a busy page: the browser is left up to `limit` s more, until F
+    is written and has stopped growing (gpu_browser_run.sh's TRACE_SECONDS)."""
+    path = next((f.split("=", 1)[1] for f in flags.split() if f.startswith("--trace-startup-file=")), None)
+    if not path:
+        return
+    t0, last = time.time(), -1
+    while browser.poll() is None and time.time() - t0 < limit:
+        size = os.path.getsize(path) if os.path.exists(path) else 0
+        if size > 0 and size == last:
+            return
+        last = size
+        time.sleep(2)
+    print("the startup trace %s: %s after %.0f s" % (path, "written" if last > 0 else "NOT written", time.time() - t0),
+          flush=True)
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--chromium", default="", help="the Chromium bundle (scripts/make_chromium_bundle.sh)")
@@ -187,6 +205,7 @@ def main():
     threading.Thread(target=pump, daemon=True).start()
 
     def stop_browser():
+        wait_for_startup_trace(a.flags + " " + extra, browser)
         if browser.poll() is None:
             try:
                 os.killpg(browser.pid, signal.SIGTERM)

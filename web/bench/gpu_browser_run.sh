@@ -24,6 +24,7 @@
 #   (the plot's redraws a second while the camera moves every frame), rows in OUT/run/scale.json.
 # Environment:
 #   EXTRA_FLAGS  more Chromium flags for every mode (recorded in each row as `flags`)
+#   TRACE_SECONDS, TRACE_CATEGORIES, TRACE_MS  a trace of the browser's first seconds and its long tasks (below)
 #   SURFGRAD     the native CLI (default: .carry/arrow's, unpacked to /tmp/arrow-io-work, where
 #                carried; else build/surfgrad). parquet and tiles need one built with Arrow.
 #   BROWSER      a browser binary to use instead of the bundle, with no adapter probe: for dry runs
@@ -191,6 +192,22 @@ else
   fi
 fi
 export CHOSEN_FLAGS=$chosen
+# TRACE_SECONDS=S: the browser records a trace of its first S seconds (TRACE_CATEGORIES) to
+# OUT/trace.json, and web/bench/trace_long_tasks.py lists its long tasks (OUT/long_tasks.txt):
+# what ran on the GPU process's main thread when the page's frames stopped. One browser a run:
+# a mode that starts several writes the last one's.
+if [ -n "${TRACE_SECONDS:-}" ]; then
+  mkdir -p "$out"
+  trace_file=$out/trace.json
+  EXTRA_FLAGS="${EXTRA_FLAGS:-} --trace-startup=${TRACE_CATEGORIES:-toplevel,gpu,gpu.dawn,disabled-by-default-gpu.dawn,viz,gpu.angle} --trace-startup-format=json --trace-startup-file=$trace_file --trace-startup-duration=$TRACE_SECONDS"
+  trace_report() {
+    [ -s "$trace_file" ] || { echo "no trace written to $trace_file (did the browser run for TRACE_SECONDS=$TRACE_SECONDS s?)"; return; }
+    python3 "$here/trace_long_tasks.py" "$trace_file" --ms "${TRACE_MS:-34}" --out "$out/long_tasks.json" > "$out/long_tasks.txt" 2>&1
+    head -c 20000 "$out/long_tasks.txt"
+    gzip -f "$trace_file"
+  }
+  trap trace_report EXIT
+fi
 echo "running with: $chosen ${EXTRA_FLAGS:-}"
 drive() { python3 "$here/chromium_gpu.py" "${browser_args[@]}" --flags="$chosen" --extra-flags="${EXTRA_FLAGS:-}" "$@"; }
 
