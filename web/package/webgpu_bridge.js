@@ -74,6 +74,19 @@ const bindingTypes = new Map([[C.WGPUBufferBindingType_Uniform, 'uniform'],
                               [C.WGPUBufferBindingType_Storage, 'storage'],
                               [C.WGPUBufferBindingType_ReadOnlyStorage, 'read-only-storage']]);
 
+// Destroying a buffer frees its memory in the GPU process's next tick, on the thread that also
+// composites the page: a 1M × 768 map's input (31 blocks of 96 MiB, released after PCA) went in one
+// tick of 89–138 ms on an H200 (Chromium trace: WebGPUDecoderImpl::PerformPollingWork), the page's
+// longest frame gap (issue 32). So at most DESTROY_SLICE_BYTES go in one task, the next slice after
+// a timer, each in a tick of its own (~10 ms).
+const DESTROY_SLICE_BYTES = 256 * 2 ** 20;
+function destroyInSlices(buffers, start = 0) {
+  let i = start, bytes = 0;
+  while (i < buffers.length && (bytes === 0 || bytes + buffers[i].size <= DESTROY_SLICE_BYTES))
+    bytes += buffers[i].size, buffers[i++].destroy();
+  if (i < buffers.length) setTimeout(() => destroyInSlices(buffers, i), 8);
+}
+
 export class WebGPUBridge {
   // adapter: a GPUAdapter the caller requested (requestAdapter is asynchronous; the library's
   // wgpuInstanceEnumerateAdapters is not, so the adapter is fetched before the module runs).
@@ -437,7 +450,7 @@ export class WebGPUBridge {
         if (b.releasedBuffers.length) {
           const done = b.releasedBuffers;
           b.releasedBuffers = [];
-          q.onSubmittedWorkDone().then(() => done.forEach((buffer) => buffer.destroy()));
+          q.onSubmittedWorkDone().then(() => destroyInSlices(done));
         }
       },
       wgpuDeviceCreateQuerySet: (device, d) => b.put(b.get(device).createQuerySet({
