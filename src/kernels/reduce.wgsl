@@ -3,9 +3,11 @@
 // workgroups; the host reduces the G partials in a second pass).
 // One workgroup of 256 threads per (row, part): strided accumulation, then a tree in
 // workgroup memory. Accumulates in ACC (f32 for floats), so f16 sums keep their precision.
-// Parameters: [rows, R, offset, G, chunk, scale bits]
+// Parameters: [rows, R, offset, G, chunk, scale bits]. INPUT declares `fn load(i) -> IN_T`: the
+// input buffer read at element i, or (lazy mode, reduce.cpp) a fused elementwise tree evaluated
+// at element i of the logical [rows, R] block.
 @group(0) @binding(0) var<storage, read_write> out: array<{{OUT_T}}>;
-@group(0) @binding(1) var<storage, read> inp: array<{{IN_T}}>;
+{{INPUT}}
 var<workgroup> partial: array<{{ACC_T}}, 256>;
 
 fn combine(a: {{ACC_T}}, b: {{ACC_T}}) -> {{ACC_T}} { return {{COMBINE}}; }
@@ -26,7 +28,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let base = arg(2u) + row * len;
   var acc: {{ACC_T}} = {{IDENTITY}};
   if (valid) {
-    for (var j = begin + lid; j < end; j += 256u) { acc = combine(acc, {{ACC_T}}(inp[base + j])); }
+    for (var j = begin + lid; j < end; j += 256u) { acc = combine(acc, {{ACC_T}}(load(base + j))); }
   }
   partial[lid] = acc;
   workgroupBarrier();

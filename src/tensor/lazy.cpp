@@ -214,22 +214,50 @@ Tensor lazy_full(const gpu::ContextPtr& ctx, const Shape& shape, double value, D
   return lazy_record(ctx, "full", shape, dtype, {}, {}, expr, "", &word);
 }
 
-void realize_storage(Storage& root) {
-  if (!root.pending) return;
-  std::shared_ptr<LazyNode> node = root.pending;  // alive until the launch is recorded
-  // Too many buffers for one kernel: the input subtree reading the most is realised first.
-  Plan plan = plan_for(*node);
-  while (plan.leaves.size() > kMaxLeaves) {
+namespace {
+
+// The plan of `node` reading at most `max_leaves` buffers: while it reads more, the input
+// subtree reading the most is realised first.
+Plan bounded_plan(const LazyNode& node, size_t max_leaves) {
+  Plan plan = plan_for(node);
+  while (plan.leaves.size() > max_leaves) {
     const Tensor* biggest = nullptr;  // a node has at most 3 inputs: one is a subtree
     size_t most = 0;
-    for (const Tensor& in : node->inputs)
+    for (const Tensor& in : node.inputs)
       if (inlinable(in) && leaf_count(*TensorAccess::storage(in)->pending) >= most) {
         most = leaf_count(*TensorAccess::storage(in)->pending);
         biggest = &in;
       }
     realize_storage(*TensorAccess::storage(*biggest));
-    plan = plan_for(*node);
+    plan = plan_for(node);
   }
+  return plan;
+}
+
+}  // namespace
+
+bool lazy_inlinable(const Tensor& t) { return t.defined() && inlinable(t); }
+
+FusedRead lazy_fused_read(const Tensor& t, size_t max_leaves) {
+  std::shared_ptr<LazyNode> node = TensorAccess::storage(t)->pending;
+  Plan plan = bounded_plan(*node, std::min(max_leaves, kMaxLeaves));
+  FusedRead r;
+  for (const Plan::Leaf& l : plan.leaves) {
+    r.leaves.push_back(*l.tensor);
+    r.strides.push_back(l.strides);
+  }
+  r.functions = plan.helpers + plan.functions;
+  r.expr = plan.expr;
+  r.params = plan.params;
+  r.name = kernel_name(plan.ops);
+  if (graph_dump()) dump(plan, *node);
+  return r;
+}
+
+void realize_storage(Storage& root) {
+  if (!root.pending) return;
+  std::shared_ptr<LazyNode> node = root.pending;  // alive until the launch is recorded
+  Plan plan = bounded_plan(*node, kMaxLeaves);
   Tensor out = Tensor::empty(root.ctx, node->shape, node->dtype);
   std::vector<MapOperand> ops = {map_operand(out, node->shape)};
   std::vector<std::string> names;

@@ -45,4 +45,22 @@ Tensor lazy_record(const gpu::ContextPtr& ctx, const char* name, const Shape& sh
 // A tensor of `shape` holding `value` as Tensor::full would (same bits).
 Tensor lazy_full(const gpu::ContextPtr& ctx, const Shape& shape, double value, DType dtype);
 
+// A pending tree read by another kernel that evaluates it per element (a reduction: reduce.cpp),
+// instead of realising it into a buffer first. `expr` calls the WGSL functions in `functions`
+// on the leaves v0, v1, ... (buffers read at `strides`, given in the pending tensor's shape) and
+// is the value realising would store, converted to the tree's dtype: the same bits per element.
+// Its constants are words after the reader's own parameters: the reader defines
+// param_f32/param_i32/param_u32(k) over them.
+struct FusedRead {
+  std::vector<Tensor> leaves;
+  std::vector<Shape> strides;
+  std::string functions, expr;
+  std::vector<uint32_t> params;
+  std::string name;  // "fused:" and its ops, for the profiler
+};
+// Whether `t` is a pending tree a reader may inline: its node's whole, plain result.
+bool lazy_inlinable(const Tensor& t);
+// The tree of an inlinable `t`, with at most `max_leaves` buffers (subtrees realised to fit).
+FusedRead lazy_fused_read(const Tensor& t, size_t max_leaves);
+
 }  // namespace surfgrad

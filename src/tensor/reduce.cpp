@@ -5,8 +5,10 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <optional>
 
 #include "internal.hpp"
+#include "tensor/lazy.hpp"
 
 namespace surfgrad {
 
@@ -15,12 +17,13 @@ namespace {
 enum class Reduce { Sum, Max, Min };
 
 struct Plan {
-  Tensor rows;      // contiguous [rows, R]
+  Tensor rows;      // contiguous [rows, R] (not made for a fused input)
   Shape out_shape;  // result shape (keepdim applied)
   int64_t R = 1;
+  std::vector<int> order;  // x's axes, kept then reduced: rows is x permuted to it
 };
 
-Plan plan(const Tensor& x, std::vector<int> axes, bool keepdim, const char* op) {
+Plan plan(const Tensor& x, std::vector<int> axes, bool keepdim, const char* op, bool copy = true) {
   int r = x.rank();
   if (axes.empty()) {
     axes.resize(r);
@@ -52,8 +55,8 @@ Plan plan(const Tensor& x, std::vector<int> axes, bool keepdim, const char* op) 
     else if (keepdim)
       out_shape.push_back(1);
   }
-  Tensor rows = x.permute(order).contiguous();
-  return {rows, out_shape, R};
+  Tensor rows = copy ? x.permute(order).contiguous() : Tensor();
+  return {rows, out_shape, R, order};
 }
 
 std::string acc_type(DType d) { return is_float(d) ? "f32" : wgsl_type(d); }
@@ -66,30 +69,138 @@ std::string identity(Reduce op, DType d) {
   return max ? "0u" : "4294967295u";
 }
 
+kernels::Values reduce_values(Reduce op, DType in, DType out, float scale) {
+  std::string combine = op == Reduce::Sum ? "a + b" : op == Reduce::Max ? "max(a, b)" : "min(a, b)";
+  std::string finish = scale != 1.0f ? "partial[0] * arg_f32(5u)" : "partial[0]";
+  return {{"OUT_T", wgsl_type(out)},
+          {"IN_T", wgsl_type(in)},
+          {"ACC_T", acc_type(in)},
+          {"COMBINE", combine},
+          {"IDENTITY", identity(op, in)},
+          {"FINISH", finish},
+          {"INPUT", std::string("@group(0) @binding(1) var<storage, read> inp: array<") + wgsl_type(in) +
+                        ">;\nfn load(i: u32) -> " + wgsl_type(in) + " { return inp[i]; }"}};
+}
+
 // One of the reduce kernels for op over `in` values into `out` values, times scale (a mean's 1/R).
 kernels::Program reduce_program(const gpu::ContextPtr& ctx, const char* file, Reduce op, DType in, DType out,
                                 float scale) {
-  std::string combine = op == Reduce::Sum ? "a + b" : op == Reduce::Max ? "max(a, b)" : "min(a, b)";
-  std::string finish = scale != 1.0f ? "partial[0] * arg_f32(5u)" : "partial[0]";
-  return kernels::Program::file(ctx, file,
-                                {{"OUT_T", wgsl_type(out)},
-                                 {"IN_T", wgsl_type(in)},
-                                 {"ACC_T", acc_type(in)},
-                                 {"COMBINE", combine},
-                                 {"IDENTITY", identity(op, in)},
-                                 {"FINISH", finish}},
+  return kernels::Program::file(ctx, file, reduce_values(op, in, out, scale),
                                 {.f16 = in == DType::f16 || out == DType::f16});
 }
 
-// Reduces [rows, R] (contiguous, at `offset`) into out[rows·parts] once.
+// ---------------------------------------------------------------- lazy mode: a fused input
+
+// A pending elementwise tree (lazy.hpp's FusedRead) as the reduction's input: `fn load(e)`
+// evaluates it at element e of the logical block the kernel reduces (the tree's axes in `order`:
+// [rows, R], or [R, C] for the column kernel), so the tree gets no buffer and the reduction is
+// one dispatch. Each element is the value realising the tree would store, read in the same order
+// as from that buffer: the same bits as eager mode.
+struct FusedInput {
+  FusedRead read;
+  Shape shape;                 // the logical block's axes, merged where every leaf allows it
+  std::vector<Shape> strides;  // per leaf, over `shape`
+};
+
+FusedInput fused_input(const Tensor& x, const std::vector<int>& order) {
+  FusedInput f{lazy_fused_read(x, 7), {}, {}};  // 8 storage bindings, one the output
+  size_t n = f.read.leaves.size();
+  f.strides.resize(n);
+  for (int d : order) {
+    int64_t extent = x.shape()[size_t(d)];
+    if (extent == 1) continue;
+    bool merge = !f.shape.empty();
+    for (size_t k = 0; k < n && merge; ++k) merge = f.strides[k].back() == f.read.strides[k][size_t(d)] * extent;
+    if (merge) {
+      f.shape.back() *= extent;
+      for (size_t k = 0; k < n; ++k) f.strides[k].back() = f.read.strides[k][size_t(d)];
+    } else {
+      f.shape.push_back(extent);
+      for (size_t k = 0; k < n; ++k) f.strides[k].push_back(f.read.strides[k][size_t(d)]);
+    }
+  }
+  return f;
+}
+
+// The fused input's INPUT: the leaves' bindings, the tree's functions and `fn load`. Its index
+// parameters follow the reduction's six: [rank, shape[8], then per leaf offset, strides[8]],
+// then the tree's constants.
+std::string fused_input_source(const FusedInput& f, DType root) {
+  constexpr size_t first = 6;
+  size_t n = f.read.leaves.size();
+  std::string s, init, step, loads, names;
+  auto S = [](size_t v) { return std::to_string(v) + "u"; };
+  for (size_t k = 0; k < n; ++k) {
+    std::string i = "i" + std::to_string(k), v = "v" + std::to_string(k);
+    s += "@group(0) @binding(" + std::to_string(k + 1) + ") var<storage, read> in" + std::to_string(k) + ": array<" +
+         wgsl_type(f.read.leaves[k].dtype()) + ">;\n";
+    init += "  var " + i + " = arg(" + S(first + 9 + 9 * k) + ");\n";
+    step += "    " + i + " += c * arg(" + S(first + 10 + 9 * k) + " + u32(d));\n";
+    loads += "  let " + v + " = in" + std::to_string(k) + "[" + i + "];\n";
+  }
+  s += "const PARAMS: u32 = " + S(first + 9 + 9 * n) + ";\n";
+  s += "fn param_f32(k: u32) -> f32 { return arg_f32(PARAMS + k); }\n";
+  s += "fn param_i32(k: u32) -> i32 { return arg_i32(PARAMS + k); }\n";
+  s += "fn param_u32(k: u32) -> u32 { return arg(PARAMS + k); }\n";
+  s += f.read.functions;
+  std::string t = wgsl_type(root);
+  s += "fn load(e: u32) -> " + t + " {\n  var rem = e;\n" + init + "  for (var d = i32(arg(" + S(first) +
+       ")) - 1; d >= 0; d--) {\n    let extent = arg(" + S(first + 1) + " + u32(d));\n    let c = rem % extent;\n" +
+       "    rem = rem / extent;\n" + step + "  }\n" + loads + "  return " + t + "(" + f.read.expr + ");\n}\n";
+  return s;
+}
+
+// Reduces the fused input as reduce_pass / reduce_columns reduce a buffer: `file`'s kernel with
+// parameters `head` (offset 0: the logical block starts at element 0) and `groups` workgroups.
+void reduce_fused_pass(const gpu::ContextPtr& ctx, const char* file, Reduce op, const FusedInput& f, DType root,
+                       const Tensor& out, float scale, const std::vector<uint32_t>& head, uint64_t groups) {
+  bool f16 = root == DType::f16 || out.dtype() == DType::f16 || f.read.functions.find("f16") != std::string::npos;
+  for (const Tensor& l : f.read.leaves) f16 |= l.dtype() == DType::f16;
+  std::string key = std::string("reduce-fused|") + file + "|" + f.read.name + "|" + dtype_name(root) + ">" +
+                    dtype_name(out.dtype()) + "|" + std::to_string(int(op)) + (scale != 1.0f ? "|scaled|" : "|") +
+                    f.read.expr + "|" + f.read.functions + "|";
+  for (const Tensor& l : f.read.leaves) key += dtype_name(l.dtype()) + std::string(",");
+  auto kernel = kernels::Program::generated(ctx, key,
+                                            [&] {
+                                              kernels::Values v = reduce_values(op, root, out.dtype(), scale);
+                                              v["INPUT"] = fused_input_source(f, root);
+                                              return kernels::fill_template(kernels::wgsl_source(file), v);
+                                            },
+                                            {.f16 = f16});
+  std::vector<uint32_t> meta = head;
+  meta.resize(6 + 9 + 9 * f.read.leaves.size(), 0);
+  meta[6] = uint32_t(f.shape.size());
+  for (size_t d = 0; d < f.shape.size(); ++d) meta[7 + d] = kernels::Param(f.shape[d]).word;
+  std::vector<kernels::Arg> args = {kernels::Arg(out)};
+  for (size_t k = 0; k < f.read.leaves.size(); ++k) {
+    const Tensor& l = f.read.leaves[k];
+    meta[15 + 9 * k] = kernels::Param(l.offset()).word;
+    for (size_t d = 0; d < f.shape.size(); ++d) meta[16 + 9 * k + d] = kernels::Param(f.strides[k][d]).word;
+    args.push_back(kernels::view(l));
+  }
+  meta.insert(meta.end(), f.read.params.begin(), f.read.params.end());
+  kernel.launch(std::span<const kernels::Arg>(args), meta, ctx->grid_for(groups));
+}
+
+std::vector<uint32_t> words(std::initializer_list<kernels::Param> ps) {
+  std::vector<uint32_t> w;
+  for (const auto& p : ps) w.push_back(p.word);
+  return w;
+}
+
+// Reduces [rows, R] into out[rows·parts] once: `in` (contiguous from its offset, which the kernel
+// takes as a parameter), or the fused input `f` of dtype `root` where it is given.
 void reduce_pass(const gpu::ContextPtr& ctx, Reduce op, const Tensor& in, int64_t rows, int64_t R, int64_t parts,
-                 const Tensor& out, float scale) {
-  DType d = in.dtype();
+                 const Tensor& out, float scale, const FusedInput* f = nullptr, DType root = DType::f32) {
   bool small = R <= 64 && parts == 1;
-  auto kernel = reduce_program(ctx, small ? "reduce_small.wgsl" : "reduce.wgsl", op, d, out.dtype(), scale);
+  const char* file = small ? "reduce_small.wgsl" : "reduce.wgsl";
   int64_t chunk = (R + parts - 1) / parts;
   uint64_t groups = small ? (uint64_t(rows) + 255) / 256 : uint64_t(rows) * uint64_t(parts);
-  // The input's rows are dense from its offset, which the kernel takes as a parameter.
+  if (f) {
+    reduce_fused_pass(ctx, file, op, *f, root, out, scale, words({rows, R, int64_t(0), parts, chunk, scale}), groups);
+    return;
+  }
+  auto kernel = reduce_program(ctx, file, op, in.dtype(), out.dtype(), scale);
   kernel.launch({out, kernels::view(in)}, {rows, R, in.offset(), parts, chunk, scale}, ctx->grid_for(groups));
 }
 
@@ -117,6 +228,8 @@ Tensor reduce(const Tensor& x, Reduce op, const std::vector<int>& axes, bool kee
     throw Error(ErrorKind::DType, std::string(name) + " needs a floating dtype, got " + x.describe());
   // Leading axes of a contiguous tensor (a bias gradient's batch axis), rows not too long for
   // 8 lanes a column: reduced in place over columns, without the transposing copy below.
+  // Lazy mode: a pending elementwise input is evaluated inside the reduction (FusedInput).
+  bool fused = lazy_inlinable(x) && x.numel() > 0;
   if (int lead = leading_prefix(x, axes); lead > 0 && x.is_contiguous() && x.numel() > 0) {
     int64_t R = 1;
     for (int d = 0; d < lead; ++d) R *= x.shape()[size_t(d)];
@@ -129,13 +242,24 @@ Tensor reduce(const Tensor& x, Reduce op, const std::vector<int>& axes, bool kee
         else if (keepdim)
           out_shape.push_back(1);
       Tensor out = Tensor::empty(x.context(), out_shape, x.dtype());
-      reduce_columns(x.context(), op, x, C, R, out, mean ? float(1.0 / double(R)) : 1.0f);
+      float scale = mean ? float(1.0 / double(R)) : 1.0f;
+      if (fused) {
+        std::vector<int> order(size_t(x.rank()));
+        std::iota(order.begin(), order.end(), 0);
+        reduce_fused_pass(x.context(), "reduce_columns.wgsl", op, fused_input(x, order), x.dtype(), out, scale,
+                          words({C, R, int64_t(0), int64_t(0), int64_t(0), scale}), (uint64_t(C) + 31) / 32);
+      } else {
+        reduce_columns(x.context(), op, x, C, R, out, scale);
+      }
       return out;
     }
   }
-  Plan p = plan(x, axes, keepdim, name);
+  Plan p = plan(x, axes, keepdim, name, !fused);
   auto ctx = x.context();
   int64_t rows = shape_numel(p.out_shape);
+  std::optional<FusedInput> f;
+  if (fused && rows > 0 && p.R > 0) f = fused_input(x, p.order);
+  if (fused && !f) p.rows = x.permute(p.order).contiguous();
   if (p.R == 0 && rows > 0) {  // as numpy: an empty sum is 0, an empty mean NaN, max/min undefined
     if (op != Reduce::Sum)
       throw Error(ErrorKind::Shape, std::string(name) + ": reducing " + x.describe() + " over an empty axis");
@@ -150,10 +274,10 @@ Tensor reduce(const Tensor& x, Reduce op, const std::vector<int>& axes, bool kee
   if (p.R > 16384 && rows < 4096) parts = std::min<int64_t>((p.R + 8191) / 8192, 1024);
   if (parts > 1) {
     Tensor partial = Tensor::empty(ctx, {rows, parts}, is_float(x.dtype()) ? DType::f32 : x.dtype());
-    reduce_pass(ctx, op, p.rows, rows, p.R, parts, partial, 1.0f);
+    reduce_pass(ctx, op, p.rows, rows, p.R, parts, partial, 1.0f, f ? &*f : nullptr, x.dtype());
     reduce_pass(ctx, op, partial, rows, parts, 1, out, scale);
   } else {
-    reduce_pass(ctx, op, p.rows, rows, p.R, 1, out, scale);
+    reduce_pass(ctx, op, p.rows, rows, p.R, 1, out, scale, f ? &*f : nullptr, x.dtype());
   }
   return out;
 }
