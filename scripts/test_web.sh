@@ -6,6 +6,8 @@
 #  1. web/tests/browser_suite.mjs: ops against float64, gradients against finite differences,
 #     the moons MLP trained from JavaScript, bad input refused with the right error, and t-SNE
 #     and UMAP maps of MNIST 10k whose quality measures must be within 0.01 of native maps';
+#     web/tests/prewarm_check.mjs (~13 s): a map with its kernels compiled ahead is the same
+#     bytes as without, creates no pipeline synchronously, and a rejected kernel is named;
 #  2. web/tests/page_screenshot.mjs: the map page maps MNIST (2,000 points) and its screenshot
 #     must show a drawn map in the labels' colours;
 #  3. web/tests/page_parquet.mjs (~35 s): the page maps a Parquet file that pyarrow wrote (from
@@ -31,6 +33,8 @@ echo "[web] the bridge's Dawn declarations against src/gpu/dawn_abi.hpp (< 1 s)"
 "$node_bin" web/tests/bridge_dawn_abi.mjs
 echo "[web] browser suite"
 "$node_bin" web/tests/browser_suite.mjs --surfgrad build/surfgrad --out "$out"
+echo "[web] pipelines compiled ahead and off the GPU main thread (~13 s: two pages, prewarm on and off)"
+"$node_bin" web/tests/prewarm_check.mjs
 echo "[web] map page screenshot"
 "$node_bin" web/tests/page_screenshot.mjs --out "$out"
 echo "[web] map page: Parquet in and out"

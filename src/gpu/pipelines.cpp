@@ -12,6 +12,13 @@
 // builds on several threads never wait for each other; under Dawn and in the browser a build
 // opens an error scope (with the gate held exclusively). Under Dawn, whose device is not made
 // thread-safe here, prewarm() does nothing.
+//
+// The browser (wasm32, no threads): every pipeline is compiled by createComputePipelineAsync
+// (start_async below), never the synchronous createComputePipeline, which Chromium compiles on
+// its GPU process's main thread, the thread that also composites the page (its frames stop for
+// the compile: issue 32). prewarm() starts the build and returns; Dawn compiles on its worker
+// pool, several at once; the first use waits for the answer (finish_pending), suspended (JSPI)
+// while the page runs on.
 #include "pipelines.hpp"
 
 #include <algorithm>
@@ -20,6 +27,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 
 #include "impl.hpp"
 #include "testing.hpp"
@@ -109,7 +117,13 @@ struct SharedGate {
   ~SharedGate() { gate.unlock_shared(); }
 };
 
+std::shared_ptr<KernelState> make_state(Context::Impl& impl, WGPUComputePipeline pipeline, WGPUBindGroupLayout layout,
+                                        uint32_t meta_binding, const std::vector<KernelBinding>& declared,
+                                        const std::string& entry, const std::string& label, double module_ms,
+                                        double pipeline_ms, bool at_use);
+
 // Creates the module, layout and pipeline of `wgsl` (already in the implementation's dialect).
+// In the browser only for calls that cannot wait (source_kernel says which).
 std::shared_ptr<KernelState> build_state(Context::Impl& impl, const std::string& wgsl, const std::string& entry,
                                          bool trusted, const std::string& label, bool on_worker) {
   // Native wgpu-native reports an error on the thread that raised it: every build there catches
@@ -173,6 +187,14 @@ std::shared_ptr<KernelState> build_state(Context::Impl& impl, const std::string&
     if (!on_worker) impl.check();  // a lost device says so; the sticky error is the asking thread's
     throw rejected(impl, entry, label, wgsl, message);
   }
+  return make_state(impl, pipeline, layout, meta_binding, declared, entry, label, module_ms, pipeline_ms, !on_worker);
+}
+
+// A built pipeline (owned from here on) as the caches keep it.
+std::shared_ptr<KernelState> make_state(Context::Impl& impl, WGPUComputePipeline pipeline, WGPUBindGroupLayout layout,
+                                        uint32_t meta_binding, const std::vector<KernelBinding>& declared,
+                                        const std::string& entry, const std::string& label, double module_ms,
+                                        double pipeline_ms, bool at_use) {
   auto state = std::make_shared<KernelState>();
   state->pipeline = pipeline;
   state->layout = layout;
@@ -191,7 +213,7 @@ std::shared_ptr<KernelState> build_state(Context::Impl& impl, const std::string&
   state->module_ms = module_ms;
   state->pipeline_ms = pipeline_ms;
   state->created_ms = ms_since(impl.born);
-  state->at_use = !on_worker;
+  state->at_use = at_use;
   log_build(*state, label);
   return state;
 }
@@ -214,7 +236,7 @@ void complete(KernelBuild& b, const Kernel* k) {
 }
 
 // Waits for another thread's build of `b` (counted as a first use's wait when not on a worker).
-Kernel wait_for(Context::Impl& impl, KernelBuild& b, bool on_worker) {
+[[maybe_unused]] Kernel wait_for(Context::Impl& impl, KernelBuild& b, bool on_worker) {
 #if SURFGRAD_HOST_HAS_THREADS
   const auto t0 = Clock::now();
   std::unique_lock<std::mutex> l(b.mutex);
@@ -233,6 +255,187 @@ Kernel wait_for(Context::Impl& impl, KernelBuild& b, bool on_worker) {
 #endif
 }
 
+// The source-level cache's key: one pipeline per (trusted, entry, source in the dialect).
+std::string source_key(bool trusted, const std::string& entry, const std::string& wgsl) {
+  return (trusted ? "trusted|" : "") + entry + '\n' + wgsl;
+}
+
+#if defined(__wasm__)
+}  // namespace
+
+// ---- The browser: pipelines compiled asynchronously ----------------------------------------
+// createComputePipelineAsync's answer; the pipeline is released here unless a cache took it.
+struct PipelineAnswer {
+  bool done = false;
+  WGPUCreatePipelineAsyncStatus status = WGPUCreatePipelineAsyncStatus_InternalError;
+  WGPUComputePipeline pipeline = nullptr;
+  std::string message;
+  Clock::time_point at;  // when the callback ran
+  ~PipelineAnswer() {
+    if (pipeline) api().wgpuComputePipelineRelease(pipeline);
+  }
+};
+
+// One build under way: the module and layouts were created at its start (their errors in an
+// error scope, popped without waiting), the pipeline is being compiled.
+struct AsyncBuild {
+  std::string source, wgsl, entry, label;  // source: as asked for; wgsl: in the dialect compiled
+  bool validated = false, trusted = false;
+  bool ahead = false;  // started by a prewarm, not by its first use
+  WGPUBindGroupLayout layout = nullptr;
+  uint32_t meta_binding = UINT32_MAX;
+  std::vector<KernelBinding> declared;
+  CallbackSlot<ScopeAnswer> scope;
+  CallbackSlot<PipelineAnswer> pipeline;
+  Clock::time_point started;
+  double module_ms = 0;
+  ~AsyncBuild() {
+    if (layout) api().wgpuBindGroupLayoutRelease(layout);
+  }
+};
+
+namespace {
+
+// Creates the module and layouts of `wgsl` (in the implementation's dialect) and starts the
+// pipeline's compile; nothing is waited for.
+std::shared_ptr<AsyncBuild> start_async(Context::Impl& impl, const std::string& wgsl, const std::string& entry,
+                                        bool trusted, const std::string& label, bool ahead) {
+  auto a = std::make_shared<AsyncBuild>();
+  a->wgsl = wgsl, a->entry = entry, a->label = label, a->trusted = trusted, a->ahead = ahead;
+  a->started = Clock::now();
+  api().wgpuDevicePushErrorScope(impl.device, WGPUErrorFilter_Validation);
+  WGPUShaderSourceWGSL source = WGPU_SHADER_SOURCE_WGSL_INIT;
+  source.code = to_view(wgsl);
+  WGPUShaderModuleDescriptor sdesc = WGPU_SHADER_MODULE_DESCRIPTOR_INIT;
+  sdesc.nextInChain = &source.chain;
+  WGPUShaderModule module = create_shader_module(impl.device, &sdesc, trusted);
+  a->declared = declared_bindings(wgsl);
+  auto entries = layout_entries(a->declared);
+  for (auto& e : entries)
+    if (e.buffer.type == WGPUBufferBindingType_Uniform) a->meta_binding = e.binding;
+  WGPUBindGroupLayoutDescriptor ldesc = WGPU_BIND_GROUP_LAYOUT_DESCRIPTOR_INIT;
+  ldesc.entryCount = entries.size();
+  ldesc.entries = entries.data();
+  a->layout = api().wgpuDeviceCreateBindGroupLayout(impl.device, &ldesc);
+  WGPUPipelineLayoutDescriptor pldesc = WGPU_PIPELINE_LAYOUT_DESCRIPTOR_INIT;
+  pldesc.bindGroupLayoutCount = 1;
+  pldesc.bindGroupLayouts = &a->layout;
+  WGPUPipelineLayout pipeline_layout = api().wgpuDeviceCreatePipelineLayout(impl.device, &pldesc);
+  WGPUComputePipelineDescriptor pdesc = WGPU_COMPUTE_PIPELINE_DESCRIPTOR_INIT;
+  pdesc.layout = pipeline_layout;
+  pdesc.compute.module = module;
+  pdesc.compute.entryPoint = to_view(entry);
+  WGPUCreateComputePipelineAsyncCallbackInfo cb = WGPU_CREATE_COMPUTE_PIPELINE_ASYNC_CALLBACK_INFO_INIT;
+  cb.mode = WGPUCallbackMode_AllowProcessEvents;
+  cb.callback = [](WGPUCreatePipelineAsyncStatus status, WGPUComputePipeline pipeline, WGPUStringView message, void* ud,
+                   void*) {
+    auto answer = CallbackSlot<PipelineAnswer>::from_userdata(ud);
+    answer->done = true, answer->status = status, answer->pipeline = pipeline, answer->message = to_std(message);
+    answer->at = Clock::now();
+  };
+  cb.userdata1 = a->pipeline.userdata();
+  // The bridge's import (webgpu_bridge.js); not in the native table (wgpu-native 29's panics).
+  ::wgpuDeviceCreateComputePipelineAsync(impl.device, &pdesc, cb);
+  // The module's compile errors (Tint's messages, naming lines) land in the scope; the
+  // pipeline's own failure comes with its answer.
+  pop_error_scope(impl.device, a->scope);
+  api().wgpuPipelineLayoutRelease(pipeline_layout);
+  api().wgpuShaderModuleRelease(module);
+  a->module_ms = ms_since(a->started);
+  return a;
+}
+
+// Waits until `a`'s scope and pipeline have answered: the instance's events run the callbacks
+// (under JSPI the wasm is suspended meanwhile, as pop_scope waits). A lost device ends the wait.
+void wait_async(Context::Impl& impl, const AsyncBuild& a) {
+  for (int spins = 0; !(a.scope.state->done && a.pipeline.state->done); ++spins) {
+    api().wgpuInstanceProcessEvents(impl.instance);
+    if (a.scope.state->done && a.pipeline.state->done) break;
+    poll(impl.instance, impl.device, spins > 1000);
+    bool lost;
+    {
+      platform::LockGuard lock(impl.error_mutex);
+      lost = impl.lost;
+    }
+    if (lost) impl.check();
+  }
+}
+
+// The answered build as the caches keep it, or the compiler's message naming the kernel.
+std::shared_ptr<KernelState> take_async(Context::Impl& impl, AsyncBuild& a) {
+  ScopeAnswer& scope = *a.scope.state;
+  PipelineAnswer& p = *a.pipeline.state;
+  if (scope.type != WGPUErrorType_NoError || p.status != WGPUCreatePipelineAsyncStatus_Success || !p.pipeline) {
+    std::string message = scope.type != WGPUErrorType_NoError ? scope.message : "";
+    if (p.status != WGPUCreatePipelineAsyncStatus_Success && !p.message.empty())
+      message += (message.empty() ? "" : "\n") + p.message;
+    impl.check();
+    throw rejected(impl, a.entry, a.label, a.wgsl, message);
+  }
+  const double pipeline_ms = std::chrono::duration<double, std::milli>(p.at - a.started).count() - a.module_ms;
+  auto state = make_state(impl, std::exchange(p.pipeline, nullptr), std::exchange(a.layout, nullptr), a.meta_binding,
+                          a.declared, a.entry, a.label, a.module_ms, pipeline_ms, !a.ahead);
+  state->source = a.source;
+  state->validated = a.validated;
+  if (!a.label.empty()) state->label = a.label;
+  return state;
+}
+
+// Starts the source-level build of `source_wgsl` unless it is built or under way; returns the
+// build (null when built).
+std::shared_ptr<KernelBuild> start_source_async(Context::Impl& impl, const std::string& source_wgsl,
+                                                const std::string& entry, bool validated, const std::string& label,
+                                                bool ahead, std::string* key_out = nullptr) {
+  const std::string wgsl = standard_wgsl() ? dawn_wgsl(source_wgsl) : source_wgsl;
+  const bool trusted = validated && impl.trust_validated;
+  std::string key = source_key(trusted, entry, wgsl);
+  if (key_out) *key_out = key;
+  if (impl.kernels.count(key)) return nullptr;
+  if (auto it = impl.builds.source_pending.find(key); it != impl.builds.source_pending.end()) return it->second;
+  dump_wgsl(key, wgsl);
+  auto b = std::make_shared<KernelBuild>();
+  b->started = true;
+  b->async = start_async(impl, wgsl, entry, trusted, label, ahead);
+  b->async->source = source_wgsl;
+  b->async->validated = validated;
+  impl.builds.source_pending.emplace(key, b);
+  return b;
+}
+
+// The kernel of a source-level build: waits for its answer, then moves it to the cache (or keeps
+// its failure, thrown here and at every later wait on it; a later ask builds it again). Two
+// calls may wait on one build (JSPI lets another export run while one is suspended): the first
+// back takes it.
+Kernel finish_pending(Context::Impl& impl, const std::string& key, const std::shared_ptr<KernelBuild>& b) {
+  const bool waited_ahead = !b->done && b->async->ahead && !b->async->pipeline.state->done;
+  const auto t0 = Clock::now();
+  if (!b->done) wait_async(impl, *b->async);
+  if (!b->done) {
+    auto forget = [&] {
+      auto it = impl.builds.source_pending.find(key);
+      if (it != impl.builds.source_pending.end() && it->second == b) impl.builds.source_pending.erase(it);
+      b->done = true;
+    };
+    try {
+      Kernel k{take_async(impl, *b->async)};
+      impl.kernels.emplace(key, k);
+      b->kernel = k;
+      forget();
+    } catch (...) {
+      b->error = std::current_exception();
+      forget();
+    }
+    b->async.reset();  // its pipeline is the kernel's now; its layout and scope are done with
+  }
+  if (waited_ahead) {
+    impl.builds.prewarm_waits++;
+    impl.builds.prewarm_wait_ms += ms_since(t0);
+  }
+  if (b->error) std::rethrow_exception(b->error);
+  return b->kernel;
+}
+#endif  // defined(__wasm__)
+
 // The source-level cache: one pipeline per (trusted, entry, source in the implementation's
 // dialect), built once however many threads ask (the others wait for it). `skip_if_building`
 // (a recorded kernel's replay): another thread's build under way is left alone, and the Kernel
@@ -241,7 +444,25 @@ Kernel source_kernel(Context::Impl& impl, const std::string& source_wgsl, const 
                      const std::string& label, bool on_worker, bool skip_if_building = false) {
   const std::string wgsl = standard_wgsl() ? dawn_wgsl(source_wgsl) : source_wgsl;
   const bool trusted = validated && impl.trust_validated;
-  std::string key = (trusted ? "trusted|" : "") + entry + '\n' + wgsl;
+  std::string key = source_key(trusted, entry, wgsl);
+#if defined(__wasm__)
+  // No workers: the GPU process builds (start_async) and this call waits for the answer.
+  // Replays start theirs directly (prewarm_source), so nothing here skips one.
+  (void)on_worker, (void)skip_if_building;
+  if (impl.defer_label.empty()) {
+    std::shared_ptr<KernelBuild> b = start_source_async(impl, source_wgsl, entry, validated, label, false);
+    if (!b) return impl.kernels.at(key);
+    return finish_pending(impl, key, b);
+  }
+  // A call that cannot wait (a synchronous tensor call: deferred_errors.cpp) builds the
+  // synchronous way below, its errors deferred; a build under way it takes if answered, else
+  // leaves (its pipeline is released when the answer comes).
+  if (auto it = impl.builds.source_pending.find(key); it != impl.builds.source_pending.end()) {
+    std::shared_ptr<KernelBuild> b = it->second;
+    if (b->done || (b->async->scope.state->done && b->async->pipeline.state->done)) return finish_pending(impl, key, b);
+    impl.builds.source_pending.erase(it);
+  }
+#endif
   std::shared_ptr<KernelBuild> b;
   {
     platform::LockGuard lock(impl.builds.mutex);
@@ -508,6 +729,15 @@ bool prewarm_source(Context::Impl& I, std::string source, std::string entry, boo
     I.builds.prewarmed++;
   }
   return true;
+#elif defined(__wasm__)
+  if (prewarm_off()) return false;
+  try {
+    if (!start_source_async(I, source, entry, validated, label, true)) return false;
+  } catch (const Error&) {
+    return false;  // a use of this source builds it again and reports the failure
+  }
+  I.builds.prewarmed++;
+  return true;
 #else
   (void)I, (void)source, (void)entry, (void)validated, (void)label;
   return false;
@@ -550,6 +780,9 @@ Kernel keyed_kernel(Context::Impl& I, const std::string& key, const std::functio
       finish(I, fkey, *b, nullptr);
       throw;
     }
+#if defined(__wasm__)
+    b->wgsl = wgsl;  // for another export's first use while this one waits (below)
+#endif
     return run_build(I, fkey, *b, wgsl, false);
   }
 #if SURFGRAD_HOST_HAS_THREADS
@@ -565,6 +798,14 @@ Kernel keyed_kernel(Context::Impl& I, const std::string& key, const std::functio
     }
   }
   return wait_for(I, *b, false);
+#elif defined(__wasm__)
+  // A prewarm's: its source-level build is under way (source_kernel waits for it). Or another
+  // export's first use, suspended while it waits (JSPI): wait on the same source build.
+  if (!b->started) {
+    b->started = true;
+    return run_build(I, fkey, *b, b->wgsl, false);
+  }
+  return source_kernel(I, b->wgsl, b->entry, b->validated, b->label, false);
 #else
   throw Error(ErrorKind::Value, "kernel '" + key + "': a build is pending in a build without threads");
 #endif
@@ -608,6 +849,24 @@ bool Context::prewarm(const std::string& key, std::string wgsl, const std::strin
     }
   });
   I.builds.queue_cv.notify_one();
+  return true;
+#elif defined(__wasm__)
+  // The browser: the compile starts now on the GPU process's workers (start_async); the first
+  // use (keyed_kernel → source_kernel) waits for its answer.
+  Impl& I = *impl_;
+  if (prewarm_off()) return false;
+  const std::string fkey = full_key(key, validated);
+  if (I.keyed_kernels.count(fkey) || I.builds.pending.count(fkey)) return false;
+  auto b = std::make_shared<KernelBuild>();
+  b->entry = entry, b->validated = validated, b->label = profile_label(key, entry);
+  try {
+    start_source_async(I, wgsl, entry, validated, b->label, true);
+  } catch (const Error&) {
+    return false;  // the first use builds it and reports the failure
+  }
+  b->wgsl = std::move(wgsl);
+  I.builds.pending.emplace(fkey, b);
+  I.builds.prewarmed++;
   return true;
 #else
   (void)key, (void)wgsl, (void)entry, (void)validated;

@@ -19,6 +19,9 @@
 #include <exception>
 #include <thread>
 #endif
+#if defined(__wasm__)
+#include <exception>
+#endif
 
 namespace surfgrad::gpu {
 
@@ -65,6 +68,9 @@ class ScopeGuard {
   ScopeGate* gate_;
 };
 
+// The browser's build of one pipeline, under way on the GPU process's workers (pipelines.cpp).
+struct AsyncBuild;
+
 // One kernel being built (or built): what a second asker waits on instead of compiling again.
 struct KernelBuild {
 #if SURFGRAD_HOST_HAS_THREADS
@@ -78,6 +84,12 @@ struct KernelBuild {
   bool started = false;  // a thread took it (guarded by `mutex`)
   bool done = false;
   Kernel kernel;
+#if defined(__wasm__)
+  // The browser (source-level builds): the compile started (createComputePipelineAsync), and
+  // its failure, thrown at every use.
+  std::shared_ptr<AsyncBuild> async;
+  std::exception_ptr error;
+#endif
 };
 
 struct KernelState;

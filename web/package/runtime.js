@@ -5,7 +5,8 @@ import { wasiImports } from './wasi_shim.js';
 
 // The tensor calls other than reads are plain calls: they never wait (web/src/tensor_web.cpp).
 const suspending = ['sg_init', 'sg_map', 'sg_tensor_read', 'sg_realize', 'sg_tile_demo', 'sg_points_begin',
-                    'sg_points_write', 'sg_points_builtin', 'sg_map_check', 'sg_map_held', 'sg_bench_matmul'];
+                    'sg_points_write', 'sg_points_builtin', 'sg_map_check', 'sg_map_held', 'sg_bench_matmul',
+                    'sg_test_broken_kernel'];
 
 // The running map's progress handler (maps.js sets it); the module imports it.
 let mapProgress = () => 0;
@@ -122,7 +123,7 @@ export function init(options = {}) {
   return initializing;
 }
 
-async function load({ wasmUrl, powerPreference = 'high-performance' } = {}) {
+async function load({ wasmUrl, powerPreference = 'high-performance', prewarm = true } = {}) {
   if (typeof WebAssembly.Suspending !== 'function' || typeof WebAssembly.promising !== 'function')
     throw new SurfgradError('unsupported', 'this browser lacks WebAssembly JSPI (WebAssembly.Suspending), which '
                             + 'surfgrad needs to wait on the GPU: use Chromium 137 or newer');
@@ -152,6 +153,9 @@ async function load({ wasmUrl, powerPreference = 'high-performance' } = {}) {
   const raw = instance.exports;
   bridge.attach(raw);
   raw._initialize();
+  // prewarm: false: no kernel compiles ahead of its first use (each still compiles off the GPU
+  // process's main thread); for comparisons and tests (web/src/prewarm_web.cpp).
+  if (prewarm === false) raw.sg_set_prewarm(0);
   const exports = {
     ...raw,
     memory: raw.memory,
@@ -177,8 +181,13 @@ export function device() {
 }
 
 
-/** Counters for profiling: how often the module called each WebGPU function, and its memory. */
+/**
+ * Counters for profiling: how often the module called each WebGPU function, its memory, and its
+ * pipelines (built, built at first use rather than ahead, prewarmed, first uses that waited).
+ */
 export function stats() {
   const { bridge, exports } = requireModule('stats()');
-  return { webgpuCalls: { ...bridge.calls }, wasmMemoryBytes: exports.memory.buffer.byteLength };
+  const p = exports.sg_startup_stats ? exports.sg_startup_stats() : 0;
+  return { webgpuCalls: { ...bridge.calls }, wasmMemoryBytes: exports.memory.buffer.byteLength,
+           pipelines: p ? JSON.parse(readCString(exports, p)) : null };
 }

@@ -32,6 +32,11 @@ export interface InitOptions {
   /** Where surfgrad.wasm is (default: beside surfgrad.js). */
   wasmUrl?: string | URL;
   powerPreference?: 'high-performance' | 'low-power';
+  /**
+   * Compile a map's kernels ahead, on the GPU process's workers, while its points load
+   * (default true); false: each compiles at its first use (still asynchronously).
+   */
+  prewarm?: boolean;
 }
 
 /** Loads the module and creates the WebGPU device; later calls return the same device. */

@@ -319,4 +319,12 @@ export const optim = {
 
 // For the browser suite only (not exported by surfgrad.js): an op whose kernel the browser
 // rejects, to check that a GPU error of a recorded op reaches the read, named.
-export const testing = { invalidOp: (t) => op('invalid_for_tests', handleOf(t, 'invalidOp')) };
+// brokenKernel: a kernel the compiler rejects, compiled ahead (prewarmed) or at its first use,
+// then used: the promise rejects with the compiler's message naming it (web/src/prewarm_web.cpp).
+export const testing = {
+  invalidOp: (t) => op('invalid_for_tests', handleOf(t, 'invalidOp')),
+  brokenKernel: (prewarmed) => serialized(async () => {
+    const { exports } = requireModule('brokenKernel');
+    if (await exports.sg_test_broken_kernel(prewarmed ? 1 : 0) !== 0) throw fail(exports);
+  }),
+};

@@ -368,23 +368,24 @@ export class WebGPUBridge {
         return b.put(b.get(device).createPipelineLayout({ bindGroupLayouts: layouts }));
       },
       wgpuPipelineLayoutRelease: release,
-      wgpuDeviceCreateComputePipeline: (device, d) => {
-        const S = 'WGPUComputePipelineDescriptor';
-        const constants = {};
-        const count = b.u32(d + at(S, 'compute.constantCount'));
-        const base = b.ptr(d + at(S, 'compute.constants'));
-        for (let i = 0; i < count; i++) {
-          const e = base + i * structs.WGPUConstantEntry.__size;
-          constants[b.stringView(e + at('WGPUConstantEntry', 'key'))] =
-            b.view().getFloat64(e + at('WGPUConstantEntry', 'value'), true);
-        }
-        const layout = b.ptr(d + at(S, 'layout'));
-        const entryPoint = b.stringView(d + at(S, 'compute.entryPoint'));
-        return b.put(b.get(device).createComputePipeline({
-          layout: layout ? b.get(layout) : 'auto',
-          compute: { module: b.get(b.ptr(d + at(S, 'compute.module'))), entryPoint: entryPoint || undefined,
-                     constants },
-        }));
+      // The synchronous build: Chromium compiles it on the GPU process's main thread, which also
+      // composites the page (its frames stop meanwhile). The library builds through the async
+      // one below; this stays for callers of webgpu.h's synchronous function.
+      wgpuDeviceCreateComputePipeline: (device, d) =>
+        b.put(b.get(device).createComputePipeline(b.computePipelineDescriptor(d))),
+      // Compiled on Dawn's worker pool (off the GPU process's main thread, several at once). A
+      // failure (GPUPipelineError: validation or internal) answers with its status and message.
+      wgpuDeviceCreateComputePipelineAsync: (device, d, info) => {
+        const callback = b.callbackFrom(info, 'WGPUCreateComputePipelineAsyncCallbackInfo');
+        const promise = b.get(device).createComputePipelineAsync(b.computePipelineDescriptor(d));
+        return b.track(promise, ({ ok, v, e }) => {
+          const status = ok ? C.WGPUCreatePipelineAsyncStatus_Success
+                         : e && e.reason === 'validation' ? C.WGPUCreatePipelineAsyncStatus_ValidationError
+                         : C.WGPUCreatePipelineAsyncStatus_InternalError;
+          const message = b.allocStringView(ok ? '' : String(e && e.message || e));
+          callback(status, ok ? b.put(v) : 0, message.p);
+          message.free();
+        });
       },
       wgpuComputePipelineRelease: release,
       wgpuDeviceCreateBindGroup: (device, d) => {
@@ -562,6 +563,26 @@ export class WebGPUBridge {
       callback(ok ? C.WGPURequestDeviceStatus_Success : C.WGPURequestDeviceStatus_Error, handle, message.p);
       message.free();
     });
+  }
+
+  // A WGPUComputePipelineDescriptor at address d → createComputePipeline(Async)'s descriptor.
+  computePipelineDescriptor(d) {
+    const S = 'WGPUComputePipelineDescriptor';
+    const constants = {};
+    const count = this.u32(d + at(S, 'compute.constantCount'));
+    const base = this.ptr(d + at(S, 'compute.constants'));
+    for (let i = 0; i < count; i++) {
+      const e = base + i * structs.WGPUConstantEntry.__size;
+      constants[this.stringView(e + at('WGPUConstantEntry', 'key'))] =
+        this.view().getFloat64(e + at('WGPUConstantEntry', 'value'), true);
+    }
+    const layout = this.ptr(d + at(S, 'layout'));
+    const entryPoint = this.stringView(d + at(S, 'compute.entryPoint'));
+    return {
+      layout: layout ? this.get(layout) : 'auto',
+      compute: { module: this.get(this.ptr(d + at(S, 'compute.module'))), entryPoint: entryPoint || undefined,
+                 constants },
+    };
   }
 
   createShaderModule(device, d) {

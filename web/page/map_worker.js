@@ -24,6 +24,10 @@
 const mock = new URL(self.location.href).searchParams.get('mock') === '1';
 // Parquet decoder workers (tables.js pointBlocks): ?decoders=N, else its default by the host's cores.
 const decoders = Number(new URL(self.location.href).searchParams.get('decoders')) || undefined;
+// ?prewarm=0: the map's kernels are not compiled ahead of their first use (comparisons; the
+// package's init({prewarm}): by default they compile on the GPU process's workers while the
+// points load).
+const prewarm = new URL(self.location.href).searchParams.get('prewarm') !== '0';
 const packageUrl = mock ? './dev_mock_surfgrad.js' : '../package/surfgrad.js';
 
 let sg = null;
@@ -55,7 +59,7 @@ const ready = (async () => {
     return false;
   }
   try {
-    const info = await sg.init();
+    const info = await sg.init({ prewarm });
     // The map options' schema: the page's option fields and their checks (the mock has none).
     const schema = typeof sg.mapOptionSchema === 'function' ? sg.mapOptionSchema() : null;
     self.postMessage({ type: 'ready', info, mock, schema });

@@ -58,7 +58,7 @@ int main(void) {
   F(WGPUDeviceLostCallbackInfo, userdata1); F(WGPUDeviceLostCallbackInfo, userdata2); end();
   STRUCT(WGPUUncapturedErrorCallbackInfo); F(WGPUUncapturedErrorCallbackInfo, callback);
   F(WGPUUncapturedErrorCallbackInfo, userdata1); F(WGPUUncapturedErrorCallbackInfo, userdata2); end();
-  // The four callback infos the library passes share one shape; each is listed so a header that
+  // The five callback infos the library passes share one shape; each is listed so a header that
   // changes one of them is caught.
   STRUCT(WGPURequestDeviceCallbackInfo); F(WGPURequestDeviceCallbackInfo, mode); F(WGPURequestDeviceCallbackInfo, callback);
   F(WGPURequestDeviceCallbackInfo, userdata1); F(WGPURequestDeviceCallbackInfo, userdata2); end();
@@ -66,6 +66,9 @@ int main(void) {
   F(WGPUBufferMapCallbackInfo, userdata1); F(WGPUBufferMapCallbackInfo, userdata2); end();
   STRUCT(WGPUPopErrorScopeCallbackInfo); F(WGPUPopErrorScopeCallbackInfo, mode); F(WGPUPopErrorScopeCallbackInfo, callback);
   F(WGPUPopErrorScopeCallbackInfo, userdata1); F(WGPUPopErrorScopeCallbackInfo, userdata2); end();
+  STRUCT(WGPUCreateComputePipelineAsyncCallbackInfo); F(WGPUCreateComputePipelineAsyncCallbackInfo, mode);
+  F(WGPUCreateComputePipelineAsyncCallbackInfo, callback); F(WGPUCreateComputePipelineAsyncCallbackInfo, userdata1);
+  F(WGPUCreateComputePipelineAsyncCallbackInfo, userdata2); end();
   STRUCT(WGPUBufferDescriptor); F(WGPUBufferDescriptor, label); F(WGPUBufferDescriptor, usage); F(WGPUBufferDescriptor, size);
   F(WGPUBufferDescriptor, mappedAtCreation); end();
   STRUCT(WGPUShaderModuleDescriptor); F(WGPUShaderModuleDescriptor, nextInChain); F(WGPUShaderModuleDescriptor, label); end();
@@ -111,6 +114,8 @@ int main(void) {
   E(WGPUPopErrorScopeStatus_Success); E(WGPUPopErrorScopeStatus_CallbackCancelled); E(WGPUPopErrorScopeStatus_Error);
   E(WGPUMapAsyncStatus_Success); E(WGPUMapAsyncStatus_CallbackCancelled); E(WGPUMapAsyncStatus_Error);
   E(WGPUMapAsyncStatus_Aborted);
+  E(WGPUCreatePipelineAsyncStatus_Success); E(WGPUCreatePipelineAsyncStatus_CallbackCancelled);
+  E(WGPUCreatePipelineAsyncStatus_ValidationError); E(WGPUCreatePipelineAsyncStatus_InternalError);
   E(WGPURequestDeviceStatus_Success); E(WGPURequestDeviceStatus_CallbackCancelled); E(WGPURequestDeviceStatus_Error);
   E(WGPUDeviceLostReason_Unknown); E(WGPUDeviceLostReason_Destroyed); E(WGPUDeviceLostReason_CallbackCancelled);
   E(WGPUDeviceLostReason_FailedCreation);

@@ -70,8 +70,10 @@ let nextId = 1;
 let run = null; // { start, timer, method, n, resolve }
 
 function startWorker() {
-  // (?decoders=N: the Parquet decoder workers, tables.js; tests force the parallel path on 2 cores)
-  const workerArgs = new URLSearchParams([...(mock ? [['mock', '1']] : []), ...(params.has('decoders') ? [['decoders', params.get('decoders')]] : [])]);
+  // (?decoders=N: the Parquet decoder workers, tables.js; tests force the parallel path on 2 cores.
+  // ?prewarm=0: no kernels compiled ahead, for comparisons: map_worker.js)
+  const passed = ['decoders', 'prewarm'].filter((k) => params.has(k)).map((k) => [k, params.get(k)]);
+  const workerArgs = new URLSearchParams([...(mock ? [['mock', '1']] : []), ...passed]);
   worker = new Worker(`map_worker.js${workerArgs.size ? `?${workerArgs}` : ''}`, { type: 'module' });
   ready = new Promise((resolve) => {
     worker.onmessage = (ev) => onWorkerMessage(ev.data, resolve);
