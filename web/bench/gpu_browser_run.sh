@@ -365,6 +365,7 @@ for key in sorted({(r["n"], r["method"]) for r in cold + second if "method" in r
     row = {"kind": "second-load", "n": key[0], "method": key[1], "cold_seconds": c.get("seconds"),
            "second_load_seconds": s1.get("seconds"), "warm_seconds": s2.get("seconds"),
            "cold_timings": c.get("timings"), "second_load_timings": s1.get("timings"), "warm_timings": s2.get("timings"),
+           "second_load_pipelines": s1.get("pipelines"),
            "dawn_cache_kb": dawn_kb, "adapter": c.get("adapter") or s1.get("adapter"),
            "errors": [r["error"] for r in (c, s1, s2) if r.get("error")] or None}
     if row["second_load_seconds"] and row["warm_seconds"]:

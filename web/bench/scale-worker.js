@@ -44,7 +44,8 @@ self.onmessage = async ({ data: { n, method, options, source } }) => {
                        jsSeconds: source === 'stream' ? made.seconds : undefined,
                        wasmMemoryBytes: r.wasmMemoryBytes, gpuPeakBytes: r.gpuPeakBytes, k: r.k,
                        pcaComponents: r.pcaComponents, approximateKnn: r.approximateKnn,
-                       gpuCallsPerIteration: counter.perIteration() }, [r.embedding.buffer]);
+                       gpuCallsPerIteration: counter.perIteration(), pipelines: sg.stats().pipelines },
+                      [r.embedding.buffer]);
   } catch (e) {
     self.postMessage({ kind: 'error', error: `${e.kind || ''} ${e.message || e}` });
   }

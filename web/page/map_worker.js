@@ -15,7 +15,7 @@
 //               { type: 'table', id, info: { name, format, n, d, bytes, cols, column, labelColumn },
 //                 labels: { codes: Int32Array, names, counts } | null }  (npy: { format: 'npy' })
 //               { type: 'progress', phase, done, total, xy? }  (xy: { x, y } scaled for the plot, transferred)
-//               { type: 'result', embedding, xy, n, timings, approximateKnn, knnRecall }
+//               { type: 'result', embedding, xy, n, timings, approximateKnn, knnRecall, pipelines }
 //               { type: 'cancelled', message }
 //               { type: 'error', id?, stage, kind, name, message }
 // A table's points stay in its Blob (the browser keeps a File or a fetched body on disk) and go to
@@ -228,6 +228,7 @@ async function run({ points, d, method, options, table, livePoints = LIVE_POINTS
     self.postMessage({
       type: 'result', embedding, xy, n: r.n, timings: r.timings,
       approximateKnn: r.approximateKnn, knnRecall: r.knnRecall, indexFollows: withIndex,
+      pipelines: sg.stats?.().pipelines,  // built so far, prewarmed, built at first use (benchmarks)
     }, withIndex ? [embedding.buffer] : [embedding.buffer, xy.x.buffer, xy.y.buffer]);
     if (withIndex) await postIndex(xy);
   } catch (e) {

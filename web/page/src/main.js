@@ -534,7 +534,7 @@ function onProgress(m) {
 function onResult(m) {
   if (!run) return;
   const elapsed = (performance.now() - run.start) / 1000;
-  page.result = { embedding: m.embedding, xy: m.xy, n: m.n, method: run.method, timings: m.timings, approximateKnn: m.approximateKnn, knnRecall: m.knnRecall, elapsed };
+  page.result = { embedding: m.embedding, xy: m.xy, n: m.n, method: run.method, timings: m.timings, approximateKnn: m.approximateKnn, knnRecall: m.knnRecall, pipelines: m.pipelines, elapsed };
   $('save').hidden = false;
   $('bar').style.width = '100%';
   $('bar').classList.add('done');
