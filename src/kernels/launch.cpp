@@ -126,8 +126,20 @@ std::string file_key(std::string_view file, const Values& values, const CompileO
 }
 }  // namespace
 
+namespace {
+thread_local int t_prewarm_only = 0;  // PrewarmOnly's depth on this thread
+}  // namespace
+
+PrewarmOnly::PrewarmOnly() { ++t_prewarm_only; }
+PrewarmOnly::~PrewarmOnly() { --t_prewarm_only; }
+bool PrewarmOnly::active() { return t_prewarm_only > 0; }
+
 Program Program::file(const gpu::ContextPtr& ctx, std::string_view file, const Values& values,
                       const CompileOptions& options) {
+  if (PrewarmOnly::active()) {
+    prewarm(ctx, file, values, options);
+    return Program(ctx, {});
+  }
   return Program(ctx, ctx->kernel(
                           file_key(file, values, options), [&] { return assemble(*ctx, file, values, options); },
                           options.entry, options.validated));
@@ -146,6 +158,10 @@ bool prewarm_generated(const gpu::ContextPtr& ctx, const std::string& key, const
 
 Program Program::generated(const gpu::ContextPtr& ctx, const std::string& key, const std::function<std::string()>& make,
                            const CompileOptions& options) {
+  if (PrewarmOnly::active()) {
+    prewarm_generated(ctx, key, make, options);
+    return Program(ctx, {});
+  }
   return Program(
       ctx, ctx->kernel(key, [&] { return with_common(*ctx, make(), {}, options); }, options.entry, options.validated));
 }
@@ -188,6 +204,7 @@ void Program::resolve(std::span<const Arg> args, std::array<const gpu::Buffer*, 
 }
 
 void Program::dispatch(std::span<const Arg> args, const Params& params, gpu::Workgroups groups) const {
+  if (!kernel_.state) return;  // made under PrewarmOnly: queued, not built
   std::array<const gpu::Buffer*, kMaxBindings> buffers;
   resolve(args, buffers);
   ctx_->dispatch(kernel_, std::span<const gpu::Buffer* const>(buffers.data(), args.size()), params.words(), groups);
@@ -203,6 +220,7 @@ void Program::launch(std::span<const Arg> args, const Params& params, gpu::Workg
 
 void Program::launch_indirect(std::initializer_list<Arg> args, const Params& params, const Tensor& counts,
                               uint64_t word) const {
+  if (!kernel_.state) return;  // made under PrewarmOnly
   if (counts.dtype() != DType::u32 || counts.offset() != 0 || uint64_t(counts.numel()) < word + 3)
     throw Error(ErrorKind::Value, "indirect launch of kernel '" + kernel_.entry() +
                                       "': the counts must be three u32 at word " + std::to_string(word) +

@@ -157,6 +157,21 @@ bool prewarm(const gpu::ContextPtr& ctx, std::string_view file, const Values& va
 bool prewarm_generated(const gpu::ContextPtr& ctx, const std::string& key, const std::function<std::string()>& make,
                        const CompileOptions& options = {});
 
+// While one lives on this thread, Program::file and Program::generated queue the kernel they
+// would build on the prewarm's workers (the same key and source: prewarm / prewarm_generated)
+// and return a Program whose launches do nothing. So an op's own code names the kernel it would
+// use without running: called on small tensors of the layout the real call will have, it queues
+// exactly that kernel (tensor/op_prewarm.hpp; the first map's tensor ops, issue 35). Tensors made
+// meanwhile hold no values (nothing reads them back). Nests; per thread.
+class PrewarmOnly {
+ public:
+  PrewarmOnly();
+  ~PrewarmOnly();
+  PrewarmOnly(const PrewarmOnly&) = delete;
+  PrewarmOnly& operator=(const PrewarmOnly&) = delete;
+  static bool active();
+};
+
 // Copies dense `src` into dense `dst` (same byte size) with the implementation's own buffer
 // copy (copyBufferToBuffer), outside compute passes.
 void copy_buffer(const Tensor& src, const Tensor& dst);

@@ -75,7 +75,7 @@ IncomingEdges incoming_edges_gpu(const std::vector<Tensor>& lists_in, int64_t bl
                 "incoming edges: " + std::to_string(edges) +
                     " edges do not fit the list's 32-bit ids; use fewer points or neighbours");
   if (max_block_edges <= 0) max_block_edges = int64_t(ctx->limits().largest_binding() / 4);
-  auto step = [&](int s) { return kernels::Program::file(ctx, "incoming_edges.wgsl", {{"STEP", std::to_string(s)}}); };
+  const kernels::Program steps = kernels::Program::file(ctx, "incoming_edges.wgsl");  // the step is parameter 5
   IncomingEdges out;
   Tensor counter = Tensor::zeros(ctx, {n}, DType::i32);
   auto unread = [](const Tensor& t) { return kernels::unread(t); };
@@ -84,8 +84,8 @@ IncomingEdges incoming_edges_gpu(const std::vector<Tensor>& lists_in, int64_t bl
   Tensor spare_a = Tensor::empty(ctx, {1}, DType::i32), spare_b = Tensor::empty(ctx, {1}, DType::i32);
   for (size_t b = 0; b < lists.size(); ++b) {
     int64_t m = lists[b].numel();
-    step(0).launch({lists[b], counter, unread(lists[b]), unread(spare_a), unread(spare_b)},
-                   {m, int64_t(b) * block_rows * k, 0, 0, 0}, kernels::groups_for(*ctx, uint64_t(m), 64));
+    steps.launch({lists[b], counter, unread(lists[b]), unread(spare_a), unread(spare_b)},
+                 {m, int64_t(b) * block_rows * k, 0, 0, 0, 0}, kernels::groups_for(*ctx, uint64_t(m), 64));
   }
   std::vector<int32_t> counts = counter.to_vector<int32_t>(), offsets(size_t(n + 1), 0);
   for (int64_t i = 0; i < n; ++i) offsets[size_t(i + 1)] = offsets[size_t(i)] + counts[size_t(i)];
@@ -116,11 +116,11 @@ IncomingEdges incoming_edges_gpu(const std::vector<Tensor>& lists_in, int64_t bl
     out.edges.push_back(Tensor::empty(ctx, {count}, DType::i32));
     for (size_t b = 0; b < lists.size(); ++b) {  // every list block's edges into these targets
       int64_t m = lists[b].numel();
-      step(1).launch({lists[b], cursor, out.offsets, scratch, unread(spare_b)},
-                     {m, int64_t(b) * block_rows * k, t0, t1, e0}, kernels::groups_for(*ctx, uint64_t(m), 64));
+      steps.launch({lists[b], cursor, out.offsets, scratch, unread(spare_b)},
+                   {m, int64_t(b) * block_rows * k, t0, t1, e0, 1}, kernels::groups_for(*ctx, uint64_t(m), 64));
     }
-    step(2).launch({unread(out.offsets), unread(cursor), out.offsets, scratch, out.edges.back()}, {0, 0, t0, t1, e0},
-                   kernels::groups_for(*ctx, uint64_t(t1 - t0), 1));
+    steps.launch({unread(out.offsets), unread(cursor), out.offsets, scratch, out.edges.back()}, {0, 0, t0, t1, e0, 2},
+                 kernels::groups_for(*ctx, uint64_t(t1 - t0), 1));
   }
   return out;
 }

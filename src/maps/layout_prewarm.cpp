@@ -14,6 +14,7 @@
 #include "maps/tsne_symmetric.hpp"
 #include "surfgrad/map_options.hpp"
 #include "surfgrad/map_pipeline.hpp"
+#include "tensor/op_prewarm.hpp"
 
 namespace surfgrad {
 
@@ -26,24 +27,27 @@ int prewarm_layout_kernels(const gpu::ContextPtr& ctx, const MapOptions& options
   // t-SNE on CPU adapters: the symmetric graph is built on the host, and one kernel attracts
   // and updates (tsne_symmetric.hpp).
   const bool fused = options.method == MapMethod::Tsne && tsne_fused_step(*ctx);
-  // graph_gpu.cpp: the kNN graph's incoming edges (both layouts), three steps.
-  for (int step = 0; step < 3 && !fused; ++step) file("incoming_edges.wgsl", {{"STEP", std::to_string(step)}});
+  // graph_gpu.cpp: the kNN graph's incoming edges (both layouts; its three steps are one kernel).
+  if (!fused) file("incoming_edges.wgsl");
   if (options.method == MapMethod::Tsne) {
     // tsne.cpp: affinities, then the optimisation's update and attraction.
     file("tsne_affinity.wgsl", {{"K", ks}});
+    file("in_edge_weights.wgsl");  // (asked for on the fused path too, though not launched there)
     if (fused) {
       file("tsne_step_cpu.wgsl");
     } else {
-      file("in_edge_weights.wgsl");
       file("tsne_attraction.wgsl", {{"K", ks}, {"LANES", std::to_string(tsne_attraction_lanes(*ctx))}});
       file("tsne_update.wgsl");
     }
-    // tsne_repulsion.cpp: TsneRepulsion's constructor takes all of these (not the bounds and Z
-    // kernels of CPU adapters: small maps' exact repulsion does not use them).
+    // tsne_repulsion.cpp: TsneRepulsion's constructor takes all of these; CPU adapters also its
+    // Z kernel and, with FFT repulsion, its bounds kernel (GPUs reduce with tensor ops instead:
+    // prewarm_map_tensor_ops).
     for (const char* f :
          {"tsne_repulsion.wgsl", "tsne_fft_frame.wgsl", "tsne_fft_kernels.wgsl", "tsne_fft_spread.wgsl",
           "tsne_fft_charges.wgsl", "tsne_fft_multiply.wgsl", "tsne_fft_mirror.wgsl", "tsne_fft_interpolate.wgsl"})
       file(f);
+    if (ctx->info().is_cpu) file("tsne_z.wgsl");
+    if (ctx->info().is_cpu && tsne_uses_fft(options.tsne.repulsion, n)) file("tsne_bbox.wgsl");
     // fft_lines.cpp: one line-FFT kernel per grid size (M = 2G), built as the map grows into
     // it mid-optimisation (six of them took 37-80 ms each on the H200 cold). The sizes a map of
     // 10k-1M points passes through, up to the adapter's largest grid.
@@ -61,8 +65,70 @@ int prewarm_layout_kernels(const gpu::ContextPtr& ctx, const MapOptions& options
   return queued;
 }
 
+void prewarm_map_tensor_ops(const gpu::ContextPtr& ctx, const MapOptions& options, int64_t n, int64_t d) {
+  // Each block mirrors the code named (what it asks for, on small tensors of the same layout):
+  // a change there that is not mirrored here shows as kernels built at first use
+  // (tests/first_map_prewarm_test.cpp, SURFGRAD_PROFILE=1).
+  const int64_t elements = n > 0 ? n * d : 600001;  // a full reduction past 600,000: the same kernels
+  const OpLayout points = n > 0 ? dense_layout(n, d) : OpLayout::Vec4;
+  prewarm_ops(ctx, [&] {
+    // input_scale.cpp, normalise_input_scale: |x|, its scaled sum and its max; |x − x₀|'s max.
+    Tensor x = layout_sample(ctx, points), all = Tensor::empty(ctx, {std::min<int64_t>(elements, 600001)});
+    x.abs(), x * 0x1p-64;
+    all.sum(), all.max();
+    Tensor rows = layout_sample(ctx, OpLayout::Strided);
+    sub(rows, rows.slice(0, 0, 1));
+  });
+  if (n <= 0) return;
+  const bool cpu = ctx->info().is_cpu;
+  const int pca = map_pca_components(options, n, d, cpu);
+  if (pca > 0) prewarm_pca(ctx, n, d, pca);
+  const int64_t features = pca > 0 ? pca : d;
+  // knn.cpp: the points' squared norms (a row sum of x·x) before the exact kNN.
+  prewarm_ops(ctx, [&] {
+    Tensor x = layout_sample(ctx, dense_layout(n, features));
+    x* x;
+    Tensor::empty(ctx, {2, features}).sum({1});
+  });
+  // Reductions over the points (R = n rows; past 600,000 rows the same kernels as at 600,001).
+  const int64_t rows = std::min<int64_t>(n, 600001);
+  if (options.method == MapMethod::Tsne) {
+    // tsne.cpp: the start (PCA's first two components scaled; a column's copy read back), the
+    // affinities' weights, the optimisation's zeros and ones (fills), the graph's counters.
+    if (!options.init.defined() && options.tsne.pca_init && features >= 2) prewarm_pca(ctx, n, features, 2);
+    const int64_t k = map_neighbours(options, n);
+    const bool fused = tsne_fused_step(*ctx);  // (one list block below 10M points)
+    prewarm_ops(ctx, [&] {
+      layout_sample(ctx, dense_layout(n, 2)) * 2.0;
+      layout_sample(ctx, OpLayout::Strided).slice(1, 0, 1).contiguous();
+      layout_sample(ctx, dense_layout(n, k)) / 2.0;
+      if (!fused) Tensor::zeros(ctx, {2}, DType::i32);                                    // graph_gpu.cpp's counters
+      if (tsne_uses_fft(options.tsne.repulsion, n)) Tensor::zeros(ctx, {2}, DType::u32);  // the grid's accumulator
+      if (!cpu) {
+        // tsne_repulsion.cpp on GPUs: the map's bounds (column min and max) and Z (a column's sum).
+        Tensor y = Tensor::empty(ctx, {rows, 2}), rep = Tensor::empty(ctx, {rows, 4});
+        y.min({0}), y.max({0});
+        rep.slice(1, 2, 3).sum();
+      }
+    });
+  } else if (options.method == MapMethod::Umap) {
+    // umap.cpp: the largest membership (a full max over n·k), the graph's counters, the start
+    // (PCA's first two components scaled by their largest |value|).
+    const int64_t k = map_neighbours(options, n);
+    if (!options.init.defined() && features >= 2) prewarm_pca(ctx, n, features, 2);
+    prewarm_ops(ctx, [&] {
+      Tensor::empty(ctx, {std::min<int64_t>(n * k, 600001)}).max();
+      Tensor::zeros(ctx, {2}, DType::i32);
+      Tensor two = layout_sample(ctx, dense_layout(n, 2));
+      two.abs(), two * 2.0;
+      Tensor::empty(ctx, {std::min<int64_t>(n * 2, 600001)}).max();
+    });
+  }
+}
+
 int prewarm_map_kernels(const gpu::ContextPtr& ctx, const MapOptions& options) {
   try {
+    prewarm_map_tensor_ops(ctx, options, 0, 0);
     int queued = prewarm_knn_fused(ctx) ? 1 : 0;
     const int64_t large = int64_t(1) << 40;  // the points are not read yet
     return queued + prewarm_layout_kernels(ctx, options, large, map_neighbours(options, large));

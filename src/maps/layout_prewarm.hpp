@@ -14,6 +14,17 @@ namespace surfgrad {
 // nothing).
 int prewarm_layout_kernels(const gpu::ContextPtr& ctx, const MapOptions& options, int64_t n, int k);
 
+// The tensor ops the map path runs before and around its layout (the input's checks, PCA, the
+// layout's start: fills, elementwise ops, reductions, products), named by calling them
+// (tensor/op_prewarm.hpp), for n points in d dimensions; n = 0: not read yet (the usual dense
+// layouts are assumed, and PCA is left to map_points). Queued before the kNN's and the layout's
+// kernels: they are needed first. Without them a first run on a machine (no kernel record)
+// compiles each at its first use.
+void prewarm_map_tensor_ops(const gpu::ContextPtr& ctx, const MapOptions& options, int64_t n, int64_t d);
+
+// pca()'s kernels for one block of n × d points (defined beside it, in pca.cpp).
+void prewarm_pca(const gpu::ContextPtr& ctx, int64_t n, int64_t d, int components, int power_iterations = 2);
+
 // For a front end, before it reads the points (the CLI, while MNIST's file is decompressed): the
 // exact kNN's kernel and the layout's for as many neighbours as a large set takes. A small set
 // (fewer neighbours) builds a few pipelines it does not use, on the workers.

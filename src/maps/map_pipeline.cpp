@@ -98,6 +98,7 @@ MapResult map_points(PointBlocks x, const MapOptions& options, const MapProgress
   PhaseClock clock(ctx);
   auto report = phase_reporter(progress);
   // The layout's kernels compile on worker threads while PCA and the kNN run (cold start).
+  prewarm_map_tensor_ops(ctx, options, n, d);  // the input checks' and PCA's, needed first
   prewarm_layout_kernels(ctx, options, n, map_neighbours(options, n));
 
   normalise_input_scale(x);  // refuses NaN and identical points; rescales tiny or huge ones

@@ -4,8 +4,10 @@
 #include <cmath>
 #include <vector>
 
+#include "maps/layout_prewarm.hpp"
 #include "surfgrad/maps.hpp"
 #include "surfgrad/reference.hpp"
+#include "tensor/op_prewarm.hpp"
 
 namespace surfgrad {
 
@@ -146,6 +148,30 @@ PcaResult pca(const PointBlocks& x, int components, uint64_t seed, int power_ite
   out.scores = scores.size() == 1 ? scores[0] : concat(scores, 0);
   out.mean = mean.reshape({d});
   return out;
+}
+
+// pca()'s kernels for one block of n × d points, line by line as pca() asks for them (cold start:
+// layout_prewarm.hpp; the elementwise ops on small tensors of the same layouts, the products by
+// their sizes).
+void prewarm_pca(const gpu::ContextPtr& ctx, int64_t n, int64_t d, int components, int power_iterations) {
+  const int64_t s = std::min<int64_t>(std::min(n, d), components + 10);
+  // The mean: a column sum over the rows (R = n; past 600,000 rows the same kernels), divided.
+  prewarm_ops(ctx, [&] {
+    Tensor rows = Tensor::empty(ctx, {std::min<int64_t>(n, 600001), std::min<int64_t>(d, 4 + d % 4)});
+    rows.sum({0}, true) / double(n);
+    Tensor block = layout_sample(ctx, OpLayout::Strided);
+    sub(block, block.slice(0, 0, 1));  // the centred rows: the mean's row broadcast over them
+    Tensor::normal(ctx, {1, 4}, 0);
+    // scores · sigma, a row broadcast over [n, components]
+    mul(layout_sample(ctx, OpLayout::Strided), layout_sample(ctx, OpLayout::Vec4));
+  });
+  prewarm_matmul(ctx, DType::f32, n, s, d);                                  // X·M
+  prewarm_matmul(ctx, DType::f32, s, s, n, true);                            // orthonormalize: YᵀY
+  prewarm_matmul(ctx, DType::f32, n, s, s);                                  // Y·W
+  if (power_iterations > 0) prewarm_matmul(ctx, DType::f32, d, s, n, true);  // Xᵀ·Q
+  prewarm_matmul(ctx, DType::f32, d, s, n, true);                            // Bᵀ = Xᵀ·Q
+  prewarm_matmul(ctx, DType::f32, s, s, d, true);                            // B·Bᵀ
+  prewarm_matmul(ctx, DType::f32, n, components, s);                         // Q·U
 }
 
 }  // namespace surfgrad

@@ -6,6 +6,7 @@
 
 #include "matmul_problem.hpp"
 #include "matmul_subgroup_matrix.hpp"
+#include "tensor/op_prewarm.hpp"
 
 namespace surfgrad {
 
@@ -293,8 +294,12 @@ static std::map<std::string, std::string> direct_code(int tm, int tn, int wg, co
 
 kernels::Program matmul_program(const MatmulProblem& prob, const std::string& key, const char* file,
                                 const std::function<kernels::Values()>& values, bool validated) {
-  DType d = prob.dtype();
-  return kernels::Program::generated(prob.ctx, key + "|" + dtype_name(d),
+  return matmul_program(prob.ctx, prob.dtype(), key, file, values, validated);
+}
+
+kernels::Program matmul_program(const gpu::ContextPtr& ctx, DType d, const std::string& key, const char* file,
+                                const std::function<kernels::Values()>& values, bool validated) {
+  return kernels::Program::generated(ctx, key + "|" + dtype_name(d),
                                      [&] {
                                        kernels::Values v = values();
                                        v["T"] = wgsl_type(d);
@@ -319,28 +324,29 @@ static void dispatch_tiles(const MatmulProblem& prob, const kernels::Program& ke
                 uint64_t(prob.batches) * uint64_t(tiles_m) * uint64_t(tiles_n));
 }
 
+// The kernel of tiles `p` (direct or tiled; B staged as vec4s where `vec4_staging`): run_tiled's,
+// and prewarm_matmul's.
+static kernels::Program tiled_program(const gpu::ContextPtr& ctx, DType dtype, const TiledParams& p,
+                                      bool vec4_staging) {
+  const std::string t = wgsl_type(dtype);
+  if (p.direct())
+    return matmul_program(ctx, dtype, "matmul|" + p.str(), "matmul_direct.wgsl",
+                          [&] { return direct_code(p.tm, p.tn, p.bn / p.tn, t); });
+  std::string acc = (dtype == DType::f16 && !p.f32_accumulate) ? "f16" : "f32";
+  int threads = (p.bm / p.tm) * (p.bn / p.tn);
+  const bool vec4_loads = vec4_layout(p) && vec4_staging;
+  return matmul_program(ctx, dtype, "matmul|" + p.str() + (vec4_loads ? "|v4loads" : ""), "matmul_reg_tiled.wgsl", [&] {
+    kernels::Values v = tiled_code(p, threads, acc, t, vec4_loads);
+    v["BV"] = vec4_loads ? "vec4<" + t + ">" : t;
+    v["ACC"] = acc;
+    return v;
+  });
+}
+
 void run_tiled(const MatmulProblem& prob, const TiledParams& p) {
   if (std::string why = tiled_unsupported(*prob.ctx, p, prob.dtype()); !why.empty())
     throw Error(ErrorKind::Unsupported, "matmul " + p.str() + ": " + why);
-  const std::string t = wgsl_type(prob.dtype());
-  if (p.direct()) {
-    dispatch_tiles(prob,
-                   matmul_program(prob, "matmul|" + p.str(), "matmul_direct.wgsl",
-                                  [&] { return direct_code(p.tm, p.tn, p.bn / p.tn, t); }),
-                   p.bm, p.bn);
-    return;
-  }
-  std::string acc = (prob.dtype() == DType::f16 && !p.f32_accumulate) ? "f16" : "f32";
-  int threads = (p.bm / p.tm) * (p.bn / p.tn);
-  const bool vec4_loads = vec4_layout(p) && matmul_vec4_staging(prob);
-  auto kernel =
-      matmul_program(prob, "matmul|" + p.str() + (vec4_loads ? "|v4loads" : ""), "matmul_reg_tiled.wgsl", [&] {
-        kernels::Values v = tiled_code(p, threads, acc, t, vec4_loads);
-        v["BV"] = vec4_loads ? "vec4<" + t + ">" : t;
-        v["ACC"] = acc;
-        return v;
-      });
-  dispatch_tiles(prob, kernel, p.bm, p.bn);
+  dispatch_tiles(prob, tiled_program(prob.ctx, prob.dtype(), p, matmul_vec4_staging(prob)), p.bm, p.bn);
 }
 
 int split_k_factor(bool cpu_adapter, DType dtype, int64_t M, int64_t N, int64_t K, int64_t batches,
@@ -373,6 +379,18 @@ void run_matmul_with(const MatmulProblem& prob, const TiledParams& p) {
     run_split_k(prob, slices, p);
   else
     run_tiled(prob, p);
+}
+
+void prewarm_matmul(const gpu::ContextPtr& ctx, DType dtype, int64_t M, int64_t N, int64_t K, bool a_transposed,
+                    bool b_transposed) {
+  // matmul_vec4_staging for dense operands from their buffers' start (a transposed one's columns
+  // are not unit-stride); split-K's slices keep it (K/S is a multiple of 8).
+  const bool vec4 = !a_transposed && !b_transposed && K % 4 == 0 && N % 4 == 0;
+  const TiledParams p = matmul_params(ctx, dtype, M, N, K, vec4);
+  if (!tiled_unsupported(*ctx, p, dtype).empty()) return;
+  kernels::PrewarmOnly only;
+  if (split_k_factor(ctx->info().is_cpu, dtype, M, N, K, 1, p) > 1) kernels::Program::file(ctx, "sum_slices.wgsl");
+  tiled_program(ctx, dtype, p, vec4);
 }
 
 void run_matmul(const MatmulProblem& prob) {

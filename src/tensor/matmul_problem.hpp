@@ -24,6 +24,8 @@ MatmulProblem make_problem(const Tensor& a, const Tensor& b);
 // where the context trusts such kernels).
 kernels::Program matmul_program(const MatmulProblem& prob, const std::string& key, const char* file,
                                 const std::function<kernels::Values()>& values, bool validated = true);
+kernels::Program matmul_program(const gpu::ContextPtr& ctx, DType dtype, const std::string& key, const char* file,
+                                const std::function<kernels::Values()>& values, bool validated = true);
 // Launches a matmul kernel with C, A, B bound and `meta` (the problem's, with tiles_m and
 // tiles_n filled in) over `groups` workgroups.
 void launch_matmul(const MatmulProblem& prob, const kernels::Program& kernel, std::vector<uint32_t> meta,
