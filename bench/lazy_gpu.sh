@@ -6,14 +6,19 @@
 # $OUT/lazy_rows.json (copy to bench/results/ with the date and card in the name).
 # The chain's row also has its GPU time beside a device copy's (timestamp queries, 20 runs back
 # to back after ~100 ms of warm-up): gpu_ms, copy_gpu_ms, gpu_gbs, fraction_of_copy (target 0.9).
-# Usage: bench/lazy_gpu.sh [ELEMENTS]   (OUT: where logs and JSON go; SURFGRAD: the CLI)
+# Usage: bench/lazy_gpu.sh [ELEMENTS]   (OUT: where logs and JSON go; SURFGRAD: the CLI; STEPS and
+# REPS: MLP steps per timed run and timed runs, 20 and 5; a dry run on lavapipe:
+# `OUT=/tmp/lz STEPS=1 REPS=1 SURFGRAD=build/surfgrad bash bench/lazy_gpu.sh 4096`, ~1 min)
+# Each row with "dispatches" also has "eager_dispatches" (the same work in eager mode, one process).
 set -u
 elements=${1:-16777216}
+steps=${STEPS:-20}
+reps=${REPS:-5}
 out=${OUT:-/tmp/lazy-bench}
 mkdir -p "$out"
 bin=${SURFGRAD:-./build/surfgrad}
 $bin info | head -4 | tee "$out/lazy.log"
-$bin bench lazy --elements "$elements" --steps 20 --reps 5 --json "$out/surfgrad_lazy.json" 2>&1 | tee -a "$out/lazy.log"
+$bin bench lazy --elements "$elements" --steps "$steps" --reps "$reps" --json "$out/surfgrad_lazy.json" 2>&1 | tee -a "$out/lazy.log"
 python3 bench/torch_reference.py --elements "$elements" --json "$out/torch.json" 2>&1 | tee -a "$out/lazy.log"
 python3 - "$out" <<'PY' | tee -a "$out/lazy.log"
 import json, sys

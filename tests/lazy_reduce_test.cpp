@@ -127,6 +127,12 @@ TEST(LazyReduce, F16AndIntegerTrees) {
   expect_same_bits("f16 max over columns", [&] { return (h - 0.5).abs().max({0}); });
   Tensor i = Tensor::arange(ctx(), -50, 50, 1, DType::i32).reshape({10, 10});
   expect_same_bits("i32 sum", [&] { return (i * i - i).sum({1}); });
+  // A product as the tree's last op, summed: the compiler must not fuse it with the accumulating
+  // add (an FMA rounds once where eager rounds the product, then the sum).
+  Tensor p = Tensor::normal(ctx(), {777, 21}, 9);
+  expect_same_bits("squared norms of rows", [&] { return (p * p).sum({1}); });
+  expect_same_bits("squared norms of columns", [&] { return (p * p).sum({0}); });
+  expect_same_bits("a long product sum", [&] { return (p * 1.1).sum({}); });
   expect_same_bits("i32 max, all axes", [&] { return (i * 3).abs().max({}); });
 }
 
@@ -153,4 +159,36 @@ TEST(LazyReduce, SoftmaxLogSoftmaxAndMseFuse) {
               r.realize();
             }),
             3u);
+}
+
+TEST(LazyReduce, ASharedTreeIsStoredByTheReductionThatReadsIt) {
+  Tensor x = Tensor::uniform(ctx(), {300, 70}, 16, -2, 2), y = Tensor::uniform(ctx(), {1, 70}, 17, 0.5, 1.5);
+  Tensor xl = Tensor::uniform(ctx(), {2, 40000}, 18, -2, 2), yl = Tensor::uniform(ctx(), {1, 40000}, 19);
+  struct Case {
+    const Tensor *x, *y;
+    std::vector<int> axes;
+    uint64_t dispatches;  // rows past 16384 (21000, 40000): a second pass over the parts' results
+  };
+  for (const Case& c : std::vector<Case>{{&x, &y, {0}, 1}, {&x, &y, {1}, 1}, {&x, &y, {}, 2}, {&xl, &yl, {1}, 2}}) {
+    std::string what = "sum over " + std::to_string(c.axes.size()) + " axes of " + c.x->describe();
+    std::vector<float> eager_tree, eager_sum;
+    {
+      LazyScope mode(false);
+      Tensor t = tree(*c.x, *c.y);
+      eager_tree = values(t);
+      eager_sum = values(t.sum(c.axes));
+    }
+    LazyScope mode(true);
+    Tensor t = tree(*c.x, *c.y), held = t;  // another handle: the tree is read again later
+    Tensor s;
+    EXPECT_EQ(dispatches_of([&] {
+                s = t.sum(c.axes);
+                s.realize();
+                t.realize();  // already stored by the reduction: no dispatch
+              }),
+              c.dispatches)
+        << what;
+    EXPECT_EQ(values(held), eager_tree) << what;
+    EXPECT_EQ(values(s), eager_sum) << what;
+  }
 }

@@ -254,6 +254,14 @@ FusedRead lazy_fused_read(const Tensor& t, size_t max_leaves) {
   return r;
 }
 
+bool lazy_shared(const Tensor& t) { return TensorAccess::storage(t).use_count() > 1; }
+
+void lazy_realized_by(const Tensor& t, const Tensor& values) {
+  Storage& s = *TensorAccess::storage(t);
+  s.buffer = TensorAccess::storage(values)->buffer;
+  s.pending.reset();
+}
+
 void realize_storage(Storage& root) {
   if (!root.pending) return;
   std::shared_ptr<LazyNode> node = root.pending;  // alive until the launch is recorded

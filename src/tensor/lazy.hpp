@@ -62,5 +62,11 @@ struct FusedRead {
 bool lazy_inlinable(const Tensor& t);
 // The tree of an inlinable `t`, with at most `max_leaves` buffers (subtrees realised to fit).
 FusedRead lazy_fused_read(const Tensor& t, size_t max_leaves);
+// Whether handles other than `t` share its pending storage (a reader evaluating the tree may
+// then store it too: it is likely read again).
+bool lazy_shared(const Tensor& t);
+// Completes the pending `t` with `values` (contiguous, its shape and dtype), which a reader filled
+// with the tree's values while evaluating it: `t`'s storage takes that buffer.
+void lazy_realized_by(const Tensor& t, const Tensor& values);
 
 }  // namespace surfgrad

@@ -93,50 +93,65 @@ kernels::Program reduce_program(const gpu::ContextPtr& ctx, const char* file, Re
 
 // A pending elementwise tree (lazy.hpp's FusedRead) as the reduction's input: `fn load(e)`
 // evaluates it at element e of the logical block the kernel reduces (the tree's axes in `order`:
-// [rows, R], or [R, C] for the column kernel), so the tree gets no buffer and the reduction is
-// one dispatch. Each element is the value realising the tree would store, read in the same order
-// as from that buffer: the same bits as eager mode.
+// [rows, R], or [R, C] for the column kernel), so the reduction is one dispatch and needs no
+// buffer of the tree. Each element is the value realising the tree would store, read in the same
+// order as from that buffer: the same bits as eager mode. Where other handles keep the pending
+// tensor (an autograd gradient that a matmul reads next, say), load also stores each value into
+// `store`, which then becomes the tensor's buffer: realised in the same pass, not by a second one.
 struct FusedInput {
   FusedRead read;
-  Shape shape;                 // the logical block's axes, merged where every leaf allows it
-  std::vector<Shape> strides;  // per leaf, over `shape`
+  Tensor store;                // contiguous, the tree's shape and dtype (undefined: not stored)
+  Shape shape;                 // the logical block's axes, merged where every operand allows it
+  std::vector<Shape> strides;  // per leaf, then for `store`, over `shape`
 };
 
 FusedInput fused_input(const Tensor& x, const std::vector<int>& order) {
-  FusedInput f{lazy_fused_read(x, 7), {}, {}};  // 8 storage bindings, one the output
-  size_t n = f.read.leaves.size();
+  bool store = lazy_shared(x);
+  // 8 storage bindings: the reduction's output, the leaves, the store.
+  FusedInput f{lazy_fused_read(x, store ? 6 : 7), Tensor(), {}, {}};
+  std::vector<Shape> strides = f.read.strides;
+  if (store) {
+    f.store = Tensor::empty(x.context(), x.shape(), x.dtype());
+    strides.push_back(f.store.strides());
+  }
+  size_t n = strides.size();
   f.strides.resize(n);
   for (int d : order) {
     int64_t extent = x.shape()[size_t(d)];
     if (extent == 1) continue;
     bool merge = !f.shape.empty();
-    for (size_t k = 0; k < n && merge; ++k) merge = f.strides[k].back() == f.read.strides[k][size_t(d)] * extent;
+    for (size_t k = 0; k < n && merge; ++k) merge = f.strides[k].back() == strides[k][size_t(d)] * extent;
     if (merge) {
       f.shape.back() *= extent;
-      for (size_t k = 0; k < n; ++k) f.strides[k].back() = f.read.strides[k][size_t(d)];
+      for (size_t k = 0; k < n; ++k) f.strides[k].back() = strides[k][size_t(d)];
     } else {
       f.shape.push_back(extent);
-      for (size_t k = 0; k < n; ++k) f.strides[k].push_back(f.read.strides[k][size_t(d)]);
+      for (size_t k = 0; k < n; ++k) f.strides[k].push_back(strides[k][size_t(d)]);
     }
   }
   return f;
 }
 
-// The fused input's INPUT: the leaves' bindings, the tree's functions and `fn load`. Its index
-// parameters follow the reduction's six: [rank, shape[8], then per leaf offset, strides[8]],
+// The fused input's INPUT: the operands' bindings, the tree's functions and `fn load`. Its index
+// parameters follow the reduction's six: [rank, shape[8], then per operand offset, strides[8]],
 // then the tree's constants.
 std::string fused_input_source(const FusedInput& f, DType root) {
   constexpr size_t first = 6;
-  size_t n = f.read.leaves.size();
-  std::string s, init, step, loads, names;
+  size_t n = f.strides.size(), leaves = f.read.leaves.size();
+  std::string s, init, step, loads;
   auto S = [](size_t v) { return std::to_string(v) + "u"; };
   for (size_t k = 0; k < n; ++k) {
-    std::string i = "i" + std::to_string(k), v = "v" + std::to_string(k);
-    s += "@group(0) @binding(" + std::to_string(k + 1) + ") var<storage, read> in" + std::to_string(k) + ": array<" +
-         wgsl_type(f.read.leaves[k].dtype()) + ">;\n";
+    std::string i = "i" + std::to_string(k);
+    if (k < leaves) {
+      s += "@group(0) @binding(" + std::to_string(k + 1) + ") var<storage, read> in" + std::to_string(k) + ": array<" +
+           wgsl_type(f.read.leaves[k].dtype()) + ">;\n";
+      loads += "  let v" + std::to_string(k) + " = in" + std::to_string(k) + "[" + i + "];\n";
+    } else {
+      s += "@group(0) @binding(" + std::to_string(k + 1) + ") var<storage, read_write> stored: array<" +
+           wgsl_type(root) + ">;\n";
+    }
     init += "  var " + i + " = arg(" + S(first + 9 + 9 * k) + ");\n";
     step += "    " + i + " += c * arg(" + S(first + 10 + 9 * k) + " + u32(d));\n";
-    loads += "  let " + v + " = in" + std::to_string(k) + "[" + i + "];\n";
   }
   s += "const PARAMS: u32 = " + S(first + 9 + 9 * n) + ";\n";
   s += "fn param_f32(k: u32) -> f32 { return arg_f32(PARAMS + k); }\n";
@@ -144,9 +159,11 @@ std::string fused_input_source(const FusedInput& f, DType root) {
   s += "fn param_u32(k: u32) -> u32 { return arg(PARAMS + k); }\n";
   s += f.read.functions;
   std::string t = wgsl_type(root);
+  std::string keep = f.store.defined() ? "  stored[i" + std::to_string(leaves) + "] = value;\n" : "";
   s += "fn load(e: u32) -> " + t + " {\n  var rem = e;\n" + init + "  for (var d = i32(arg(" + S(first) +
        ")) - 1; d >= 0; d--) {\n    let extent = arg(" + S(first + 1) + " + u32(d));\n    let c = rem % extent;\n" +
-       "    rem = rem / extent;\n" + step + "  }\n" + loads + "  return " + t + "(" + f.read.expr + ");\n}\n";
+       "    rem = rem / extent;\n" + step + "  }\n" + loads + "  let value = " + t + "(" + f.read.expr + ");\n" + keep +
+       "  return value;\n}\n";
   return s;
 }
 
@@ -158,7 +175,7 @@ void reduce_fused_pass(const gpu::ContextPtr& ctx, const char* file, Reduce op, 
   for (const Tensor& l : f.read.leaves) f16 |= l.dtype() == DType::f16;
   std::string key = std::string("reduce-fused|") + file + "|" + f.read.name + "|" + dtype_name(root) + ">" +
                     dtype_name(out.dtype()) + "|" + std::to_string(int(op)) + (scale != 1.0f ? "|scaled|" : "|") +
-                    f.read.expr + "|" + f.read.functions + "|";
+                    (f.store.defined() ? "stored|" : "") + f.read.expr + "|" + f.read.functions + "|";
   for (const Tensor& l : f.read.leaves) key += dtype_name(l.dtype()) + std::string(",");
   auto kernel = kernels::Program::generated(ctx, key,
                                             [&] {
@@ -168,15 +185,15 @@ void reduce_fused_pass(const gpu::ContextPtr& ctx, const char* file, Reduce op, 
                                             },
                                             {.f16 = f16});
   std::vector<uint32_t> meta = head;
-  meta.resize(6 + 9 + 9 * f.read.leaves.size(), 0);
+  meta.resize(6 + 9 + 9 * f.strides.size(), 0);
   meta[6] = uint32_t(f.shape.size());
   for (size_t d = 0; d < f.shape.size(); ++d) meta[7 + d] = kernels::Param(f.shape[d]).word;
   std::vector<kernels::Arg> args = {kernels::Arg(out)};
-  for (size_t k = 0; k < f.read.leaves.size(); ++k) {
-    const Tensor& l = f.read.leaves[k];
-    meta[15 + 9 * k] = kernels::Param(l.offset()).word;
+  for (size_t k = 0; k < f.strides.size(); ++k) {
+    const Tensor& t = k < f.read.leaves.size() ? f.read.leaves[k] : f.store;
+    meta[15 + 9 * k] = kernels::Param(t.offset()).word;
     for (size_t d = 0; d < f.shape.size(); ++d) meta[16 + 9 * k + d] = kernels::Param(f.strides[k][d]).word;
-    args.push_back(kernels::view(l));
+    args.push_back(kernels::view(t));
   }
   meta.insert(meta.end(), f.read.params.begin(), f.read.params.end());
   kernel.launch(std::span<const kernels::Arg>(args), meta, ctx->grid_for(groups));
@@ -246,8 +263,10 @@ Tensor reduce(const Tensor& x, Reduce op, const std::vector<int>& axes, bool kee
       if (fused) {
         std::vector<int> order(size_t(x.rank()));
         std::iota(order.begin(), order.end(), 0);
-        reduce_fused_pass(x.context(), "reduce_columns.wgsl", op, fused_input(x, order), x.dtype(), out, scale,
+        FusedInput f = fused_input(x, order);
+        reduce_fused_pass(x.context(), "reduce_columns.wgsl", op, f, x.dtype(), out, scale,
                           words({C, R, int64_t(0), int64_t(0), int64_t(0), scale}), (uint64_t(C) + 31) / 32);
+        if (f.store.defined()) lazy_realized_by(x, f.store);
       } else {
         reduce_columns(x.context(), op, x, C, R, out, scale);
       }
@@ -279,6 +298,7 @@ Tensor reduce(const Tensor& x, Reduce op, const std::vector<int>& axes, bool kee
   } else {
     reduce_pass(ctx, op, p.rows, rows, p.R, 1, out, scale, f ? &*f : nullptr, x.dtype());
   }
+  if (f && f->store.defined()) lazy_realized_by(x, f->store);
   return out;
 }
 
