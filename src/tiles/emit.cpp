@@ -199,7 +199,7 @@ std::string emit_weight_stage(Wgsl& w, const Graph& g, int n, bool transposed) {
 void emit_weight_stage_slot(Wgsl& w, const Graph& g) {
   if (!w.stage_weights) return;
   w.line("// Weights read in place, staged here one matrix at a time: every thread reads each many times.");
-  w.line("var<workgroup> weight_stage: array<f32, " + u32(weight_stage_elements(g)) + ">;");
+  w.line("var<workgroup> weight_stage: array<f32, " + u32(sgmat_aligned(w, weight_stage_elements(g))) + ">;");
 }
 
 void emit_shape_lets(Wgsl& w, const Graph& g) {
@@ -216,8 +216,8 @@ void emit_slots(Wgsl& w, const MemoryPlan& plan) {
   for (size_t i = 0; i < plan.slots.size(); ++i) {
     std::string holds;
     for (const auto& h : plan.slots[i].holds) holds += (holds.empty() ? "" : ", ") + h;
-    w.line("var<workgroup> slot" + std::to_string(i) + ": array<f32, " + u32(plan.slots[i].elements) + ">;  // " +
-           holds);
+    w.line("var<workgroup> slot" + std::to_string(i) + ": array<f32, " + u32(sgmat_aligned(w, plan.slots[i].elements)) +
+           ">;  // " + holds);
   }
 }
 

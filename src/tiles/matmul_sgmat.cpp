@@ -12,6 +12,13 @@
 // lanes hand the sums to emit_matmul's writer (a tile, +=, or atomic adds into a gradient).
 // Products whose M, N or K is not a multiple of 16 stay on the scalar code (emit.cpp): the
 // fragment is 16×16×16 and padding a tile to it would cost more than the product.
+// Alignment: Vulkan requires a cooperative-matrix load's pointer (and stride) to be 16-byte
+// aligned (VUID-RuntimeSpirv-OpCooperativeMatrixLoadKHR-08986), and WGSL cannot align a
+// workgroup variable. On the H200 the f16 scratch landed 8 bytes past a 16-byte boundary (after
+// the 8-byte sgm_max: the driver lays variables out in its own order) and every fragment was read
+// 4 halves early: wrong integer sums (bench/sgmat_probe_gpu.sh, tests/sgmat_semantics_test.cpp).
+// So every workgroup array of a kernel with these products is a multiple of 16 bytes
+// (sgmat_aligned; sgm_max 4 words; the f16 scratch 8 halves), whatever order they are laid in.
 #include "tiles/matmul_sgmat.hpp"
 
 #include <algorithm>
@@ -118,7 +125,21 @@ SgmatMode sgmat_mode() {
 uint64_t sgmat_workgroup_bytes(const Graph& g, int sg, bool backward) {
   Extents e = extents(g, backward);
   if (e.tiles == 0 || sg <= 0) return 0;
-  return uint64_t(2 * 2 * (e.a + e.b)) + uint64_t(4 * 256 * (units(g, sg, e) + 1)) + 8;
+  // sgm_max (16 bytes), and what sgmat_aligned adds to the kernel's other arrays (≤ 12 bytes each:
+  // at most a slot a node, and the weight staging).
+  return uint64_t(2 * 2 * (e.a + e.b)) + uint64_t(4 * 256 * (units(g, sg, e) + 1)) + 16 +
+         12 * uint64_t(g.nodes.size() + 1);
+}
+
+// SURFGRAD_TILE_SGMAT_ALIGN=0: the arrays as they were before the fix (sgm_max 8 bytes, other
+// arrays unpadded), to show the fault on hardware beside the fix (bench/sgmat_probe_gpu.sh).
+static bool sgmat_align16() {
+  const char* e = std::getenv("SURFGRAD_TILE_SGMAT_ALIGN");
+  return !(e && std::string(e) == "0");
+}
+
+int64_t sgmat_aligned(const Wgsl& w, int64_t f32_elements) {
+  return w.sgmat_sg > 0 && sgmat_align16() ? (f32_elements + 3) / 4 * 4 : f32_elements;
 }
 
 int sgmat_subgroup_size(const gpu::Context& ctx, const Graph& g, bool backward, uint64_t other_bytes) {
@@ -154,7 +175,8 @@ void emit_sgmat_slots(Wgsl& w, const Graph& g, bool backward) {
   w.sgmat_units = int(units(g, w.sgmat_sg, e));
   // One slot a working subgroup, and the spare one the others store into.
   w.line("var<workgroup> sgm_c: array<f32, " + u32(256 * (int64_t(w.sgmat_units) + 1)) + ">;");
-  w.line("var<workgroup> sgm_max: array<atomic<u32>, 2>;");
+  // Two used; four so that it is 16 bytes like every other array here (see sgmat_aligned).
+  w.line(std::string("var<workgroup> sgm_max: array<atomic<u32>, ") + (sgmat_align16() ? "4" : "2") + ">;");
 }
 
 std::string sgmat_entry_point(const Graph& g) {

@@ -24,6 +24,10 @@ std::string sgmat_diagnostic();
 int sgmat_subgroup_size(const gpu::Context& ctx, const Graph& g, bool backward, uint64_t other_bytes);
 // The scratch the subgroup-matrix products of the kernel take, in bytes (0: no product qualifies).
 uint64_t sgmat_workgroup_bytes(const Graph& g, int subgroup_size, bool backward);
+// f32_elements rounded up to 16 bytes in a kernel with subgroup-matrix products (w.sgmat_sg), else
+// as is: every workgroup array there is a multiple of 16 bytes, so the fragments' scratch starts
+// 16-byte aligned whatever order the driver lays the arrays out in (matmul_sgmat.cpp).
+int64_t sgmat_aligned(const Wgsl& w, int64_t f32_elements);
 // Whether emit_matmul puts an out-shaped product of `inner` terms on subgroup matrices.
 bool sgmat_product(const Wgsl& w, TileShape out, int inner);
 // Module scope: the fragment aliases and the scratch arrays (with w.sgmat_sg).
