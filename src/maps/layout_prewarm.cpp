@@ -39,19 +39,21 @@ int prewarm_layout_kernels(const gpu::ContextPtr& ctx, const MapOptions& options
       file("tsne_attraction.wgsl", {{"K", ks}, {"LANES", std::to_string(tsne_attraction_lanes(*ctx))}});
       file("tsne_update.wgsl");
     }
-    // tsne_repulsion.cpp: TsneRepulsion's constructor takes all of these; CPU adapters also its
-    // Z kernel and, with FFT repulsion, its bounds kernel (GPUs reduce with tensor ops instead:
-    // prewarm_map_tensor_ops).
+    // tsne_repulsion.cpp: the exact kernel, or the FFT's (each made at its method's first call);
+    // CPU adapters also the Z kernel and, with FFT repulsion, the bounds kernel (GPUs reduce with
+    // tensor ops instead: prewarm_map_tensor_ops).
+    const bool fft = tsne_uses_fft(options.tsne.repulsion, n);
+    if (!fft) file("tsne_repulsion.wgsl");
     for (const char* f :
-         {"tsne_repulsion.wgsl", "tsne_fft_frame.wgsl", "tsne_fft_kernels.wgsl", "tsne_fft_spread.wgsl",
-          "tsne_fft_charges.wgsl", "tsne_fft_multiply.wgsl", "tsne_fft_mirror.wgsl", "tsne_fft_interpolate.wgsl"})
-      file(f);
+         {"tsne_fft_frame.wgsl", "tsne_fft_kernels.wgsl", "tsne_fft_spread.wgsl", "tsne_fft_charges.wgsl",
+          "tsne_fft_multiply.wgsl", "tsne_fft_mirror.wgsl", "tsne_fft_interpolate.wgsl"})
+      if (fft) file(f);
     if (ctx->info().is_cpu) file("tsne_z.wgsl");
-    if (ctx->info().is_cpu && tsne_uses_fft(options.tsne.repulsion, n)) file("tsne_bbox.wgsl");
+    if (ctx->info().is_cpu && fft) file("tsne_bbox.wgsl");
     // fft_lines.cpp: one line-FFT kernel per grid size (M = 2G), built as the map grows into
     // it mid-optimisation (six of them took 37-80 ms each on the H200 cold). The sizes a map of
     // 10k-1M points passes through, up to the adapter's largest grid.
-    if (tsne_uses_fft(options.tsne.repulsion, n)) {
+    if (fft) {
       const int max_nodes = TsneRepulsion::max_grid_nodes(*ctx);
       for (int g : {32, 48, 64, 96, 128, 192, 256})
         if (g <= max_nodes) queued += FftLines::prewarm(ctx, uint32_t(2 * g)) ? 1 : 0;
@@ -105,10 +107,11 @@ void prewarm_map_tensor_ops(const gpu::ContextPtr& ctx, const MapOptions& option
       if (!fused) Tensor::zeros(ctx, {2}, DType::i32);                                    // graph_gpu.cpp's counters
       if (tsne_uses_fft(options.tsne.repulsion, n)) Tensor::zeros(ctx, {2}, DType::u32);  // the grid's accumulator
       if (!cpu) {
-        // tsne_repulsion.cpp on GPUs: the map's bounds (column min and max) and Z (a column's sum).
-        Tensor y = Tensor::empty(ctx, {rows, 2}), rep = Tensor::empty(ctx, {rows, 4});
-        y.min({0}), y.max({0});
-        rep.slice(1, 2, 3).sum();
+        // tsne_repulsion.cpp on GPUs: Z (a column's sum), and the FFT grid's bounds (the map's
+        // column min and max).
+        Tensor::empty(ctx, {rows, 4}).slice(1, 2, 3).sum();
+        Tensor y = Tensor::empty(ctx, {rows, 2});
+        if (tsne_uses_fft(options.tsne.repulsion, n)) y.min({0}), y.max({0});
       }
     });
   } else if (options.method == MapMethod::Umap) {

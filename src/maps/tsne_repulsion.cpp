@@ -43,17 +43,8 @@ int TsneRepulsion::grid_nodes_for(double extent, double spacing, int max_nodes) 
       if (s >= max_nodes || double(s - 4) * spacing >= extent) return std::min(s, max_nodes);
 }
 
-// The pipelines are looked up once here, not per dispatch in the loop.
-TsneRepulsion::TsneRepulsion(gpu::ContextPtr ctx)
-    : ctx_(std::move(ctx)),
-      exact_(program(ctx_, "tsne_repulsion.wgsl")),
-      frame_k_(program(ctx_, "tsne_fft_frame.wgsl")),
-      kernels_k_(program(ctx_, "tsne_fft_kernels.wgsl")),
-      spread_(program(ctx_, "tsne_fft_spread.wgsl")),
-      charges_(program(ctx_, "tsne_fft_charges.wgsl")),
-      multiply_(program(ctx_, "tsne_fft_multiply.wgsl")),
-      mirror_(program(ctx_, "tsne_fft_mirror.wgsl")),
-      interpolate_(program(ctx_, "tsne_fft_interpolate.wgsl")) {}
+// The pipelines are looked up once, at the first call of their method, not per dispatch.
+TsneRepulsion::TsneRepulsion(gpu::ContextPtr ctx) : ctx_(std::move(ctx)) {}
 
 double TsneRepulsion::extent(const Tensor& y) {
   HostArray lo = HostArray::from(y.min({0})), hi = HostArray::from(y.max({0}));
@@ -89,7 +80,8 @@ double TsneRepulsion::box_extent(const Tensor& y) {
 
 void TsneRepulsion::exact(const Tensor& y, const Tensor& out) {
   int64_t n = y.shape(0);
-  exact_.launch({out, y}, {n}, kernels::groups_for(*ctx_, uint64_t(n), 256));
+  if (!exact_) exact_ = program(ctx_, "tsne_repulsion.wgsl");
+  exact_->launch({out, y}, {n}, kernels::groups_for(*ctx_, uint64_t(n), 256));
 }
 
 void TsneRepulsion::resize(int g) {
@@ -119,38 +111,47 @@ void TsneRepulsion::interpolated(const Tensor& y, const Tensor& out, int grid_no
                                       " nodes per side; it must be 2^a or 3·2^a, from 16 to " +
                                       std::to_string(max_grid_nodes(*ctx_)) + " on this adapter");
   resize(grid_nodes);
+  if (!frame_k_) {
+    frame_k_ = program(ctx_, "tsne_fft_frame.wgsl");
+    kernels_k_ = program(ctx_, "tsne_fft_kernels.wgsl");
+    spread_ = program(ctx_, "tsne_fft_spread.wgsl");
+    charges_ = program(ctx_, "tsne_fft_charges.wgsl");
+    multiply_ = program(ctx_, "tsne_fft_multiply.wgsl");
+    mirror_ = program(ctx_, "tsne_fft_mirror.wgsl");
+    interpolate_ = program(ctx_, "tsne_fft_interpolate.wgsl");
+  }
   uint32_t n = kernels::Param(y.shape(0)).word, g = uint32_t(g_), m = 2 * g, mm = m * m;
   Tensor lo, hi;
   bounds(y, lo, hi);
-  frame_k_.launch({frame_, args_, lo, hi}, {n, g, (mm + 255) / 256, 2 * m}, {1, 1, 1});
+  frame_k_->launch({frame_, args_, lo, hi}, {n, g, (mm + 255) / 256, 2 * m}, {1, 1, 1});
   // The kernels and their transforms, only where the frame kernel found them stale (indirect
   // counts it wrote). Where indirect dispatches are costly (Dawn validates each with a pass of its
   // own), recomputed every iteration instead: the same values, ~20 µs of GPU work an iteration.
   if (!ctx_->indirect_dispatch_costly()) {
-    kernels_k_.launch_indirect({grid_, frame_}, {g}, args_, 0);
+    kernels_k_->launch_indirect({grid_, frame_}, {g}, args_, 0);
     fft_pass(1, 2, m, true, false, true);
     fft_pass(1, 2, m, false, false, true);
   } else {
-    kernels_k_.launch({grid_, frame_}, {g}, {(mm + 255) / 256, 1, 1});
+    kernels_k_->launch({grid_, frame_}, {g}, {(mm + 255) / 256, 1, 1});
     fft_pass(1, 2, m, true, false, false);
     fft_pass(1, 2, m, false, false, false);
   }
   // Charges: spread, then transformed; rows G… of the padded array are zero, so only G rows.
-  spread_.launch({acc_, y, frame_}, {n, g}, kernels::groups_for(*ctx_, n, 256));
-  charges_.launch({grid_, acc_, frame_}, {g}, kernels::groups_for(*ctx_, mm, 256));
+  spread_->launch({acc_, y, frame_}, {n, g}, kernels::groups_for(*ctx_, n, 256));
+  charges_->launch({grid_, acc_, frame_}, {g}, kernels::groups_for(*ctx_, mm, 256));
   // The charges are real: after the row pass each row's spectrum is Hermitian (column M − c is
   // the conjugate of c), so the columns past M/2 are never transformed; the multiply kernel
   // reads them mirrored.
   fft_pass(0, 1, g, true, false, false);
   fft_pass(0, 1, m / 2 + 1, false, false, false);
-  multiply_.launch({grid_}, {mm, m}, kernels::groups_for(*ctx_, mm, 256));
+  multiply_->launch({grid_}, {mm, m}, kernels::groups_for(*ctx_, mm, 256));
   // Back: columns first, then only the G rows the points are read from. q is real, so its
   // product is Hermitian too: half its columns, then each needed row's other half mirrored.
   fft_pass(3, 1, m, false, true, false);
   fft_pass(4, 1, m / 2 + 1, false, true, false);
-  mirror_.launch({grid_}, {g}, kernels::groups_for(*ctx_, uint64_t(g) * (m / 2), 256));
+  mirror_->launch({grid_}, {g}, kernels::groups_for(*ctx_, uint64_t(g) * (m / 2), 256));
   fft_pass(3, 2, g, true, true, false);
-  interpolate_.launch({out, y, grid_, frame_}, {n, g, 1.0 / double(mm)}, kernels::groups_for(*ctx_, n, 256));
+  interpolate_->launch({out, y, grid_, frame_}, {n, g, 1.0 / double(mm)}, kernels::groups_for(*ctx_, n, 256));
 }
 
 Tensor tsne_repulsion(const Tensor& y, Repulsion method, double grid_spacing) {

@@ -41,7 +41,9 @@ class TsneRepulsion {
   gpu::ContextPtr ctx_;
   int g_ = 0;
   Tensor acc_, grid_, frame_, args_;
-  kernels::Program exact_, frame_k_, kernels_k_, spread_, charges_, multiply_, mirror_, interpolate_;
+  // Made on first use: a map uses one method (the other's pipelines would be compiled for
+  // nothing, in a cold start too: issue 35).
+  std::optional<kernels::Program> exact_, frame_k_, kernels_k_, spread_, charges_, multiply_, mirror_, interpolate_;
   std::unique_ptr<FftLines> fft_;
   std::optional<kernels::Program> bbox_, z_;  // made on first use, on CPU adapters only
 };
