@@ -6,7 +6,12 @@
 # (instance/adapter/device ms, pipelines created, shader-module vs pipeline ms, cache hits).
 # Target: cold within 1.2x of warm. wgpu-native also gets two runs with empty driver caches but
 # surfgrad's kernel record from the earlier runs (cold-record, cold-record-profiled), and the
-# profiled runs' rows say how many pipelines were still built at first use (built_at_use). Prewarming (the layout's kernels built on worker threads while
+# profiled runs' rows say how many pipelines were still built at first use (built_at_use) and which
+# (at_use_kernels; the log has each pipeline's creation, thread and time: SURFGRAD_LOG_PIPELINES),
+# and every row the map's phases (phases: load, input checks, PCA, kNN, affinities, optimisation).
+# The cold run is the first ever on a machine: no kernel record, so what the map path prewarms by
+# itself (its layout's kernels and its tensor ops': prewarm_map_tensor_ops) is all it gets.
+# Prewarming (the layout's kernels built on worker threads while
 # PCA and the kNN run; kernels::prewarm) is on by default; each implementation also gets a cold
 # and a warm run with SURFGRAD_PREWARM=0, with caches of their own, to show what it buys.
 #
@@ -65,7 +70,8 @@ run() {  # IMPL RUN CACHES [profile] [prewarm: 1 or 0]
   text=$(env SURFGRAD_WEBGPU=$impl __GL_SHADER_DISK_CACHE=1 __GL_SHADER_DISK_CACHE_PATH="$caches/nvidia" \
     __GL_SHADER_DISK_CACHE_SKIP_CLEANUP=1 MESA_SHADER_CACHE_DIR="$caches/mesa" \
     SURFGRAD_PIPELINE_CACHE="$caches/surfgrad" SURFGRAD_TUNE_CACHE="$caches/tuning.json" \
-    SURFGRAD_PREWARM="$prewarm" ${profile:+SURFGRAD_PROFILE=1} "$bin/surfgrad" map "${input[@]}" ${ARGS:-} -o "$out/map-$impl-$name" 2>&1)
+    SURFGRAD_PREWARM="$prewarm" ${profile:+SURFGRAD_PROFILE=1 SURFGRAD_LOG_PIPELINES=1} \
+    "$bin/surfgrad" map "${input[@]}" ${ARGS:-} -o "$out/map-$impl-$name" 2>&1)
   local rc=$?
   t1=$(date +%s.%N)
   printf '== %s %s (exit %s)\n%s\n' "$impl" "$name" "$rc" "$text" | grep -v '^  optimise\|^Warning: maxDynamic' >>"$out/cold_start.log"
@@ -76,16 +82,20 @@ run() {  # IMPL RUN CACHES [profile] [prewarm: 1 or 0]
   mms=$(echo "$text" | sed -n 's/^pipelines: .*shader modules \([0-9.]*\) ms.*/\1/p')
   pms=$(echo "$text" | sed -n 's/^pipelines: .*, pipelines \([0-9.]*\) ms).*/\1/p')
   hits=$(echo "$text" | sed -n 's/^pipeline cache: .*: \([0-9]*\) hits.*/\1/p')
-  local pre pre_wait scope_wait at_use at_use_ms
+  local pre pre_wait scope_wait at_use at_use_ms at_use_names phases
   at_use=$(echo "$text" | sed -n 's/^at first use: \([0-9]*\) built.*/\1/p')
+  # The kernels built on the critical path (profiled runs), and every run's phases ("load 0.044,
+  # input checks 0.148, ..."): where a cold run's extra time goes. Quotes and backslashes dropped.
+  at_use_names=$(echo "$text" | sed -n 's/^at first use: [0-9]* built by the asking thread in [0-9.]* ms: //p' | tr -d '"\\\000-\037')
+  phases=$(echo "$text" | sed -n '/^phase timings:/,/^  total/p' | sed -n 's/^  \(.*[^ ]\)  *\([0-9.]*\) s$/\1 \2/p' | paste -sd, - | sed 's/,/, /g' | tr -d '"\\')
   at_use_ms=$(echo "$text" | sed -n 's/^at first use: [0-9]* built by the asking thread in \([0-9.]*\) ms.*/\1/p')
   local none=null  # a profiled run without the at-first-use line built nothing there
   [ -n "$profile" ] && none=0
   pre=$(echo "$text" | sed -n 's/^prewarm: \([0-9]*\) built.*/\1/p')
   pre_wait=$(echo "$text" | sed -n 's/^prewarm: .* first uses waited \([0-9.]*\) ms.*/\1/p')
   scope_wait=$(echo "$text" | sed -n 's/^prewarm: .* error scopes .* waited \([0-9.]*\) ms.*/\1/p')
-  printf '{"impl": "%s", "run": "%s", "prewarm": %s, "exit": %s, "wall_s": %s, "total_s": %s, "pipelines": %s, "pipeline_ms": %s, "module_ms": %s, "cache_hits": %s, "prewarmed": %s, "prewarm_wait_ms": %s, "scope_wait_ms": %s, "built_at_use": %s, "at_use_ms": %s}\n' \
-    "$impl" "$name" "$prewarm" "$rc" "$wall" "${total:-null}" "${pipes:-null}" "${pms:-null}" "${mms:-null}" "${hits:-null}" "${pre:-null}" "${pre_wait:-null}" "${scope_wait:-null}" "${at_use:-$none}" "${at_use_ms:-$none}" >>"$out/rows.json"
+  printf '{"impl": "%s", "run": "%s", "prewarm": %s, "exit": %s, "wall_s": %s, "total_s": %s, "pipelines": %s, "pipeline_ms": %s, "module_ms": %s, "cache_hits": %s, "prewarmed": %s, "prewarm_wait_ms": %s, "scope_wait_ms": %s, "built_at_use": %s, "at_use_ms": %s, "at_use_kernels": "%s", "phases": "%s"}\n' \
+    "$impl" "$name" "$prewarm" "$rc" "$wall" "${total:-null}" "${pipes:-null}" "${pms:-null}" "${mms:-null}" "${hits:-null}" "${pre:-null}" "${pre_wait:-null}" "${scope_wait:-null}" "${at_use:-$none}" "${at_use_ms:-$none}" "$at_use_names" "$phases" >>"$out/rows.json"
   printf '%-5s %-14s exit %s  wall %6.2f s  map total %6s s%s\n' "$impl" "$name" "$rc" "$wall" "${total:-?}" \
     "${pipes:+  pipelines $pipes: modules ${mms} ms, pipelines ${pms} ms${hits:+, cache hits $hits}}"
 }
@@ -126,4 +136,4 @@ awk -F'"' '{ for (i = 2; i < NF; i += 2) if ($i == "impl") impl = $(i + 2); else
           printf "%s: cold %.2f s, warm %.2f s: %.2fx", m, wall[m "/cold"], warm, wall[m "/cold"] / warm
           if ((m "/cold-record") in wall) printf "; driver cache empty, kernel record kept: %.2f s, %.2fx", wall[m "/cold-record"], wall[m "/cold-record"] / warm
           printf "\n" } }' "$out/rows.json" | tee "$out/summary.txt"
-grep -E "^== |^start-up|^pipelines|^prewarm|^pipeline cache|^ +[0-9.]+ +[0-9.]+  " "$out/cold_start.log" | head -90
+grep -E "^== |^start-up|^pipelines|^prewarm|^at first use|^pipeline cache|^ +[0-9.]+ +[0-9.]+  " "$out/cold_start.log" | cut -c1-400 | head -100
