@@ -94,6 +94,8 @@ void prewarm_map_tensor_ops(const gpu::ContextPtr& ctx, const MapOptions& option
   });
   // Reductions over the points (R = n rows; past 600,000 rows the same kernels as at 600,001).
   const int64_t rows = std::min<int64_t>(n, 600001);
+  // map_pipeline.cpp: the layout's finiteness check, a sum of the map's n × 2 coordinates.
+  if (options.check_finite) prewarm_ops(ctx, [&] { Tensor::empty(ctx, {std::min<int64_t>(2 * n, 600001)}).sum(); });
   if (options.method == MapMethod::Tsne) {
     // tsne.cpp: the start (PCA's first two components scaled; a column's copy read back), the
     // affinities' weights, the optimisation's zeros and ones (fills), the graph's counters.
