@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The subgroup-matrix fixes on the GPU (issue 34), one call of <= 6 min (~3 expected):
+# The subgroup-matrix fixes on the GPU (issue 34), one call of <= 7 min (timeouts; ~3 expected):
 #  1. tile_matmul on subgroup matrices with 16-byte aligned workgroup arrays: the tile tests with
 #     SURFGRAD_TILE_SGMAT=auto (against float64, gradcheck, the fused MLP against the unfused one),
 #     then `surfgrad bench tile-mlp` with it on and off under Dawn and off under wgpu-native
@@ -9,9 +9,9 @@
 #     recomputed), and on subgroup matrices again without Dawn's robustness
 #     (SURFGRAD_DAWN_TOGGLES=disable_robustness: what the predicated loads from the storage
 #     buffers cost; a browser always has robustness on).
-# Here: flock /tmp/build-dawn.lock bash bench/dawn_matmul_gpu.sh --pack build-dawn
-# GPU machine (carry build-dawn/dawn-gpu.tar.xz and .gl):
-#   OUT=$OUT bash bench/sgmat_fix_gpu.sh build-dawn/dawn-gpu.tar.xz
+# Here: bash bench/dawn_matmul_gpu.sh --pack BUILD (a build with surfgrad and surfgrad_tests)
+# GPU machine (carry BUILD/dawn-gpu.tar.xz and .gl):
+#   OUT=$OUT bash bench/sgmat_fix_gpu.sh BUILD/dawn-gpu.tar.xz
 # Dry run here: BIN=build-NAME POINTS=20000 STEPS=4 SIDE=16 OUT=/tmp/sgf bash bench/sgmat_fix_gpu.sh
 set -u
 cd "$(dirname "$0")/.."
@@ -30,6 +30,12 @@ else
 fi
 sum=$out/summary.txt
 : >"$sum"
+
+log "probe: the tile-form variants (their result rows fixed since the first call)"
+SURFGRAD_WEBGPU=dawn SURFGRAD_SGMAT_PROBE_ONLY=tile-mimic timeout 30 "$bin/surfgrad_tests" \
+  --gtest_filter='SgmatSemantics.Probe' >"$out/probe-mimic.txt" 2>&1
+echo "== probe, tile-mimic variants: exit $?" >>"$sum"
+grep -E "^(PASS|FAIL|    )" "$out/probe-mimic.txt" >>"$sum"
 
 log "tile tests, SURFGRAD_TILE_SGMAT=auto"
 SURFGRAD_WEBGPU=dawn SURFGRAD_TILE_SGMAT=auto timeout 60 "$bin/surfgrad_tests" --gtest_brief=1 \

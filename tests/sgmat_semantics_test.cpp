@@ -132,10 +132,13 @@ std::vector<Variant> variants() {
   return v;
 }
 
+// Result tiles (16 rows each): one a subgroup, or `work` where only some subgroups have one.
+int tiles_of(const Variant& v) { return v.work > 0 ? v.work : v.threads / 32; }
+
 // The variant's WGSL. Emulated, a "subgroup" is 32 consecutive invocations (lid / 32) whatever
 // the adapter's size, and the builtins are rewritten.
 std::string wgsl(const Variant& v, bool emulate) {
-  const int sgs = v.threads / 32, K = v.K, rows = 16 * sgs;
+  const int sgs = v.threads / 32, K = v.K, rows = 16 * tiles_of(v);
   std::string s =
       "enable chromium_experimental_subgroup_matrix;\n"
       "@group(0) @binding(0) var<storage, read_write> out: array<f32>;\n"
@@ -235,7 +238,7 @@ struct Run {
 // C = A·B for host ints; `decode`: 1 (B selects A's columns at k-step `step`: C[i,j] = A[i, 16·step + j]),
 // 2 (A selects B's rows: C[i,j] = B[16·step + i, j]), 0 random.
 Run run_one(const Variant& v, bool emulate, int decode, int step, uint32_t seed) {
-  const int sgs = v.threads / 32, K = v.K, M = 16 * sgs;
+  const int K = v.K, M = 16 * tiles_of(v);
   std::vector<float> A(size_t(M * K), 0), B(size_t(K * 16), 0), Bt(size_t(16 * K));
   std::mt19937 gen(seed);
   std::uniform_int_distribution<int> d(-4, 4);

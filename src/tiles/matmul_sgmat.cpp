@@ -14,9 +14,10 @@
 // fragment is 16×16×16 and padding a tile to it would cost more than the product.
 // Alignment: Vulkan requires a cooperative-matrix load's pointer (and stride) to be 16-byte
 // aligned (VUID-RuntimeSpirv-OpCooperativeMatrixLoadKHR-08986), and WGSL cannot align a
-// workgroup variable. On the H200 the f16 scratch landed 8 bytes past a 16-byte boundary (after
-// the 8-byte sgm_max: the driver lays variables out in its own order) and every fragment was read
-// 4 halves early: wrong integer sums (bench/sgmat_probe_gpu.sh, tests/sgmat_semantics_test.cpp).
+// workgroup variable. With an 8-byte sgm_max (the only array that was not a multiple of 16 bytes)
+// the fragments were read from the wrong place on NVIDIA (H200 and H100: wrong integer sums; the
+// H200's match the host's product with every fragment read 4 halves early), and with sgm_max at
+// 16 bytes they are exact (bench/sgmat_probe_gpu.sh, tests/sgmat_semantics_test.cpp).
 // So every workgroup array of a kernel with these products is a multiple of 16 bytes
 // (sgmat_aligned; sgm_max 4 words; the f16 scratch 8 halves), whatever order they are laid in.
 #include "tiles/matmul_sgmat.hpp"
@@ -111,9 +112,10 @@ std::string sgmat_diagnostic() {
 SgmatMode sgmat_mode() {
   const char* e = std::getenv("SURFGRAD_TILE_SGMAT");
   std::string v = e ? e : "";
-  // Off unless asked for: on the H200 under Dawn (2026-11-27, bench/tile_sgmat_gpu.sh) the
-  // subgroup-matrix products gave wrong values (TileSgmat.* failed; the tile MLP trained to loss
-  // 0.043 instead of 0.0008) though the emulated code matches float64 on lavapipe.
+  // Off unless asked for. Its products were wrong on the H200 (2026-11-27: misaligned f16 scratch,
+  // see the top of this file) and are right since (H100, 2026-11-28: TileSgmat.* pass, and fail
+  // with SURFGRAD_TILE_SGMAT_ALIGN=0); it becomes the default only where bench tile-mlp finds it
+  // faster than the scalar code (bench/sgmat_fix_gpu.sh).
   if (v == "auto") return SgmatMode::automatic;
   if (v.empty() || v == "off" || v == "0") return SgmatMode::off;
   if (v == "emulate") return SgmatMode::emulate;

@@ -9,9 +9,10 @@
 namespace surfgrad::tiles::detail {
 
 // SURFGRAD_TILE_SGMAT: auto (where the device offers f16×f16→f32 16×16×16 subgroup matrices;
-// wrong on the H200 so far: see sgmat_mode), off (the default: the scalar code everywhere), emulate (the
-// subgroup-matrix code with its builtins rewritten as plain WGSL: runs, slowly, on any adapter with shader-f16 and
-// subgroups, so lavapipe checks the generated code's indexing and the split-f16 arithmetic).
+// right on the H100 since its workgroup arrays are 16-byte aligned: see sgmat_mode), off (the default: the scalar code
+// everywhere), emulate (the subgroup-matrix code with its builtins rewritten as plain WGSL: runs, slowly, on any
+// adapter with shader-f16 and subgroups, so lavapipe checks the generated code's indexing and the split-f16
+// arithmetic).
 enum class SgmatMode { off, automatic, emulate };
 SgmatMode sgmat_mode();
 // SURFGRAD_TILE_SGMAT_DIAG, for bisecting wrong products on hardware (read when a kernel is
