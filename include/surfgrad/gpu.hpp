@@ -183,7 +183,9 @@ class Context : public std::enable_shared_from_this<Context> {
   // waits for the build under way, or builds it itself if no worker has started it: never twice.
   // A failed build is thrown by that first use. False where it does nothing: the kernel is built
   // or queued already, SURFGRAD_PREWARM=0, Dawn (its device is not thread-safe here), WebAssembly.
-  bool prewarm(const std::string& key, std::string wgsl, const std::string& entry = "main", bool validated = false);
+  // `ahead`: needed before the builds queued so far (still in order among those queued ahead).
+  bool prewarm(const std::string& key, std::string wgsl, const std::string& entry = "main", bool validated = false,
+               bool ahead = false);
   // Cold start across runs (src/gpu/kernel_record.cpp, docs/cold_start.md): the kernels a named
   // kind of run (a map by t-SNE, say) used between begin_kernel_record and end_kernel_record are
   // kept on disk beside the pipeline cache (their sources, per adapter); prewarm_recorded(name)

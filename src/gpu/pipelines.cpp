@@ -620,6 +620,7 @@ void KernelBuilds::stop_workers() {
     std::lock_guard<std::mutex> l(queue_mutex);
     stopping = true;
     queue.clear();  // builds nobody started: nobody can ask for them any more
+    ahead = 0;
     joining.swap(workers);
   }
   queue_cv.notify_all();
@@ -673,6 +674,7 @@ void worker_loop(KernelBuilds& builds) {
       if (builds.stopping) return;
       job = std::move(builds.queue.front());
       builds.queue.pop_front();
+      if (builds.ahead > 0) builds.ahead--;
       builds.active++;
     }
     job();
@@ -819,7 +821,8 @@ Kernel Context::kernel(const std::string& key, const std::function<std::string()
   return k;
 }
 
-bool Context::prewarm(const std::string& key, std::string wgsl, const std::string& entry, bool validated) {
+bool Context::prewarm(const std::string& key, std::string wgsl, const std::string& entry, bool validated, bool ahead) {
+  (void)ahead;  // (the browser starts every build at once: no queue)
 #if SURFGRAD_HOST_HAS_THREADS
   Impl& I = *impl_;
   if (prewarm_off()) return false;
@@ -834,7 +837,9 @@ bool Context::prewarm(const std::string& key, std::string wgsl, const std::strin
   }
   std::lock_guard<std::mutex> l(I.builds.queue_mutex);
   I.builds.start_workers(I.info.is_cpu);
-  I.builds.queue.push_back([&I, fkey, b] {
+  // Ahead: after the other builds queued ahead, before those queued plainly (FIFO among each).
+  auto at = ahead ? I.builds.queue.begin() + std::ptrdiff_t(I.builds.ahead++) : I.builds.queue.end();
+  I.builds.queue.insert(at, [&I, fkey, b] {
     std::string wgsl;
     {
       std::lock_guard<std::mutex> l(b->mutex);

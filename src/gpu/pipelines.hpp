@@ -116,6 +116,7 @@ struct KernelBuilds {
   std::mutex queue_mutex;
   std::condition_variable queue_cv;
   std::deque<std::function<void()>> queue;
+  size_t ahead = 0;  // builds at the queue's front queued `ahead` (Context::prewarm), in their order
   std::vector<std::thread> workers;
   int active = 0;  // jobs a worker took and has not finished
   bool stopping = false;

@@ -127,12 +127,13 @@ std::string file_key(std::string_view file, const Values& values, const CompileO
 }  // namespace
 
 namespace {
-thread_local int t_prewarm_only = 0;  // PrewarmOnly's depth on this thread
+thread_local int t_prewarm_only = 0, t_prewarm_ahead = 0;  // PrewarmOnly's depths on this thread
 }  // namespace
 
-PrewarmOnly::PrewarmOnly() { ++t_prewarm_only; }
-PrewarmOnly::~PrewarmOnly() { --t_prewarm_only; }
+PrewarmOnly::PrewarmOnly(bool ahead) : ahead_(ahead) { ++t_prewarm_only, t_prewarm_ahead += ahead ? 1 : 0; }
+PrewarmOnly::~PrewarmOnly() { --t_prewarm_only, t_prewarm_ahead -= ahead_ ? 1 : 0; }
 bool PrewarmOnly::active() { return t_prewarm_only > 0; }
+bool PrewarmOnly::ahead() { return t_prewarm_ahead > 0; }
 
 Program Program::file(const gpu::ContextPtr& ctx, std::string_view file, const Values& values,
                       const CompileOptions& options) {
@@ -148,12 +149,13 @@ Program Program::file(const gpu::ContextPtr& ctx, std::string_view file, const V
 bool prewarm(const gpu::ContextPtr& ctx, std::string_view file, const Values& values, const CompileOptions& options) {
   // The source is assembled here (string work, well under a millisecond); the worker compiles.
   return ctx->prewarm(file_key(file, values, options), assemble(*ctx, file, values, options), options.entry,
-                      options.validated);
+                      options.validated, PrewarmOnly::ahead());
 }
 
 bool prewarm_generated(const gpu::ContextPtr& ctx, const std::string& key, const std::function<std::string()>& make,
                        const CompileOptions& options) {
-  return ctx->prewarm(key, with_common(*ctx, make(), {}, options), options.entry, options.validated);
+  return ctx->prewarm(key, with_common(*ctx, make(), {}, options), options.entry, options.validated,
+                      PrewarmOnly::ahead());
 }
 
 Program Program::generated(const gpu::ContextPtr& ctx, const std::string& key, const std::function<std::string()>& make,

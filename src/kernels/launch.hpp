@@ -162,14 +162,20 @@ bool prewarm_generated(const gpu::ContextPtr& ctx, const std::string& key, const
 // and return a Program whose launches do nothing. So an op's own code names the kernel it would
 // use without running: called on small tensors of the layout the real call will have, it queues
 // exactly that kernel (tensor/op_prewarm.hpp; the first map's tensor ops, issue 35). Tensors made
-// meanwhile hold no values (nothing reads them back). Nests; per thread.
+// meanwhile hold no values (nothing reads them back). Nests; per thread. `ahead`: while it lives
+// (nested ones too), the kernels are queued ahead of the builds queued so far (Context::prewarm):
+// they are needed next.
 class PrewarmOnly {
  public:
-  PrewarmOnly();
+  explicit PrewarmOnly(bool ahead = false);
   ~PrewarmOnly();
   PrewarmOnly(const PrewarmOnly&) = delete;
   PrewarmOnly& operator=(const PrewarmOnly&) = delete;
   static bool active();
+  static bool ahead();
+
+ private:
+  bool ahead_;
 };
 
 // Copies dense `src` into dense `dst` (same byte size) with the implementation's own buffer

@@ -71,6 +71,9 @@ void prewarm_map_tensor_ops(const gpu::ContextPtr& ctx, const MapOptions& option
   // Each block mirrors the code named (what it asks for, on small tensors of the same layout):
   // a change there that is not mirrored here shows as kernels built at first use
   // (tests/first_map_prewarm_test.cpp, SURFGRAD_PROFILE=1).
+  // With the points' size known (map_points) these are needed next: queued ahead of the kNN's and
+  // the layout's kernels a front end may have queued before it read the points.
+  kernels::PrewarmOnly ahead(n > 0);
   const int64_t elements = n > 0 ? n * d : 600001;  // a full reduction past 600,000: the same kernels
   const OpLayout points = n > 0 ? dense_layout(n, d) : OpLayout::Vec4;
   prewarm_ops(ctx, [&] {
