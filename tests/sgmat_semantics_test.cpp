@@ -22,6 +22,7 @@
 #include <cstdlib>
 #include <functional>
 #include <random>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -426,4 +427,53 @@ TEST(SgmatSemanticsTint, VariantsCompile) {
     }
     EXPECT_EQ(rc, 0) << v.name << ": " << text;
   }
+}
+
+namespace {
+
+// Each `var<workgroup> name: array<T, N>` of `wgsl` whose byte size is not a multiple of 16;
+// `arrays`: how many there are.
+std::vector<std::string> unaligned_arrays(const std::string& wgsl, int* arrays = nullptr) {
+  std::vector<std::string> bad;
+  if (arrays) *arrays = 0;
+  const std::regex decl(R"(var<workgroup> (\w+): array<(\w+|atomic<u32>), (\d+)u?>;)");
+  for (auto it = std::sregex_iterator(wgsl.begin(), wgsl.end(), decl); it != std::sregex_iterator(); ++it) {
+    if (arrays) ++*arrays;
+    const std::string type = (*it)[2].str();
+    const long bytes = std::stol((*it)[3].str()) * (type == "f16" ? 2 : 4);
+    if (bytes % 16 != 0) bad.push_back((*it)[1].str() + " (" + S(bytes) + " bytes)");
+  }
+  return bad;
+}
+
+}  // namespace
+
+// A tile kernel with subgroup-matrix products keeps every workgroup array a multiple of 16 bytes
+// (matmul_sgmat.cpp: the fragments' scratch must start 16-byte aligned, whatever order the driver
+// lays arrays out in), odd tiles (a 1×3 bias, a 16×3 product) included, forward and backward; and
+// the check finds the old layout's 8-byte sgm_max (SURFGRAD_TILE_SGMAT_ALIGN=0). No GPU work.
+TEST(SgmatSemanticsLayout, TileArraysAre16ByteMultiples) {
+  auto kernel = [] {
+    tl::At rows{tl::Coord::block(0), 0};
+    tl::Kernel k("sgmat_layout", 64);
+    tl::Array xa = k.input("x"), wa = k.input("w"), ba = k.input("b"), out = k.output("out");
+    tl::Tile h = tl::tile_matmul(tl::tile_load(xa, {16, 16}, rows), tl::tile_load(wa, {16, 16}));
+    tl::Tile z = tl::tile_matmul(h, wa, 3, 0) + tl::tile_broadcast(tl::tile_load(ba, {1, 3}), {16, 3});
+    tl::tile_store(out, z, rows);
+    return k;
+  };
+  for (int kind : {0, 1}) {
+    const std::string wgsl = kernel().subgroup_matrix_wgsl(kind, 32);
+    ASSERT_NE(wgsl.find("subgroupMatrixLoad"), std::string::npos) << wgsl;
+    int arrays = 0;
+    std::vector<std::string> bad = unaligned_arrays(wgsl, &arrays);
+    EXPECT_GE(arrays, 7) << wgsl;  // 4 f16 scratch, sgm_c, sgm_max, slots
+    EXPECT_TRUE(bad.empty()) << "kind " << kind << ": " << bad.front() << "\n" << wgsl;
+  }
+  setenv("SURFGRAD_TILE_SGMAT_ALIGN", "0", 1);
+  const std::string old_wgsl = kernel().subgroup_matrix_wgsl(0, 32);
+  unsetenv("SURFGRAD_TILE_SGMAT_ALIGN");
+  const std::vector<std::string> old = unaligned_arrays(old_wgsl);
+  ASSERT_FALSE(old.empty());
+  EXPECT_EQ(old.front().rfind("sgm_max", 0), 0u) << old.front() << "\n" << old_wgsl;
 }
