@@ -40,10 +40,13 @@ SG_EXPORT(sg_set_prewarm) int sg_set_prewarm(int32_t on) {
 // The context's start-up counters (Context::startup_stats) as JSON: the pipelines built, how
 // many a first use built (not prewarmed) and how many it waited for. Its own string, valid until
 // the next call (not sg_result_json(), which a map's result may be waiting in); 0 on failure.
+// Never creates a device (that waits, and this is called from progress handlers): zeros until
+// init() has made one.
 SG_EXPORT(sg_startup_stats) const char* sg_startup_stats() {
   static std::string text;
   int rc = guarded([] {
-    gpu::Context::StartupStats s = session().context()->startup_stats();
+    gpu::Context::StartupStats s;
+    if (session().ctx) s = session().ctx->startup_stats();
     text = nlohmann::json({{"pipelines", s.pipelines},
                            {"builtAtUse", s.built_at_use},
                            {"atUseMs", s.at_use_ms},
