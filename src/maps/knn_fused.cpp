@@ -9,6 +9,7 @@
 #include <string>
 
 #include "kernels/launch.hpp"
+#include "maps/knn_rows_cpu.hpp"
 #include "tensor/internal.hpp"
 
 namespace surfgrad {
@@ -246,6 +247,7 @@ std::string fused_source(const KnnFusedShape& f) {
 }  // namespace
 
 bool prewarm_knn_fused(const gpu::ContextPtr& ctx) {
+  if (knn_rows_cpu_used(*ctx, 1)) return false;  // CPU adapters take knn_rows_cpu (prewarmed by its D)
   const KnnFusedShape f = knn_fused_shape(*ctx);
   return kernels::prewarm_generated(ctx, fused_key(f), [&] { return fused_source(f); }, {.validated = true});
 }
