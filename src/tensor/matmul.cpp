@@ -386,11 +386,15 @@ void prewarm_matmul(const gpu::ContextPtr& ctx, DType dtype, int64_t M, int64_t 
   // matmul_vec4_staging for dense operands from their buffers' start (a transposed one's columns
   // are not unit-stride); split-K's slices keep it (K/S is a multiple of 8).
   const bool vec4 = !a_transposed && !b_transposed && K % 4 == 0 && N % 4 == 0;
-  const TiledParams p = matmul_params(ctx, dtype, M, N, K, vec4);
-  if (!tiled_unsupported(*ctx, p, dtype).empty()) return;
-  kernels::PrewarmOnly only;
-  if (split_k_factor(ctx->info().is_cpu, dtype, M, N, K, 1, p) > 1) kernels::Program::file(ctx, "sum_slices.wgsl");
-  tiled_program(ctx, dtype, p, vec4);
+  try {
+    const TiledParams p = matmul_params(ctx, dtype, M, N, K, vec4);
+    if (!tiled_unsupported(*ctx, p, dtype).empty()) return;
+    kernels::PrewarmOnly only;
+    if (split_k_factor(ctx->info().is_cpu, dtype, M, N, K, 1, p) > 1) kernels::Program::file(ctx, "sum_slices.wgsl");
+    tiled_program(ctx, dtype, p, vec4);
+  } catch (const Error&) {
+    // a head start only: the product reports its own errors
+  }
 }
 
 void run_matmul(const MatmulProblem& prob) {

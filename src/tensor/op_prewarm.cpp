@@ -35,7 +35,11 @@ Tensor layout_sample(const gpu::ContextPtr& ctx, OpLayout layout, DType dtype) {
 void prewarm_ops(const gpu::ContextPtr& ctx, const std::function<void()>& ops) {
   if (!prewarm_possible(*ctx)) return;
   kernels::PrewarmOnly only;
-  ops();
+  try {
+    ops();
+  } catch (const Error&) {
+    // a head start only: the real call reports its own errors
+  }
 }
 
 }  // namespace surfgrad
