@@ -386,6 +386,7 @@ void prewarm_matmul(const gpu::ContextPtr& ctx, DType dtype, int64_t M, int64_t 
   // matmul_vec4_staging for dense operands from their buffers' start (a transposed one's columns
   // are not unit-stride); split-K's slices keep it (K/S is a multiple of 8).
   const bool vec4 = !a_transposed && !b_transposed && K % 4 == 0 && N % 4 == 0;
+  if (!tensor_prewarm_on(*ctx)) return;
   try {
     const TiledParams p = matmul_params(ctx, dtype, M, N, K, vec4);
     if (!tiled_unsupported(*ctx, p, dtype).empty()) return;

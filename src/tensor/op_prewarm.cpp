@@ -9,17 +9,15 @@
 
 namespace surfgrad {
 
-namespace {
 // As pipelines.cpp's prewarm_off: no worker threads under Dawn (its device is not thread-safe
 // here), in WebAssembly, or with SURFGRAD_PREWARM=0. Then the ops are not even called (their
 // small tensors would be allocated for nothing).
-bool prewarm_possible(const gpu::Context& ctx) {
+bool tensor_prewarm_on(const gpu::Context& ctx) {
   if (!SURFGRAD_HOST_HAS_THREADS) return false;
   if (ctx.info().implementation.rfind("Dawn", 0) == 0) return false;
   const char* v = std::getenv("SURFGRAD_PREWARM");
   return !(v && std::string(v) == "0");
 }
-}  // namespace
 
 OpLayout dense_layout(int64_t rows, int64_t cols) { return (rows * cols) % 4 == 0 ? OpLayout::Vec4 : OpLayout::Flat; }
 
@@ -33,7 +31,7 @@ Tensor layout_sample(const gpu::ContextPtr& ctx, OpLayout layout, DType dtype) {
 }
 
 void prewarm_ops(const gpu::ContextPtr& ctx, const std::function<void()>& ops) {
-  if (!prewarm_possible(*ctx)) return;
+  if (!tensor_prewarm_on(*ctx)) return;
   kernels::PrewarmOnly only;
   try {
     ops();
