@@ -122,9 +122,12 @@ TEST(LazyReduce, OneDispatchAndTheFloat64Reference) {
 }
 
 TEST(LazyReduce, F16AndIntegerTrees) {
-  Tensor h = Tensor::uniform(ctx(), {40, 70}, 13, -2, 2).cast(DType::f16);
-  expect_same_bits("f16 sum over rows", [&] { return (h * h + 1.0).sum({1}); });
-  expect_same_bits("f16 max over columns", [&] { return (h - 0.5).abs().max({0}); });
+  // f16 where the adapter has it (the GLES backend's llvmpipe does not); the rest everywhere.
+  if (ctx()->features().shader_f16) {
+    Tensor h = Tensor::uniform(ctx(), {40, 70}, 13, -2, 2).cast(DType::f16);
+    expect_same_bits("f16 sum over rows", [&] { return (h * h + 1.0).sum({1}); });
+    expect_same_bits("f16 max over columns", [&] { return (h - 0.5).abs().max({0}); });
+  }
   Tensor i = Tensor::arange(ctx(), -50, 50, 1, DType::i32).reshape({10, 10});
   expect_same_bits("i32 sum", [&] { return (i * i - i).sum({1}); });
   // A product as the tree's last op, summed: the compiler must not fuse it with the accumulating
