@@ -66,12 +66,15 @@ def test_graph_is_good_and_identical_for_1_2_4_workers(data, reference):
         assert np.array_equal(g.start.view(np.uint32), reference.start.view(np.uint32)), workers
         assert len(g.report["workers"]) >= min(workers, 2)
     # The recall the cluster reports (exact lists on the GPU, eight runs of 100 consecutive rows)
-    # equals the host's float64 measure on those rows.
+    # equals the host's float64 measure on those rows, up to near ties: the cluster's exact lists
+    # are float32 sums, and a K-th neighbour within rounding of the next may fall the other way
+    # (one pair in 8,000 on lavapipe since CPU adapters' two-row kNN kernel, 73681a4). Two such
+    # pairs at most; a wrong recall computation would be off by far more.
     assert "knn_recall" not in reference.report
     sampled = np.concatenate([np.arange(r * (len(x) // 8), r * (len(x) // 8) + 100) for r in range(8)])
     host = sgd.recall(reference.indices, sgd.exact_neighbours(x, sampled, K), sampled)
     assert g.report["recall_sample"] == 800
-    assert abs(g.report["knn_recall"] - host) < 1e-9, (g.report["knn_recall"], host)
+    assert abs(g.report["knn_recall"] - host) <= 2 / (800 * K) + 1e-9, (g.report["knn_recall"], host)
 
 
 def test_gpu_tasks_without_gpus_fail_fast_instead_of_waiting(data):
