@@ -10,6 +10,7 @@
 #include <set>
 
 #include "internal.hpp"
+#include "tensor/matmul_epilogue.hpp"
 
 namespace surfgrad {
 
@@ -25,9 +26,17 @@ bool env_on(const char* name) {
 
 // Whether input `t` of a node can be computed inside the node's kernel: a pending tensor that
 // is its node's whole, plain result (not a permuted, sliced or reshaped view of it).
+// A pending matmul is never inlined (it is a leaf; see pending_matmul).
 bool inlinable(const Tensor& t) {
   const auto& st = TensorAccess::storage(t);
-  return st->pending && t.offset() == 0 && t.shape() == st->pending->shape && t.is_contiguous();
+  return st->pending && !st->pending->matmul && t.offset() == 0 && t.shape() == st->pending->shape && t.is_contiguous();
+}
+
+// Whether `t` is a pending matmul's whole result: a leaf of the trees that read it, kept pending
+// so that the tree realised over it can run as the product's epilogue.
+bool pending_matmul(const Tensor& t) {
+  const auto& st = TensorAccess::storage(t);
+  return st->pending && st->pending->matmul && t.offset() == 0 && t.shape() == st->pending->shape && t.is_contiguous();
 }
 
 // Readers lists of long-lived tensors (parameters read every step) drop their dead entries
@@ -169,7 +178,7 @@ Tensor lazy_record(const gpu::ContextPtr& ctx, const char* name, const Shape& sh
   int size = 1;
   for (const Tensor& in : inputs) {
     const auto& st = TensorAccess::storage(in);
-    if (!st->pending) continue;
+    if (!st->pending || pending_matmul(in)) continue;
     // A view of a pending result, or a tree past the budget, is computed now and read as a buffer.
     if (!inlinable(in) || size + st->pending->size > kMaxFusedOps)
       realize_storage(*st);
@@ -193,6 +202,28 @@ Tensor lazy_record(const gpu::ContextPtr& ctx, const char* name, const Shape& sh
   storage->pending = node;
   for (const Tensor& in : node->inputs) add_reader(*TensorAccess::storage(in), storage);
   return TensorAccess::make(std::move(storage), shape, contiguous_strides(shape), 0, dtype);
+}
+
+Tensor lazy_record_matmul(const Tensor& a, const Tensor& b) {
+  auto ctx = a.context();
+  if (ctx->device_lost()) ctx->flush();
+  // The operands' own trees run now (the product reads buffers), the product when it is read.
+  a.realize();
+  b.realize();
+  auto node = std::make_shared<LazyNode>();
+  node->name = "matmul";
+  node->inputs = {a, b};
+  node->names = {"a", "b"};
+  node->shape = {a.shape(0), b.shape(1)};
+  node->dtype = a.dtype();
+  node->matmul = true;
+  auto storage = std::make_shared<Storage>();
+  storage->ctx = ctx;
+  storage->elements = shape_numel(node->shape);
+  storage->pending = node;
+  for (const Tensor& in : node->inputs) add_reader(*TensorAccess::storage(in), storage);
+  Shape shape = node->shape;
+  return TensorAccess::make(std::move(storage), shape, contiguous_strides(shape), 0, node->dtype);
 }
 
 Tensor lazy_full(const gpu::ContextPtr& ctx, const Shape& shape, double value, DType dtype) {
@@ -262,9 +293,51 @@ void lazy_realized_by(const Tensor& t, const Tensor& values) {
   s.pending.reset();
 }
 
+namespace {
+
+// The tree `plan` of `node` as the epilogue of the pending matmul it reads as a leaf (the first
+// whose elements are the root's, element for element), run into `out`: false where there is no
+// such leaf or the product cannot take it (matmul_epilogue.hpp), and nothing ran.
+bool run_as_epilogue(const Plan& plan, const LazyNode& node, const Tensor& out) {
+  if (node.shape.size() != 2 || node.dtype != DType::f32) return false;
+  const Shape dense = contiguous_strides(node.shape);
+  for (size_t i = 0; i < plan.leaves.size(); ++i) {
+    const Plan::Leaf& m = plan.leaves[i];
+    if (!pending_matmul(*m.tensor)) continue;
+    bool elementwise = true;  // strides of axes of extent 1 do not matter (the plan zeroes them)
+    for (size_t d = 0; d < 2; ++d) elementwise = elementwise && (node.shape[d] == 1 || m.strides[d] == dense[d]);
+    if (!elementwise) continue;
+    MatmulEpilogue e;
+    e.acc_name = "v" + std::to_string(i);
+    for (size_t k = 0; k < plan.leaves.size(); ++k) {
+      if (k == i) continue;
+      e.leaves.push_back(*plan.leaves[k].tensor);
+      e.strides.push_back({plan.leaves[k].strides[0], plan.leaves[k].strides[1]});
+      e.names.push_back("v" + std::to_string(k));
+    }
+    e.functions = plan.helpers + plan.functions;
+    e.expr = plan.expr;
+    e.params = plan.params;
+    e.name = kernel_name(plan.ops);
+    // Copies: realising the leaves while binding them must not drop the node under us.
+    const std::shared_ptr<LazyNode> mm = TensorAccess::storage(*m.tensor)->pending;
+    return run_matmul_epilogue(out, mm->inputs[0], mm->inputs[1], e);
+  }
+  return false;
+}
+
+}  // namespace
+
 void realize_storage(Storage& root) {
   if (!root.pending) return;
   std::shared_ptr<LazyNode> node = root.pending;  // alive until the launch is recorded
+  if (node->matmul) {
+    Tensor out = Tensor::empty(root.ctx, node->shape, node->dtype);
+    run_matmul_into(out, node->inputs[0], node->inputs[1]);
+    root.buffer = TensorAccess::storage(out)->buffer;
+    root.pending.reset();
+    return;
+  }
   Plan plan = bounded_plan(*node, kMaxLeaves);
   Tensor out = Tensor::empty(root.ctx, node->shape, node->dtype);
   std::vector<MapOperand> ops = {map_operand(out, node->shape)};
@@ -287,6 +360,11 @@ void realize_storage(Storage& root) {
     }
     ~DeferLabel() { ctx.defer_errors(previous); }
   } label(*root.ctx, kernel_name(plan.ops), *node);
+  if (run_as_epilogue(plan, *node, out)) {
+    root.buffer = TensorAccess::storage(out)->buffer;
+    root.pending.reset();
+    return;
+  }
   launch_values(root.ctx, kernel_name(plan.ops), node->shape, std::move(ops), names, plan.expr,
                 plan.helpers + plan.functions, plan.params);
   root.buffer = TensorAccess::storage(out)->buffer;

@@ -29,6 +29,10 @@ struct LazyNode {
   // are cached by the tree's shape, not by its constants: `{{P}}` in expr names its index.
   bool has_param = false;
   uint32_t param = 0;
+  // A matrix product inputs[0] @ inputs[1] (2-D f32, recorded by matmul in lazy mode): never
+  // inlined into a tree, but a tree whose leaf it is may run it with the tree as the product's
+  // store step (a matmul epilogue: relu(x @ W + b) as one dispatch, lazy.cpp).
+  bool matmul = false;
 };
 
 // Largest tree one fused kernel inlines: past it, the inputs of the next op are realised.
@@ -42,6 +46,9 @@ bool lazy_enabled();
 Tensor lazy_record(const gpu::ContextPtr& ctx, const char* name, const Shape& shape, DType dtype,
                    std::vector<Tensor> inputs, std::vector<std::string> names, std::string expr,
                    std::string helpers = "", const uint32_t* param = nullptr);
+// Records a @ b (2-D f32 operands, K > 0), realised alone as eager's matmul (same kernel, same
+// bits) or as the product under an elementwise tree that reads it (the tree as its epilogue).
+Tensor lazy_record_matmul(const Tensor& a, const Tensor& b);
 // A tensor of `shape` holding `value` as Tensor::full would (same bits).
 Tensor lazy_full(const gpu::ContextPtr& ctx, const Shape& shape, double value, DType dtype);
 

@@ -6,11 +6,13 @@
 
 #include "matmul_problem.hpp"
 #include "matmul_subgroup_matrix.hpp"
+#include "tensor/lazy.hpp"
+#include "tensor/matmul_epilogue.hpp"
 #include "tensor/op_prewarm.hpp"
 
 namespace surfgrad {
 
-MatmulProblem make_problem(const Tensor& a, const Tensor& b) {
+MatmulProblem make_problem(const Tensor& a, const Tensor& b, const Tensor* out) {
   MatmulProblem p;
   p.ctx = a.context();
   p.a = a;
@@ -24,7 +26,7 @@ MatmulProblem make_problem(const Tensor& a, const Tensor& b) {
   Shape out_shape = batch;
   out_shape.push_back(p.M);
   out_shape.push_back(p.N);
-  p.c = Tensor::empty(p.ctx, out_shape, a.dtype());
+  p.c = out ? *out : Tensor::empty(p.ctx, out_shape, a.dtype());
   p.batches = shape_numel(batch);
   Shape a_full = batch, b_full = batch;
   a_full.insert(a_full.end(), {p.M, p.K});
@@ -54,6 +56,11 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
   if (a_in.rank() == 0 || b_in.rank() == 0)
     throw Error(ErrorKind::Shape,
                 "matmul: operands must have rank ≥ 1, got " + a_in.describe() + " @ " + b_in.describe());
+  // Lazy mode: a 2-D f32 product is recorded, so that the elementwise tree that reads it (bias,
+  // activation) can run in its store step (matmul_epilogue.hpp).
+  if (lazy_enabled() && a_in.rank() == 2 && b_in.rank() == 2 && a_in.dtype() == DType::f32 &&
+      a_in.shape(1) == b_in.shape(0) && a_in.shape(1) > 0 && a_in.shape(0) > 0 && b_in.shape(1) > 0)
+    return lazy_record_matmul(a_in, b_in);
   Tensor a = a_in.rank() == 1 ? a_in.unsqueeze(0) : a_in;  // [K] → [1, K]
   Tensor b = b_in.rank() == 1 ? b_in.unsqueeze(1) : b_in;  // [K] → [K, 1]
   MatmulProblem p = make_problem(a, b);
@@ -119,8 +126,10 @@ bool matmul_vec4_staging(const MatmulProblem& prob) {
 
 // The unrolled per-thread blocks of matmul_reg_tiled.wgsl: register names carry their indices.
 static std::map<std::string, std::string> tiled_code(const TiledParams& p, int threads, const std::string& acc,
-                                                     const std::string& t, bool vec4_loads) {
+                                                     const std::string& t, bool vec4_loads, bool epilogue = false) {
   auto S = [](long v) { return std::to_string(v); };
+  // The stored value: the accumulator in T, through the epilogue where there is one.
+  const std::string open = epilogue ? "mm_epilogue(" + t + "(" : t + "(", close = epilogue ? "), r, col)" : ")";
   int a_loads = (p.bm * p.bk + threads - 1) / threads, b_loads = (p.bk * p.bn + threads - 1) / threads;
   std::string declare, load, stage, compute, store;
   for (int i = 0; i < p.tm; ++i)
@@ -233,8 +242,8 @@ static std::map<std::string, std::string> tiled_code(const TiledParams& p, int t
       store += "  { let r = row0 + ty * TM + " + S(i) + "u;\n    if (r < M) {\n";
       for (int j = 0; j < p.tn; ++j)
         store += "      { let col = col0 + (" + S(j / 4 * tx_count) + "u + tx) * 4u + " + S(j % 4) +
-                 "u; if (col < N) { c[c_base + r * N + col] = " + t + "(c_" + S(i) + "_" + S(j / 4) + "." +
-                 lane[j % 4] + "); } }\n";
+                 "u; if (col < N) { c[c_base + r * N + col] = " + open + "c_" + S(i) + "_" + S(j / 4) + "." +
+                 lane[j % 4] + close + "; } }\n";
       store += "    }\n  }\n";
     }
   } else {
@@ -254,8 +263,8 @@ static std::map<std::string, std::string> tiled_code(const TiledParams& p, int t
     for (int i = 0; i < p.tm; ++i) {
       store += "  { let r = row0 + ty + " + S(i) + "u * TY;\n    if (r < M) {\n";
       for (int j = 0; j < p.tn; ++j)
-        store += "      { let col = col0 + tx + " + S(j) + "u * TX; if (col < N) { c[c_base + r * N + col] = " + t +
-                 "(c_" + S(i) + "_" + S(j) + "); } }\n";
+        store += "      { let col = col0 + tx + " + S(j) + "u * TX; if (col < N) { c[c_base + r * N + col] = " + open +
+                 "c_" + S(i) + "_" + S(j) + close + "; } }\n";
       store += "    }\n  }\n";
     }
   }
@@ -270,8 +279,10 @@ static std::map<std::string, std::string> tiled_code(const TiledParams& p, int t
 
 // matmul_direct.wgsl's unrolled blocks: operand offsets hoisted out of the k loop, then per k
 // TM uniform loads of A, TN gathered loads of B and TM·TN FMAs.
-static std::map<std::string, std::string> direct_code(int tm, int tn, int wg, const std::string& t) {
+static std::map<std::string, std::string> direct_code(int tm, int tn, int wg, const std::string& t,
+                                                      bool epilogue = false) {
   auto S = [](long v) { return std::to_string(v); };
+  const std::string open = epilogue ? "mm_epilogue(" + t + "(" : t + "(", close = epilogue ? "), r, col)" : ")";
   std::string declare, inner, store;
   for (int i = 0; i < tm; ++i) declare += "  let ar_" + S(i) + " = bases.x + min(r0 + " + S(i) + "u, M - 1u) * a_rs;\n";
   for (int j = 0; j < tn; ++j)
@@ -288,7 +299,8 @@ static std::map<std::string, std::string> direct_code(int tm, int tn, int wg, co
   for (int i = 0; i < tm; ++i)
     for (int j = 0; j < tn; ++j)
       store += "  { let r = r0 + " + S(i) + "u; let col = c0 + " + S(j * wg) +
-               "u; if (r < M && col < N) { c[c_base + r * N + col] = " + t + "(c_" + S(i) + "_" + S(j) + "); } }\n";
+               "u; if (r < M && col < N) { c[c_base + r * N + col] = " + open + "c_" + S(i) + "_" + S(j) + close +
+               "; } }\n";
   return {{"TM", S(tm)}, {"TN", S(tn)}, {"WG", S(wg)}, {"DECLARE", declare}, {"INNER", inner}, {"STORE", store}};
 }
 
@@ -326,9 +338,30 @@ static void dispatch_tiles(const MatmulProblem& prob, const kernels::Program& ke
 
 // The kernel of tiles `p` (direct or tiled; B staged as vec4s where `vec4_staging`): run_tiled's,
 // and prewarm_matmul's.
-static kernels::Program tiled_program(const gpu::ContextPtr& ctx, DType dtype, const TiledParams& p,
-                                      bool vec4_staging) {
+// `epilogue`: WGSL defining mm_epilogue(value, r, col), applied to every stored element (its
+// source is the cache key's tail).
+static kernels::Program tiled_program(const gpu::ContextPtr& ctx, DType dtype, const TiledParams& p, bool vec4_staging,
+                                      const std::string& epilogue = "") {
   const std::string t = wgsl_type(dtype);
+  const bool epi = !epilogue.empty();
+  if (epi) {
+    const bool vec4_loads = !p.direct() && vec4_layout(p) && vec4_staging;
+    const char* file = p.direct() ? "matmul_direct.wgsl" : "matmul_reg_tiled.wgsl";
+    std::string acc = (dtype == DType::f16 && !p.f32_accumulate) ? "f16" : "f32";
+    int threads = (p.bm / p.tm) * (p.bn / p.tn);
+    return kernels::Program::generated(
+        ctx, "matmul|" + p.str() + (vec4_loads ? "|v4loads" : "") + "|" + dtype_name(dtype) + "|epilogue|" + epilogue,
+        [&] {
+          kernels::Values v = p.direct() ? direct_code(p.tm, p.tn, p.bn / p.tn, t, true)
+                                         : tiled_code(p, threads, acc, t, vec4_loads, true);
+          v["BV"] = vec4_loads ? "vec4<" + t + ">" : t;
+          v["ACC"] = acc;
+          v["T"] = t;
+          return kernels::fill_template(kernels::wgsl_source("matmul_common.wgsl"), v) +
+                 kernels::fill_template(kernels::wgsl_source(file), v) + epilogue;
+        },
+        {.f16 = dtype == DType::f16, .validated = true});
+  }
   if (p.direct())
     return matmul_program(ctx, dtype, "matmul|" + p.str(), "matmul_direct.wgsl",
                           [&] { return direct_code(p.tm, p.tn, p.bn / p.tn, t); });
@@ -401,6 +434,100 @@ void prewarm_matmul(const gpu::ContextPtr& ctx, DType dtype, int64_t M, int64_t 
 void run_matmul(const MatmulProblem& prob) {
   if (run_subgroup_matrix_default(prob)) return;  // f16 on tensor cores where the adapter has them
   run_matmul_with(prob, matmul_params(prob.ctx, prob.dtype(), prob.M, prob.N, prob.K, matmul_vec4_staging(prob)));
+}
+
+// ---------------------------------------------------------------- lazy mode: epilogues
+
+void run_matmul_into(const Tensor& out, const Tensor& a, const Tensor& b) {
+  MatmulProblem p = make_problem(a, b, &out);
+  if (p.c.numel() == 0) return;
+  if (p.K == 0)
+    p.c.assign(scalar_like(p.c, 0));
+  else
+    run_matmul(p);
+}
+
+// mm_epilogue's WGSL: the leaves' bindings from `binding`, their offsets and (row, column)
+// strides as parameter words from `word` (three a leaf), then the tree's constants.
+static std::string epilogue_source(const MatmulEpilogue& e, const std::string& t, size_t binding, size_t word) {
+  auto U = [](size_t v) { return std::to_string(v) + "u"; };
+  std::string s, loads;
+  for (size_t k = 0; k < e.leaves.size(); ++k) {
+    std::string buf = "mm_e" + std::to_string(k);
+    s += "@group(0) @binding(" + std::to_string(binding + k) + ") var<storage, read> " + buf + ": array<" +
+         wgsl_type(e.leaves[k].dtype()) + ">;\n";
+    size_t w = word + 3 * k;
+    loads += "  let " + e.names[k] + " = " + buf + "[arg(" + U(w) + ") + r * arg(" + U(w + 1) + ") + col * arg(" +
+             U(w + 2) + ")];\n";
+  }
+  size_t params = word + 3 * e.leaves.size();
+  s += "fn param_f32(k: u32) -> f32 { return arg_f32(" + U(params) + " + k); }\n";
+  s += "fn param_i32(k: u32) -> i32 { return arg_i32(" + U(params) + " + k); }\n";
+  s += "fn param_u32(k: u32) -> u32 { return arg(" + U(params) + " + k); }\n";
+  s += e.functions;
+  s += "fn mm_epilogue(" + e.acc_name + ": " + t + ", r: u32, col: u32) -> " + t + " {\n" + loads + "  return " + t +
+       "(" + e.expr + ");\n}\n";
+  return s;
+}
+
+// The words after a kernel's own parameters: per leaf offset, row and column strides; constants.
+static void append_epilogue_words(std::vector<uint32_t>& meta, const MatmulEpilogue& e) {
+  for (size_t k = 0; k < e.leaves.size(); ++k) {
+    meta.push_back(kernels::Param(e.leaves[k].offset()).word);
+    meta.push_back(kernels::Param(e.strides[k].first).word);
+    meta.push_back(kernels::Param(e.strides[k].second).word);
+  }
+  meta.insert(meta.end(), e.params.begin(), e.params.end());
+}
+
+bool run_matmul_epilogue(const Tensor& out, const Tensor& a, const Tensor& b, const MatmulEpilogue& e) {
+  if (a.rank() != 2 || b.rank() != 2 || a.dtype() != DType::f32 || b.dtype() != DType::f32 ||
+      out.dtype() != DType::f32 || !out.is_contiguous() || out.offset() != 0 || e.leaves.size() > 5)
+    return false;
+  for (const Tensor& l : e.leaves)
+    if (l.dtype() == DType::f16) return false;
+  MatmulProblem prob = make_problem(a, b, &out);
+  if (prob.K == 0 || prob.c.numel() == 0 || prob.c.shape() != out.shape()) return false;
+  const bool vec4 = matmul_vec4_staging(prob);
+  const TiledParams p = matmul_params(prob.ctx, prob.dtype(), prob.M, prob.N, prob.K, vec4);
+  if (!tiled_unsupported(*prob.ctx, p, prob.dtype()).empty()) return false;
+  const std::string t = wgsl_type(prob.dtype());
+  std::vector<kernels::Arg> args = {kernels::Arg(prob.c)};
+  int slices = split_k_factor(prob.ctx->info().is_cpu, prob.dtype(), prob.M, prob.N, prob.K, 1, p);
+  if (slices > 1) {
+    // As run_split_k: the slices' partial products, then their sum in slice order with the
+    // epilogue applied to each sum (the value eager's sum pass stores).
+    int64_t ks = prob.K / slices;
+    Tensor as = prob.a.reshape({prob.M, slices, ks}).permute({1, 0, 2});
+    Tensor bs = prob.b.reshape({slices, ks, prob.N});
+    MatmulProblem part = make_problem(as, bs);
+    run_tiled(part, p);
+    const std::string src = epilogue_source(e, t, 2, 3);
+    auto kernel = kernels::Program::generated(prob.ctx, "sum_slices.wgsl|epilogue|" + src, [&] {
+      std::string s(kernels::wgsl_source("sum_slices.wgsl"));
+      const std::string store = "c[i] = total;";
+      s.replace(s.find(store), store.size(), "c[i] = mm_epilogue(total, i / arg(2u), i % arg(2u));");
+      return s + src;
+    });
+    int64_t n = prob.M * prob.N;
+    std::vector<uint32_t> meta = {kernels::Param(n).word, kernels::Param(slices).word, kernels::Param(prob.N).word};
+    append_epilogue_words(meta, e);
+    args.push_back(kernels::Arg(part.c));
+    for (const Tensor& l : e.leaves) args.push_back(kernels::view(l));
+    kernel.launch(std::span<const kernels::Arg>(args), meta, kernels::groups_for(*prob.ctx, uint64_t(n), 256));
+    return true;
+  }
+  auto kernel = tiled_program(prob.ctx, prob.dtype(), p, vec4, epilogue_source(e, t, 3, 38));
+  int64_t tiles_m = (prob.M + p.bm - 1) / p.bm, tiles_n = (prob.N + p.bn - 1) / p.bn;
+  std::vector<uint32_t> meta = prob.meta;
+  meta[3] = kernels::Param(tiles_m).word;
+  meta[4] = kernels::Param(tiles_n).word;
+  append_epilogue_words(meta, e);
+  args.push_back(kernels::view(prob.a));
+  args.push_back(kernels::view(prob.b));
+  for (const Tensor& l : e.leaves) args.push_back(kernels::view(l));
+  kernel.launch(std::span<const kernels::Arg>(args), meta, prob.ctx->grid_for(uint64_t(tiles_m) * uint64_t(tiles_n)));
+  return true;
 }
 
 }  // namespace surfgrad

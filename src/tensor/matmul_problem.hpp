@@ -17,7 +17,8 @@ struct MatmulProblem {
   std::vector<uint32_t> meta;  // matmul_common.wgsl's layout (tiles_m, tiles_n left 0)
   DType dtype() const { return a.dtype(); }
 };
-MatmulProblem make_problem(const Tensor& a, const Tensor& b);
+// `out`: C's tensor (contiguous, the product's shape and dtype) instead of a new one.
+MatmulProblem make_problem(const Tensor& a, const Tensor& b, const Tensor* out = nullptr);
 
 // A kernel of the matmul family: matmul_common.wgsl and `file`, with {{T}} the problem's dtype.
 // validated: every global access is guarded by M, N, K (compiled without runtime bounds checks

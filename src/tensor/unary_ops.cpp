@@ -53,8 +53,10 @@ const std::vector<UnarySpec> kUnaryOps = {
      [](double x) { return 1 / (1 + std::exp(-x)); },
      [](const Tensor&, const Tensor& y, const Tensor& g) { return mul(g, mul(y, 1.0 - y)); }, -20, 20, -4, 4, false},
     {UnaryOp::relu, "relu", S::Signed, true, "max(x, {{T}}(0))", [](double x) { return x > 0 ? x : 0.0; },
-     [](const Tensor& x, const Tensor&, const Tensor& g) {
-       return mul(g, mask_of(gt(x, scalar_like(x, 0)), g.dtype()));
+     // The mask from the output (y > 0 exactly where x > 0, NaN and -0 included): the
+     // pre-activation is then never read again, so a lazy matmul epilogue need not store it.
+     [](const Tensor&, const Tensor& y, const Tensor& g) {
+       return mul(g, mask_of(gt(y, scalar_like(y, 0)), g.dtype()));
      },
      -3, 3, -2, 2, true},
     {UnaryOp::gelu, "gelu", S::Float, false,

@@ -1,0 +1,122 @@
+// Lazy mode (issue 36): matmul epilogues. A 2-D f32 product is recorded, and the elementwise
+// tree realised over it runs in the product's store step: relu(x @ W + b) one dispatch, x @ W
+// never stored. The per-element order is eager's (the tree applied to the finished dot product,
+// converted to f32 as eager's store does), so every epilogue here gives eager's bits; against a
+// float64 product too, and gradcheck through the fused forms.
+#include <cmath>
+#include <cstring>
+
+#include "surfgrad/autograd.hpp"
+#include "surfgrad/gradcheck.hpp"
+#include "test_util.hpp"
+#include "tiles_test_util.hpp"
+
+using namespace sgtest;
+using namespace surfgrad;
+
+namespace {
+
+struct LazyScope {
+  bool previous;
+  explicit LazyScope(bool on) : previous(lazy_mode()) { set_lazy(on); }
+  ~LazyScope() { set_lazy(previous); }
+};
+
+uint64_t dispatches_of(const std::function<void()>& work) {
+  ctx()->sync();
+  uint64_t before = ctx()->pending_dispatches();
+  work();
+  return ctx()->pending_dispatches() - before;
+}
+
+// `program` eagerly and lazily: the same bits; `lazy_dispatches` (if ≥ 0) of the lazy run.
+void expect_same_bits(const std::string& what, const std::function<Tensor()>& program, int lazy_dispatches = -1) {
+  std::vector<float> eager, lazy;
+  {
+    LazyScope mode(false);
+    eager = program().to_vector<float>();
+  }
+  {
+    LazyScope mode(true);
+    Tensor r;
+    uint64_t n = dispatches_of([&] { r = program().realize(); });
+    if (lazy_dispatches >= 0) {
+      EXPECT_EQ(n, uint64_t(lazy_dispatches)) << what;
+    }
+    lazy = r.to_vector<float>();
+  }
+  ASSERT_EQ(eager.size(), lazy.size()) << what;
+  size_t bad = 0;
+  for (size_t i = 0; i < eager.size(); ++i) {
+    uint32_t e, l;
+    std::memcpy(&e, &eager[i], 4);
+    std::memcpy(&l, &lazy[i], 4);
+    if (e == l || (std::isnan(eager[i]) && std::isnan(lazy[i]))) continue;
+    if (bad++ < 5) ADD_FAILURE() << what << ": element " << i << " eager " << eager[i] << " lazy " << lazy[i];
+  }
+  EXPECT_EQ(bad, 0u) << what;
+}
+
+}  // namespace
+
+TEST(LazyMatmul, BiasReluEpilogueIsOneDispatchWithEagersBitsAndTheFloat64Product) {
+  // Sizes the CPU adapter runs with the direct kernel and ones with ragged edges.
+  for (auto [M, K, N] : {std::tuple<int64_t, int64_t, int64_t>{64, 96, 128}, {37, 50, 29}, {5, 1, 7}, {130, 64, 1}}) {
+    SCOPED_TRACE(std::to_string(M) + "x" + std::to_string(K) + "x" + std::to_string(N));
+    Tensor x = rand_tensor({M, K}, 1), w = rand_tensor({K, N}, 2), b = rand_tensor({N}, 3);
+    expect_same_bits("relu(x @ w + b)", [&] { return (x.matmul(w) + b).relu(); }, 1);
+    LazyScope mode(true);
+    Tensor y = (x.matmul(w) + b).relu();
+    HostArray ref = (HostArray::from(x).matmul(HostArray::from(w)) + HostArray::from(b)).relu();
+    std::vector<float> got = y.to_vector<float>();
+    for (size_t i = 0; i < got.size(); ++i)
+      ASSERT_NEAR(got[i], ref.values()[i], 1e-4 * (1 + std::abs(ref.values()[i]))) << "element " << i;
+  }
+}
+
+TEST(LazyMatmul, EveryEpilogueFormMatchesEagerBits) {
+  Tensor x = rand_tensor({48, 40}, 4), w = rand_tensor({40, 24}, 5), b = rand_tensor({24}, 6);
+  Tensor col = rand_tensor({48, 1}, 7), full = rand_tensor({48, 24}, 8), xt = rand_tensor({40, 48}, 9);
+  expect_same_bits("plain product read", [&] { return x.matmul(w); }, 1);
+  expect_same_bits("bias only", [&] { return x.matmul(w) + b; }, 1);
+  expect_same_bits("scalars and gelu", [&] { return (x.matmul(w) * 0.5 + 0.25).gelu(); }, 1);
+  expect_same_bits("column broadcast, full operand", [&] { return (x.matmul(w) - col) * full; }, 1);
+  expect_same_bits("transposed operands", [&] { return (xt.t().matmul(w) + b).sigmoid(); }, 1);
+  expect_same_bits("product on the right", [&] { return b - x.matmul(w); }, 1);
+  // The product read twice in one tree, and two products in one tree (one epilogue, one stored).
+  expect_same_bits("product twice", [&] {
+    Tensor p = x.matmul(w);
+    return p * p + p;
+  });
+  // x * 2 runs when the second product is recorded; the first product is stored, the second
+  // runs the tree.
+  expect_same_bits("two products", [&] { return x.matmul(w) + (x * 2.0).matmul(w); }, 3);
+  // A mask (u32 → f32 cast) and a comparison inside the epilogue.
+  expect_same_bits("mask", [&] {
+    Tensor p = x.matmul(w);
+    return p * gt(full, scalar_like(full, 0)).cast(DType::f32);
+  });
+}
+
+TEST(LazyMatmul, TheProductReadsItsOperandsAsTheyWereWhenRecorded) {
+  LazyScope mode(true);
+  Tensor x = rand_tensor({8, 16}, 10), w = rand_tensor({16, 4}, 11), b = rand_tensor({4}, 12);
+  Tensor expected;
+  {
+    LazyScope eager(false);
+    expected = (x.matmul(w) + b).relu();
+  }
+  Tensor y = (x.matmul(w) + b).relu();  // pending: the product and its epilogue
+  w.assign(Tensor::zeros(ctx(), {16, 4}));
+  b.assign(Tensor::zeros(ctx(), {4}));
+  EXPECT_EQ(y.to_vector<float>(), expected.to_vector<float>());
+}
+
+TEST(LazyMatmul, GradcheckThroughFusedLinearLayers) {
+  LazyScope mode(true);
+  auto f = [](const auto& v) { return (v[0].matmul(v[1]) + v[2]).relu().matmul(v[3]).tanh(); };
+  // Values away from relu's kink at 0 so that finite differences do not cross it.
+  GradcheckResult r = gradcheck(
+      f, {rand_tensor({6, 5}, 13), rand_tensor({5, 7}, 14), rand_tensor({7}, 15, 0.3, 1), rand_tensor({7, 3}, 16)});
+  EXPECT_TRUE(r.ok) << r.report;
+}
