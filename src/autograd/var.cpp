@@ -3,6 +3,7 @@
 #include <unordered_set>
 
 #include "surfgrad/autograd.hpp"
+#include "tensor/lazy.hpp"
 
 namespace surfgrad {
 
@@ -82,7 +83,10 @@ void Var::backward(bool retain_graph) const {
   if (value().numel() != 1)
     throw Error(ErrorKind::Shape, "backward() without a gradient needs a one-element output, this one is " +
                                       value().describe() + "; call backward(grad) with a gradient of that shape");
-  backward(Tensor::ones(context(), value().shape(), value().dtype()), retain_graph);
+  // Lazy mode: the seed is a recorded constant, inlined by the first backward kernel that reads it.
+  backward(lazy_enabled() ? lazy_full(context(), value().shape(), 1.0, value().dtype())
+                          : Tensor::ones(context(), value().shape(), value().dtype()),
+           retain_graph);
 }
 
 void Var::backward(const Tensor& grad_output, bool retain_graph) const {

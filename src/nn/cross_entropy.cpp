@@ -6,6 +6,7 @@
 
 #include "autograd/var_access.hpp"
 #include "kernels/launch.hpp"
+#include "tensor/lazy.hpp"
 
 namespace surfgrad::nn {
 
@@ -23,6 +24,19 @@ Var fused_cross_entropy(const Var& logits, const Tensor& labels) {
   Tensor loss = groups == 1 ? partial.reshape({}) : partial.sum({}, false);
   return VarAccess::make(loss, "cross_entropy", {logits}, [x, y, lse, n, c](const Tensor& g) {
     auto ctx = x.context();
+    if (lazy_enabled()) {
+      // Recorded: the reader (the bias gradient's column sum, which stores it for the matmuls)
+      // evaluates it in its own pass. cross_entropy_backward.wgsl's expression, so eager's bits;
+      // the column index j is a 4·C-byte upload (no dispatch), the backward seed g inlined.
+      std::vector<int32_t> cols(static_cast<size_t>(c));
+      for (int64_t j = 0; j < c; ++j) cols[size_t(j)] = int32_t(j);
+      Tensor j = Tensor::from_vector(ctx, cols, {1, c});
+      uint32_t rows = uint32_t(n);
+      return std::vector<Tensor>{
+          lazy_record(ctx, "cross_entropy_backward", {n, c}, DType::f32,
+                      {x, lse.reshape({n, 1}), y.reshape({n, 1}), j, g}, {"x", "l", "y", "j", "g"},
+                      "select(exp(x - l), exp(x - l) - 1.0, y == j) * (g / f32(param_u32({{P}})))", "", &rows)};
+    }
     Tensor d = Tensor::empty(ctx, x.shape());
     Tensor gd = kernels::dense(g.reshape({1}));
     kernels::Program::file(ctx, "cross_entropy_backward.wgsl")
