@@ -63,7 +63,16 @@ struct FirstMap {
 // On a fresh context with no record: the map path's prewarm lists queued as `surfgrad map` and
 // map_points queue them (the CLI's before the points are read: `cli_first`), the workers left to
 // finish, then the map.
+//
+// Eager mode whatever SURFGRAD_LAZY says: the prewarm lists name eager mode's kernels, and lazy
+// mode's fused kernels are generated per graph shape when first realised (never prewarmed:
+// docs/architecture.md), so a lazy first map builds them at first use by design.
 FirstMap first_map(const MapOptions& o, int64_t n, int64_t d, bool cli_first) {
+  struct Eager {
+    bool was = lazy_mode();
+    Eager() { set_lazy(false); }
+    ~Eager() { set_lazy(was); }
+  } eager;
   const fs::path dir = fs::path(::testing::TempDir()) / ("surfgrad_first_map_" + std::to_string(getpid()));
   fs::remove_all(dir);
   EnvVar cache("SURFGRAD_PIPELINE_CACHE", dir.c_str());

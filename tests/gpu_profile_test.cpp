@@ -35,9 +35,14 @@ long long dispatches_of(const std::string& table, const std::string& label) {
 TEST(GpuProfile, CountsEveryDispatchPerKernelAcrossReadBacks) {
   if (!ctx()->features().timestamp_query) GTEST_SKIP() << "adapter has no timestamp queries";
   auto c = profiled_context("1");
+  // Eager mode whatever SURFGRAD_LAZY says: lazy mode would fuse the adds 64 to a kernel, and
+  // this counts the profiler's passes across a read-back, which needs 2,500 dispatches.
+  const bool was_lazy = lazy_mode();
+  set_lazy(false);
   Tensor a = Tensor::full(c, {1000}, 1.0), b = Tensor::full(c, {1000}, 2.0);
   // 2,500 adds: more than one query set's 2,048 passes, so the table spans a read-back.
   for (int i = 0; i < 2500; ++i) a = add(a, b);
+  set_lazy(was_lazy);
   EXPECT_NEAR(a.to_vector<float>()[0], 5001.0, 1e-3);
   std::string table = c->profile_table();
   EXPECT_NE(table.find("GPU time per kernel"), std::string::npos) << table;
