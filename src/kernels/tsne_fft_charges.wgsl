@@ -13,8 +13,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let m = 2u * g;
   let e = linear_group(wid, nwg) * 256u + lid;
   if (e >= m * m) { return; }
-  let r = e / m;
-  let c = e % m;
+  let r = div_line(e, m);
+  let c = e - r * m;
   var charge = 0.0;
   if (r < g && c < g) {
     let node = r * g + c;

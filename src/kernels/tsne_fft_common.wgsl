@@ -17,3 +17,13 @@ fn stencil(p: vec2<f32>, frame0: vec2<f32>, h: f32, g: u32) -> Stencil {
   let cell = min(vec2<u32>(max(floor(u), vec2<f32>(1.0))), vec2<u32>(g - 3u));
   return Stencil(cell, cubic_weights(u.x - f32(cell.x)), cubic_weights(u.y - f32(cell.y)));
 }
+
+// e / m for the FFT's line lengths m = 2^a or 3·2^a (FftLines::supported_length): a shift, then
+// a division by the literal 3 (a multiply-high), the same integer as e / m. A division by a
+// runtime divisor has no SIMD instruction on CPUs: lavapipe did it one lane at a time for each
+// of the grid's M² elements in the multiply and charges kernels.
+fn div_line(e: u32, m: u32) -> u32 {
+  let tz = countTrailingZeros(m);
+  let q = e >> tz;
+  return select(q, q / 3u, (m >> tz) == 3u);
+}

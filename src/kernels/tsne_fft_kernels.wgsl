@@ -15,8 +15,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let m = 2u * g;
   let e = linear_group(wid, nwg) * 256u + lid;
   if (e >= m * m) { return; }
-  let r = e / m;
-  let c = e % m;
+  let r = div_line(e, m);
+  let c = e - r * m;
   let d = vec2<f32>(f32(select(i32(c), i32(c) - i32(m), c >= g)), f32(select(i32(r), i32(r) - i32(m), r >= g))) * frame[2];
   let q = 1.0 / (1.0 + dot(d, d));
   grid[m * m + e] = q * q * d;

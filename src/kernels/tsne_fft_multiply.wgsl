@@ -15,11 +15,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let e = linear_group(wid, nwg) * 256u + lid;
   if (e >= mm) { return; }
   let m = arg(1u);
-  let r = e / m;
-  let c = e % m;
+  let r = div_line(e, m);
+  let c = e - r * m;
   var charges = grid[e];
   if (2u * c > m) {
-    let t = grid[((m - r) % m) * m + (m - c)];
+    let t = grid[select(m - r, 0u, r == 0u) * m + (m - c)];
     charges = vec2<f32>(t.x, -t.y);
   }
   grid[3u * mm + e] = cmul(charges, grid[mm + e]);
