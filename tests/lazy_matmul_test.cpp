@@ -8,6 +8,8 @@
 
 #include "surfgrad/autograd.hpp"
 #include "surfgrad/gradcheck.hpp"
+#include "tensor/matmul_epilogue.hpp"
+#include "tensor/matmul_problem.hpp"
 #include "test_util.hpp"
 #include "tiles_test_util.hpp"
 
@@ -79,9 +81,11 @@ TEST(LazyMatmul, EveryEpilogueFormMatchesEagerBits) {
   Tensor col = rand_tensor({48, 1}, 7), full = rand_tensor({48, 24}, 8), xt = rand_tensor({40, 48}, 9);
   expect_same_bits("plain product read", [&] { return x.matmul(w); }, 1);
   expect_same_bits("bias only", [&] { return x.matmul(w) + b; }, 1);
-  expect_same_bits("scalars and gelu", [&] { return (x.matmul(w) * 0.5 + 0.25).gelu(); }, 1);
+  // Exactly rounded ops only: a transcendental's bits may differ between kernels (see the tiled
+  // kernels' test below).
+  expect_same_bits("scalars and abs", [&] { return (x.matmul(w) * 0.5 + 0.25).abs(); }, 1);
   expect_same_bits("column broadcast, full operand", [&] { return (x.matmul(w) - col) * full; }, 1);
-  expect_same_bits("transposed operands", [&] { return (xt.t().matmul(w) + b).sigmoid(); }, 1);
+  expect_same_bits("transposed operands", [&] { return (xt.t().matmul(w) + b).relu(); }, 1);
   expect_same_bits("product on the right", [&] { return b - x.matmul(w); }, 1);
   // The product read twice in one tree, and two products in one tree (one epilogue, one stored).
   expect_same_bits("product twice", [&] {
@@ -119,4 +123,84 @@ TEST(LazyMatmul, GradcheckThroughFusedLinearLayers) {
   GradcheckResult r = gradcheck(
       f, {rand_tensor({6, 5}, 13), rand_tensor({5, 7}, 14), rand_tensor({7}, 15, 0.3, 1), rand_tensor({7, 3}, 16)});
   EXPECT_TRUE(r.ok) << r.report;
+}
+
+// Split-K (GPUs, for products with few output tiles and a long K): the epilogue runs in the pass
+// that sums the slices, on the sum eager's pass stores. CPU adapters never split, so the split
+// is forced here and compared with eager's split-K product followed by the eager ops.
+TEST(LazyMatmul, SplitKRunsTheEpilogueInTheSlicesSum) {
+  const int64_t M = 24, K = 64, N = 20;
+  Tensor x = rand_tensor({M, K}, 17), w = rand_tensor({K, N}, 18), b = rand_tensor({N}, 19);
+  Tensor wt = rand_tensor({N, K}, 20);
+  for (bool transposed : {false, true}) {
+    SCOPED_TRACE(transposed ? "B transposed" : "B row-major");
+    LazyScope mode(false);
+    Tensor wb = transposed ? wt.t() : w;
+    for (int slices : {2, 4}) {
+      MatmulProblem prob = make_problem(x, wb);
+      uint64_t eager_n = dispatches_of(
+          [&] { run_split_k(prob, slices, matmul_params(ctx(), DType::f32, M, N, K, matmul_vec4_staging(prob))); });
+      std::vector<float> want = (prob.c + b).relu().to_vector<float>();
+      MatmulEpilogue e;
+      e.leaves = {b};
+      e.strides = {{0, 1}};
+      e.names = {"v1"};
+      e.acc_name = "v0";
+      e.functions =
+          "fn op0(a: f32, b: f32) -> f32 { return f32(a + b); }\n"
+          "fn op1(x: f32) -> f32 { return f32(max(x, f32(0))); }\n";
+      e.expr = "op1(op0(v0, v1))";
+      Tensor out = Tensor::empty(ctx(), {M, N});
+      uint64_t n = dispatches_of([&] { ASSERT_TRUE(run_matmul_epilogue(out, x, wb, e, slices)); });
+      // Eager's split-K dispatches (the slices' products and their sum; a transposed B is
+      // reshaped by a copy first), the epilogue inside the sum.
+      EXPECT_EQ(n, eager_n);
+      EXPECT_EQ(n, transposed ? 3u : 2u);
+      EXPECT_EQ(out.to_vector<float>(), want) << slices << " slices";
+    }
+  }
+}
+
+// The tiled kernels GPUs run (CPU adapters pick the direct one): vec4 rows with B staged as vec4s,
+// vec4 rows without, scalar register tiles, double buffering and swizzling: eager's tiled product
+// followed by the eager ops, bit for bit where the ops are exactly rounded (add, mul, max). A
+// transcendental is not: lavapipe's exp inside the tiled kernel differs from the elementwise
+// kernel's at some inputs (the same WGSL compiled in another context: 2.7e-6 relative at
+// exp(37), within WGSL's 3 + 2|x| ulps for exp), so a sigmoid epilogue is checked to 1e-5.
+TEST(LazyMatmul, TiledKernelsTakeTheEpilogueToo) {
+  Tensor b = rand_tensor({36}, 21), col = rand_tensor({40, 1}, 22);
+  for (const TiledParams& p :
+       {TiledParams{64, 64, 16, 4, 4, false, 1, true}, TiledParams{32, 32, 8, 2, 2, true, 1, true},
+        TiledParams{64, 64, 8, 8, 8, true, 8, true}}) {
+    for (bool dense : {true, false}) {
+      SCOPED_TRACE(p.str() + (dense ? " dense" : " A transposed, K ragged"));
+      LazyScope mode(false);
+      Tensor x = dense ? rand_tensor({40, 48}, 23) : rand_tensor({45, 40}, 24).t();
+      Tensor w = rand_tensor({x.shape(1), 36}, 25);
+      MatmulProblem prob = make_problem(x, w);
+      run_tiled(prob, p);
+      std::vector<float> want = ((prob.c + b) * col).relu().to_vector<float>();
+      MatmulEpilogue e;
+      e.leaves = {b, col};
+      e.strides = {{0, 1}, {1, 0}};
+      e.names = {"v1", "v2"};
+      e.acc_name = "v0";
+      e.functions =
+          "fn op0(a: f32, b: f32) -> f32 { return f32(a + b); }\n"
+          "fn op1(a: f32, b: f32) -> f32 { return f32(a * b); }\n"
+          "fn op2(x: f32) -> f32 { return f32(max(x, f32(0))); }\n";
+      e.expr = "op2(op1(op0(v0, v1), v2))";
+      Tensor out = Tensor::empty(ctx(), {40, 36});
+      uint64_t n = dispatches_of([&] { ASSERT_TRUE(run_matmul_epilogue(out, x, w, e, 1, &p)); });
+      EXPECT_EQ(n, 1u);
+      EXPECT_EQ(out.to_vector<float>(), want);
+      std::vector<float> want_sigmoid = ((prob.c + b) * col).sigmoid().to_vector<float>();
+      e.functions += "fn op3(x: f32) -> f32 { return f32(1.0 / (1.0 + exp(-f32(x)))); }\n";
+      e.expr = "op3(op1(op0(v0, v1), v2))";
+      ASSERT_TRUE(run_matmul_epilogue(out, x, w, e, 1, &p));
+      std::vector<float> got = out.to_vector<float>();
+      for (size_t i = 0; i < got.size(); ++i)
+        ASSERT_NEAR(got[i], want_sigmoid[i], 1e-5 * std::abs(want_sigmoid[i])) << "element " << i;
+    }
+  }
 }

@@ -480,7 +480,8 @@ static void append_epilogue_words(std::vector<uint32_t>& meta, const MatmulEpilo
   meta.insert(meta.end(), e.params.begin(), e.params.end());
 }
 
-bool run_matmul_epilogue(const Tensor& out, const Tensor& a, const Tensor& b, const MatmulEpilogue& e) {
+bool run_matmul_epilogue(const Tensor& out, const Tensor& a, const Tensor& b, const MatmulEpilogue& e,
+                         int forced_slices, const TiledParams* tiles) {
   if (a.rank() != 2 || b.rank() != 2 || a.dtype() != DType::f32 || b.dtype() != DType::f32 ||
       out.dtype() != DType::f32 || !out.is_contiguous() || out.offset() != 0 || e.leaves.size() > 5)
     return false;
@@ -489,11 +490,13 @@ bool run_matmul_epilogue(const Tensor& out, const Tensor& a, const Tensor& b, co
   MatmulProblem prob = make_problem(a, b, &out);
   if (prob.K == 0 || prob.c.numel() == 0 || prob.c.shape() != out.shape()) return false;
   const bool vec4 = matmul_vec4_staging(prob);
-  const TiledParams p = matmul_params(prob.ctx, prob.dtype(), prob.M, prob.N, prob.K, vec4);
+  const TiledParams p = tiles ? *tiles : matmul_params(prob.ctx, prob.dtype(), prob.M, prob.N, prob.K, vec4);
   if (!tiled_unsupported(*prob.ctx, p, prob.dtype()).empty()) return false;
   const std::string t = wgsl_type(prob.dtype());
   std::vector<kernels::Arg> args = {kernels::Arg(prob.c)};
-  int slices = split_k_factor(prob.ctx->info().is_cpu, prob.dtype(), prob.M, prob.N, prob.K, 1, p);
+  int slices = forced_slices > 0 ? forced_slices
+                                 : split_k_factor(prob.ctx->info().is_cpu, prob.dtype(), prob.M, prob.N, prob.K, 1, p);
+  if (slices > 1 && prob.K % slices) return false;
   if (slices > 1) {
     // As run_split_k: the slices' partial products, then their sum in slice order with the
     // epilogue applied to each sum (the value eager's sum pass stores).

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "surfgrad/matmul_tuning.hpp"
 #include "surfgrad/tensor.hpp"
 
 namespace surfgrad {
@@ -26,7 +27,10 @@ struct MatmulEpilogue {
 // contiguous [M, N] f32; the tiled or the direct kernel, or split-K with the epilogue in the
 // pass that sums the slices). False (nothing run) where the product would run otherwise or the
 // epilogue has more leaves than the bindings allow: the caller realises the product first.
-bool run_matmul_epilogue(const Tensor& out, const Tensor& a, const Tensor& b, const MatmulEpilogue& e);
+// Tests: `slices` > 0 forces split-K with that many slices (CPU adapters never split), `tiles`
+// the kernel's tiles (CPU adapters run the direct kernel).
+bool run_matmul_epilogue(const Tensor& out, const Tensor& a, const Tensor& b, const MatmulEpilogue& e, int slices = 0,
+                         const TiledParams* tiles = nullptr);
 // out = a @ b by eager's kernel (out contiguous, the product's shape and dtype).
 void run_matmul_into(const Tensor& out, const Tensor& a, const Tensor& b);
 
