@@ -10,6 +10,7 @@
 # REPS: MLP steps per timed run and timed runs, 20 and 5; a dry run on lavapipe:
 # `OUT=/tmp/lz STEPS=1 REPS=1 SURFGRAD=build/surfgrad bash bench/lazy_gpu.sh 4096`, ~1 min)
 # Each row with "dispatches" also has "eager_dispatches" (the same work in eager mode, one process).
+# TESTS=path/to/surfgrad_tests adds the MLP step's per-kernel dispatch counts and the lazy matmul tests.
 set -u
 elements=${1:-16777216}
 steps=${STEPS:-20}
@@ -19,6 +20,13 @@ mkdir -p "$out"
 bin=${SURFGRAD:-./build/surfgrad}
 $bin info | head -4 | tee "$out/lazy.log"
 $bin bench lazy --elements "$elements" --steps "$steps" --reps "$reps" --json "$out/surfgrad_lazy.json" 2>&1 | tee -a "$out/lazy.log"
+# TESTS (the pack's surfgrad_tests): the MLP step's dispatches eager and lazy on this adapter, with
+# every kernel's count (SURFGRAD_PROFILE: $out/mlp_step_profile.txt, 3 steps each way plus set-up),
+# and the matmul-epilogue tests on this adapter's tiled kernels (bits against eager).
+if [ -n "${TESTS:-}" ]; then
+  SURFGRAD_PROFILE="$out/mlp_step_profile.txt" $TESTS --gtest_filter='LazyMlpStep.*:LazyMatmul.*' >"$out/lazy_tests.log" 2>&1
+  grep -E "MLP step dispatches|PASSED|FAILED|Failure" "$out/lazy_tests.log" | tee -a "$out/lazy.log"
+fi
 python3 bench/torch_reference.py --elements "$elements" --json "$out/torch.json" 2>&1 | tee -a "$out/lazy.log"
 python3 - "$out" <<'PY' | tee -a "$out/lazy.log"
 import json, sys

@@ -326,12 +326,26 @@ bool run_as_epilogue(const Plan& plan, const LazyNode& node, const Tensor& out) 
   return false;
 }
 
+// Where GPU errors are deferred (JavaScript's synchronous calls), one of this kernel names
+// the ops it fuses, which were recorded before the call that realises them.
+struct DeferLabel {
+  gpu::Context& ctx;
+  std::string previous;
+  DeferLabel(gpu::Context& c, const std::string& kernel, const LazyNode& n) : ctx(c), previous(c.defer_errors("")) {
+    if (!previous.empty())
+      ctx.defer_errors("the recorded op" + std::string(kernel.starts_with("fused:") ? "s " : " ") + kernel + " → " +
+                       dtype_name(n.dtype) + shape_str(n.shape) + ", run by " + previous);
+  }
+  ~DeferLabel() { ctx.defer_errors(previous); }
+};
+
 }  // namespace
 
 void realize_storage(Storage& root) {
   if (!root.pending) return;
   std::shared_ptr<LazyNode> node = root.pending;  // alive until the launch is recorded
   if (node->matmul) {
+    DeferLabel label(*root.ctx, "matmul", *node);
     Tensor out = Tensor::empty(root.ctx, node->shape, node->dtype);
     run_matmul_into(out, node->inputs[0], node->inputs[1]);
     root.buffer = TensorAccess::storage(out)->buffer;
@@ -348,18 +362,7 @@ void realize_storage(Storage& root) {
     names.push_back("v" + std::to_string(i));
   }
   if (graph_dump()) dump(plan, *node);
-  // Where GPU errors are deferred (JavaScript's synchronous calls), one of this kernel names
-  // the ops it fuses, which were recorded before the call that realises them.
-  struct DeferLabel {
-    gpu::Context& ctx;
-    std::string previous;
-    DeferLabel(gpu::Context& c, const std::string& kernel, const LazyNode& n) : ctx(c), previous(c.defer_errors("")) {
-      if (!previous.empty())
-        ctx.defer_errors("the recorded op" + std::string(kernel.starts_with("fused:") ? "s " : " ") + kernel + " → " +
-                         dtype_name(n.dtype) + shape_str(n.shape) + ", run by " + previous);
-    }
-    ~DeferLabel() { ctx.defer_errors(previous); }
-  } label(*root.ctx, kernel_name(plan.ops), *node);
+  DeferLabel label(*root.ctx, kernel_name(plan.ops), *node);
   if (run_as_epilogue(plan, *node, out)) {
     root.buffer = TensorAccess::storage(out)->buffer;
     root.pending.reset();
