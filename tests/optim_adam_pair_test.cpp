@@ -1,7 +1,9 @@
-// Adam updating parameters two by two in one dispatch (optim_adam_pair.wgsl): the same values as
-// each parameter updated alone (optim_adam.wgsl) and as float64 on the host, for Adam and AdamW
-// on parameters of unequal sizes (an odd one out alone), and a parameter listed twice (its
-// pair would bind one buffer writable twice: updated one at a time).
+// Adam updating up to three parameters in one dispatch (optim_adam_group.wgsl: each parameter and
+// its gradient bound, every m and v in one state buffer): the same values as each parameter
+// updated alone and as float64 on the host, for Adam and AdamW on parameters of unequal sizes,
+// the same bits as optim_adam.wgsl (one parameter a dispatch, what Adam ran before pairs and
+// groups), and a parameter listed twice (one group would bind its buffer writable twice).
+#include "kernels/launch.hpp"
 #include "surfgrad/optim.hpp"
 #include "test_util.hpp"
 
@@ -70,11 +72,59 @@ TEST(OptimAdamPair, DispatchesAndAParameterListedTwice) {
   ctx()->sync();
   uint64_t before = ctx()->pending_dispatches();
   opt.step();
-  EXPECT_EQ(ctx()->pending_dispatches() - before, 2u) << "one pair and one alone";
+  EXPECT_EQ(ctx()->pending_dispatches() - before, 1u) << "three parameters in one group";
+  // Five: a group of three, then one of two.
+  std::vector<Var> five;
+  for (int64_t n : {4, 7, 1, 9, 2}) five.push_back(Var::param(Tensor::ones(ctx(), {n})));
+  optim::Adam opt5(five, 0.1);
+  Var sum5 = five[0].sum();
+  for (size_t k = 1; k < five.size(); ++k) sum5 = sum5 + five[k].sum();
+  sum5.backward();
+  ctx()->sync();
+  before = ctx()->pending_dispatches();
+  opt5.step();
+  EXPECT_EQ(ctx()->pending_dispatches() - before, 2u) << "five parameters: groups of three and two";
+  for (const Var& v : five)
+    for (float x : v.value().to_vector<float>()) EXPECT_NEAR(x, 0.9, 1e-4);
   // The same parameter twice: each update alone (Adam's first step moves a parameter by ~lr).
   Var p = Var::param(Tensor::zeros(ctx(), {4}));
   optim::Adam twice({p, p}, 0.1);
   p.sum().backward();
   twice.step();
   for (float x : p.value().to_vector<float>()) EXPECT_NEAR(x, -0.2, 1e-4);
+}
+
+// The grouped kernel against optim_adam.wgsl (one parameter, its own m and v), two steps of
+// Adam and of AdamW: bit for bit.
+TEST(OptimAdamPair, GroupsGiveTheSingleKernelsBits) {
+  const std::vector<int64_t> sizes = {37, 5, 1000};
+  for (bool decoupled : {false, true}) {
+    std::vector<Var> params;
+    std::vector<Tensor> single, grads, m, v;
+    for (size_t k = 0; k < sizes.size(); ++k) {
+      Tensor p = Tensor::uniform(ctx(), {sizes[k]}, 60 + k, -1, 1);
+      params.push_back(Var::param(p.clone()));
+      single.push_back(p.clone());
+      grads.push_back(Tensor::uniform(ctx(), {sizes[k]}, 70 + k, -1, 1));
+      m.push_back(Tensor::zeros(ctx(), {sizes[k]}));
+      v.push_back(Tensor::zeros(ctx(), {sizes[k]}));
+    }
+    const double lr = 0.01, b1 = 0.9, b2 = 0.99, eps = 1e-8, wd = 0.1;
+    optim::Adam opt(params, lr, b1, b2, eps, wd, decoupled);
+    for (int t = 1; t <= 2; ++t) {
+      opt.zero_grad();
+      Var loss = (params[0] * Var(grads[0])).sum();
+      for (size_t k = 1; k < params.size(); ++k) loss = loss + (params[k] * Var(grads[k])).sum();
+      loss.backward();  // each parameter's gradient is grads[k]
+      opt.step();
+      float c1 = float(1.0 / (1.0 - std::pow(b1, double(t)))), c2 = float(1.0 / (1.0 - std::pow(b2, double(t))));
+      for (size_t k = 0; k < sizes.size(); ++k)
+        kernels::Program::file(ctx(), "optim_adam.wgsl")
+            .launch({single[k], grads[k], m[k], v[k]}, {sizes[k], lr, b1, b2, eps, wd, c1, c2, decoupled},
+                    kernels::groups_for(*ctx(), uint64_t(sizes[k]), 256));
+    }
+    for (size_t k = 0; k < sizes.size(); ++k)
+      EXPECT_EQ(params[k].value().to_vector<float>(), single[k].to_vector<float>())
+          << "parameter " << k << (decoupled ? " (AdamW)" : " (Adam)");
+  }
 }

@@ -54,7 +54,8 @@ class Adam : public Optimizer {
   double beta1_, beta2_, eps_, weight_decay_;
   bool decoupled_;
   int64_t t_ = 0;
-  std::vector<Tensor> m_, v_;
+  std::vector<Tensor> m_, v_;  // views of state_ (m then v per parameter) where it is defined
+  Tensor state_;
 };
 
 class AdamW : public Adam {

@@ -1,6 +1,8 @@
-// Optimizers and learning-rate schedules. The update is one kernel per parameter (Adam: per pair).
+// Optimizers and learning-rate schedules. The update is one kernel per parameter (Adam: several
+// parameters a kernel).
 #include "surfgrad/optim.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "kernels/launch.hpp"
@@ -67,40 +69,116 @@ Adam::Adam(std::vector<Var> params, double lr, double beta1, double beta2, doubl
       decoupled_(decoupled) {
   if (!(beta1 >= 0 && beta1 < 1 && beta2 >= 0 && beta2 < 1))
     throw Error(ErrorKind::Value, "Adam: betas must be in [0, 1)");
+  // m and v of every parameter in one state buffer (m then v for each), so that one dispatch
+  // updates several parameters (optim_adam_group.wgsl); parameters on several contexts keep
+  // tensors of their own.
+  bool one_context = true;
+  int64_t total = 0;
+  for (auto& p : params_) {
+    one_context = one_context && p.context() == params_[0].context();
+    total += 2 * p.value().numel();
+  }
+  if (one_context && !params_.empty()) {
+    state_ = Tensor::zeros(params_[0].context(), {std::max<int64_t>(total, 1)});
+    int64_t at = 0;
+    for (auto& p : params_) {
+      int64_t n = p.value().numel();
+      m_.push_back(state_.slice(0, at, at + n).reshape(p.shape()));
+      v_.push_back(state_.slice(0, at + n, at + 2 * n).reshape(p.shape()));
+      at += 2 * n;
+    }
+    return;
+  }
   for (auto& p : params_) {
     m_.push_back(Tensor::zeros(p.context(), p.shape()));
     v_.push_back(Tensor::zeros(p.context(), p.shape()));
   }
 }
 
+namespace {
+
+// Parameters an Adam dispatch updates at most: 2k + 1 storage bindings within the adapter's
+// limit and the launch seam's 8 (WebGPU's default): 3.
+size_t adam_group_limit(const gpu::Context& ctx) {
+  uint32_t bindings = std::min<uint32_t>(ctx.limits().max_storage_buffers_per_shader_stage, 8);
+  return std::max<size_t>((std::max<uint32_t>(bindings, 3) - 1) / 2, 1);
+}
+
+// optim_adam_group.wgsl for k parameters: their bindings and branches.
+kernels::Program adam_group_program(const gpu::ContextPtr& ctx, size_t k) {
+  return kernels::Program::generated(ctx, "optim_adam_group.wgsl|" + std::to_string(k), [k] {
+    std::string bindings, body;
+    for (size_t j = 0; j < k; ++j) {
+      std::string J = std::to_string(j), w = std::to_string(9 + 3 * j);
+      bindings += "@group(0) @binding(" + std::to_string(1 + 2 * j) + ") var<storage, read_write> param" + J +
+                  ": array<f32>;\n@group(0) @binding(" + std::to_string(2 + 2 * j) + ") var<storage, read> grad" + J +
+                  ": array<f32>;\n";
+      body += std::string(j ? "  else " : "  ") + "if (i < arg(" + w + "u) + arg(" + w + "u + 1u)) {\n" +
+              "    let e = i - arg(" + w + "u);\n    let m = arg(" + w + "u + 2u) + e;\n    let v = m + arg(" + w +
+              "u + 1u);\n    let r = adam_step(param" + J + "[e], grad" + J + "[e], state[m], state[v]);\n    param" +
+              J + "[e] = r.x;\n    state[m] = r.y;\n    state[v] = r.z;\n  }\n";
+    }
+    return kernels::fill_template(kernels::wgsl_source("optim_adam_group.wgsl"),
+                                  {{"BINDINGS", bindings}, {"BODY", body}});
+  });
+}
+
+}  // namespace
+
 void Adam::step() {
   ++t_;
   float c1 = float(1.0 / (1.0 - std::pow(beta1_, double(t_)))), c2 = float(1.0 / (1.0 - std::pow(beta2_, double(t_))));
-  // Parameters two by two in one dispatch (optim_adam_pair.wgsl: eight storage bindings); the
-  // odd one out, or a pair sharing storage (WebGPU binds a buffer writable once), alone.
   struct Update {
     size_t i;
     Tensor p, g;
   };
   std::vector<Update> updates;
-  for_each_gradient([&](size_t i, const Tensor& p, const Tensor& g) { updates.push_back({i, p, g}); });
-  for (size_t k = 0; k < updates.size();) {
-    const Update& a = updates[k];
-    auto ctx = a.p.context();
-    if (k + 1 < updates.size() && !updates[k + 1].p.shares_storage(a.p)) {
-      const Update& b = updates[k + 1];
-      kernels::Program::file(ctx, "optim_adam_pair.wgsl")
-          .launch({a.p, a.g, m_[a.i], v_[a.i], b.p, b.g, m_[b.i], v_[b.i]},
-                  {a.p.numel(), lr_, beta1_, beta2_, eps_, weight_decay_, c1, c2, decoupled_, b.p.numel()},
-                  kernels::groups_for(*ctx, uint64_t(a.p.numel() + b.p.numel()), 256));
-      k += 2;
-      continue;
+  for_each_gradient([&](size_t i, const Tensor& p, const Tensor& g) {
+    updates.push_back({i, kernels::dense(p), kernels::dense(g)});
+  });
+  if (!state_.defined()) {
+    // Parameters on several contexts: each alone, its m and v tensors of its own.
+    for (const Update& u : updates) {
+      auto ctx = u.p.context();
+      kernels::Program::file(ctx, "optim_adam.wgsl")
+          .launch({u.p, u.g, m_[u.i], v_[u.i]},
+                  {u.p.numel(), lr_, beta1_, beta2_, eps_, weight_decay_, c1, c2, decoupled_},
+                  kernels::groups_for(*ctx, uint64_t(u.p.numel()), 256));
     }
-    kernels::Program::file(ctx, "optim_adam.wgsl")
-        .launch({a.p, a.g, m_[a.i], v_[a.i]},
-                {a.p.numel(), lr_, beta1_, beta2_, eps_, weight_decay_, c1, c2, decoupled_},
-                kernels::groups_for(*ctx, uint64_t(a.p.numel()), 256));
-    ++k;
+    return;
+  }
+  // Up to adam_group_limit parameters a dispatch, in order; a parameter sharing storage with one
+  // already in the group (WebGPU binds a buffer writable once) starts the next group.
+  auto ctx = state_.context();
+  const size_t limit = adam_group_limit(*ctx);
+  for (size_t first = 0; first < updates.size();) {
+    size_t last = first + 1;
+    while (last < updates.size() && last - first < limit) {
+      bool shared = false;
+      for (size_t j = first; j < last; ++j) shared = shared || updates[last].p.shares_storage(updates[j].p);
+      if (shared) break;
+      ++last;
+    }
+    std::vector<kernels::Arg> args = {kernels::view(state_)};
+    std::vector<uint32_t> words;
+    for (kernels::Param w : {kernels::Param(int64_t(0)), kernels::Param(lr_), kernels::Param(beta1_),
+                             kernels::Param(beta2_), kernels::Param(eps_), kernels::Param(weight_decay_),
+                             kernels::Param(c1), kernels::Param(c2), kernels::Param(decoupled_)})
+      words.push_back(w.word);
+    int64_t total = 0;
+    for (size_t j = first; j < last; ++j) {
+      const Update& u = updates[j];
+      args.push_back(kernels::Arg(u.p));
+      args.push_back(kernels::Arg(u.g));
+      words.push_back(kernels::Param(total).word);
+      words.push_back(kernels::Param(u.p.numel()).word);
+      words.push_back(kernels::Param(m_[u.i].offset()).word);  // v follows m in the state buffer
+      total += u.p.numel();
+    }
+    words[0] = kernels::Param(total).word;
+    adam_group_program(ctx, last - first)
+        .launch(std::span<const kernels::Arg>(args), words, kernels::groups_for(*ctx, uint64_t(total), 256));
+    first = last;
   }
 }
 
