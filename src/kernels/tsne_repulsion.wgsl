@@ -1,19 +1,23 @@
 // Exact t-SNE repulsion for small N: for each point i, Σ_j q_ij²·(y_i − y_j) and Σ_j q_ij with
 // q_ij = 1 / (1 + |y_i − y_j|²), over all j ≠ i. O(N²): used up to thousands of points.
-// Each thread takes R = 8 points (i, i + 32, …), so every position read from the tile serves R
-// pairs: on a CPU adapter (lavapipe) the loads, not the arithmetic, were the cost (5.5 ms an
+// Each thread takes R = 8 points (i, i + THREADS, …), so every position read from the tile serves
+// R pairs: on a CPU adapter (lavapipe) the loads, not the arithmetic, were the cost (5.5 ms an
 // iteration at 1,797 points with one point a thread, 256 threads; 1.7 ms with 8). Positions
 // are staged through workgroup memory in tiles of 256. The pair j = i is not skipped with a branch: it adds
 // q = 1 and no force (y_i − y_i = 0), and 1 is taken off Σq at the end.
+// THREADS (TsneRepulsion::exact_values): 32 on GPUs; 8 on CPU adapters, one SIMD vector of
+// lavapipe's, so a workgroup holds 64 points: 1,797 points are 29 workgroups that two cores
+// share evenly, where 256-point workgroups were 7 full ones and a sliver (4 against 3), and a
+// barrier switches no other fibres. Each point sums its pairs in the same order either way.
 // Parameters: [N]
 @group(0) @binding(0) var<storage, read_write> out: array<vec4<f32>>;  // [N] (fx, fy, Σq, 0)
 @group(0) @binding(1) var<storage, read> y: array<vec2<f32>>;          // [N]
-const THREADS: u32 = 32u;
+const THREADS: u32 = {{THREADS}}u;
 const R: u32 = 8u;
 const TILE: u32 = 256u;
 var<workgroup> tile: array<vec2<f32>, TILE>;
 
-@compute @workgroup_size(32)
+@compute @workgroup_size({{THREADS}})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
   let n = arg(0u);

@@ -7,6 +7,8 @@
 // grad_i = 4·(exaggeration·attract_i − repulse_i / Z); gains and momentum as tsne_update.wgsl.
 // One thread a point, in the slots' order (heaviest rows first, attraction_order.hpp): eight
 // threads share a core's SIMD lanes and wait for the longest row among them.
+// Workgroups of 64 (not 256): 1,797 points (digits) are 29 of them, which lavapipe's two cores
+// share evenly (8 of 256 were 7 full ones and a sliver: 4 against 3).
 // Parameters: [N, lr, momentum, exaggeration, max_step]
 @group(0) @binding(0) var<storage, read_write> y_out: array<vec2<f32>>;  // [N]
 @group(0) @binding(1) var<storage, read_write> state: array<vec4<f32>>;  // [N] (update.xy, gains.xy)
@@ -17,10 +19,10 @@
 @group(0) @binding(6) var<storage, read> repulse: array<vec4<f32>>;      // [N] (fx, fy, Σq, 0)
 @group(0) @binding(7) var<storage, read> z: array<f32>;                  // [1]
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(64)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
-  let slot = linear_group(wid, nwg) * 256u + lid;
+  let slot = linear_group(wid, nwg) * 64u + lid;
   if (slot >= arg(0u)) { return; }
   let i = order[slot];
   let yi = y[i];

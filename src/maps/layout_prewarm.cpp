@@ -45,7 +45,7 @@ int prewarm_layout_kernels(const gpu::ContextPtr& ctx, const MapOptions& options
     // CPU adapters also the Z kernel and, with FFT repulsion, the bounds kernel (GPUs reduce with
     // tensor ops instead: prewarm_map_tensor_ops).
     const bool fft = tsne_uses_fft(options.tsne.repulsion, n);
-    if (!fft) file("tsne_repulsion.wgsl");
+    if (!fft) file("tsne_repulsion.wgsl", TsneRepulsion::exact_values(*ctx));
     for (const char* f :
          {"tsne_fft_frame.wgsl", "tsne_fft_kernels.wgsl", "tsne_fft_spread.wgsl", "tsne_fft_charges.wgsl",
           "tsne_fft_multiply.wgsl", "tsne_fft_mirror.wgsl", "tsne_fft_interpolate.wgsl"})

@@ -201,7 +201,7 @@ Tensor tsne_layout(const Tensor& x, const TsneOptions& opt, const MapProgress& p
     float max_step = opt.max_step_norm > 0 ? float(opt.max_step_norm) : 3.4e38f;
     if (fused) {
       fused_step->launch({y_next, state, y, sym_offsets, sym_edges, order, rep, z},
-                         {n, float(lr), momentum, exaggeration, max_step}, kernels::groups_for(*ctx, uint64_t(n), 256));
+                         {n, float(lr), momentum, exaggeration, max_step}, kernels::groups_for(*ctx, uint64_t(n), 64));
       std::swap(y, y_next);
     } else {
       step->launch({y, update, gains, attract, rep, z}, {n, float(lr), momentum, exaggeration, max_step},

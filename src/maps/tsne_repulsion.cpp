@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "surfgrad/reference.hpp"
@@ -78,10 +79,16 @@ double TsneRepulsion::box_extent(const Tensor& y) {
   return std::max(double(b[0]) - a[0], double(b[1]) - a[1]);
 }
 
+int TsneRepulsion::exact_threads(const gpu::Context& ctx) { return ctx.info().is_cpu ? 8 : 32; }
+
+kernels::Values TsneRepulsion::exact_values(const gpu::Context& ctx) {
+  return {{"THREADS", std::to_string(exact_threads(ctx))}};
+}
+
 void TsneRepulsion::exact(const Tensor& y, const Tensor& out) {
   int64_t n = y.shape(0);
-  if (!exact_) exact_ = program(ctx_, "tsne_repulsion.wgsl");
-  exact_->launch({out, y}, {n}, kernels::groups_for(*ctx_, uint64_t(n), 256));
+  if (!exact_) exact_ = kernels::Program::file(ctx_, "tsne_repulsion.wgsl", exact_values(*ctx_));
+  exact_->launch({out, y}, {n}, kernels::groups_for(*ctx_, uint64_t(n), 8 * uint64_t(exact_threads(*ctx_))));
 }
 
 void TsneRepulsion::resize(int g) {
