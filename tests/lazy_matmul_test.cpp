@@ -8,6 +8,8 @@
 
 #include "surfgrad/autograd.hpp"
 #include "surfgrad/gradcheck.hpp"
+#include "surfgrad/nn.hpp"
+#include "surfgrad/optim.hpp"
 #include "tensor/matmul_epilogue.hpp"
 #include "tensor/matmul_problem.hpp"
 #include "test_util.hpp"
@@ -203,4 +205,78 @@ TEST(LazyMatmul, TiledKernelsTakeTheEpilogueToo) {
         ASSERT_NEAR(got[i], want_sigmoid[i], 1e-5 * std::abs(want_sigmoid[i])) << "element " << i;
     }
   }
+}
+
+namespace {
+// Split K wherever it divides K while it lives (CPU adapters never split otherwise).
+struct ForcedSlices {
+  int previous;
+  explicit ForcedSlices(int s) : previous(matmul_forced_slices()) { matmul_forced_slices() = s; }
+  ~ForcedSlices() { matmul_forced_slices() = previous; }
+};
+}  // namespace
+
+// Split-K in lazy mode: up to 4 slices, the partial products run when the product is recorded
+// and their sum is a tree node in sum_slices.wgsl's order, which the readers inline: bias + relu
+// over it is one more dispatch, a bias gradient's column sum over a masked product too. Past 4
+// slices the product stays a matmul node (the epilogue in the sum pass). Eager's bits throughout.
+TEST(LazyMatmul, SplitKSumsAreTreesTheReadersInline) {
+  Tensor x = rand_tensor({48, 64}, 26), w = rand_tensor({64, 40}, 27), b = rand_tensor({40}, 28);
+  Tensor y = rand_tensor({48, 40}, 29);
+  for (int slices : {2, 4, 8}) {
+    SCOPED_TRACE(std::to_string(slices) + " slices");
+    ForcedSlices forced(slices);
+    uint64_t eager_n = 0;
+    {
+      LazyScope mode(false);
+      eager_n = dispatches_of([&] { (x.matmul(w) + b).relu().realize(); });
+    }
+    EXPECT_EQ(eager_n, 4u);  // the slices' products, their sum, add, relu
+    expect_same_bits("relu(x @ w + b)", [&] { return (x.matmul(w) + b).relu(); }, 2);
+    expect_same_bits("the product alone", [&] { return x.matmul(w); }, 2);
+    // A bias gradient's pattern: the masked product summed over rows.
+    expect_same_bits(
+        "column sum of a masked product",
+        [&] { return (x.matmul(w) * gt(y, scalar_like(y, 0)).cast(DType::f32)).sum({0}); },
+        slices <= kMaxLazySlices ? 2 : 3);
+  }
+}
+
+// The MLP step with every product split in two (as GPUs split the long-K ones): losses bit-equal
+// to eager's, and the counts printed (not asserted: the split products' sums of the weight
+// gradients stay dispatches of their own, Adam reads them as buffers).
+TEST(LazyMatmul, MlpStepWithSplitKKeepsEagersLosses) {
+  ForcedSlices forced(2);
+  auto run = [](bool lazy, uint64_t* dispatches) {
+    LazyScope mode(lazy);
+    Tensor xb = Tensor::normal(ctx(), {64, 48}, 30);
+    Tensor yb = Tensor::arange(ctx(), 0, 64, 1, DType::i32);
+    yb = sub(yb, mul(div(yb, scalar_like(yb, 10)), scalar_like(yb, 10)));
+    yb.realize();
+    std::vector<Var> params = {Var::param(Tensor::uniform(ctx(), {48, 32}, 31, -0.3, 0.3)),
+                               Var::param(Tensor::uniform(ctx(), {32}, 32, -0.3, 0.3)),
+                               Var::param(Tensor::uniform(ctx(), {32, 10}, 33, -0.3, 0.3)),
+                               Var::param(Tensor::uniform(ctx(), {10}, 34, -0.3, 0.3))};
+    optim::Adam adam(params, 1e-2);
+    std::vector<float> losses;
+    for (int s = 0; s < 3; ++s) {
+      ctx()->sync();
+      uint64_t before = ctx()->pending_dispatches();
+      Var h = (Var(xb).matmul(params[0]) + params[1]).relu();
+      Var loss = nn::cross_entropy(h.matmul(params[2]) + params[3], yb);
+      adam.zero_grad();
+      loss.backward();
+      adam.step();
+      loss.value().realize();
+      *dispatches = ctx()->pending_dispatches() - before;
+      losses.push_back(loss.value().to_vector<float>()[0]);
+    }
+    return losses;
+  };
+  uint64_t eager_n = 0, lazy_n = 0;
+  std::vector<float> eager = run(false, &eager_n), lazy = run(true, &lazy_n);
+  EXPECT_EQ(eager, lazy);
+  std::printf("2-layer MLP step, every product split in two: eager %llu, lazy %llu dispatches\n",
+              (unsigned long long)eager_n, (unsigned long long)lazy_n);
+  EXPECT_LT(lazy_n, eager_n);
 }

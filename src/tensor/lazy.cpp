@@ -210,6 +210,20 @@ Tensor lazy_record_matmul(const Tensor& a, const Tensor& b) {
   // The operands' own trees run now (the product reads buffers), the product when it is read.
   a.realize();
   b.realize();
+  // Split K (GPUs, few output tiles): the slices' products now, their sum recorded as a tree
+  // node with sum_slices.wgsl's order, ((0 + p0) + p1) + ..., so the readers inline it.
+  if (Tensor parts = matmul_split_k_partials(a, b); parts.defined()) {
+    const int64_t S = parts.shape(0), M = parts.shape(1), N = parts.shape(2);
+    std::vector<Tensor> inputs;
+    std::vector<std::string> names;
+    std::string expr = "0.0";
+    for (int64_t s = 0; s < S; ++s) {
+      inputs.push_back(parts.slice(0, s, s + 1).reshape({M, N}));
+      names.push_back("p" + std::to_string(s));
+      expr = "(" + expr + " + p" + std::to_string(s) + ")";
+    }
+    return lazy_record(ctx, "sum_slices", {M, N}, DType::f32, std::move(inputs), std::move(names), expr);
+  }
   auto node = std::make_shared<LazyNode>();
   node->name = "matmul";
   node->inputs = {a, b};

@@ -406,8 +406,21 @@ void run_split_k(const MatmulProblem& prob, int slices, const TiledParams& p) {
       .launch({prob.c, part.c}, {n, slices}, kernels::groups_for(*prob.ctx, uint64_t(n), 256));
 }
 
+int& matmul_forced_slices() {
+  static int slices = 0;
+  return slices;
+}
+
+// The slices split-K takes for a 2-D product (1: none): the heuristic's, or the tests' forced.
+static int slices_for(const gpu::ContextPtr& ctx, DType dtype, int64_t M, int64_t N, int64_t K, int64_t batches,
+                      const TiledParams& p) {
+  const int forced = matmul_forced_slices();
+  if (forced > 1) return dtype == DType::f32 && batches == 1 && K % forced == 0 ? forced : 1;
+  return split_k_factor(ctx->info().is_cpu, dtype, M, N, K, batches, p);
+}
+
 void run_matmul_with(const MatmulProblem& prob, const TiledParams& p) {
-  int slices = split_k_factor(prob.ctx->info().is_cpu, prob.dtype(), prob.M, prob.N, prob.K, prob.batches, p);
+  int slices = slices_for(prob.ctx, prob.dtype(), prob.M, prob.N, prob.K, prob.batches, p);
   if (slices > 1 && prob.a.rank() == 2 && prob.b.rank() == 2)
     run_split_k(prob, slices, p);
   else
@@ -494,8 +507,7 @@ bool run_matmul_epilogue(const Tensor& out, const Tensor& a, const Tensor& b, co
   if (!tiled_unsupported(*prob.ctx, p, prob.dtype()).empty()) return false;
   const std::string t = wgsl_type(prob.dtype());
   std::vector<kernels::Arg> args = {kernels::Arg(prob.c)};
-  int slices = forced_slices > 0 ? forced_slices
-                                 : split_k_factor(prob.ctx->info().is_cpu, prob.dtype(), prob.M, prob.N, prob.K, 1, p);
+  int slices = forced_slices > 0 ? forced_slices : slices_for(prob.ctx, prob.dtype(), prob.M, prob.N, prob.K, 1, p);
   if (slices > 1 && prob.K % slices) return false;
   if (slices > 1) {
     // As run_split_k: the slices' partial products, then their sum in slice order with the
@@ -531,6 +543,23 @@ bool run_matmul_epilogue(const Tensor& out, const Tensor& a, const Tensor& b, co
   for (const Tensor& l : e.leaves) args.push_back(kernels::view(l));
   kernel.launch(std::span<const kernels::Arg>(args), meta, prob.ctx->grid_for(uint64_t(tiles_m) * uint64_t(tiles_n)));
   return true;
+}
+
+Tensor matmul_split_k_partials(const Tensor& a, const Tensor& b) {
+  if (a.rank() != 2 || b.rank() != 2 || a.dtype() != DType::f32 || b.dtype() != DType::f32) return Tensor();
+  const int64_t M = a.shape(0), K = a.shape(1), N = b.shape(1);
+  if (K == 0 || M == 0 || N == 0 || b.shape(0) != K) return Tensor();
+  // matmul_vec4_staging for 2-D operands (without building a problem and its output).
+  const bool vec4 = a.strides()[1] == 1 && b.strides()[1] == 1 && K % 4 == 0 && N % 4 == 0 && a.strides()[0] % 4 == 0 &&
+                    b.strides()[0] % 4 == 0 && a.offset() % 4 == 0 && b.offset() % 4 == 0;
+  const TiledParams p = matmul_params(a.context(), DType::f32, M, N, K, vec4);
+  const int slices = slices_for(a.context(), DType::f32, M, N, K, 1, p);
+  if (slices < 2 || slices > kMaxLazySlices || K % slices) return Tensor();
+  // run_split_k's views and product, without its sum.
+  int64_t ks = K / slices;
+  MatmulProblem part = make_problem(a.reshape({M, slices, ks}).permute({1, 0, 2}), b.reshape({slices, ks, N}));
+  run_tiled(part, p);
+  return part.c;
 }
 
 }  // namespace surfgrad

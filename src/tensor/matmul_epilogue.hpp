@@ -34,4 +34,15 @@ bool run_matmul_epilogue(const Tensor& out, const Tensor& a, const Tensor& b, co
 // out = a @ b by eager's kernel (out contiguous, the product's shape and dtype).
 void run_matmul_into(const Tensor& out, const Tensor& a, const Tensor& b);
 
+// Where eager's matmul of 2-D f32 a @ b would split K into 2..kMaxLazySlices slices (GPUs: few
+// output tiles, a long K), the slices' partial products run now into [S, M, N]; else undefined.
+// Lazy mode then records their sum (sum_slices.wgsl's order) as an elementwise node, which
+// the trees reading the product inline (an epilogue, a reduction's fused input) like any other.
+constexpr int kMaxLazySlices = 4;
+Tensor matmul_split_k_partials(const Tensor& a, const Tensor& b);
+
+// Tests: split K into this many slices wherever it divides K (2-D f32 products, eager and lazy;
+// CPU adapters never split otherwise). 0: as the adapter's heuristic says.
+int& matmul_forced_slices();
+
 }  // namespace surfgrad
