@@ -8,7 +8,6 @@
 #include "maps/graph.hpp"
 #include "maps/knn_fused.hpp"
 #include "maps/knn_rows_cpu.hpp"
-#include "maps/knn_small_gpu.hpp"
 #include "maps/knn_subgroup_matrix.hpp"
 #include "maps/list_blocks.hpp"
 #include "platform/parallel.hpp"
@@ -56,9 +55,6 @@ KnnResult knn_exact_rows(const Tensor& x, int k, int64_t row_begin, int64_t row_
   const char* env = std::getenv("SURFGRAD_KNN_SUBGROUP_MATRIX");
   if (env && std::string(env) == "1" && knn_subgroup_matrix_unsupported(*x.context(), x.shape(1)).empty())
     return knn_exact_subgroup_matrix(x, k, row_begin, row_end);
-  // Small sets on GPUs: distance tiles through the matmul, whose kernels compile far faster than
-  // the streaming kernel's on a first run (knn_small_gpu.hpp).
-  if (knn_small_gpu_used(*x.context(), x.shape(0))) return knn_small_gpu(x, k, row_begin, row_end);
   // CPU adapters: one thread a row (knn_rows_cpu.hpp).
   if (knn_rows_cpu_used(*x.context(), x.shape(1))) {
     Tensor dense = kernels::dense(x);

@@ -11,7 +11,6 @@
 #include "maps/fft_lines.hpp"
 #include "maps/knn_fused.hpp"
 #include "maps/knn_rows_cpu.hpp"
-#include "maps/knn_small_gpu.hpp"
 #include "maps/tsne_repulsion.hpp"
 #include "maps/tsne_symmetric.hpp"
 #include "surfgrad/map_options.hpp"
@@ -102,11 +101,8 @@ void prewarm_map_tensor_ops(const gpu::ContextPtr& ctx, const MapOptions& option
     Tensor::empty(ctx, {2, features}).sum({1});
   });
   // knn.cpp on CPU adapters: the exact kNN's kernel, by k and D (knn_rows_cpu.hpp).
-  // knn.cpp on GPUs below knn_small_gpu's size: the product, the distances' ops, the selection.
-  if (knn_is_exact(*ctx, n, features, options.knn, int(map_neighbours(options, n)))) {
+  if (knn_is_exact(*ctx, n, features, options.knn, int(map_neighbours(options, n))))
     prewarm_knn_rows_cpu(ctx, int(map_neighbours(options, n)), features);
-    prewarm_knn_small_gpu(ctx, int(map_neighbours(options, n)), n, features);
-  }
   // Reductions over the points (R = n rows; past 600,000 rows the same kernels as at 600,001).
   const int64_t rows = std::min<int64_t>(n, 600001);
   // map_pipeline.cpp: the layout's finiteness check, a sum of the map's n × 2 coordinates.
@@ -151,10 +147,6 @@ int prewarm_map_kernels(const gpu::ContextPtr& ctx, const MapOptions& options) {
     prewarm_map_tensor_ops(ctx, options, 0, 0);
     int queued = prewarm_knn_fused(ctx) ? 1 : 0;
     const int64_t large = int64_t(1) << 40;  // the points are not read yet
-    // A small set's selection kernel on GPUs (knn_small_gpu.hpp): k of a large set (perplexity's
-    // 3p, or n_neighbors); the product and the ops follow in map_points, once n and D are known.
-    if (!ctx->info().is_cpu && options.knn != KnnMethod::Descent)
-      prewarm_knn_small_gpu(ctx, int(map_neighbours(options, large)));
     return queued + prewarm_layout_kernels(ctx, options, large, map_neighbours(options, large));
   } catch (const Error&) {
     return 0;  // options the map refuses later, with its own message; prewarming is only a head start
