@@ -252,6 +252,9 @@ void poll(WGPUInstance instance, WGPUDevice device, bool wait) {
 std::string implementation_version() {
   const WebGpuApi& A = api();
   if (A.implementation == WebGpuImplementation::Dawn) return "Dawn (" + A.library + ")";
+  // WebAssembly: the page's WebGPU through the bridge (Dawn in Chromium), whose wgpuGetVersion
+  // returns the header's version only; naming wgpu-native there sent error readers the wrong way.
+  if (kBrowserBuild) return "the browser's WebGPU";
   uint32_t v = wgpuGetVersion();
   return "wgpu-native " + std::to_string(v >> 24) + "." + std::to_string((v >> 16) & 0xff) + "." +
          std::to_string((v >> 8) & 0xff) + "." + std::to_string(v & 0xff);
