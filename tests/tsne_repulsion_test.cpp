@@ -2,7 +2,9 @@
 // float64 host sum), on clustered and uniform layouts of several extents; determinism.
 #include "maps/tsne_repulsion.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <string>
 
 #include "surfgrad/maps.hpp"
 #include "test_util.hpp"
@@ -126,4 +128,28 @@ TEST(TsneRepulsion, FftIsDeterministic) {
 TEST(TsneRepulsion, BadPositions) {
   EXPECT_THROW(tsne_repulsion(Tensor::zeros(ctx(), {10, 3})), Error);
   EXPECT_THROW(tsne_repulsion(Tensor::zeros(ctx(), {10})), Error);
+}
+
+TEST(TsneRepulsion, ExactVariantsAgree) {
+  // tsne_repulsion.wgsl's variants (TsneRepulsion::exact_values): GPUs' 32 threads and one
+  // division a pair, CPU adapters' 8 threads and one division for two pairs, run here on this
+  // adapter. Thread counts change only which thread takes a point, not its sum's order: the same
+  // bits. The paired division is within a few ulps of the plain one.
+  const int64_t n = 1797;
+  Tensor y = layout(n, 30, 11);
+  auto run = [&](int threads, bool paired) {
+    auto k = kernels::Program::file(ctx(), "tsne_repulsion.wgsl",
+                                    {{"THREADS", std::to_string(threads)}, {"PAIRED", paired ? "true" : "false"}});
+    Tensor out = Tensor::empty(ctx(), {n, 4});
+    k.launch({out, y}, {n}, kernels::groups_for(*ctx(), uint64_t(n), 8 * uint64_t(threads)));
+    return out.to_vector<float>();
+  };
+  std::vector<float> gpu = run(32, false), eight = run(8, false), cpu = run(8, true);
+  EXPECT_EQ(eight, gpu);
+  double worst = 0;
+  for (size_t i = 0; i < gpu.size(); ++i)
+    if (i % 4 != 3) worst = std::max(worst, std::abs(double(cpu[i]) - gpu[i]) / (1e-6 + std::abs(double(gpu[i]))));
+  EXPECT_LT(worst, 1e-4);
+  EXPECT_GT(worst, 0.0);  // the paired kernel did run (its rounding differs somewhere)
+  EXPECT_EQ(TsneRepulsion::exact_threads(*ctx()), ctx()->info().is_cpu ? 8 : 32);
 }

@@ -13,6 +13,9 @@
 @group(0) @binding(0) var<storage, read_write> out: array<vec4<f32>>;  // [N] (fx, fy, Σq, 0)
 @group(0) @binding(1) var<storage, read> y: array<vec2<f32>>;          // [N]
 const THREADS: u32 = {{THREADS}}u;
+// PAIRED (CPU adapters): one division for two pairs. A CPU divides 8 floats in ~5 cycles, as
+// long as the rest of a pair's arithmetic together: lavapipe's kernel took ~20% less time with it.
+const PAIRED: bool = {{PAIRED}};
 const R: u32 = 8u;
 const TILE: u32 = 256u;
 var<workgroup> tile: array<vec2<f32>, TILE>;
@@ -37,11 +40,29 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let count = min(TILE, n - t0);
     for (var j = 0u; j < count; j++) {
       let yj = tile[j];
-      for (var r = 0u; r < R; r++) {
-        let diff = yi[r] - yj;
-        let q = 1.0 / (1.0 + dot(diff, diff));
-        f[r] += q * q * diff;
-        z[r] += q;
+      if (PAIRED) {
+        // q0 = 1/a0 and q1 = 1/a1 from one division, 1/(a0·a1) (a few ulps from two quotients;
+        // a0·a1 overflows only for points ~1e19 apart, where q = 0 is the sum's rounding anyway).
+        for (var r = 0u; r < R; r += 2u) {
+          let d0 = yi[r] - yj;
+          let d1 = yi[r + 1u] - yj;
+          let a0 = 1.0 + dot(d0, d0);
+          let a1 = 1.0 + dot(d1, d1);
+          let inv = 1.0 / (a0 * a1);
+          let q0 = a1 * inv;
+          let q1 = a0 * inv;
+          f[r] += q0 * q0 * d0;
+          z[r] += q0;
+          f[r + 1u] += q1 * q1 * d1;
+          z[r + 1u] += q1;
+        }
+      } else {
+        for (var r = 0u; r < R; r++) {
+          let diff = yi[r] - yj;
+          let q = 1.0 / (1.0 + dot(diff, diff));
+          f[r] += q * q * diff;
+          z[r] += q;
+        }
       }
     }
   }

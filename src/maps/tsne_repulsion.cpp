@@ -82,7 +82,7 @@ double TsneRepulsion::box_extent(const Tensor& y) {
 int TsneRepulsion::exact_threads(const gpu::Context& ctx) { return ctx.info().is_cpu ? 8 : 32; }
 
 kernels::Values TsneRepulsion::exact_values(const gpu::Context& ctx) {
-  return {{"THREADS", std::to_string(exact_threads(ctx))}};
+  return {{"THREADS", std::to_string(exact_threads(ctx))}, {"PAIRED", ctx.info().is_cpu ? "true" : "false"}};
 }
 
 void TsneRepulsion::exact(const Tensor& y, const Tensor& out) {

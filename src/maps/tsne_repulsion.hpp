@@ -18,7 +18,8 @@ class TsneRepulsion {
   // Both record dispatches writing out[i] = (Σ_j q_ij²·(y_i − y_j), Σ_{j≠i} q_ij, 0) for f32 y [N, 2].
   void exact(const Tensor& y, const Tensor& out);
   // The exact kernel's threads a workgroup (8 points each) and its template values, for exact()
-  // and the prewarm lists: 8 on CPU adapters, 32 on GPUs (tsne_repulsion.wgsl says why).
+  // and the prewarm lists: 8 on CPU adapters, 32 on GPUs; CPU adapters also divide once for
+  // two pairs (tsne_repulsion.wgsl says why).
   static int exact_threads(const gpu::Context& ctx);
   static kernels::Values exact_values(const gpu::Context& ctx);
   void interpolated(const Tensor& y, const Tensor& out, int grid_nodes);
