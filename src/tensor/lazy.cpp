@@ -261,6 +261,13 @@ Tensor lazy_full(const gpu::ContextPtr& ctx, const Shape& shape, double value, D
 
 namespace {
 
+// Pending products the kernel of `plan` reads as buffers run first, before that kernel's launch
+// binds them (the tree is not their epilogue).
+void realize_matmul_leaves(const Plan& plan) {
+  for (const Plan::Leaf& l : plan.leaves)
+    if (TensorAccess::storage(*l.tensor)->pending) realize_storage(*TensorAccess::storage(*l.tensor));
+}
+
 // The plan of `node` reading at most `max_leaves` buffers: while it reads more, the input
 // subtree reading the most is realised first.
 Plan bounded_plan(const LazyNode& node, size_t max_leaves) {
@@ -286,6 +293,7 @@ bool lazy_inlinable(const Tensor& t) { return t.defined() && inlinable(t); }
 FusedRead lazy_fused_read(const Tensor& t, size_t max_leaves) {
   std::shared_ptr<LazyNode> node = TensorAccess::storage(t)->pending;
   Plan plan = bounded_plan(*node, std::min(max_leaves, kMaxLeaves));
+  realize_matmul_leaves(plan);
   FusedRead r;
   for (const Plan::Leaf& l : plan.leaves) {
     r.leaves.push_back(*l.tensor);
@@ -382,6 +390,7 @@ void realize_storage(Storage& root) {
     root.pending.reset();
     return;
   }
+  realize_matmul_leaves(plan);
   launch_values(root.ctx, kernel_name(plan.ops), node->shape, std::move(ops), names, plan.expr,
                 plan.helpers + plan.functions, plan.params);
   root.buffer = TensorAccess::storage(out)->buffer;
