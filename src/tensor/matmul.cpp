@@ -339,9 +339,9 @@ static void dispatch_tiles(const MatmulProblem& prob, const kernels::Program& ke
 // The kernel of tiles `p` (direct or tiled; B staged as vec4s where `vec4_staging`): run_tiled's,
 // and prewarm_matmul's.
 // `epilogue`: WGSL defining mm_epilogue(value, r, col), applied to every stored element (its
-// source is the cache key's tail).
+// source is the cache key's tail; `epilogue_name`, the tree's ops, names it in the profiler).
 static kernels::Program tiled_program(const gpu::ContextPtr& ctx, DType dtype, const TiledParams& p, bool vec4_staging,
-                                      const std::string& epilogue = "") {
+                                      const std::string& epilogue = "", const std::string& epilogue_name = "") {
   const std::string t = wgsl_type(dtype);
   const bool epi = !epilogue.empty();
   if (epi) {
@@ -349,18 +349,20 @@ static kernels::Program tiled_program(const gpu::ContextPtr& ctx, DType dtype, c
     const char* file = p.direct() ? "matmul_direct.wgsl" : "matmul_reg_tiled.wgsl";
     std::string acc = (dtype == DType::f16 && !p.f32_accumulate) ? "f16" : "f32";
     int threads = (p.bm / p.tm) * (p.bn / p.tn);
-    return kernels::Program::generated(
-        ctx, "matmul|" + p.str() + (vec4_loads ? "|v4loads" : "") + "|" + dtype_name(dtype) + "|epilogue|" + epilogue,
-        [&] {
-          kernels::Values v = p.direct() ? direct_code(p.tm, p.tn, p.bn / p.tn, t, true)
-                                         : tiled_code(p, threads, acc, t, vec4_loads, true);
-          v["BV"] = vec4_loads ? "vec4<" + t + ">" : t;
-          v["ACC"] = acc;
-          v["T"] = t;
-          return kernels::fill_template(kernels::wgsl_source("matmul_common.wgsl"), v) +
-                 kernels::fill_template(kernels::wgsl_source(file), v) + epilogue;
-        },
-        {.f16 = dtype == DType::f16, .validated = true});
+    return kernels::Program::generated(ctx,
+                                       "matmul|" + p.str() + (vec4_loads ? "|v4loads" : "") + "|" + dtype_name(dtype) +
+                                           "|+" + epilogue_name + "|" + epilogue,
+                                       [&] {
+                                         kernels::Values v = p.direct()
+                                                                 ? direct_code(p.tm, p.tn, p.bn / p.tn, t, true)
+                                                                 : tiled_code(p, threads, acc, t, vec4_loads, true);
+                                         v["BV"] = vec4_loads ? "vec4<" + t + ">" : t;
+                                         v["ACC"] = acc;
+                                         v["T"] = t;
+                                         return kernels::fill_template(kernels::wgsl_source("matmul_common.wgsl"), v) +
+                                                kernels::fill_template(kernels::wgsl_source(file), v) + epilogue;
+                                       },
+                                       {.f16 = dtype == DType::f16, .validated = true});
   }
   if (p.direct())
     return matmul_program(ctx, dtype, "matmul|" + p.str(), "matmul_direct.wgsl",
@@ -518,7 +520,7 @@ bool run_matmul_epilogue(const Tensor& out, const Tensor& a, const Tensor& b, co
     MatmulProblem part = make_problem(as, bs);
     run_tiled(part, p);
     const std::string src = epilogue_source(e, t, 2, 3);
-    auto kernel = kernels::Program::generated(prob.ctx, "sum_slices.wgsl|epilogue|" + src, [&] {
+    auto kernel = kernels::Program::generated(prob.ctx, "sum_slices.wgsl|+" + e.name + "|" + src, [&] {
       std::string s(kernels::wgsl_source("sum_slices.wgsl"));
       const std::string store = "c[i] = total;";
       s.replace(s.find(store), store.size(), "c[i] = mm_epilogue(total, i / arg(2u), i % arg(2u));");
@@ -532,7 +534,7 @@ bool run_matmul_epilogue(const Tensor& out, const Tensor& a, const Tensor& b, co
     kernel.launch(std::span<const kernels::Arg>(args), meta, kernels::groups_for(*prob.ctx, uint64_t(n), 256));
     return true;
   }
-  auto kernel = tiled_program(prob.ctx, prob.dtype(), p, vec4, epilogue_source(e, t, 3, 38));
+  auto kernel = tiled_program(prob.ctx, prob.dtype(), p, vec4, epilogue_source(e, t, 3, 38), e.name);
   int64_t tiles_m = (prob.M + p.bm - 1) / p.bm, tiles_n = (prob.N + p.bn - 1) / p.bn;
   std::vector<uint32_t> meta = prob.meta;
   meta[3] = kernels::Param(tiles_m).word;
