@@ -341,8 +341,10 @@ bool run_as_epilogue(const Plan& plan, const LazyNode& node, const Tensor& out) 
     e.expr = plan.expr;
     e.params = plan.params;
     e.name = kernel_name(plan.ops);
-    // Copies: realising the leaves while binding them must not drop the node under us.
+    // The product's node, kept while other pending leaves (another product) run first.
     const std::shared_ptr<LazyNode> mm = TensorAccess::storage(*m.tensor)->pending;
+    for (const Tensor& l : e.leaves)
+      if (TensorAccess::storage(l)->pending) realize_storage(*TensorAccess::storage(l));
     return run_matmul_epilogue(out, mm->inputs[0], mm->inputs[1], e);
   }
   return false;
