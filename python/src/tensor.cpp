@@ -180,6 +180,15 @@ void bind_tensor(nb::module_& m) {
       .def("__enter__", [](NoGrad& g) { g.guard = std::make_unique<NoGradGuard>(); })
       .def("__exit__", [](NoGrad& g, nb::args) { g.guard.reset(); });
   m.def("is_grad_enabled", &grad_enabled);
+  // Lazy mode (issue 36): elementwise ops record, and a tree of them runs as one kernel when a
+  // value is needed (read, bound by another kernel, or realised here). Process-wide.
+  m.def("_set_lazy", &surfgrad::set_lazy, nb::arg("on"));
+  m.def("is_lazy", &surfgrad::lazy_mode);
+  m.def("_realize", [](const std::vector<Var>& vars) {
+    std::vector<Tensor> tensors;
+    for (const Var& v : vars) tensors.push_back(v.value());
+    surfgrad::realize(tensors);
+  });
 
   // ---- views and shape ops ----
   cls.def("reshape", [](const Var& v, nb::args shape) { return v.reshape(shape_from_args(shape)); })

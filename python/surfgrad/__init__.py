@@ -34,6 +34,7 @@ from ._core import (
     index_add,
     index_select,
     is_grad_enabled,
+    is_lazy,
     scatter_add,
     where,
 )
@@ -77,6 +78,39 @@ def no_grad() -> Iterator[None]:
         guard.__exit__(None, None, None)
 
 
+def set_lazy(on: bool = True) -> None:
+    """Lazy mode on or off for the whole process (``SURFGRAD_LAZY=1`` turns it on at start).
+
+    In lazy mode elementwise ops (arithmetic, unary functions, ``where``, casts, scalars) only
+    record; a chain of them runs as one generated GPU kernel when a value is needed: read
+    (``numpy()``, ``item()``), used by another kernel (a reduction, a matrix product, whose store
+    step can hold the chain: ``relu(x @ W + b)`` is one dispatch), or realised
+    (:func:`realize`). Results are eager mode's bits where the fused order of operations is the
+    same. Switch it between ops, not while a chain is half recorded.
+    """
+    _core._set_lazy(bool(on))
+
+
+@contextlib.contextmanager
+def lazy(on: bool = True) -> Iterator[None]:
+    """Lazy mode inside the ``with`` block, the previous mode after it (see :func:`set_lazy`)."""
+    before = _core.is_lazy()
+    _core._set_lazy(bool(on))
+    try:
+        yield
+    finally:
+        _core._set_lazy(before)
+
+
+def realize(*tensors: Tensor) -> None:
+    """Runs the recorded work the tensors depend on now (lazy mode), in as few kernels as it can;
+    nothing is read back. Eager tensors are already realised."""
+    for t in tensors:
+        if not isinstance(t, Tensor):
+            raise TypeError(f"realize: expected surfgrad tensors, got {type(t).__name__}")
+    _core._realize(list(tensors))
+
+
 def matmul(a: Tensor, b: Tensor) -> Tensor:
     return a @ b
 
@@ -109,6 +143,6 @@ def plot(Y: Any, labels: Any = None, ax: Any = None, s: float = 2.0, **kwargs: A
 __all__ = [
     "ArgumentError", "Cancelled", "DTypeError", "DeviceError", "DeviceLost", "Error", "FileError", "IndexOutOfRange",
     "NotFittedError", "OutOfMemoryError", "ShapeError", "TSNE", "Tensor", "UMAP", "arange", "builtin_points", "cat", "device", "from_dlpack",
-    "from_numpy", "full", "gather", "index_add", "index_select", "is_grad_enabled", "map_quality", "map_table", "matmul", "maximum", "minimum", "nn",
-    "no_grad", "ones", "optim", "plot", "rand", "randn", "scatter_add", "set_device", "synchronize", "tensor", "where", "zeros",
+    "from_numpy", "full", "gather", "index_add", "index_select", "is_grad_enabled", "is_lazy", "lazy", "map_quality", "map_table", "matmul", "maximum", "minimum", "nn",
+    "no_grad", "ones", "optim", "plot", "rand", "randn", "realize", "scatter_add", "set_device", "set_lazy", "synchronize", "tensor", "where", "zeros",
 ]
