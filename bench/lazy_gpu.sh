@@ -11,6 +11,9 @@
 # `OUT=/tmp/lz STEPS=1 REPS=1 SURFGRAD=build/surfgrad bash bench/lazy_gpu.sh 4096`, ~1 min)
 # Each row with "dispatches" also has "eager_dispatches" (the same work in eager mode, one process).
 # TESTS=path/to/surfgrad_tests adds the MLP step's per-kernel dispatch counts and the lazy matmul tests.
+# On the GPU machine from a pack (bash bench/dawn_matmul_gpu.sh --pack build-NAME, carried with .gl):
+#   mkdir -p /tmp/pk && . bench/gpu_pack_env.sh build-NAME/dawn-gpu.tar.xz /tmp/pk &&
+#   OUT=$OUT/lazy SURFGRAD=$bin/surfgrad TESTS=$bin/surfgrad_tests bash bench/lazy_gpu.sh
 set -u
 elements=${1:-16777216}
 steps=${STEPS:-20}
