@@ -153,3 +153,43 @@ TEST(TsneRepulsion, ExactVariantsAgree) {
   EXPECT_GT(worst, 0.0);  // the paired kernel did run (its rounding differs somewhere)
   EXPECT_EQ(TsneRepulsion::exact_threads(*ctx()), ctx()->info().is_cpu ? 8 : 32);
 }
+
+TEST(TsneRepulsion, NarrowChargesMatchWide) {
+  // The FFT's charges spread onto the grid (tsne_fft_spread.wgsl, then tsne_fft_charges.wgsl)
+  // with 32-bit sums (CPU adapters: TsneRepulsion::charge_values) and 64-bit ones (GPUs), both
+  // run here: each node within the 32-bit rounding of its contributions, and every variant's
+  // total is N (cubic Lagrange weights sum to 1 at every point).
+  const int64_t n = 5000;
+  const uint32_t g = 64, m = 2 * g;
+  Tensor y = Tensor::uniform(ctx(), {n, 2}, 21, 0.0, 10.0);
+  const float h = 10.0f / float(g - 4), scale = std::exp2(61.0f - std::ceil(std::log2(2.0f * float(n))));
+  std::vector<float> frame(16, 0.0f);
+  frame[0] = frame[1] = -5.0f - h;  // the origin in coordinates centred on (5, 5)
+  frame[2] = h, frame[3] = frame[4] = 5.0f, frame[5] = scale;
+  Tensor f = Tensor::from_vector(ctx(), frame, {16});
+  auto charges = [&](bool narrow) {
+    kernels::Values v{{"NARROW", narrow ? "true" : "false"}};
+    Tensor acc = Tensor::zeros(ctx(), {int64_t(g) * g * 2}, DType::u32),
+           grid = Tensor::empty(ctx(), {int64_t(m) * m * 2});
+    kernels::Program::file(ctx(), "tsne_fft_spread.wgsl", v)
+        .launch({acc, y, f}, {n, g}, kernels::groups_for(*ctx(), uint64_t(n), 256));
+    kernels::Program::file(ctx(), "tsne_fft_charges.wgsl", v)
+        .launch({grid, acc, f}, {g}, kernels::groups_for(*ctx(), uint64_t(m) * m, 256));
+    return grid.to_vector<float>();
+  };
+  std::vector<float> wide = charges(false), narrow = charges(true);
+  const double step = 1.0 / (double(scale) * 0x1p-31);  // a 32-bit contribution's unit
+  double worst = 0, total_wide = 0, total_narrow = 0;
+  for (uint32_t e = 0; e < m * m; ++e) {
+    worst = std::max(worst, std::abs(double(narrow[2 * e]) - wide[2 * e]));
+    total_wide += wide[2 * e], total_narrow += narrow[2 * e];
+    if (e / m >= g || e % m >= g) {
+      EXPECT_EQ(narrow[2 * e], 0.0f) << e;  // the zero padding
+    }
+  }
+  EXPECT_NEAR(total_wide, double(n), 1e-3 * double(n));
+  EXPECT_NEAR(total_narrow, double(n), 1e-3 * double(n));
+  // A node takes at most 16 contributions a point; the points spread over ~3,600 nodes.
+  EXPECT_LT(worst, 200 * step);
+  EXPECT_GT(worst, 0.0);  // the two sums round differently somewhere: both variants ran
+}

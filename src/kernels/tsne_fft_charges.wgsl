@@ -6,6 +6,9 @@
 @group(0) @binding(1) var<storage, read_write> acc: array<atomic<u32>>;  // [G, G, 2]
 @group(0) @binding(2) var<storage, read> frame: array<f32>;
 
+// NARROW: tsne_fft_spread.wgsl's 32-bit sums (CPU adapters), one word a node.
+const NARROW: bool = {{NARROW}};
+
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
@@ -16,7 +19,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let r = div_line(e, m);
   let c = e - r * m;
   var charge = 0.0;
-  if (r < g && c < g) {
+  if (NARROW && r < g && c < g) {
+    let node = r * g + c;
+    charge = f32(bitcast<i32>(atomicLoad(&acc[node]))) / (frame[5] * 4.656612873077393e-10);
+    atomicStore(&acc[node], 0u);
+  } else if (r < g && c < g) {
     let node = r * g + c;
     let lo = atomicLoad(&acc[2u * node]);
     let hi = bitcast<i32>(atomicLoad(&acc[2u * node + 1u]));

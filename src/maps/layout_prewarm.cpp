@@ -45,10 +45,11 @@ int prewarm_layout_kernels(const gpu::ContextPtr& ctx, const MapOptions& options
     // tensor ops instead: prewarm_map_tensor_ops).
     const bool fft = tsne_uses_fft(options.tsne.repulsion, n);
     if (!fft) file("tsne_repulsion.wgsl", TsneRepulsion::exact_values(*ctx));
-    for (const char* f :
-         {"tsne_fft_frame.wgsl", "tsne_fft_kernels.wgsl", "tsne_fft_spread.wgsl", "tsne_fft_charges.wgsl",
-          "tsne_fft_multiply.wgsl", "tsne_fft_mirror.wgsl", "tsne_fft_interpolate.wgsl"})
+    for (const char* f : {"tsne_fft_frame.wgsl", "tsne_fft_kernels.wgsl", "tsne_fft_multiply.wgsl",
+                          "tsne_fft_mirror.wgsl", "tsne_fft_interpolate.wgsl"})
       if (fft) file(f);
+    if (fft) file("tsne_fft_spread.wgsl", TsneRepulsion::charge_values(*ctx));
+    if (fft) file("tsne_fft_charges.wgsl", TsneRepulsion::charge_values(*ctx));
     if (ctx->info().is_cpu) file("tsne_z.wgsl");
     if (ctx->info().is_cpu && fft) file("tsne_bbox.wgsl");
     // fft_lines.cpp: one line-FFT kernel per grid size (M = 2G), built as the map grows into

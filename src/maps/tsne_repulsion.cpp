@@ -85,6 +85,10 @@ kernels::Values TsneRepulsion::exact_values(const gpu::Context& ctx) {
   return {{"THREADS", std::to_string(exact_threads(ctx))}, {"PAIRED", ctx.info().is_cpu ? "true" : "false"}};
 }
 
+kernels::Values TsneRepulsion::charge_values(const gpu::Context& ctx) {
+  return {{"NARROW", ctx.info().is_cpu ? "true" : "false"}};
+}
+
 void TsneRepulsion::exact(const Tensor& y, const Tensor& out) {
   int64_t n = y.shape(0);
   if (!exact_) exact_ = kernels::Program::file(ctx_, "tsne_repulsion.wgsl", exact_values(*ctx_));
@@ -121,8 +125,8 @@ void TsneRepulsion::interpolated(const Tensor& y, const Tensor& out, int grid_no
   if (!frame_k_) {
     frame_k_ = program(ctx_, "tsne_fft_frame.wgsl");
     kernels_k_ = program(ctx_, "tsne_fft_kernels.wgsl");
-    spread_ = program(ctx_, "tsne_fft_spread.wgsl");
-    charges_ = program(ctx_, "tsne_fft_charges.wgsl");
+    spread_ = kernels::Program::file(ctx_, "tsne_fft_spread.wgsl", charge_values(*ctx_));
+    charges_ = kernels::Program::file(ctx_, "tsne_fft_charges.wgsl", charge_values(*ctx_));
     multiply_ = program(ctx_, "tsne_fft_multiply.wgsl");
     mirror_ = program(ctx_, "tsne_fft_mirror.wgsl");
     interpolate_ = program(ctx_, "tsne_fft_interpolate.wgsl");

@@ -22,6 +22,9 @@ class TsneRepulsion {
   // two pairs (tsne_repulsion.wgsl says why).
   static int exact_threads(const gpu::Context& ctx);
   static kernels::Values exact_values(const gpu::Context& ctx);
+  // The template values of the FFT's spread and charges kernels: 32-bit grid sums on CPU
+  // adapters (one atomic a node), 64-bit on GPUs (tsne_fft_spread.wgsl says why).
+  static kernels::Values charge_values(const gpu::Context& ctx);
   void interpolated(const Tensor& y, const Tensor& out, int grid_nodes);
 
   // The largest grid (nodes per side) this adapter's workgroup memory allows for the FFT.
