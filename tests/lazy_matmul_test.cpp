@@ -61,6 +61,45 @@ void expect_same_bits(const std::string& what, const std::function<Tensor()>& pr
   EXPECT_EQ(bad, 0u) << what;
 }
 
+// ULP of |v| as a float (the gap to the next float up).
+double ulp_of(float v) {
+  float a = std::abs(v);
+  return double(std::nextafter(a, INFINITY)) - double(a);
+}
+
+// `tree(product())` where the tree is p * p + p: eagerly and lazily. On a CPU adapter the same
+// bits. On a GPU the fused kernel may compute fma(p, p, p) (one rounding) where eager rounds p * p
+// and then the sum: the two differ by at most half an ulp of p * p before the sum's rounding and
+// one ulp of the result after it, so each element must lie within ulp(p * p) + ulp(result) of
+// eager's (a wrong epilogue, off by a term or an operand, lies far outside).
+void expect_same_bits_or_contracted(const std::string& what, const std::function<Tensor()>& product,
+                                    const std::function<Tensor(const Tensor&)>& tree) {
+  // CPU adapters: eager's bits exactly; then the GPUs' bound check runs here too.
+  if (ctx()->info().is_cpu) expect_same_bits(what, [&] { return tree(product()); }, 1);
+  std::vector<float> eager, lazy, p;
+  {
+    LazyScope mode(false);
+    Tensor pe = product();
+    p = pe.to_vector<float>();
+    eager = tree(pe).to_vector<float>();
+  }
+  {
+    LazyScope mode(true);
+    lazy = tree(product()).to_vector<float>();
+  }
+  ASSERT_EQ(eager.size(), lazy.size()) << what;
+  size_t bad = 0, differ = 0;
+  for (size_t i = 0; i < eager.size(); ++i) {
+    differ += eager[i] != lazy[i];
+    double bound = ulp_of(p[i] * p[i]) + ulp_of(eager[i]);
+    if (std::abs(double(eager[i]) - double(lazy[i])) <= bound) continue;
+    if (bad++ < 5) ADD_FAILURE() << what << ": element " << i << " eager " << eager[i] << " lazy " << lazy[i];
+  }
+  EXPECT_EQ(bad, 0u) << what;
+  std::printf("%s: %zu of %zu elements differ from eager's bits, all within the contraction's bound\n", what.c_str(),
+              differ, eager.size());
+}
+
 }  // namespace
 
 TEST(LazyMatmul, BiasReluEpilogueIsOneDispatchWithEagersBitsAndTheFloat64Product) {
@@ -90,10 +129,12 @@ TEST(LazyMatmul, EveryEpilogueFormMatchesEagerBits) {
   expect_same_bits("transposed operands", [&] { return (xt.t().matmul(w) + b).relu(); }, 1);
   expect_same_bits("product on the right", [&] { return b - x.matmul(w); }, 1);
   // The product read twice in one tree, and two products in one tree (one epilogue, one stored).
-  expect_same_bits("product twice", [&] {
-    Tensor p = x.matmul(w);
-    return p * p + p;
-  });
+  // p * p + p multiplies into an add inside one kernel, which a GPU compiler may contract into an
+  // fma (WGSL lets it; naga emits no NoContraction): NVIDIA's does, 1 ulp off eager's separate
+  // kernels at a third of the elements (H200, 2026-11-28). Exact bits on CPU adapters (lavapipe
+  // does not contract), within the contraction's bound on GPUs.
+  expect_same_bits_or_contracted(
+      "product twice", [&] { return x.matmul(w); }, [](const Tensor& p) { return p * p + p; });
   // x * 2 runs when the second product is recorded; the first product is stored, the second
   // runs the tree.
   expect_same_bits("two products", [&] { return x.matmul(w) + (x * 2.0).matmul(w); }, 3);
@@ -154,11 +195,16 @@ TEST(LazyMatmul, SplitKRunsTheEpilogueInTheSlicesSum) {
       e.expr = "op1(op0(v0, v1))";
       Tensor out = Tensor::empty(ctx(), {M, N});
       uint64_t n = dispatches_of([&] { ASSERT_TRUE(run_matmul_epilogue(out, x, wb, e, slices)); });
-      // Eager's split-K dispatches (the slices' products and their sum; a transposed B is
-      // reshaped by a copy first), the epilogue inside the sum.
+      // Eager's split-K dispatches (the slices' products and their sum; a transposed B is read
+      // in place through its strides, as the unsplit kernel reads it), the epilogue inside the sum.
       EXPECT_EQ(n, eager_n);
-      EXPECT_EQ(n, transposed ? 3u : 2u);
+      EXPECT_EQ(n, 2u);
       EXPECT_EQ(out.to_vector<float>(), want) << slices << " slices";
+      // The same bits as split-K over a contiguous copy of the operand (what it ran before the
+      // views read transposed operands in place: the same products in the same order).
+      MatmulProblem copied = make_problem(x, wb.contiguous());
+      run_split_k(copied, slices, matmul_params(ctx(), DType::f32, M, N, K, matmul_vec4_staging(copied)));
+      EXPECT_EQ(copied.c.to_vector<float>(), prob.c.to_vector<float>()) << slices << " slices";
     }
   }
 }

@@ -5,6 +5,7 @@
 #include "surfgrad/autograd.hpp"
 #include "surfgrad/nn.hpp"
 #include "surfgrad/optim.hpp"
+#include "tensor/matmul_problem.hpp"
 #include "test_util.hpp"
 
 using namespace sgtest;
@@ -58,6 +59,34 @@ TEST(LazyMlpStep, LossesEqualEagersAndDispatchesHalve) {
   std::printf("MLP step dispatches: eager %llu, lazy %llu\n", (unsigned long long)eager.dispatches,
               (unsigned long long)lazy.dispatches);
   EXPECT_LE(2 * lazy.dispatches, eager.dispatches);
+}
+
+// The same step with the matmul choices a GPU makes (matmul_as_gpu: tiled kernels, split-K where
+// split_k_factor says so; on lavapipe this reproduces the H200's 40 / 24 dispatches of e66cc88).
+// Per step, lazily: the forward's three split products (partials, then their sums inlined into
+// bias + relu, bias: 2 dispatches each) and cross-entropy (1); its backward with the logits' bias
+// gradient (1); dX3 = g @ W3^T (1) and the masked bias gradient that stores g2 (1); dW3, dW2,
+// dW1 split (partials + a sum that Adam reads as a buffer: 2 each); dX2 split with its sum inside
+// the masked bias gradient (2); Adam (2): 20. Eagerly 36. The split views read transposed
+// operands in place (before: a strided copy per split x^T @ g and g @ W^T, 4 a step each way).
+// Not yet halved: the three weight gradients' sums are dispatches of their own in both modes.
+TEST(LazyMlpStep, GpuMatmulChoicesKeepEagersLossesAndCopyNoOperand) {
+  struct AsGpu {
+    bool previous = matmul_as_gpu();
+    AsGpu() { matmul_as_gpu() = true; }
+    ~AsGpu() { matmul_as_gpu() = previous; }
+  } as_gpu;
+  const std::vector<int64_t> widths = {784, 1024, 1024, 10};
+  StepRun eager = run_steps(false, 1, 512, widths);
+  StepRun lazy = run_steps(true, 1, 512, widths);
+  EXPECT_EQ(eager.losses, lazy.losses);
+  std::printf("MLP step dispatches with a GPU's matmul choices: eager %llu, lazy %llu\n",
+              (unsigned long long)eager.dispatches, (unsigned long long)lazy.dispatches);
+  // Exact on CPU adapters (no tuning cache there; a GPU's tuned tiles may split otherwise).
+  if (ctx()->info().is_cpu) {
+    EXPECT_EQ(eager.dispatches, 36u);
+    EXPECT_EQ(lazy.dispatches, 20u);
+  }
 }
 
 // nn::cross_entropy's backward recorded lazily (cross_entropy_backward.wgsl's expression with a

@@ -384,6 +384,20 @@ void run_tiled(const MatmulProblem& prob, const TiledParams& p) {
   dispatch_tiles(prob, tiled_program(prob.ctx, prob.dtype(), p, matmul_vec4_staging(prob)), p.bm, p.bn);
 }
 
+std::pair<Tensor, Tensor> split_k_views(const Tensor& a, const Tensor& b, int slices) {
+  // Splitting K is a view whatever the operands' strides: A [M, K] as [S, M, K/S] with slice s at
+  // s·(K/S) columns on, B [K, N] as [S, K/S, N]. (reshape would copy a transposed operand: the
+  // GPU's weight gradients x^T @ g and dX = g @ W^T took a strided copy a product.)
+  const int64_t M = a.shape(0), K = a.shape(1), N = b.shape(1), ks = K / slices;
+  const auto& as = a.strides();
+  const auto& bs = b.strides();
+  Tensor av =
+      TensorAccess::make(TensorAccess::storage(a), {slices, M, ks}, {ks * as[1], as[0], as[1]}, a.offset(), a.dtype());
+  Tensor bv =
+      TensorAccess::make(TensorAccess::storage(b), {slices, ks, N}, {ks * bs[0], bs[0], bs[1]}, b.offset(), b.dtype());
+  return {av, bv};
+}
+
 int split_k_factor(bool cpu_adapter, DType dtype, int64_t M, int64_t N, int64_t K, int64_t batches,
                    const TiledParams& p) {
   if (cpu_adapter || dtype != DType::f32 || batches != 1 || p.direct()) return 1;
@@ -398,15 +412,23 @@ void run_split_k(const MatmulProblem& prob, int slices, const TiledParams& p) {
     throw Error(ErrorKind::Value, "matmul split-K: " + std::to_string(slices) +
                                       " slices of K = " + std::to_string(prob.K) + " for " + prob.a.describe() + " @ " +
                                       prob.b.describe() + " (2-D operands, K a multiple of the slices)");
-  int64_t ks = prob.K / slices;
-  // Splitting an axis is always a view: A [M, S, K/S] → [S, M, K/S], B [S, K/S, N].
-  Tensor a = prob.a.reshape({prob.M, slices, ks}).permute({1, 0, 2}), b = prob.b.reshape({slices, ks, prob.N});
+  auto [a, b] = split_k_views(prob.a, prob.b, slices);
   MatmulProblem part = make_problem(a, b);
   run_tiled(part, p);
   int64_t n = prob.M * prob.N;
   kernels::Program::file(prob.ctx, "sum_slices.wgsl")
       .launch({prob.c, part.c}, {n, slices}, kernels::groups_for(*prob.ctx, uint64_t(n), 256));
 }
+
+bool& matmul_as_gpu() {
+  static bool on = [] {
+    const char* v = std::getenv("SURFGRAD_MATMUL_AS_GPU");
+    return v && *v && std::string(v) != "0";
+  }();
+  return on;
+}
+
+bool matmul_cpu_choices(const gpu::Context& ctx) { return ctx.info().is_cpu && !matmul_as_gpu(); }
 
 int& matmul_forced_slices() {
   static int slices = 0;
@@ -418,7 +440,7 @@ static int slices_for(const gpu::ContextPtr& ctx, DType dtype, int64_t M, int64_
                       const TiledParams& p) {
   const int forced = matmul_forced_slices();
   if (forced > 1) return dtype == DType::f32 && batches == 1 && K % forced == 0 ? forced : 1;
-  return split_k_factor(ctx->info().is_cpu, dtype, M, N, K, batches, p);
+  return split_k_factor(matmul_cpu_choices(*ctx), dtype, M, N, K, batches, p);
 }
 
 void run_matmul_with(const MatmulProblem& prob, const TiledParams& p) {
@@ -439,7 +461,8 @@ void prewarm_matmul(const gpu::ContextPtr& ctx, DType dtype, int64_t M, int64_t 
     const TiledParams p = matmul_params(ctx, dtype, M, N, K, vec4);
     if (!tiled_unsupported(*ctx, p, dtype).empty()) return;
     kernels::PrewarmOnly only;
-    if (split_k_factor(ctx->info().is_cpu, dtype, M, N, K, 1, p) > 1) kernels::Program::file(ctx, "sum_slices.wgsl");
+    if (split_k_factor(matmul_cpu_choices(*ctx), dtype, M, N, K, 1, p) > 1)
+      kernels::Program::file(ctx, "sum_slices.wgsl");
     tiled_program(ctx, dtype, p, vec4);
   } catch (const Error&) {
     // a head start only: the product reports its own errors
@@ -514,9 +537,7 @@ bool run_matmul_epilogue(const Tensor& out, const Tensor& a, const Tensor& b, co
   if (slices > 1) {
     // As run_split_k: the slices' partial products, then their sum in slice order with the
     // epilogue applied to each sum (the value eager's sum pass stores).
-    int64_t ks = prob.K / slices;
-    Tensor as = prob.a.reshape({prob.M, slices, ks}).permute({1, 0, 2});
-    Tensor bs = prob.b.reshape({slices, ks, prob.N});
+    auto [as, bs] = split_k_views(prob.a, prob.b, slices);
     MatmulProblem part = make_problem(as, bs);
     run_tiled(part, p);
     const std::string src = epilogue_source(e, t, 2, 3);
@@ -558,8 +579,8 @@ Tensor matmul_split_k_partials(const Tensor& a, const Tensor& b) {
   const int slices = slices_for(a.context(), DType::f32, M, N, K, 1, p);
   if (slices < 2 || slices > kMaxLazySlices || K % slices) return Tensor();
   // run_split_k's views and product, without its sum.
-  int64_t ks = K / slices;
-  MatmulProblem part = make_problem(a.reshape({M, slices, ks}).permute({1, 0, 2}), b.reshape({slices, ks, N}));
+  auto [as, bs] = split_k_views(a, b, slices);
+  MatmulProblem part = make_problem(as, bs);
   run_tiled(part, p);
   return part.c;
 }

@@ -67,8 +67,19 @@ TiledParams matmul_params(const gpu::ContextPtr& ctx, DType dtype, int64_t M, in
 // 2-D f32 problem run with tiles `p` (1: no split): on GPUs only (a CPU adapter runs one
 // workgroup per core anyway), while the tiles would not fill ~512 workgroups, with K/S ≥ 256 and
 // a multiple of 4 (B's slices stay vec4-aligned).
+// Whether the matmul family takes a CPU adapter's choices (direct kernels, never split-K) on `ctx`:
+// a CPU adapter's, unless matmul_as_gpu() is on, so that the tests and `surfgrad bench lazy` on
+// lavapipe reproduce the kernels, splits and dispatch counts a GPU runs (the tiled kernels'
+// heuristic tiles and split_k_factor). Results are the same products, only slower there.
+bool matmul_cpu_choices(const gpu::Context& ctx);
+// The switch: SURFGRAD_MATMUL_AS_GPU=1 turns it on when first read; tests set it directly.
+bool& matmul_as_gpu();
 int split_k_factor(bool cpu_adapter, DType dtype, int64_t M, int64_t N, int64_t K, int64_t batches,
                    const TiledParams& p);
+// The views split-K runs as one batched product: A [M, K] as [S, M, K/S], B [K, N] as
+// [S, K/S, N], through the operands' own strides (transposed operands are read in place, as the
+// unsplit kernel reads them). 2-D operands, K a multiple of `slices`.
+std::pair<Tensor, Tensor> split_k_views(const Tensor& a, const Tensor& b, int slices);
 // The slices run with tiles `p`; the partials are summed in slice order straight into C.
 void run_split_k(const MatmulProblem& prob, int slices, const TiledParams& p);
 // What Tensor::matmul runs for a prepared problem with tiles `p`: split-K where split_k_factor

@@ -151,7 +151,7 @@ TiledParams matmul_params(const gpu::ContextPtr& ctx, DType dtype, int64_t M, in
   // 128×128×16 (the H200's winners, BENCHMARKS.md). The first candidate the adapter can run
   // (threads, workgroup memory) wins.
   TiledParams p;
-  if (ctx->info().is_cpu) {
+  if (matmul_cpu_choices(*ctx)) {
     p = (M >= 64 && N >= 64) ? TiledParams{8, 128, 0, 8, 8, false, 1, true}
                              : TiledParams{4, 64, 0, 4, 4, false, 1, true};
     if (tiled_unsupported(*ctx, p, dtype).empty()) return p;
