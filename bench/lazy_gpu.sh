@@ -11,6 +11,8 @@
 # `OUT=/tmp/lz STEPS=1 REPS=1 SURFGRAD=build/surfgrad bash bench/lazy_gpu.sh 4096`, ~1 min)
 # Each row with "dispatches" also has "eager_dispatches" (the same work in eager mode, one process).
 # TESTS=path/to/surfgrad_tests adds the MLP step's per-kernel dispatch counts and the lazy matmul tests.
+# Then the MLP step alone in each mode under SURFGRAD_PROFILE (`bench lazy --only train --mode M`,
+# 14 steps each): $OUT/train_eager_profile.txt and train_lazy_profile.txt (PROFILE=0: not run).
 # On the GPU machine from a pack (bash bench/dawn_matmul_gpu.sh --pack build-NAME, carried with .gl):
 #   mkdir -p /tmp/pk && . bench/gpu_pack_env.sh build-NAME/dawn-gpu.tar.xz /tmp/pk &&
 #   OUT=$OUT/lazy SURFGRAD=$bin/surfgrad TESTS=$bin/surfgrad_tests bash bench/lazy_gpu.sh
@@ -28,7 +30,15 @@ $bin bench lazy --elements "$elements" --steps "$steps" --reps "$reps" --json "$
 # and the matmul-epilogue tests on this adapter's tiled kernels (bits against eager).
 if [ -n "${TESTS:-}" ]; then
   SURFGRAD_PROFILE="$out/mlp_step_profile.txt" $TESTS --gtest_filter='LazyMlpStep.*:LazyMatmul.*' >"$out/lazy_tests.log" 2>&1
-  grep -E "MLP step dispatches|PASSED|FAILED|Failure" "$out/lazy_tests.log" | tee -a "$out/lazy.log"
+  grep -E "MLP step dispatches|PASSED|FAILED|Failure|differ from eager" "$out/lazy_tests.log" | tee -a "$out/lazy.log"
+fi
+# One mode's MLP steps alone (PROFILE=0 skips): SURFGRAD_PROFILE's per-kernel table of that mode,
+# in $out/train_{eager,lazy}_profile.txt; `steps run` in the log divides its counts into a step's.
+if [ "${PROFILE:-1}" != 0 ]; then
+  for mode in eager lazy; do
+    SURFGRAD_PROFILE="$out/train_${mode}_profile.txt" $bin bench lazy --only train --mode "$mode" --steps 2 --reps 2 \
+      --json "$out/train_${mode}.json" 2>&1 | grep -E "train" | tee -a "$out/lazy.log"
+  done
 fi
 python3 bench/torch_reference.py --elements "$elements" --json "$out/torch.json" 2>&1 | tee -a "$out/lazy.log"
 python3 - "$out" <<'PY' | tee -a "$out/lazy.log"
