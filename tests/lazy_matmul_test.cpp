@@ -253,6 +253,32 @@ TEST(LazyMatmul, TiledKernelsTakeTheEpilogueToo) {
   }
 }
 
+// A transposed A (x^T of a weight gradient, read in place, split or not) is staged with
+// consecutive threads along M ("|acol" kernels): the same tile slots, so the same bits as the
+// product of its contiguous copy, on every tiled layout (vec4 rows, scalar, double-buffered and
+// swizzled), with ragged M, N, K; and within rounding of float64.
+TEST(LazyMatmul, TransposedATilesStageAlongMWithTheCopysBits) {
+  for (const TiledParams& p :
+       {TiledParams{64, 64, 16, 4, 4, false, 1, true}, TiledParams{32, 32, 16, 2, 2, false, 1, true},
+        TiledParams{64, 64, 8, 8, 8, true, 8, true}, TiledParams{64, 64, 16, 4, 4, true, 1, true}}) {
+    for (auto [M, K, N] : {std::tuple<int64_t, int64_t, int64_t>{96, 80, 72}, {37, 50, 29}}) {
+      SCOPED_TRACE(p.str() + " " + std::to_string(M) + "x" + std::to_string(K) + "x" + std::to_string(N));
+      LazyScope mode(false);
+      Tensor xt = rand_tensor({K, M}, 40), w = rand_tensor({K, N}, 41);
+      MatmulProblem in_place = make_problem(xt.t(), w), copied = make_problem(xt.t().contiguous(), w);
+      ASSERT_TRUE(matmul_a_columns(in_place));
+      ASSERT_FALSE(matmul_a_columns(copied));
+      run_tiled(in_place, p);
+      run_tiled(copied, p);
+      std::vector<float> got = in_place.c.to_vector<float>();
+      EXPECT_EQ(got, copied.c.to_vector<float>());
+      HostArray ref = HostArray::from(xt).t().matmul(HostArray::from(w));
+      for (size_t i = 0; i < got.size(); ++i)
+        ASSERT_NEAR(got[i], ref.values()[i], 1e-4 * (1 + std::abs(ref.values()[i]))) << "element " << i;
+    }
+  }
+}
+
 namespace {
 // Split K wherever it divides K while it lives (CPU adapters never split otherwise).
 struct ForcedSlices {

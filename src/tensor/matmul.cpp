@@ -111,6 +111,8 @@ std::string tiled_unsupported(const gpu::Context& ctx, const TiledParams& p, DTy
   return "";
 }
 
+bool matmul_a_columns(const MatmulProblem& prob) { return prob.meta[6] == 1 && prob.meta[7] != 1; }
+
 static bool vec4_layout(const TiledParams& p) { return p.tm % 4 == 0 && p.tn % 4 == 0; }
 
 // Whether the tiled kernel can stage A and B with vec4 loads: both row-major (unit column
@@ -125,8 +127,12 @@ bool matmul_vec4_staging(const MatmulProblem& prob) {
 }
 
 // The unrolled per-thread blocks of matmul_reg_tiled.wgsl: register names carry their indices.
+// `a_columns`: A's columns are contiguous (a transposed operand, x^T of a weight gradient): its
+// tile is staged with consecutive threads along M instead of K, so their loads coalesce (the
+// same elements into the same tile slots: the arithmetic, and so the bits, are unchanged).
 static std::map<std::string, std::string> tiled_code(const TiledParams& p, int threads, const std::string& acc,
-                                                     const std::string& t, bool vec4_loads, bool epilogue = false) {
+                                                     const std::string& t, bool vec4_loads, bool epilogue = false,
+                                                     bool a_columns = false) {
   auto S = [](long v) { return std::to_string(v); };
   // The stored value: the accumulator in T, through the epilogue where there is one.
   const std::string open = epilogue ? "mm_epilogue(" + t + "(" : t + "(", close = epilogue ? "), r, col)" : ")";
@@ -150,8 +156,12 @@ static std::map<std::string, std::string> tiled_code(const TiledParams& p, int t
           "    { let i = " + i + "; if (i < " + extent + ") { " + name + "_tile[" + slot + "] = " + next + "; } }\n";
     }
   };
-  stage_operand("a", a_loads, "BM * BK", "let r = row0 + i / BK; let k = k1 + i % BK;", "r < M && k < K",
-                "a[bases.x + r * a_rs + k * a_cs]", "(i % BK) * BM + i / BK");
+  stage_operand(
+      "a", a_loads, "BM * BK",
+      a_columns ? "let r = row0 + i % BM; let k = k1 + i / BM;" : "let r = row0 + i / BK; let k = k1 + i % BK;",
+      "r < M && k < K", "a[bases.x + r * a_rs + k * a_cs]", a_columns ? "i" : "(i % BK) * BM + i / BK");
+  // The tile slot (k, m) of a staged A element i, in the vec4 layout's padded rows.
+  const std::string a_slot4 = a_columns ? "(i / BM) * (BM + 4u) + i % BM" : "(i % BK) * (BM + 4u) + i / BK";
   stage_operand("b", b_loads, "BK * BN", "let col = col0 + i % BN; let k = k1 + i / BN;", "col < N && k < K",
                 "b[bases.y + k * b_rs + col * b_cs]", "i");
   std::string shared = "var<workgroup> a_tile: array<" + acc +
@@ -169,9 +179,8 @@ static std::map<std::string, std::string> tiled_code(const TiledParams& p, int t
     stage.clear();
     for (int l = 0; l < a_loads; ++l) {
       std::string i = "(lid + " + S(l * threads) + "u)";
-      stage += "    { let i = " + i +
-               "; if (i < BM * BK) { let x = (i % BK) * (BM + 4u) + i / BK; a_tile4[x / 4u][x % 4u] = a_next_" + S(l) +
-               "; } }\n";
+      stage += "    { let i = " + i + "; if (i < BM * BK) { let x = " + a_slot4 +
+               "; a_tile4[x / 4u][x % 4u] = a_next_" + S(l) + "; } }\n";
     }
     for (int l = 0; l < b_loads; ++l) {
       std::string i = "(lid + " + S(l * threads) + "u)";
@@ -340,9 +349,13 @@ static void dispatch_tiles(const MatmulProblem& prob, const kernels::Program& ke
 // and prewarm_matmul's.
 // `epilogue`: WGSL defining mm_epilogue(value, r, col), applied to every stored element (its
 // source is the cache key's tail; `epilogue_name`, the tree's ops, names it in the profiler).
+// `a_columns`: A's columns contiguous (tiled_code), "|acol" in the key.
 static kernels::Program tiled_program(const gpu::ContextPtr& ctx, DType dtype, const TiledParams& p, bool vec4_staging,
-                                      const std::string& epilogue = "", const std::string& epilogue_name = "") {
+                                      const std::string& epilogue = "", const std::string& epilogue_name = "",
+                                      bool a_columns = false) {
   const std::string t = wgsl_type(dtype);
+  a_columns = a_columns && !p.direct();
+  const std::string acol = a_columns ? "|acol" : "";
   const bool epi = !epilogue.empty();
   if (epi) {
     const bool vec4_loads = !p.direct() && vec4_layout(p) && vec4_staging;
@@ -350,12 +363,12 @@ static kernels::Program tiled_program(const gpu::ContextPtr& ctx, DType dtype, c
     std::string acc = (dtype == DType::f16 && !p.f32_accumulate) ? "f16" : "f32";
     int threads = (p.bm / p.tm) * (p.bn / p.tn);
     return kernels::Program::generated(ctx,
-                                       "matmul|" + p.str() + (vec4_loads ? "|v4loads" : "") + "|" + dtype_name(dtype) +
-                                           "|+" + epilogue_name + "|" + epilogue,
+                                       "matmul|" + p.str() + (vec4_loads ? "|v4loads" : "") + acol + "|" +
+                                           dtype_name(dtype) + "|+" + epilogue_name + "|" + epilogue,
                                        [&] {
-                                         kernels::Values v = p.direct()
-                                                                 ? direct_code(p.tm, p.tn, p.bn / p.tn, t, true)
-                                                                 : tiled_code(p, threads, acc, t, vec4_loads, true);
+                                         kernels::Values v =
+                                             p.direct() ? direct_code(p.tm, p.tn, p.bn / p.tn, t, true)
+                                                        : tiled_code(p, threads, acc, t, vec4_loads, true, a_columns);
                                          v["BV"] = vec4_loads ? "vec4<" + t + ">" : t;
                                          v["ACC"] = acc;
                                          v["T"] = t;
@@ -370,18 +383,21 @@ static kernels::Program tiled_program(const gpu::ContextPtr& ctx, DType dtype, c
   std::string acc = (dtype == DType::f16 && !p.f32_accumulate) ? "f16" : "f32";
   int threads = (p.bm / p.tm) * (p.bn / p.tn);
   const bool vec4_loads = vec4_layout(p) && vec4_staging;
-  return matmul_program(ctx, dtype, "matmul|" + p.str() + (vec4_loads ? "|v4loads" : ""), "matmul_reg_tiled.wgsl", [&] {
-    kernels::Values v = tiled_code(p, threads, acc, t, vec4_loads);
-    v["BV"] = vec4_loads ? "vec4<" + t + ">" : t;
-    v["ACC"] = acc;
-    return v;
-  });
+  return matmul_program(ctx, dtype, "matmul|" + p.str() + (vec4_loads ? "|v4loads" : "") + acol,
+                        "matmul_reg_tiled.wgsl", [&] {
+                          kernels::Values v = tiled_code(p, threads, acc, t, vec4_loads, false, a_columns);
+                          v["BV"] = vec4_loads ? "vec4<" + t + ">" : t;
+                          v["ACC"] = acc;
+                          return v;
+                        });
 }
 
 void run_tiled(const MatmulProblem& prob, const TiledParams& p) {
   if (std::string why = tiled_unsupported(*prob.ctx, p, prob.dtype()); !why.empty())
     throw Error(ErrorKind::Unsupported, "matmul " + p.str() + ": " + why);
-  dispatch_tiles(prob, tiled_program(prob.ctx, prob.dtype(), p, matmul_vec4_staging(prob)), p.bm, p.bn);
+  dispatch_tiles(prob,
+                 tiled_program(prob.ctx, prob.dtype(), p, matmul_vec4_staging(prob), "", "", matmul_a_columns(prob)),
+                 p.bm, p.bn);
 }
 
 std::pair<Tensor, Tensor> split_k_views(const Tensor& a, const Tensor& b, int slices) {
@@ -463,7 +479,7 @@ void prewarm_matmul(const gpu::ContextPtr& ctx, DType dtype, int64_t M, int64_t 
     kernels::PrewarmOnly only;
     if (split_k_factor(matmul_cpu_choices(*ctx), dtype, M, N, K, 1, p) > 1)
       kernels::Program::file(ctx, "sum_slices.wgsl");
-    tiled_program(ctx, dtype, p, vec4);
+    tiled_program(ctx, dtype, p, vec4, "", "", a_transposed);
   } catch (const Error&) {
     // a head start only: the product reports its own errors
   }
@@ -555,7 +571,8 @@ bool run_matmul_epilogue(const Tensor& out, const Tensor& a, const Tensor& b, co
     kernel.launch(std::span<const kernels::Arg>(args), meta, kernels::groups_for(*prob.ctx, uint64_t(n), 256));
     return true;
   }
-  auto kernel = tiled_program(prob.ctx, prob.dtype(), p, vec4, epilogue_source(e, t, 3, 38), e.name);
+  auto kernel =
+      tiled_program(prob.ctx, prob.dtype(), p, vec4, epilogue_source(e, t, 3, 38), e.name, matmul_a_columns(prob));
   int64_t tiles_m = (prob.M + p.bm - 1) / p.bm, tiles_n = (prob.N + p.bn - 1) / p.bn;
   std::vector<uint32_t> meta = prob.meta;
   meta[3] = kernels::Param(tiles_m).word;

@@ -55,6 +55,11 @@ double matmul_error(const MatmulProblem& prob, int samples, uint64_t seed);
 // row strides, offsets and batch strides multiples of 4 (every vec4 aligned, wholly in or out).
 bool matmul_vec4_staging(const MatmulProblem& prob);
 
+// Whether A's columns are contiguous (row stride 1, column stride not: a transposed operand such
+// as x^T in a weight gradient): the tiled kernel then stages A's tile with consecutive threads
+// along M, so their loads coalesce ("|acol" kernels; the same products, the same bits).
+bool matmul_a_columns(const MatmulProblem& prob);
+
 // The parameters Tensor::matmul uses: the autotuner's cached choice for this adapter, dtype and
 // shape class, else a heuristic (which differs where B's staging loads are vec4s).
 TiledParams matmul_params(const gpu::ContextPtr& ctx, DType dtype, int64_t M, int64_t N, int64_t K,
