@@ -16,6 +16,7 @@
 # On the GPU machine from a pack (bash bench/dawn_matmul_gpu.sh --pack build-NAME, carried with .gl):
 #   mkdir -p /tmp/pk && . bench/gpu_pack_env.sh build-NAME/dawn-gpu.tar.xz /tmp/pk &&
 #   OUT=$OUT/lazy SURFGRAD=$bin/surfgrad TESTS=$bin/surfgrad_tests bash bench/lazy_gpu.sh
+# (2026-11-28 03:06: build-l2/dawn-gpu.tar.xz, `bench/cold_start_gpu.sh --pack build-l2` at 7c3a579.)
 set -u
 elements=${1:-16777216}
 steps=${STEPS:-20}
