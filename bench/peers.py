@@ -17,6 +17,13 @@ KL divergence on a sample).
 table of seconds (surfgrad t-SNE beside scikit-learn and openTSNE, surfgrad UMAP beside
 umap-learn) with each map's quality, in OUT/table.md and OUT/table.json (~2.5 min on the 2-core
 host while quiet: scikit-learn ~28 s and openTSNE ~33 s at 10k dominate).
+Warm-up, both ways: nobody is warmed up. surfgrad's MNIST t-SNE is the process's first fit
+(--repeat 1), so it pays its pipeline builds (worker threads beside the map; on lavapipe the LLVM
+code at each kernel's first dispatch, which the Mesa disk cache keeps between processes, as a
+driver's cache would on a GPU); the digits fit after it finds the kernels both share built, as
+the peers find their modules imported. scikit-learn and openTSNE compile nothing; umap-learn's
+numba compilation is inside its time. On a loaded host openTSNE's threads spin at barriers
+(digits: 5-22 s at load 4 against ~2.5 s quiet), so only a quiet run is a fair table.
 
 Writes OUT/<tool>.npy for each map and OUT/peers.json; prints a table.
 
