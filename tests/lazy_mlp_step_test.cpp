@@ -62,14 +62,14 @@ TEST(LazyMlpStep, LossesEqualEagersAndDispatchesHalve) {
 }
 
 // The same step with the matmul choices a GPU makes (matmul_as_gpu: tiled kernels, split-K where
-// split_k_factor says so; on lavapipe this reproduces the H200's 40 / 24 dispatches of e66cc88).
+// split_k_factor says so; on lavapipe this reproduces the H200's counts: 40 / 24 at e66cc88, 36 / 20 at 7c3a579).
 // Per step, lazily: the forward's three split products (partials, then their sums inlined into
 // bias + relu, bias: 2 dispatches each) and cross-entropy (1); its backward with the logits' bias
 // gradient (1); dX3 = g @ W3^T (1) and the masked bias gradient that stores g2 (1); dW3, dW2,
-// dW1 split (partials + a sum that Adam reads as a buffer: 2 each); dX2 split with its sum inside
-// the masked bias gradient (2); Adam (2): 20. Eagerly 36. The split views read transposed
-// operands in place (before: a strided copy per split x^T @ g and g @ W^T, 4 a step each way).
-// Not yet halved: the three weight gradients' sums are dispatches of their own in both modes.
+// dW1 split (their partials: 1 each; Adam's group kernel sums the slices in place, so no sum
+// dispatch: 20 before that); dX2 split with its sum inside the masked bias gradient (2); Adam (2):
+// 17. Eagerly 36. The split views read transposed operands in place (before: a strided copy per
+// split x^T @ g and g @ W^T, 4 a step each way). Halved with a GPU's choices too, on any adapter.
 TEST(LazyMlpStep, GpuMatmulChoicesKeepEagersLossesAndCopyNoOperand) {
   struct AsGpu {
     bool previous = matmul_as_gpu();
@@ -82,10 +82,11 @@ TEST(LazyMlpStep, GpuMatmulChoicesKeepEagersLossesAndCopyNoOperand) {
   EXPECT_EQ(eager.losses, lazy.losses);
   std::printf("MLP step dispatches with a GPU's matmul choices: eager %llu, lazy %llu\n",
               (unsigned long long)eager.dispatches, (unsigned long long)lazy.dispatches);
+  EXPECT_LE(2 * lazy.dispatches, eager.dispatches);
   // Exact on CPU adapters (no tuning cache there; a GPU's tuned tiles may split otherwise).
   if (ctx()->info().is_cpu) {
     EXPECT_EQ(eager.dispatches, 36u);
-    EXPECT_EQ(lazy.dispatches, 20u);
+    EXPECT_EQ(lazy.dispatches, 17u);
   }
 }
 

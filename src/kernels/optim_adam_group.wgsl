@@ -4,8 +4,11 @@
 // bound; every parameter's m and v live in one state buffer (m at state_j, v right after it),
 // so k parameters take 2k + 1 bindings (3 in WebGPU's default 8). adam_step is optim_adam.wgsl's
 // expression: the same bits as one parameter at a time.
+// A gradient that is a pending split-K sum (lazy mode) binds its [S, n] partials instead and is
+// summed at load in sum_slices.wgsl's order (generated grad_j_sum; S in the kernel's key).
 // Parameters: [total, lr, beta1, beta2, eps, weight_decay, 1/(1−beta1^t), 1/(1−beta2^t),
-//              decoupled, then per parameter j: start_j, n_j, state_j]
+//              decoupled, then per parameter j: start_j, n_j, state_j, then per summed
+//              gradient: its partials' offset]
 @group(0) @binding(0) var<storage, read_write> state: array<f32>;
 {{BINDINGS}}
 

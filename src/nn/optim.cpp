@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "kernels/launch.hpp"
+#include "tensor/lazy.hpp"
 
 namespace surfgrad::optim {
 
@@ -104,22 +105,42 @@ size_t adam_group_limit(const gpu::Context& ctx) {
   return std::max<size_t>((std::max<uint32_t>(bindings, 3) - 1) / 2, 1);
 }
 
-// optim_adam_group.wgsl for k parameters: their bindings and branches.
-kernels::Program adam_group_program(const gpu::ContextPtr& ctx, size_t k) {
-  return kernels::Program::generated(ctx, "optim_adam_group.wgsl|" + std::to_string(k), [k] {
-    std::string bindings, body;
+// optim_adam_group.wgsl for a group of parameters: their bindings and branches. slices[j] > 0:
+// parameter j's gradient is a pending split-K sum (lazy.hpp's PendingSlices) whose partials are
+// bound in its place; grad<j>_sum(e) sums its S slices in sum_slices.wgsl's order (the bits
+// realising it would store) from the partials' offset, a word after the per-parameter ones (in
+// the order of such parameters). Cached by the group's size and its slice counts.
+kernels::Program adam_group_program(const gpu::ContextPtr& ctx, const std::vector<int64_t>& slices) {
+  const size_t k = slices.size();
+  std::string key = "optim_adam_group.wgsl|" + std::to_string(k);
+  for (int64_t s : slices)
+    if (s) {
+      for (size_t j = 0; j < k; ++j) key += (j ? "," : "|slices ") + std::to_string(slices[j]);
+      break;
+    }
+  return kernels::Program::generated(ctx, key, [slices, k] {
+    std::string bindings, functions, body;
+    size_t sliced = 0;
     for (size_t j = 0; j < k; ++j) {
       std::string J = std::to_string(j), w = std::to_string(9 + 3 * j);
       bindings += "@group(0) @binding(" + std::to_string(1 + 2 * j) + ") var<storage, read_write> param" + J +
                   ": array<f32>;\n@group(0) @binding(" + std::to_string(2 + 2 * j) + ") var<storage, read> grad" + J +
                   ": array<f32>;\n";
+      std::string g = "grad" + J + "[e]";
+      if (slices[j]) {
+        std::string at = "arg(" + std::to_string(9 + 3 * k + sliced++) + "u)";
+        functions += "fn grad" + J + "_sum(e: u32) -> f32 {\n  let n = arg(" + w + "u + 1u);\n  var total = 0.0;\n" +
+                     "  for (var s = 0u; s < " + std::to_string(slices[j]) + "u; s++) { total += grad" + J + "[" + at +
+                     " + s * n + e]; }\n  return total;\n}\n";
+        g = "grad" + J + "_sum(e)";
+      }
       body += std::string(j ? "  else " : "  ") + "if (i < arg(" + w + "u) + arg(" + w + "u + 1u)) {\n" +
               "    let e = i - arg(" + w + "u);\n    let m = arg(" + w + "u + 2u) + e;\n    let v = m + arg(" + w +
-              "u + 1u);\n    let r = adam_step(param" + J + "[e], grad" + J + "[e], state[m], state[v]);\n    param" +
-              J + "[e] = r.x;\n    state[m] = r.y;\n    state[v] = r.z;\n  }\n";
+              "u + 1u);\n    let r = adam_step(param" + J + "[e], " + g + ", state[m], state[v]);\n    param" + J +
+              "[e] = r.x;\n    state[m] = r.y;\n    state[v] = r.z;\n  }\n";
     }
     return kernels::fill_template(kernels::wgsl_source("optim_adam_group.wgsl"),
-                                  {{"BINDINGS", bindings}, {"BODY", body}});
+                                  {{"BINDINGS", bindings + functions}, {"BODY", body}});
   });
 }
 
@@ -131,10 +152,11 @@ void Adam::step() {
   struct Update {
     size_t i;
     Tensor p, g;
+    PendingSlices parts;  // g's split-K partials, read in place (lazy mode; one context)
   };
   std::vector<Update> updates;
   for_each_gradient([&](size_t i, const Tensor& p, const Tensor& g) {
-    updates.push_back({i, kernels::dense(p), kernels::dense(g)});
+    updates.push_back({i, kernels::dense(p), kernels::dense(g), {}});
   });
   if (!state_.defined()) {
     // Parameters on several contexts: each alone, its m and v tensors of its own.
@@ -151,6 +173,7 @@ void Adam::step() {
   // already in the group (WebGPU binds a buffer writable once) starts the next group.
   auto ctx = state_.context();
   const size_t limit = adam_group_limit(*ctx);
+  for (Update& u : updates) u.parts = lazy_pending_slices(u.g);
   for (size_t first = 0; first < updates.size();) {
     size_t last = first + 1;
     while (last < updates.size() && last - first < limit) {
@@ -166,17 +189,22 @@ void Adam::step() {
                              kernels::Param(c1), kernels::Param(c2), kernels::Param(decoupled_)})
       words.push_back(w.word);
     int64_t total = 0;
+    std::vector<int64_t> slices;
+    std::vector<uint32_t> slice_offsets;
     for (size_t j = first; j < last; ++j) {
       const Update& u = updates[j];
       args.push_back(kernels::Arg(u.p));
-      args.push_back(kernels::Arg(u.g));
+      args.push_back(u.parts.slices ? kernels::view(u.parts.first) : kernels::Arg(u.g));
+      slices.push_back(u.parts.slices);
+      if (u.parts.slices) slice_offsets.push_back(kernels::Param(u.parts.first.offset()).word);
       words.push_back(kernels::Param(total).word);
       words.push_back(kernels::Param(u.p.numel()).word);
       words.push_back(kernels::Param(m_[u.i].offset()).word);  // v follows m in the state buffer
       total += u.p.numel();
     }
     words[0] = kernels::Param(total).word;
-    adam_group_program(ctx, last - first)
+    words.insert(words.end(), slice_offsets.begin(), slice_offsets.end());
+    adam_group_program(ctx, slices)
         .launch(std::span<const kernels::Arg>(args), words, kernels::groups_for(*ctx, uint64_t(total), 256));
     first = last;
   }

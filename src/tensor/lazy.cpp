@@ -307,6 +307,21 @@ FusedRead lazy_fused_read(const Tensor& t, size_t max_leaves) {
   return r;
 }
 
+PendingSlices lazy_pending_slices(const Tensor& t) {
+  if (!t.defined() || !inlinable(t)) return {};
+  const LazyNode& n = *TensorAccess::storage(t)->pending;
+  if (n.name != "sum_slices" || n.inputs.empty() || n.dtype != DType::f32) return {};
+  const Tensor& p0 = n.inputs[0];
+  const int64_t count = shape_numel(n.shape);
+  for (size_t s = 0; s < n.inputs.size(); ++s) {
+    const Tensor& p = n.inputs[s];
+    if (TensorAccess::storage(p)->pending || p.dtype() != DType::f32 || !p.is_contiguous() || p.shape() != n.shape ||
+        !p.shares_storage(p0) || p.offset() != p0.offset() + int64_t(s) * count)
+      return {};
+  }
+  return {p0, int64_t(n.inputs.size())};
+}
+
 bool lazy_shared(const Tensor& t) { return TensorAccess::storage(t).use_count() > 1; }
 
 void lazy_realized_by(const Tensor& t, const Tensor& values) {

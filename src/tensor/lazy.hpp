@@ -69,6 +69,16 @@ struct FusedRead {
 bool lazy_inlinable(const Tensor& t);
 // The tree of an inlinable `t`, with at most `max_leaves` buffers (subtrees realised to fit).
 FusedRead lazy_fused_read(const Tensor& t, size_t max_leaves);
+// A pending split-K sum (lazy_record_matmul's sum_slices node, `t` its whole result) as its
+// partial products: `first` is slice 0 of the contiguous [S, n] partials (slice s at
+// first.offset() + s·n), so a kernel binding them once sums the S slices in place in
+// sum_slices.wgsl's order, ((0 + p0) + p1) + ...: the bits realising `t` would store, without
+// that dispatch (Adam's group kernel reads weight gradients so). slices == 0: not such a node.
+struct PendingSlices {
+  Tensor first;
+  int64_t slices = 0;
+};
+PendingSlices lazy_pending_slices(const Tensor& t);
 // Whether handles other than `t` share its pending storage (a reader evaluating the tree may
 // then store it too: it is likely read again).
 bool lazy_shared(const Tensor& t);
