@@ -3,6 +3,7 @@
 // sum_slices.wgsl's order, so the step is the group's one dispatch (no sum dispatch per
 // gradient) and every bit equals Adam over the realised gradient and over eager's.
 #include "kernels/launch.hpp"
+#include "lazy_test_util.hpp"
 #include "surfgrad/autograd.hpp"
 #include "surfgrad/optim.hpp"
 #include "tensor/lazy.hpp"
@@ -13,12 +14,6 @@ using namespace sgtest;
 using namespace surfgrad;
 
 namespace {
-
-struct Mode {
-  bool previous;
-  explicit Mode(bool lazy) : previous(lazy_mode()) { set_lazy(lazy); }
-  ~Mode() { set_lazy(previous); }
-};
 
 struct ForcedSlices {
   int previous;
@@ -37,7 +32,7 @@ struct Result {
 // Three parameters in one Adam group: W0 [24, 20] with a 4-slice gradient (K = 32), b [20] with a
 // plain one, W2 [12, 8] with a 2-slice one (K = 6); two steps (AdamW), the gradients set directly.
 Result run(Grad how) {
-  Mode mode(how != Grad::eager);
+  LazyScope mode(how != Grad::eager);
   Tensor gb = Tensor::normal(ctx(), {20}, 79);
   std::vector<Var> params = {Var::param(Tensor::normal(ctx(), {24, 20}, 76)),
                              Var::param(Tensor::normal(ctx(), {20}, 77)),

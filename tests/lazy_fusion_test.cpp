@@ -3,6 +3,7 @@
 // in-place writes, views of pending results, the binding limit and the size budget.
 #include <cstring>
 
+#include "lazy_test_util.hpp"
 #include "surfgrad/autograd.hpp"
 #include "tensor/binary_ops.hpp"
 #include "tensor/unary_ops.hpp"
@@ -12,13 +13,6 @@ using namespace sgtest;
 using namespace surfgrad;
 
 namespace {
-
-// Switches lazy mode for one scope.
-struct LazyScope {
-  bool previous;
-  explicit LazyScope(bool on) : previous(lazy_mode()) { set_lazy(on); }
-  ~LazyScope() { set_lazy(previous); }
-};
 
 // Element bit patterns (f16 widened to its 16 bits); NaNs all read as one pattern.
 std::vector<uint32_t> bits_of(const Tensor& t) {
@@ -38,13 +32,6 @@ std::vector<uint32_t> bits_of(const Tensor& t) {
       if (std::isnan(f)) u = 0x7fc00000u;
     }
   return out;
-}
-
-uint64_t dispatches_of(const std::function<void()>& work) {
-  ctx()->sync();
-  uint64_t before = ctx()->pending_dispatches();
-  work();
-  return ctx()->pending_dispatches() - before;
 }
 
 // `shape` with random axes set to 1 and random leading axes dropped: a broadcast operand.

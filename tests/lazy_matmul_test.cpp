@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "lazy_test_util.hpp"
 #include "surfgrad/autograd.hpp"
 #include "surfgrad/gradcheck.hpp"
 #include "surfgrad/nn.hpp"
@@ -19,19 +20,6 @@ using namespace sgtest;
 using namespace surfgrad;
 
 namespace {
-
-struct LazyScope {
-  bool previous;
-  explicit LazyScope(bool on) : previous(lazy_mode()) { set_lazy(on); }
-  ~LazyScope() { set_lazy(previous); }
-};
-
-uint64_t dispatches_of(const std::function<void()>& work) {
-  ctx()->sync();
-  uint64_t before = ctx()->pending_dispatches();
-  work();
-  return ctx()->pending_dispatches() - before;
-}
 
 // `program` eagerly and lazily: the same bits; `lazy_dispatches` (if ≥ 0) of the lazy run.
 void expect_same_bits(const std::string& what, const std::function<Tensor()>& program, int lazy_dispatches = -1) {

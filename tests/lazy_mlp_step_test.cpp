@@ -2,6 +2,7 @@
 // losses as eager mode over a few steps, and at most half of eager's dispatches per step (counted
 // between syncs on the same adapter, in one process), so that the matmul epilogues and the other
 // fusions of a training step cannot silently stop applying.
+#include "lazy_test_util.hpp"
 #include "surfgrad/autograd.hpp"
 #include "surfgrad/nn.hpp"
 #include "surfgrad/optim.hpp"
@@ -12,12 +13,6 @@ using namespace sgtest;
 using namespace surfgrad;
 
 namespace {
-
-struct LazyScope {
-  bool previous;
-  explicit LazyScope(bool on) : previous(lazy_mode()) { set_lazy(on); }
-  ~LazyScope() { set_lazy(previous); }
-};
 
 struct StepRun {
   std::vector<float> losses;

@@ -6,25 +6,13 @@
 #include <cmath>
 #include <cstring>
 
+#include "lazy_test_util.hpp"
 #include "test_util.hpp"
 
 using namespace sgtest;
 using namespace surfgrad;
 
 namespace {
-
-struct LazyScope {
-  bool previous;
-  explicit LazyScope(bool on) : previous(lazy_mode()) { set_lazy(on); }
-  ~LazyScope() { set_lazy(previous); }
-};
-
-uint64_t dispatches_of(const std::function<void()>& work) {
-  ctx()->sync();
-  uint64_t before = ctx()->pending_dispatches();
-  work();
-  return ctx()->pending_dispatches() - before;
-}
 
 std::vector<float> values(const Tensor& t) { return t.cast(DType::f32).to_vector<float>(); }
 

@@ -149,6 +149,7 @@ NB_MODULE(_core, m) {
       nb::arg("adapter") = "");
   m.def("sync", [](const std::string& adapter) { context_for(adapter)->sync(); }, nb::arg("adapter") = "");
   // Dispatches recorded since the last submission (tests count what lazy mode fused).
-  m.def("_pending_dispatches", [](const std::string& adapter) { return context_for(adapter)->pending_dispatches(); },
-        nb::arg("adapter") = "");
+  m.def(
+      "_pending_dispatches", [](const std::string& adapter) { return context_for(adapter)->pending_dispatches(); },
+      nb::arg("adapter") = "");
 }
