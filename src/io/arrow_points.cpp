@@ -177,8 +177,9 @@ void take_list(const arrow::Array& col, BlockFiller& fill, const std::string& fi
       if (int64_t at = first_null(values, first, first + got * d); at >= 0)
         throw row_error(file, name, base + i + (at - first) / d,
                         "holds a null value; fill it or drop the row before mapping");
-    if (values.type_id() == arrow::Type::FLOAT)
-      std::memcpy(dst, static_cast<const arrow::FloatArray&>(values).raw_values() + first, size_t(got * d) * 4);
+    if (values.type_id() == arrow::Type::FLOAT)  // by bytes: no float* formed at an address Arrow did not check
+      std::memcpy(dst, static_cast<const arrow::FloatArray&>(values).values()->data() + (values.offset() + first) * 4,
+                  size_t(got * d) * 4);
     else
       convert(values, first, got * d, dst, 1);
     check_finite(dst, got, d, base + i, file, name);
