@@ -219,6 +219,7 @@ class Context : public std::enable_shared_from_this<Context> {
     // path: no prewarm had built them), and their wall time.
     size_t built_at_use = 0;
     double at_use_ms = 0;
+    std::vector<std::string> built_at_use_labels;  // theirs (the profile's labels), in build order
     // The on-disk pipeline cache (Dawn only; src/gpu/pipeline_cache.hpp): "" when there is none.
     std::string pipeline_cache_dir;
     uint64_t cache_hits = 0, cache_misses = 0, cache_stores = 0, cache_rejected = 0, cache_store_failures = 0;

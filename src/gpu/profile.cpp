@@ -90,6 +90,12 @@ Context::StartupStats Context::startup_stats() const {
     }
     s.prewarmed = I.builds.prewarmed, s.prewarm_waits = I.builds.prewarm_waits;
     s.prewarm_wait_ms = I.builds.prewarm_wait_ms;
+    std::vector<const KernelState*> at_use;
+    for (const auto& [key, k] : I.kernels)
+      if (k.state->at_use) at_use.push_back(k.state.get());
+    std::sort(at_use.begin(), at_use.end(),
+              [](const KernelState* a, const KernelState* b) { return a->created_ms < b->created_ms; });
+    for (const KernelState* k : at_use) s.built_at_use_labels.push_back(k->label);
   }
   if (I.pipeline_store) {
     BlobStoreStats b = I.pipeline_store->stats();

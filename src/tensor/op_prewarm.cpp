@@ -9,11 +9,16 @@
 
 namespace surfgrad {
 
-// As pipelines.cpp's prewarm_off: no worker threads under Dawn (its device is not thread-safe
-// here), in WebAssembly, or with SURFGRAD_PREWARM=0. Then the ops are not even called (their
-// small tensors would be allocated for nothing).
+// As pipelines.cpp's prewarm_off: nothing under Dawn (its device is not thread-safe here) or
+// with SURFGRAD_PREWARM=0. Then the ops are not even called (their small tensors would be
+// allocated for nothing). In WebAssembly (no threads) Context::prewarm starts each build on the
+// browser's own workers (createComputePipelineAsync) and returns: the lists run there too, so a
+// page's tensor-op kernels compile together ahead of their first use instead of one round trip
+// each on the map's path (issue 35's second page load).
 bool tensor_prewarm_on(const gpu::Context& ctx) {
+#if !defined(__wasm__)
   if (!SURFGRAD_HOST_HAS_THREADS) return false;
+#endif
   if (ctx.info().implementation.rfind("Dawn", 0) == 0) return false;
   const char* v = std::getenv("SURFGRAD_PREWARM");
   return !(v && std::string(v) == "0");

@@ -30,13 +30,13 @@ OpLayout dense_layout(int64_t rows, int64_t cols);
 // (Strided when combined with a broadcast row such as sample.slice(0, 0, 1), or transposed).
 Tensor layout_sample(const gpu::ContextPtr& ctx, OpLayout layout, DType dtype = DType::f32);
 
-// Whether the lists below queue anything: not under Dawn, in WebAssembly (the browser builds
-// asynchronously, but its tensor ops are not listed yet), or with SURFGRAD_PREWARM=0.
+// Whether the lists below queue anything: not under Dawn or with SURFGRAD_PREWARM=0. In
+// WebAssembly they start the browser's asynchronous builds (no threads there).
 bool tensor_prewarm_on(const gpu::Context& ctx);
 
 // Runs `ops` (tensor ops on small tensors) under kernels::PrewarmOnly: each op queues the kernel
 // it would build, nothing is dispatched, and the results hold no values. Where prewarming does
-// nothing (SURFGRAD_PREWARM=0, Dawn, WebAssembly) `ops` is not called.
+// nothing (SURFGRAD_PREWARM=0, Dawn) `ops` is not called.
 void prewarm_ops(const gpu::ContextPtr& ctx, const std::function<void()>& ops);
 
 // The kernel(s) Tensor::matmul runs for dense [M, K]·[K, N] of `dtype` (an operand passed as a

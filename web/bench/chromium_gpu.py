@@ -100,6 +100,10 @@ def main():
     p.add_argument("--user-data-dir", default="/tmp/chromium-profile",
                    help="the browser profile: Chromium keeps its WebGPU shader cache there, so a second "
                         "call with the same folder is a second page load (issue 35), a fresh one a cold load")
+    p.add_argument("--port", type=int, default=0,
+                   help="the page server's port (default: any free one). A page's origin includes it, and the "
+                        "browser keys its HTTP cache, the wasm's code cache and WebGPU's shader cache by origin: "
+                        "second-load gives both browsers the same port, as a user's second visit has")
     p.add_argument("--out", required=True)
     p.add_argument("--tools", default="surfgrad-umap,surfgrad-tsne,umap-js")
     p.add_argument("--n", default="10000")
@@ -163,7 +167,8 @@ def main():
 
     Handler.extensions_map = {**Handler.extensions_map, ".wasm": "application/wasm", ".js": "text/javascript",
                               ".mjs": "text/javascript"}
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Handler, directory=web_root))
+    http.server.ThreadingHTTPServer.allow_reuse_address = True  # (--port: the last run's socket may linger)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", a.port), functools.partial(Handler, directory=web_root))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     url = "http://127.0.0.1:%d/bench/autorun.html?surfgrad=1&tools=%s&n=%s" % (server.server_address[1], a.tools, a.n)
     if a.page == "scale":

@@ -48,8 +48,12 @@
 #   default 10000) in web/bench/scale.html: a browser on a fresh profile (and empty NVIDIA/Mesa
 #   shader caches) runs it once = cold; it is left 3 s to write Dawn's cache, closed; a NEW browser
 #   process on the same profile runs it twice = the second page load, then a warm run in the same
-#   page. Rows (n, method, cold_seconds, second_load_seconds, warm_seconds, second_over_warm,
-#   dawn_cache_kb) in OUT/run/scale.json.
+#   page. Both browsers serve the page on one port (SECOND_LOAD_PORT, default a free one): the
+#   origin keys the HTTP cache and the wasm's code cache. Rows (n, method, cold_seconds,
+#   second_load_seconds, warm_seconds, second_over_warm, dawn_cache_kb, and the split:
+#   second_load_outside_map_seconds, second_load_init_ms (init()'s parts), second_load_worker_loaded_ms,
+#   phases_over_warm_seconds, second_load_pipelines with the names built at first use) in
+#   OUT/run/scale.json; printed as `second-load:` and `second-load split:` lines.
 # all: scale-robustness 10000, parquet 1000000 and tiles 10000000 (then second-load 10000 if time
 #   is left), each under its own `timeout` inside one device call of at most ALL_SECONDS (default
 #   550): OUT gets only browser-all.tgz (every stage's rows and logs), summary.txt and the rows
@@ -336,8 +340,12 @@ PY
     rm -rf "$profile" "$caches"
     mkdir -p "$caches/nv" "$caches/mesa"
     export __GL_SHADER_DISK_CACHE_PATH=$caches/nv MESA_SHADER_CACHE_DIR=$caches/mesa
+    # One port for both browsers: the page's origin (scheme, host, port) keys the browser's HTTP
+    # cache, V8's code cache of the wasm and WebGPU's shader cache; a new port each load (the
+    # driver's default) made the second load a first visit to another site for those caches.
+    port=${SECOND_LOAD_PORT:-$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')}
     load() { budgeted $((page_s + 15)) "$out" drive --page scale --source builtin --n "$n" --methods "$methods" \
-               --user-data-dir "$profile" --timeout "$page_s" "$@"; }
+               --user-data-dir "$profile" --port "$port" --timeout "$page_s" "$@"; }
     load --repeats 1 --linger 3 --out "$out/cold"
     du -sk "$profile"/Default/*Dawn* "$profile"/Default/GPUCache "$caches"/* 2>/dev/null | tee "$out/caches.txt"
     load --repeats 2 --out "$out/second"
@@ -366,6 +374,16 @@ for key in sorted({(r["n"], r["method"]) for r in cold + second if "method" in r
            "second_load_seconds": s1.get("seconds"), "warm_seconds": s2.get("seconds"),
            "cold_timings": c.get("timings"), "second_load_timings": s1.get("timings"), "warm_timings": s2.get("timings"),
            "second_load_pipelines": s1.get("pipelines"),
+           # Where the second load's time goes (issue 35): the page's seconds minus the worker's map
+           # (its module load, init(), the messages), init()'s parts, the worker's module load, and
+           # what each map's phases took beyond the warm run's.
+           "second_load_outside_map_seconds": round(s1["seconds"] - s1["worker_seconds"], 3)
+               if s1.get("seconds") and s1.get("worker_seconds") else None,
+           "second_load_init_seconds": s1.get("init_seconds"), "second_load_init_ms": s1.get("init_ms"),
+           "second_load_worker_loaded_ms": s1.get("worker_loaded_ms"),
+           "cold_init_ms": c.get("init_ms"),
+           "phases_over_warm_seconds": {k: round(v - (s2.get("timings") or {}).get(k, 0), 3)
+                                        for k, v in (s1.get("timings") or {}).items()} or None,
            "dawn_cache_kb": dawn_kb, "adapter": c.get("adapter") or s1.get("adapter"),
            "errors": [r["error"] for r in (c, s1, s2) if r.get("error")] or None}
     if row["second_load_seconds"] and row["warm_seconds"]:
@@ -375,6 +393,13 @@ json.dump(merged, open(os.path.join(out, "run", "scale.json"), "w"), indent=1)
 for r in merged:
     print("second-load:", json.dumps({k: r[k] for k in ("n", "method", "cold_seconds", "second_load_seconds", "warm_seconds",
                                                         "second_over_warm", "dawn_cache_kb", "errors") if k in r}))
+    p = r.get("second_load_pipelines") or {}
+    print("second-load split:", json.dumps({"outside_map_s": r["second_load_outside_map_seconds"],
+                                            "init_ms": r["second_load_init_ms"],
+                                            "worker_loaded_ms": r["second_load_worker_loaded_ms"],
+                                            "phases_over_warm_s": r["phases_over_warm_seconds"],
+                                            "pipelines": {k: p.get(k) for k in ("pipelines", "prewarmed", "builtAtUse", "atUseMs",
+                                                                                 "prewarmWaits", "prewarmWaitMs", "atUse")}}))
 PY
     ;;
   all)

@@ -108,7 +108,7 @@ function mapSource(method, name, source, options) {
   const controls = mapControls(method, name, options);
   const { onProgress, signal } = controls;
   return serialized(async () => {
-    const check = (methodPtr, optionsPtr) => exports.sg_map_check(methodPtr, optionsPtr, n, d);
+    const check = (methodPtr, optionsPtr) => exports.sg_map_check(methodPtr, optionsPtr, n, d, source.builtin ? 1 : 0);
     await withStrings(exports, method, controls.libraryOptions, async (methodPtr, optionsPtr) => {
       if (await check(methodPtr, optionsPtr) !== 0) throw fail(exports);
     });

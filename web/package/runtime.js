@@ -123,6 +123,22 @@ export function init(options = {}) {
   return initializing;
 }
 
+// The wasm module, compiled from a streamed response: V8 keeps the code of a module over 128 KB
+// compiled by compileStreaming beside the response in the HTTP cache, so a later page load that
+// gets the response from the cache (fresh, or revalidated by the server: web/tools/serve.mjs and
+// the benchmarks' server send ETag and Last-Modified) skips the compile. A server that sends
+// another MIME type than application/wasm makes compileStreaming refuse: then from the bytes.
+async function compileWasm(url) {
+  const response = await fetch(url);
+  if (!response.ok) throw new Error(`HTTP ${response.status}`);
+  try {
+    return await WebAssembly.compileStreaming(response);
+  } catch (e) {
+    if (!/mime|content-type|Incorrect response/i.test(String(e))) throw e;
+    return WebAssembly.compile(await (await fetch(url)).arrayBuffer());
+  }
+}
+
 async function load({ wasmUrl, powerPreference = 'high-performance', prewarm = true } = {}) {
   if (typeof WebAssembly.Suspending !== 'function' || typeof WebAssembly.promising !== 'function')
     throw new SurfgradError('unsupported', 'this browser lacks WebAssembly JSPI (WebAssembly.Suspending), which '
@@ -130,29 +146,37 @@ async function load({ wasmUrl, powerPreference = 'high-performance', prewarm = t
   const gpu = globalThis.navigator && navigator.gpu;
   if (!gpu) throw new SurfgradError('unsupported', 'this browser has no WebGPU (navigator.gpu): use a browser with '
                                     + 'WebGPU enabled (Chromium on Linux: --enable-unsafe-webgpu)');
+  // init()'s parts in ms (info.initMs; a second page load pays them, a warm run does not: issue
+  // 35). The wasm's fetch and compile start first and run while the adapter is requested.
+  const t0 = performance.now(), ms = {};
+  const since = (t) => Math.round((performance.now() - t) * 10) / 10;
+  const url = wasmUrl || new URL('./surfgrad.wasm', import.meta.url);
+  const compiled = compileWasm(url).then((m) => ((ms.compile = since(t0)), m), (e) => {
+    throw new SurfgradError('io', `could not load ${url}: ${e.message || e}`);
+  });
+  compiled.catch(() => {});  // (awaited below; a rejection before then is not unhandled)
   const adapter = await gpu.requestAdapter({ powerPreference });
+  ms.adapter = since(t0);
   if (!adapter) throw new SurfgradError('device', 'navigator.gpu.requestAdapter() found no WebGPU adapter');
   const bridge = new WebGPUBridge(adapter);
-  const url = wasmUrl || new URL('./surfgrad.wasm', import.meta.url);
+  bridge.prefetchDevice(powerPreference);  // made while the wasm compiles; sg_init takes it
   let instance;
   const imports = {
     env: bridge.imports(),
     wasi_snapshot_preview1: wasiImports(() => instance.exports.memory),
     surfgrad: { map_progress: (...args) => mapProgress(...args) },
   };
+  const wasm = await compiled;
+  const t1 = performance.now();
   try {
-    const response = await fetch(url);
-    if (!response.ok) throw new Error(`HTTP ${response.status}`);
-    ({ instance } = await WebAssembly.instantiateStreaming(response, imports).catch(async (e) => {
-      if (!/mime|content-type|Incorrect response/i.test(String(e))) throw e;
-      return WebAssembly.instantiate(await (await fetch(url)).arrayBuffer(), imports);
-    }));
+    instance = await WebAssembly.instantiate(wasm, imports);
   } catch (e) {
-    throw new SurfgradError('io', `could not load ${url}: ${e.message || e}`);
+    throw new SurfgradError('io', `could not instantiate ${url}: ${e.message || e}`);
   }
   const raw = instance.exports;
   bridge.attach(raw);
   raw._initialize();
+  ms.instantiate = since(t1);
   // prewarm: false: no kernel compiles ahead of its first use (each still compiles off the GPU
   // process's main thread); for comparisons and tests (web/src/prewarm_web.cpp).
   if (prewarm === false) raw.sg_set_prewarm(0);
@@ -163,13 +187,18 @@ async function load({ wasmUrl, powerPreference = 'high-performance', prewarm = t
   // Exports that may wait on the GPU (directly, or by creating a kernel or a large buffer, whose
   // errors are awaited) return promises (JSPI); the rest are plain calls.
   for (const name of suspending) exports[name] = WebAssembly.promising(raw[name]);
+  const t2 = performance.now();
   if (await exports.sg_init() !== 0) throw fail(exports);
+  ms.context = since(t2);  // the device's request and the library's context (sg_init)
+  ms.total = since(t0);
+  ms.devicePrefetch = bridge.devicePrefetch;  // 'used', or why not
   const device = resultJson(exports);
   const info = {
     ...device,
     backend: 'webgpu',
     implementation: `the browser's WebGPU (${navigator.userAgent.match(/(Chrome|Chromium|Firefox|Safari)\/[\d.]+/)?.[0]
                      || 'unknown browser'}) through surfgrad's webgpu.h bridge`,
+    initMs: ms,
   };
   module = { exports, bridge, info };
   return info;

@@ -26,6 +26,14 @@ export interface DeviceInfo {
   subgroupMaxSize: number;
   timestampQuery: boolean;
   limits: Record<string, number>;
+  /**
+   * What init() took, in ms: `compile` (the wasm fetched and compiled) and `adapter` (the adapter
+   * requested) since init() began (they run at once), then `instantiate` and `context` (the
+   * device (requested while the wasm compiles: `devicePrefetch` 'used', or why not) and the
+   * library's context), and `total`.
+   */
+  initMs: { compile: number; adapter: number; instantiate: number; context: number; total: number;
+            devicePrefetch: string };
 }
 
 export interface InitOptions {

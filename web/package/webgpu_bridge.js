@@ -60,6 +60,8 @@ const featureNames = new Map([
   [dawn.featureSubgroupMatrix, 'chromium-experimental-subgroup-matrix'],
 ]);
 const featureIds = new Map([...featureNames].map(([id, name]) => [name, id]));
+// A device descriptor's features and limits as one string, for comparing two (prefetchDevice).
+const descriptorKey = (features, limits) => JSON.stringify([[...features].sort(), Object.entries(limits).sort()]);
 
 // WGPULimits fields ↔ GPUSupportedLimits names (the same names), with their C width.
 const limitFields = Object.keys(structs.WGPULimits).filter((k) => k !== '__size' && k !== 'nextInChain');
@@ -504,6 +506,26 @@ export class WebGPUBridge {
     return C.WGPUStatus_Success;
   }
 
+  // Requests now, while the wasm compiles (runtime.js), the device the library will ask for in
+  // sg_init (context.cpp: subgroups, timestamp-query, shader-f16 and Dawn's subgroup matrices
+  // where offered, the adapter's full limits). requestDevice takes it only if the library's
+  // descriptor is exactly this one; else it is destroyed and the library's own is requested
+  // from a new adapter (an adapter gives one device). `devicePrefetch` says which happened.
+  prefetchDevice(powerPreference) {
+    const a = this.adapter, has = (f) => a.features.has(f);
+    const features = ['subgroups', 'timestamp-query', 'shader-f16'].filter(has);
+    const matrices = [...(a.info?.subgroupMatrixConfigs || [])]
+      .filter((m) => m.componentType in dawn.componentTypes && m.resultComponentType in dawn.componentTypes);
+    if (has('chromium-experimental-subgroup-matrix') && has('subgroups') && matrices.length)
+      features.push('chromium-experimental-subgroup-matrix');
+    const limits = {};
+    for (const name of limitFields) if (name in a.limits && a.limits[name] !== undefined) limits[name] = Number(a.limits[name]);
+    const promise = a.requestDevice({ requiredFeatures: features, requiredLimits: limits });
+    promise.catch(() => {});
+    this.prefetched = { key: descriptorKey(features, limits), promise, powerPreference };
+    this.devicePrefetch = 'requested';
+  }
+
   // The device with the features and limits the library asks for (it asks for the adapter's
   // full limits: browsers' defaults are 128 MiB storage bindings).
   requestDevice(adapter, d, info) {
@@ -529,7 +551,28 @@ export class WebGPUBridge {
     }
     const lost = this.callbackFrom(d + at(S, 'deviceLostCallbackInfo'), 'WGPUDeviceLostCallbackInfo');
     const uncaptured = this.callbackFrom(d + at(S, 'uncapturedErrorCallbackInfo'), 'WGPUUncapturedErrorCallbackInfo');
-    return this.track(adapter.requestDevice({ requiredFeatures, requiredLimits }), ({ ok, v: device, e }) => {
+    const pre = this.prefetched;
+    this.prefetched = null;
+    // (from a new adapter: the prefetch consumed the first one, whatever its answer)
+    const afresh = () => navigator.gpu.requestAdapter({ powerPreference: pre.powerPreference }).then((fresh) => {
+      if (!fresh) throw new Error('navigator.gpu.requestAdapter() found no WebGPU adapter');
+      return fresh.requestDevice({ requiredFeatures, requiredLimits });
+    });
+    let request;
+    if (pre && adapter === this.adapter && pre.key === descriptorKey(requiredFeatures, requiredLimits)) {
+      this.devicePrefetch = 'used';
+      request = pre.promise.catch(() => {
+        this.devicePrefetch = 'refused: requested again';
+        return afresh();
+      });
+    } else if (pre) {
+      this.devicePrefetch = 'not the library\'s descriptor: requested again';
+      pre.promise.then((unused) => unused.destroy(), () => {});
+      request = afresh();
+    } else {
+      request = adapter.requestDevice({ requiredFeatures, requiredLimits });
+    }
+    return this.track(request, ({ ok, v: device, e }) => {
       let handle = 0;
       if (ok) {
         this.device = device;

@@ -17,8 +17,12 @@ MapOptions prepare_map(const char* method, const char* options_json, int64_t n, 
 // optimisation steps with the current layout (0: without layouts).
 void run_map(PointBlocks points, const MapOptions& options, float* out, int32_t progress_every);
 
-// Starts compiling the map's kernels for n points (the kNN's and the layout's) on the GPU
+// Starts compiling the map's kernels for n × d points (the tensor ops', the kNN's, the layout's) on the GPU
 // process's workers, unless prewarming is off (prewarm_web.cpp). prepare_map calls it.
-void prewarm_map(const gpu::ContextPtr& ctx, const MapOptions& options, int64_t n);
+void prewarm_map(const gpu::ContextPtr& ctx, const MapOptions& options, int64_t n, int64_t d);
+
+// Starts compiling the kernels sg_points_builtin runs to make n built-in points (the page's
+// builtinPoints), before the map's: they are needed first.
+void prewarm_builtin_points(const gpu::ContextPtr& ctx, int64_t n);
 
 }  // namespace surfgrad::web

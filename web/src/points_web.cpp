@@ -122,7 +122,18 @@ SG_EXPORT(sg_points_builtin) int sg_points_builtin(int32_t n, int32_t* labels) {
   return guarded([&] {
     web::release();
     Tensor label_tensor;
-    PointBlocks points = builtin_point_blocks(session().context(), n, label_tensor);
+    // Eagerly, whatever set_lazy says: the kernels are then the ones prewarm_builtin_points
+    // started compiling (a lazy add would be a fused kernel of its own, built at first use).
+    const bool lazy = lazy_mode();
+    set_lazy(false);
+    PointBlocks points;
+    try {
+      points = builtin_point_blocks(session().context(), n, label_tensor);
+    } catch (...) {
+      set_lazy(lazy);
+      throw;
+    }
+    set_lazy(lazy);
     label_tensor.to_host(labels);
     web::HeldPoints& h = held();
     h.points = std::move(points);
@@ -131,9 +142,14 @@ SG_EXPORT(sg_points_builtin) int sg_points_builtin(int32_t n, int32_t* labels) {
 }
 
 // Checks a map's options against a job of n × d points (validate and check_map_fits): what
-// JavaScript calls before streaming, so that a bad option fails before the upload.
-SG_EXPORT(sg_map_check) int sg_map_check(const char* method, const char* options_json, int32_t n, int32_t d) {
-  return guarded([&] { web::prepare_map(method, options_json, n, d); });
+// JavaScript calls before streaming, so that a bad option fails before the upload. builtin != 0:
+// the points will be sg_points_builtin's, whose kernels are then started compiling first.
+SG_EXPORT(sg_map_check)
+int sg_map_check(const char* method, const char* options_json, int32_t n, int32_t d, int32_t builtin) {
+  return guarded([&] {
+    if (builtin && n > 0) web::prewarm_builtin_points(session().context(), n);
+    web::prepare_map(method, options_json, n, d);
+  });
 }
 
 // Maps the held points as sg_map maps its argument (the same result JSON), once all n rows are

@@ -90,7 +90,7 @@ MapOptions prepare_map(const char* method, const char* options_json, int64_t n, 
   validate(options, n, d);  // the same messages as the CLI and Python
   check_map_fits(session().context(), options, n, d);
   // The kernels compile on the GPU process's workers while the points are read and uploaded.
-  prewarm_map(session().context(), options, n);
+  prewarm_map(session().context(), options, n, d);
   return options;
 }
 

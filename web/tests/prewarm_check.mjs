@@ -5,6 +5,10 @@
 //  - with prewarming, the map created no pipeline synchronously (createComputePipeline, which
 //    Chromium compiles on the GPU process's main thread and so stops the page's frames), started
 //    its kernels ahead (pipelines.prewarmed > 0), and built fewer at first use than without;
+//  - the tensor ops' kernels (the input checks', PCA's, the start's, reductions, the built-in
+//    points' generator: op_prewarm.hpp's lists, run in wasm too) were started ahead as well: at
+//    most one built at first use with prewarming (pipelines.atUse names them), against every one
+//    without (issue 35: each was a round trip on a second page load's critical path);
 //  - a kernel the compiler rejects reports the compiler's message naming it at its first use,
 //    prewarmed or not.
 //   node web/tests/prewarm_check.mjs        (~15 s on SwiftShader)
@@ -47,6 +51,10 @@ async function mapIn(browser, url, prewarm) {
   }
 }
 
+// The tensor ops' kernels among those built at first use (pipelines.atUse: the profile's labels):
+// all but the map layer's own files (kNN, t-SNE, UMAP, the graph's edges).
+const tensorOps = (p) => (p.atUse || []).filter((name) => !/^(knn_|tsne_|umap_|incoming_edges|in_edge_weights)/.test(name));
+
 const failures = [];
 function check(name, ok, detail) {
   console.log(`${ok ? 'ok  ' : 'FAIL'} ${name}: ${detail}`);
@@ -71,6 +79,10 @@ try {
   check('the map\'s kernels were started ahead (prewarmed), and fewer built at first use than without',
         on.pipelines.prewarmed > 0 && off.pipelines.prewarmed === 0 && on.pipelines.builtAtUse < off.pipelines.builtAtUse,
         `prewarmed ${on.pipelines.prewarmed} vs ${off.pipelines.prewarmed}; built at first use ${on.pipelines.builtAtUse} vs ${off.pipelines.builtAtUse}`);
+  const [opsOn, opsOff] = [tensorOps(on.pipelines), tensorOps(off.pipelines)];
+  check('the tensor ops\' kernels were started ahead too: at most one built at first use, fewer than without',
+        opsOn.length <= 1 && opsOff.length > opsOn.length && on.pipelines.builtAtUse === (on.pipelines.atUse || []).length,
+        `${opsOn.length} vs ${opsOff.length} built at first use${opsOn.length ? ` (${opsOn.join('; ')})` : ''}`);
   // (the kernel's name, its key, the compiler's message: the native path's words)
   const named = /^shader: kernel 'broken_for_tests' \(broken_for_tests\|\d+\) was rejected by .*no_such_function_for_tests/s;
   for (const [what, message] of [['prewarmed', on.broken.true], ['at first use', on.broken.false],

@@ -34,10 +34,22 @@ export function serve({ port = 8080, host = '127.0.0.1', quiet = false, onReques
       res.end('not found: ' + req.url);
       return;
     }
-    res.writeHead(200, {
-      'content-type': types[path.extname(file)] || 'application/octet-stream',
-      'cache-control': 'no-store',
-    });
+    const type = types[path.extname(file)] || 'application/octet-stream';
+    if (type === 'application/wasm') {
+      // Kept by the browser and revalidated at each use (304 while unchanged): V8 keeps a streamed
+      // module's compiled code beside the HTTP cache's entry, so a later page load that gets it
+      // from the cache compiles less (issue 35's second page load). Everything else: no-store.
+      const stat = fs.statSync(file), etag = `"${stat.size.toString(16)}-${Math.floor(stat.mtimeMs).toString(16)}"`;
+      const headers = { 'content-type': type, 'cache-control': 'no-cache', etag, 'last-modified': stat.mtime.toUTCString() };
+      if (req.headers['if-none-match'] === etag) {
+        res.writeHead(304, headers);
+        res.end();
+        return;
+      }
+      res.writeHead(200, headers);
+    } else {
+      res.writeHead(200, { 'content-type': type, 'cache-control': 'no-store' });
+    }
     fs.createReadStream(file).pipe(res);
   });
   return new Promise((ok, fail) => {
