@@ -52,7 +52,8 @@
 #   origin keys the HTTP cache and the wasm's code cache. Rows (n, method, cold_seconds,
 #   second_load_seconds, warm_seconds, second_over_warm, dawn_cache_kb, and the split:
 #   second_load_outside_map_seconds, second_load_init_ms (init()'s parts), second_load_worker_loaded_ms,
-#   phases_over_warm_seconds, second_load_pipelines with the names built at first use) in
+#   phases_over_warm_seconds, second_load_pipelines with the names built at first use,
+#   second_load_webgpu_calls / warm_webgpu_calls: buffers created, error scopes popped, ...) in
 #   OUT/run/scale.json; printed as `second-load:` and `second-load split:` lines.
 # all: scale-robustness 10000, parquet 1000000 and tiles 10000000 (then second-load 10000 if time
 #   is left), each under its own `timeout` inside one device call of at most ALL_SECONDS (default
@@ -382,6 +383,7 @@ for key in sorted({(r["n"], r["method"]) for r in cold + second if "method" in r
            "second_load_init_seconds": s1.get("init_seconds"), "second_load_init_ms": s1.get("init_ms"),
            "second_load_worker_loaded_ms": s1.get("worker_loaded_ms"),
            "cold_init_ms": c.get("init_ms"),
+           "second_load_webgpu_calls": s1.get("webgpu_calls"), "warm_webgpu_calls": s2.get("webgpu_calls"),
            "phases_over_warm_seconds": {k: round(v - (s2.get("timings") or {}).get(k, 0), 3)
                                         for k, v in (s1.get("timings") or {}).items()} or None,
            "dawn_cache_kb": dawn_kb, "adapter": c.get("adapter") or s1.get("adapter"),
@@ -398,6 +400,8 @@ for r in merged:
                                             "init_ms": r["second_load_init_ms"],
                                             "worker_loaded_ms": r["second_load_worker_loaded_ms"],
                                             "phases_over_warm_s": r["phases_over_warm_seconds"],
+                                            "webgpu_calls_second_vs_warm": {k: [v, (r.get("warm_webgpu_calls") or {}).get(k)]
+                                                                            for k, v in (r.get("second_load_webgpu_calls") or {}).items()},
                                             "pipelines": {k: p.get(k) for k in ("pipelines", "prewarmed", "builtAtUse", "atUseMs",
                                                                                  "prewarmWaits", "prewarmWaitMs", "atUse")}}))
 PY

@@ -37,6 +37,7 @@ self.onmessage = async ({ data: { n, method, options, source } }) => {
     const initSeconds = (performance.now() - i0) / 1000;
     const made = { seconds: 0 };
     const points = source === 'stream' ? streamedPoints(n, made) : sg.builtinPoints(n);
+    const callsBefore = sg.stats().webgpuCalls;
     const t0 = performance.now(), counter = layoutCounter();
     const r = await sg[method](points, {
       ...options,
@@ -46,12 +47,19 @@ self.onmessage = async ({ data: { n, method, options, source } }) => {
       },
     });
     const workerSeconds = (performance.now() - t0) / 1000;
+    // The WebGPU calls this run made that a warm run may make fewer of (buffers the pool holds,
+    // error scopes awaited, pipelines): what a new page's run pays besides compiling.
+    const callsAfter = sg.stats().webgpuCalls, runCalls = {};
+    for (const name of ['wgpuDeviceCreateBuffer', 'wgpuDevicePopErrorScope', 'wgpuDeviceCreateComputePipelineAsync',
+                        'wgpuDeviceCreateComputePipeline', 'wgpuDeviceCreateShaderModule', 'wgpuDeviceCreateBindGroup',
+                        'wgpuQueueSubmit', 'wgpuBufferMapAsync', 'wgpuQueueWriteBuffer'])
+      runCalls[name.replace(/^wgpu/, '')] = (callsAfter[name] || 0) - (callsBefore[name] || 0);
     self.postMessage({ kind: 'result', adapter: info.adapter, embedding: r.embedding, timings: r.timings, workerSeconds,
                        jsSeconds: source === 'stream' ? made.seconds : undefined,
                        wasmMemoryBytes: r.wasmMemoryBytes, gpuPeakBytes: r.gpuPeakBytes, k: r.k,
                        pcaComponents: r.pcaComponents, approximateKnn: r.approximateKnn,
                        gpuCallsPerIteration: counter.perIteration(), pipelines: sg.stats().pipelines,
-                       initSeconds, initMs: info.initMs, moduleLoadedMs },
+                       initSeconds, initMs: info.initMs, moduleLoadedMs, runCalls },
                       [r.embedding.buffer]);
   } catch (e) {
     self.postMessage({ kind: 'error', error: `${e.kind || ''} ${e.message || e}` });
