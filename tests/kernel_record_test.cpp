@@ -87,6 +87,10 @@ TEST(KernelRecord, SecondRunBuildsNothingAtFirstUse) {
   // Without a record, the map's tensor ops (fills, random, reductions, elementwise) compile at
   // first use: what this test shows the record removes.
   EXPECT_GT(first->startup_stats().built_at_use, first_before) << "the first map built nothing at first use";
+  // Named too, in build order (what the browser's sg.stats().pipelines.atUse shows).
+  const auto first_stats = first->startup_stats();
+  EXPECT_EQ(first_stats.built_at_use_labels.size(), first_stats.built_at_use);
+  for (const std::string& label : first_stats.built_at_use_labels) EXPECT_FALSE(label.empty());
 
   auto second = gpu::Context::create({.quiet = true});
   const int queued = second->prewarm_recorded("map tsne");
