@@ -111,7 +111,8 @@ def main():
                                       "--ignore-gpu-blocklist --disable-gpu-sandbox --use-angle=vulkan")
     p.add_argument("--timeout", type=float, default=500, help="seconds to wait for the page's /done")
     p.add_argument("--heartbeat", type=float, default=20, help="print the last progress line every so many seconds")
-    p.add_argument("--page-args", default="", help="--page map: more of the map page's URL parameters (a=1&b=2)")
+    p.add_argument("--page-args", default="", help="--page map: more of the map page's URL parameters (a=1&b=2); --page scale: "
+                                                         "more of scale.html's (warmgpu=1)")
     p.add_argument("--stop", choices=["", "load", "run-start"], default="", help="--page map: end early (dry runs)")
     p.add_argument("--linger", type=float, default=0, help="seconds the browser is left open after /done "
                                                             "(lets it write its caches: second-load's cold pass)")
@@ -172,8 +173,8 @@ def main():
     threading.Thread(target=server.serve_forever, daemon=True).start()
     url = "http://127.0.0.1:%d/bench/autorun.html?surfgrad=1&tools=%s&n=%s" % (server.server_address[1], a.tools, a.n)
     if a.page == "scale":
-        url = "http://127.0.0.1:%d/bench/scale.html?n=%s&methods=%s&repeats=%d&source=%s" % (
-            server.server_address[1], a.n, a.methods, a.repeats, a.source)
+        url = "http://127.0.0.1:%d/bench/scale.html?n=%s&methods=%s&repeats=%d&source=%s%s" % (
+            server.server_address[1], a.n, a.methods, a.repeats, a.source, "&" + a.page_args if a.page_args else "")
     elif a.page == "map":
         url = "http://127.0.0.1:%d/bench/page_run.html?mode=map&data=%s&methods=%s&repeats=%d&budget=%d&stop=%s&pageq=%s" % (
             server.server_address[1], a.data_url, a.methods, a.repeats, max(10, a.timeout - 10), a.stop,

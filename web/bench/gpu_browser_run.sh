@@ -55,6 +55,8 @@
 #   phases_over_warm_seconds, second_load_pipelines with the names built at first use,
 #   second_load_webgpu_calls / warm_webgpu_calls: buffers created, error scopes popped, ...) in
 #   OUT/run/scale.json; printed as `second-load:` and `second-load split:` lines.
+#   SECOND_LOAD_PAGE_ARGS=warmgpu=1: the page asks for an adapter before it starts its worker
+#   (the GPU process sets WebGPU up while the worker's modules load; rows say warmgpu).
 # all: scale-robustness 10000, parquet 1000000 and tiles 10000000 (then second-load 10000 if time
 #   is left), each under its own `timeout` inside one device call of at most ALL_SECONDS (default
 #   550): OUT gets only browser-all.tgz (every stage's rows and logs), summary.txt and the rows
@@ -346,7 +348,7 @@ PY
     # driver's default) made the second load a first visit to another site for those caches.
     port=${SECOND_LOAD_PORT:-$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')}
     load() { budgeted $((page_s + 15)) "$out" drive --page scale --source builtin --n "$n" --methods "$methods" \
-               --user-data-dir "$profile" --port "$port" --timeout "$page_s" "$@"; }
+               --user-data-dir "$profile" --port "$port" --timeout "$page_s" --page-args "${SECOND_LOAD_PAGE_ARGS:-}" "$@"; }
     load --repeats 1 --linger 3 --out "$out/cold"
     du -sk "$profile"/Default/*Dawn* "$profile"/Default/GPUCache "$caches"/* 2>/dev/null | tee "$out/caches.txt"
     load --repeats 2 --out "$out/second"
@@ -382,7 +384,7 @@ for key in sorted({(r["n"], r["method"]) for r in cold + second if "method" in r
                if s1.get("seconds") and s1.get("worker_seconds") else None,
            "second_load_init_seconds": s1.get("init_seconds"), "second_load_init_ms": s1.get("init_ms"),
            "second_load_worker_loaded_ms": s1.get("worker_loaded_ms"),
-           "cold_init_ms": c.get("init_ms"),
+           "cold_init_ms": c.get("init_ms"), "warmgpu": s1.get("warmgpu"),
            "second_load_webgpu_calls": s1.get("webgpu_calls"), "warm_webgpu_calls": s2.get("webgpu_calls"),
            "phases_over_warm_seconds": {k: round(v - (s2.get("timings") or {}).get(k, 0), 3)
                                         for k, v in (s1.get("timings") or {}).items()} or None,
