@@ -350,7 +350,11 @@ PY
     load() { budgeted $((page_s + 15)) "$out" drive --page scale --source builtin --n "$n" --methods "$methods" \
                --user-data-dir "$profile" --port "$port" --timeout "$page_s" --page-args "${SECOND_LOAD_PAGE_ARGS:-}" "$@"; }
     load --repeats 1 --linger 3 --out "$out/cold"
-    du -sk "$profile"/Default/*Dawn* "$profile"/Default/GPUCache "$caches"/* 2>/dev/null | tee "$out/caches.txt"
+    # (Code Cache/wasm: V8's compiled code of the wasm, written once enough of it has tiered up;
+    # the second load uses it when the wasm comes from the HTTP cache: wasm_code_cache_kb; 16 KB
+    # is its empty index, no code)
+    du -sk "$profile"/Default/*Dawn* "$profile"/Default/GPUCache "$profile/Default/Code Cache/wasm" "$caches"/* 2>/dev/null \
+      | tee "$out/caches.txt"
     load --repeats 2 --out "$out/second"
     mkdir -p "$out/run"
     python3 - "$out" <<'PY'
@@ -362,11 +366,13 @@ def rows(name):
     except (OSError, ValueError):
         return []
 cold, second = rows("cold"), rows("second")
-dawn_kb = None
+dawn_kb = wasm_kb = None
 try:
     for line in open(os.path.join(out, "caches.txt")):
         if "DawnWebGPUCache" in line:
             dawn_kb = (dawn_kb or 0) + int(line.split()[0])
+        if "Code Cache/wasm" in line:
+            wasm_kb = int(line.split()[0])
 except OSError:
     pass
 merged = []
@@ -388,7 +394,7 @@ for key in sorted({(r["n"], r["method"]) for r in cold + second if "method" in r
            "second_load_webgpu_calls": s1.get("webgpu_calls"), "warm_webgpu_calls": s2.get("webgpu_calls"),
            "phases_over_warm_seconds": {k: round(v - (s2.get("timings") or {}).get(k, 0), 3)
                                         for k, v in (s1.get("timings") or {}).items()} or None,
-           "dawn_cache_kb": dawn_kb, "adapter": c.get("adapter") or s1.get("adapter"),
+           "dawn_cache_kb": dawn_kb, "wasm_code_cache_kb": wasm_kb, "adapter": c.get("adapter") or s1.get("adapter"),
            "errors": [r["error"] for r in (c, s1, s2) if r.get("error")] or None}
     if row["second_load_seconds"] and row["warm_seconds"]:
         row["second_over_warm"] = round(row["second_load_seconds"] / row["warm_seconds"], 3)
@@ -396,7 +402,8 @@ for key in sorted({(r["n"], r["method"]) for r in cold + second if "method" in r
 json.dump(merged, open(os.path.join(out, "run", "scale.json"), "w"), indent=1)
 for r in merged:
     print("second-load:", json.dumps({k: r[k] for k in ("n", "method", "cold_seconds", "second_load_seconds", "warm_seconds",
-                                                        "second_over_warm", "dawn_cache_kb", "errors") if k in r}))
+                                                        "second_over_warm", "dawn_cache_kb", "wasm_code_cache_kb", "errors")
+                                      if k in r}))
     p = r.get("second_load_pipelines") or {}
     print("second-load split:", json.dumps({"outside_map_s": r["second_load_outside_map_seconds"],
                                             "init_ms": r["second_load_init_ms"],
