@@ -170,11 +170,23 @@ Tensor concat(const std::vector<Tensor>& tensors, int axis);
 // In lazy mode elementwise ops (unary, binary, where, cast, full, scalars) record instead of
 // dispatching; a tree of them runs as one generated kernel when a value is needed: read
 // (to_host), bound by another kernel (reductions, matmul, ...), realize(), or written in place.
-// Results are the same bits as eager mode. Off by default; on with set_lazy(true) or
-// SURFGRAD_LAZY=1 (SURFGRAD_EAGER=1 keeps it off). Process-wide: switch it between ops.
+// Results are the same bits as eager mode. On by default; set_lazy(false), SURFGRAD_EAGER=1 or
+// SURFGRAD_LAZY=0 turn it off (eager: one dispatch an op). Process-wide: switch it between ops.
 void set_lazy(bool on);
 bool lazy_mode();
 void realize(const std::vector<Tensor>& tensors);
+
+// While one lives, this thread's ops run eagerly whatever set_lazy says (nestable). The map path
+// (kNN, PCA, t-SNE, UMAP, their prewarm lists) runs under one: its kernels are compiled ahead by
+// name (cold start), and its few elementwise ops gain nothing from fusion. Pending inputs are
+// computed when an eager op reads them.
+class EagerScope {
+ public:
+  EagerScope();
+  ~EagerScope();
+  EagerScope(const EagerScope&) = delete;
+  EagerScope& operator=(const EagerScope&) = delete;
+};
 
 // ---- host helpers ----
 uint16_t float_to_half(float f);

@@ -79,7 +79,7 @@ def no_grad() -> Iterator[None]:
 
 
 def set_lazy(on: bool = True) -> None:
-    """Lazy mode on or off for the whole process (``SURFGRAD_LAZY=1`` turns it on at start).
+    """Lazy mode on or off for the whole process (on by default; ``SURFGRAD_EAGER=1`` starts eager).
 
     In lazy mode elementwise ops (arithmetic, unary functions, ``where``, casts, scalars) only
     record; a chain of them runs as one generated GPU kernel when a value is needed: read

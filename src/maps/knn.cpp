@@ -41,11 +41,13 @@ static void check_exact(const Tensor& x, int k, int64_t row_begin, int64_t row_e
 }
 
 KnnResult knn_exact(const Tensor& x, int k) {
+  EagerScope eager;  // the map path runs eagerly (tensor.hpp)
   if (x.rank() != 2) throw Error(ErrorKind::Shape, "knn: points must be [N, D], got " + x.describe());
   return knn_exact_rows(x, k, 0, x.shape(0));
 }
 
 KnnResult knn_exact_rows(const Tensor& x, int k, int64_t row_begin, int64_t row_end) {
+  EagerScope eager;  // the map path runs eagerly (tensor.hpp)
   check_exact(x, k, row_begin, row_end);
   // Subgroup matrices (tensor cores), the same lists by their f32 re-check
   // (knn_subgroup_matrix.cpp), only when asked for: SURFGRAD_KNN_SUBGROUP_MATRIX=1. On the H200
@@ -65,6 +67,7 @@ KnnResult knn_exact_rows(const Tensor& x, int k, int64_t row_begin, int64_t row_
 
 KnnResult knn_exact_shaped(const Tensor& x_in, int k, const KnnFusedShape& shape, int64_t row_begin, int64_t row_end,
                            int64_t pairs_per_dispatch) {
+  EagerScope eager;  // the map path runs eagerly (tensor.hpp)
   if (row_end < 0) row_end = x_in.rank() == 2 ? x_in.shape(0) : 0;
   check_exact(x_in, k, row_begin, row_end);
   Tensor x = kernels::dense(x_in);
@@ -74,6 +77,7 @@ KnnResult knn_exact_shaped(const Tensor& x_in, int k, const KnnFusedShape& shape
 
 KnnResult knn_exact_blocked(const Tensor& x_in, int k, int64_t row_begin, int64_t row_end, int64_t block_rows,
                             int64_t segment) {
+  EagerScope eager;  // the map path runs eagerly (tensor.hpp)
   check_exact(x_in, k, row_begin, row_end);
   int64_t n = x_in.shape(0);
   auto ctx = x_in.context();
@@ -211,6 +215,7 @@ KnnResult descend(const Tensor& x_in, int k, int iterations, uint64_t seed, int 
 }  // namespace
 
 KnnResult knn_approx(const Tensor& x_in, int k, int iterations, uint64_t seed, int reverse) {
+  EagerScope eager;  // the map path runs eagerly (tensor.hpp)
   if (x_in.rank() != 2) throw Error(ErrorKind::Shape, "knn_approx: points must be [N, D], got " + x_in.describe());
   int64_t n = x_in.shape(0);
   if (k < 1 || k > 128 || k >= n)
@@ -220,6 +225,7 @@ KnnResult knn_approx(const Tensor& x_in, int k, int iterations, uint64_t seed, i
 }
 
 KnnResult knn_refine(const Tensor& x, const Tensor& graph, int iterations, int reverse) {
+  EagerScope eager;  // the map path runs eagerly (tensor.hpp)
   if (x.rank() != 2) throw Error(ErrorKind::Shape, "knn_refine: points must be [N, D], got " + x.describe());
   int64_t n = x.shape(0);
   if (graph.rank() != 2 || graph.shape(0) != n || graph.dtype() != DType::i32)
@@ -250,6 +256,7 @@ bool knn_is_exact(const gpu::Context& ctx, int64_t n, int64_t d, KnnMethod metho
 }
 
 KnnResult nearest_neighbours(const Tensor& x, int k, uint64_t seed, KnnMethod method) {
+  EagerScope eager;  // the map path runs eagerly (tensor.hpp)
   if (x.rank() != 2) throw Error(ErrorKind::Shape, "knn: points must be [N, D], got " + x.describe());
   Tensor f = x.cast(DType::f32);
   if (knn_is_exact(*x.context(), x.shape(0), x.shape(1), method, k)) return knn_exact(f, k);
@@ -271,6 +278,7 @@ KnnResult nearest_neighbours(const Tensor& x, int k, uint64_t seed, KnnMethod me
 }
 
 double knn_recall_sampled(const Tensor& x, const KnnResult& approx, int64_t sample) {
+  EagerScope eager;  // the map path runs eagerly (tensor.hpp)
   int64_t n = approx.rows(), k = approx.k();
   sample = std::min(sample, n);
   // Eight runs of consecutive points spread over the set: each run is one block of exact rows.

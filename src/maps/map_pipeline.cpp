@@ -89,6 +89,7 @@ static auto phase_reporter(const MapProgressFn& progress) {
 }
 
 MapResult map_points(PointBlocks x, const MapOptions& options, const MapProgressFn& progress) {
+  EagerScope eager;  // the map path runs eagerly (tensor.hpp)
   if (x.blocks.empty() || x.rows() == 0) throw Error(ErrorKind::Value, "map: no points");
   auto ctx = x.blocks[0].context();
   const int64_t n = x.rows(), d = x.dims();
@@ -151,6 +152,7 @@ MapResult map_points(PointBlocks x, const MapOptions& options, const MapProgress
 }
 
 MapResult map_points(const Tensor& points, const MapOptions& options, const MapProgressFn& progress) {
+  EagerScope eager;  // the map path runs eagerly (tensor.hpp)
   if (!points.defined() || points.rank() != 2)
     throw Error(ErrorKind::Shape, "map: points must be [N, D], got " + (points.defined() ? points.describe() : "none"));
   PointBlocks blocks;
@@ -159,6 +161,7 @@ MapResult map_points(const Tensor& points, const MapOptions& options, const MapP
 }
 
 MapResult map_graph(const KnnResult& graph, const MapOptions& options, const MapProgressFn& progress) {
+  EagerScope eager;  // the map path runs eagerly (tensor.hpp)
   if (graph.blocked())
     throw Error(ErrorKind::Shape,
                 "map_graph: the graph must be one [N, k] tensor each of indices and distances, "

@@ -88,11 +88,13 @@ std::vector<Tensor> orthonormalize(const std::vector<Tensor>& y) {
 }  // namespace
 
 PcaResult pca(const Tensor& x, int components, uint64_t seed, int power_iterations) {
+  EagerScope eager;  // the map path runs eagerly (tensor.hpp)
   if (x.rank() != 2) throw Error(ErrorKind::Shape, "pca: points must be [N, D], got " + x.describe());
   return pca(PointBlocks{{x.cast(DType::f32)}}, components, seed, power_iterations);
 }
 
 PcaResult pca(const PointBlocks& x, int components, uint64_t seed, int power_iterations) {
+  EagerScope eager;  // the map path runs eagerly (tensor.hpp)
   if (x.blocks.empty()) throw Error(ErrorKind::Value, "pca: no points");
   for (const Tensor& b : x.blocks)
     if (b.rank() != 2 || b.shape(1) != x.dims() || b.dtype() != DType::f32)

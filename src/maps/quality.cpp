@@ -9,6 +9,7 @@
 namespace surfgrad {
 
 MapQuality evaluate_map(const Tensor& x, const Tensor& embedding, const Tensor& labels, int k) {
+  EagerScope eager;  // the map path runs eagerly (tensor.hpp)
   int64_t n = x.shape(0);
   if (embedding.rank() != 2 || embedding.shape(0) != n)
     throw Error(ErrorKind::Shape,
@@ -42,6 +43,7 @@ MapQuality evaluate_map(const Tensor& x, const Tensor& embedding, const Tensor& 
 }
 
 double trustworthiness(const Tensor& x_in, const Tensor& embedding, int k, int64_t sample, int64_t block_rows) {
+  EagerScope eager;  // the map path runs eagerly (tensor.hpp)
   int64_t n = x_in.shape(0);
   if (3 * k + 1 >= 2 * n)
     throw Error(ErrorKind::Value,
@@ -78,6 +80,7 @@ double trustworthiness(const Tensor& x_in, const Tensor& embedding, int k, int64
 }
 
 double kl_divergence(const Tensor& x, const Tensor& embedding, double perplexity, int64_t sample) {
+  EagerScope eager;  // the map path runs eagerly (tensor.hpp)
   int64_t n = x.shape(0);
   int64_t step = (n + sample - 1) / sample;
   std::vector<int32_t> rows;

@@ -50,6 +50,7 @@ bool tsne_fused_step(const gpu::Context& ctx) {
 }
 
 Tensor tsne(const Tensor& x, const TsneOptions& opt, const MapProgress& progress, const KnnResult* neighbours) {
+  EagerScope eager;  // the map path runs eagerly (tensor.hpp)
   return tsne_layout(x, opt, progress, neighbours, nullptr);
 }
 

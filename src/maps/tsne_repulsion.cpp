@@ -166,6 +166,7 @@ void TsneRepulsion::interpolated(const Tensor& y, const Tensor& out, int grid_no
 }
 
 Tensor tsne_repulsion(const Tensor& y, Repulsion method, double grid_spacing) {
+  EagerScope eager;  // the map path runs eagerly (tensor.hpp)
   if (y.rank() != 2 || y.shape(1) != 2 || y.dtype() != DType::f32)
     throw Error(ErrorKind::Shape, "tsne_repulsion: positions must be f32 [N, 2], got " + y.describe());
   Tensor pos = y.contiguous(), out = Tensor::empty(y.context(), {y.shape(0), 4});

@@ -59,6 +59,7 @@ Tensor umap_fuzzy_union(const Tensor& w, const Tensor& indices, int epochs) {
 }
 
 Tensor umap(const Tensor& x, const UmapOptions& opt, const MapProgress& progress, const KnnResult* neighbours) {
+  EagerScope eager;  // the map path runs eagerly (tensor.hpp)
   return umap_layout(x, opt, progress, neighbours, nullptr);
 }
 

@@ -24,6 +24,14 @@ bool env_on(const char* name) {
   return v && *v && std::strcmp(v, "0") != 0;
 }
 
+bool env_zero(const char* name) {
+  const char* v = std::getenv(name);
+  return v && std::strcmp(v, "0") == 0;
+}
+
+// EagerScopes alive on this thread: while any is, this thread's ops dispatch eagerly.
+thread_local int t_eager_scopes = 0;
+
 // Whether input `t` of a node can be computed inside the node's kernel: a pending tensor that
 // is its node's whole, plain result (not a permuted, sliced or reshaped view of it).
 // A pending matmul is never inlined (it is a leaf; see pending_matmul).
@@ -158,13 +166,18 @@ constexpr size_t kMaxLeaves = 7;  // 8 storage bindings (WebGPU's default limit)
 }  // namespace
 
 bool lazy_enabled() {
+  if (t_eager_scopes > 0) return false;
   int v = g_lazy.load(std::memory_order_relaxed);
   if (v < 0) {
-    v = env_on("SURFGRAD_LAZY") && !env_on("SURFGRAD_EAGER") ? 1 : 0;
+    // Lazy unless asked otherwise: SURFGRAD_EAGER=1 (or SURFGRAD_LAZY=0) is the way back.
+    v = env_on("SURFGRAD_EAGER") || env_zero("SURFGRAD_LAZY") ? 0 : 1;
     g_lazy.store(v, std::memory_order_relaxed);
   }
   return v == 1;
 }
+
+EagerScope::EagerScope() { ++t_eager_scopes; }
+EagerScope::~EagerScope() { --t_eager_scopes; }
 
 void set_lazy(bool on) { g_lazy.store(on ? 1 : 0, std::memory_order_relaxed); }
 bool lazy_mode() { return lazy_enabled(); }

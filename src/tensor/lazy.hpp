@@ -38,8 +38,8 @@ struct LazyNode {
 // Largest tree one fused kernel inlines: past it, the inputs of the next op are realised.
 constexpr int kMaxFusedOps = 64;
 
-// Whether ops record (lazy) or dispatch (eager) on this thread's process: set_lazy(), else
-// SURFGRAD_LAZY=1 turns it on and SURFGRAD_EAGER=1 keeps it off.
+// Whether ops record (lazy) or dispatch (eager) on this thread: eager inside an EagerScope, else
+// set_lazy(), else lazy unless SURFGRAD_EAGER=1 or SURFGRAD_LAZY=0.
 bool lazy_enabled();
 
 // Records out = dtype(expr(inputs)) over `shape`; checks are the caller's (as for an eager op).

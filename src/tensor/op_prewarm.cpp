@@ -38,6 +38,7 @@ Tensor layout_sample(const gpu::ContextPtr& ctx, OpLayout layout, DType dtype) {
 void prewarm_ops(const gpu::ContextPtr& ctx, const std::function<void()>& ops) {
   if (!tensor_prewarm_on(*ctx)) return;
   kernels::PrewarmOnly only;
+  EagerScope eager;  // the lists name eager mode's kernels, which the map path (eager) runs
   try {
     ops();
   } catch (const Error&) {
