@@ -122,18 +122,10 @@ SG_EXPORT(sg_points_builtin) int sg_points_builtin(int32_t n, int32_t* labels) {
   return guarded([&] {
     web::release();
     Tensor label_tensor;
-    // Eagerly, whatever set_lazy says: the kernels are then the ones prewarm_builtin_points
+    // Eagerly, as the map path runs: the kernels are then the ones prewarm_builtin_points
     // started compiling (a lazy add would be a fused kernel of its own, built at first use).
-    const bool lazy = lazy_mode();
-    set_lazy(false);
-    PointBlocks points;
-    try {
-      points = builtin_point_blocks(session().context(), n, label_tensor);
-    } catch (...) {
-      set_lazy(lazy);
-      throw;
-    }
-    set_lazy(lazy);
+    EagerScope eager;
+    PointBlocks points = builtin_point_blocks(session().context(), n, label_tensor);
     label_tensor.to_host(labels);
     web::HeldPoints& h = held();
     h.points = std::move(points);
