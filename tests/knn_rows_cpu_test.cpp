@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <random>
 
+#include "knn_reference.hpp"
 #include "maps/knn_fused.hpp"
 #include "surfgrad/maps.hpp"
 #include "test_util.hpp"
@@ -15,43 +16,6 @@ using namespace sgtest;
 using namespace surfgrad;
 
 namespace {
-
-// Row i's k nearest (squared distance, id) in float64, the point itself left out, ties by id.
-std::vector<std::pair<double, int>> host_row(const std::vector<double>& x, int64_t n, int64_t d, int64_t i, int k) {
-  std::vector<std::pair<double, int>> all;
-  for (int64_t j = 0; j < n; ++j) {
-    if (j == i) continue;
-    double s = 0;
-    for (int64_t c = 0; c < d; ++c) {
-      double t = x[size_t(i * d + c)] - x[size_t(j * d + c)];
-      s += t * t;
-    }
-    all.emplace_back(s, int(j));
-  }
-  std::partial_sort(all.begin(), all.begin() + k, all.end());
-  all.resize(size_t(k));
-  return all;
-}
-
-// Rows [r0, r1) of the kernel's lists: distances within f32 rounding, ids the reference's except
-// inside runs of equal-to-rounding distances. The number of other id mismatches.
-int mismatches(const KnnResult& r, const std::vector<double>& x, int64_t n, int64_t d, int k, int64_t r0,
-               const std::string& what) {
-  auto idx = r.indices.to_vector<int32_t>();
-  auto dist = r.distances.to_vector<float>();
-  int bad = 0;
-  for (int64_t i = 0; i < r.indices.shape(0); ++i) {
-    auto want = host_row(x, n, d, r0 + i, k);
-    for (int q = 0; q < k; ++q) {
-      double w = want[size_t(q)].first, tol = 1e-4 * (1 + w);
-      EXPECT_NEAR(dist[size_t(i * k + q)], w, tol) << what << " row " << r0 + i << " rank " << q;
-      bool tie = (q > 0 && std::abs(want[size_t(q - 1)].first - w) <= 2 * tol) ||
-                 (q + 1 < k && std::abs(want[size_t(q + 1)].first - w) <= 2 * tol);
-      if (idx[size_t(i * k + q)] != want[size_t(q)].second && !tie) ++bad;
-    }
-  }
-  return bad;
-}
 
 KnnResult run(const Tensor& x, int k, int64_t r0, int64_t r1, int64_t pairs = 0) {
   return knn_rows_cpu(x, (x * x).sum({1}), k, r0, r1, pairs);
@@ -70,12 +34,12 @@ TEST(KnnRowsCpu, MatchesHostOnShapesRowsAndDispatches) {
       Tensor t = upload(x, DType::f32);
       std::string what = "R " + std::to_string(rows_a_thread) + " n " + std::to_string(n) + " d " + std::to_string(d) +
                          " k " + std::to_string(k);
-      EXPECT_EQ(mismatches(run(t, k, 0, n), x.v, n, d, k, 0, what), 0) << what;
+      EXPECT_EQ(knn_mismatches(run(t, k, 0, n), x.v, n, d, k, 0, what), 0) << what;
       // A range of rows in dispatches of one workgroup's rows each (64·R pairs' worth of points).
       const int64_t r0 = n / 3, r1 = n - n / 5;
       KnnResult part = run(t, k, r0, r1, n);
       ASSERT_EQ(part.indices.shape(), Shape({r1 - r0, k}));
-      EXPECT_EQ(mismatches(part, x.v, n, d, k, r0, what + " rows"), 0) << what;
+      EXPECT_EQ(knn_mismatches(part, x.v, n, d, k, r0, what + " rows"), 0) << what;
     }
   }
   ::unsetenv("SURFGRAD_KNN_CPU_R");
@@ -94,7 +58,7 @@ TEST(KnnRowsCpu, DuplicatesGiveTheStreamingKernelsLists) {
     KnnResult rows = run(x, k, 0, n);
     KnnResult fused = knn_exact_shaped(x, k, KnnFusedShape::parse("64x64x8/4x4/q12m10e8s512"));
     EXPECT_EQ(rows.indices.to_vector<int32_t>(), fused.indices.to_vector<int32_t>()) << "k " << k;
-    EXPECT_EQ(mismatches(rows, v, n, d, k, 0, "duplicates k " + std::to_string(k)), 0);
+    EXPECT_EQ(knn_mismatches(rows, v, n, d, k, 0, "duplicates k " + std::to_string(k)), 0);
   }
 }
 

@@ -5,6 +5,7 @@
 #include <numeric>
 #include <random>
 
+#include "knn_reference.hpp"
 #include "maps/knn_fused.hpp"
 #include "surfgrad/maps.hpp"
 #include "test_util.hpp"
@@ -17,19 +18,7 @@ namespace {
 // Every row's true neighbours as (squared distance, id), sorted, the point itself left out.
 std::vector<std::vector<std::pair<double, int>>> host_lists(const std::vector<double>& x, int64_t n, int64_t d) {
   std::vector<std::vector<std::pair<double, int>>> lists(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) {
-    auto& all = lists[size_t(i)];
-    for (int64_t j = 0; j < n; ++j) {
-      if (j == i) continue;
-      double s = 0;
-      for (int64_t c = 0; c < d; ++c) {
-        double t = x[size_t(i * d + c)] - x[size_t(j * d + c)];
-        s += t * t;
-      }
-      all.emplace_back(s, int(j));
-    }
-    std::sort(all.begin(), all.end());
-  }
+  for (int64_t i = 0; i < n; ++i) lists[size_t(i)] = host_neighbours(x, n, d, i);
   return lists;
 }
 

@@ -16,6 +16,7 @@
 #include "cli.hpp"
 #include "cli_options.hpp"
 #include "maps/knn_fused.hpp"
+#include "maps/knn_rows_gpu.hpp"
 #include "maps/knn_subgroup_matrix.hpp"
 #include "output_files.hpp"
 #include "surfgrad/knn.hpp"
@@ -48,12 +49,16 @@ bool env_is(const char* name, const std::string& value) {
 }
 
 // "exact" (knn_exact: subgroup matrices where the device has them), "exact-f32" (the f32
-// streaming kernel), "exact-sgmat" (subgroup matrices with --candidates; its stats in `sgmat`),
-// "blocked", "descent" (as the maps run it: a search list of max(k, 48)), or "exact:SHAPE" (the
-// streaming kernel with that tile shape).
+// streaming kernel), "exact-rows-gpu" (small sets' kernel, knn_rows_gpu.hpp), "exact-sgmat" (subgroup matrices with
+// --candidates; its stats in `sgmat`), "blocked", "descent" (as the maps run it: a search list of max(k, 48)), or
+// "exact:SHAPE" (the streaming kernel with that tile shape).
 KnnResult run_method(const std::string& m, const Tensor& x, int k, int candidates, KnnSubgroupMatrixStats& sgmat) {
   if (m == "exact") return knn_exact(x, k);
   if (m == "exact-f32") return knn_exact_shaped(x, k, knn_fused_shape(*x.context()));
+  if (m == "exact-rows-gpu") {  // small sets' kernel (knn_rows_gpu.hpp) on any set and adapter
+    Tensor norms = (x * x).sum({1});
+    return knn_rows_gpu(x, norms, k, 0, x.shape(0));
+  }
   if (m == "exact-sgmat" || m == "exact-sgmat-no-push")
     return knn_exact_subgroup_matrix(x, k, 0, x.shape(0),
                                      {.candidates = candidates,
@@ -103,10 +108,18 @@ int bench_knn(const gpu::ContextPtr& ctx, const KnnBenchArgs& a) {
     double s = seconds[seconds.size() / 2];
     // A compute-only or no-push shape leaves the lists unfilled: no recall to measure.
     bool filled = m.find("compute-only") == std::string::npos && m.find("no-push") == std::string::npos;
-    // Against the f32 kernel's lists (knn_exact_rows would take subgroup matrices where offered).
+    // Against the f32 streaming kernel's lists (knn_exact_rows would take subgroup matrices where
+    // asked for, small sets' kernel on GPUs).
+    const char* rows_env = std::getenv("SURFGRAD_KNN_GPU_ROWS");
+    const std::string rows_choice = rows_env ? rows_env : "";
     ::setenv("SURFGRAD_KNN_SUBGROUP_MATRIX", "0", 1);
+    ::setenv("SURFGRAD_KNN_GPU_ROWS", "0", 1);
     double recall = filled ? knn_recall_sampled(x, r, a.sample) : -1;
     ::unsetenv("SURFGRAD_KNN_SUBGROUP_MATRIX");
+    if (rows_env)
+      ::setenv("SURFGRAD_KNN_GPU_ROWS", rows_choice.c_str(), 1);
+    else
+      ::unsetenv("SURFGRAD_KNN_GPU_ROWS");
     std::printf("  %-32s %9.3f s   recall@%d %.4f (sample of %lld rows)\n", m.c_str(), s, a.k, recall,
                 (long long)std::min(a.sample, a.points));
     std::fflush(stdout);
@@ -154,14 +167,17 @@ void add_bench_knn_command(CLI::App& bench, CommandFn& chosen) {
       ->check(CLI::IsMember({"clusters", "gaussian"}))
       ->capture_default_str();
   s->add_option("--methods", a->methods,
-                "comma-separated: exact (subgroup matrices where offered), exact-f32, exact-sgmat, exact-sgmat-no-push "
+                "comma-separated: exact (knn_exact's choice: small sets' kernel on GPUs, subgroup matrices where "
+                "asked for), exact-f32 (the streaming kernel), exact-rows-gpu (small sets' kernel), exact-sgmat, "
+                "exact-sgmat-no-push "
                 "(its candidate stream without pushes: lists unfilled), blocked, descent")
       ->check([](const std::string& v) {
         std::stringstream list(v);
         for (std::string m; std::getline(list, m, ',');)
-          if (m != "exact" && m != "exact-f32" && m != "exact-sgmat" && m != "exact-sgmat-no-push" && m != "blocked" &&
-              m != "descent")
-            return "unknown method '" + m + "' (exact, exact-f32, exact-sgmat, exact-sgmat-no-push, blocked, descent)";
+          if (m != "exact" && m != "exact-f32" && m != "exact-rows-gpu" && m != "exact-sgmat" &&
+              m != "exact-sgmat-no-push" && m != "blocked" && m != "descent")
+            return "unknown method '" + m +
+                   "' (exact, exact-f32, exact-rows-gpu, exact-sgmat, exact-sgmat-no-push, blocked, descent)";
         return std::string();
       })
       ->capture_default_str();

@@ -8,6 +8,7 @@
 #include "maps/graph.hpp"
 #include "maps/knn_fused.hpp"
 #include "maps/knn_rows_cpu.hpp"
+#include "maps/knn_rows_gpu.hpp"
 #include "maps/knn_subgroup_matrix.hpp"
 #include "maps/list_blocks.hpp"
 #include "platform/parallel.hpp"
@@ -57,6 +58,11 @@ KnnResult knn_exact_rows(const Tensor& x, int k, int64_t row_begin, int64_t row_
   const char* env = std::getenv("SURFGRAD_KNN_SUBGROUP_MATRIX");
   if (env && std::string(env) == "1" && knn_subgroup_matrix_unsupported(*x.context(), x.shape(1)).empty())
     return knn_exact_subgroup_matrix(x, k, row_begin, row_end);
+  // Small sets on GPUs: a kernel that compiles fast (knn_rows_gpu.hpp; cold start).
+  if (knn_rows_gpu_used(*x.context(), x.shape(0), x.shape(1))) {
+    Tensor dense = kernels::dense(x);
+    return knn_rows_gpu(dense, (dense * dense).sum({1}), k, row_begin, row_end);
+  }
   // CPU adapters: one thread a row (knn_rows_cpu.hpp).
   if (knn_rows_cpu_used(*x.context(), x.shape(1))) {
     Tensor dense = kernels::dense(x);

@@ -10,6 +10,7 @@
 
 #include "kernels/launch.hpp"
 #include "maps/knn_rows_cpu.hpp"
+#include "maps/knn_rows_gpu.hpp"
 #include "tensor/internal.hpp"
 
 namespace surfgrad {
@@ -246,10 +247,17 @@ std::string fused_source(const KnnFusedShape& f) {
 }
 }  // namespace
 
-bool prewarm_knn_fused(const gpu::ContextPtr& ctx) {
-  if (knn_rows_cpu_used(*ctx, 1)) return false;  // CPU adapters take knn_rows_cpu (prewarmed by its D)
+bool prewarm_knn_fused(const gpu::ContextPtr& ctx, int64_t n, int64_t d) {
+  // Small sets' kernel: with N unknown, wherever the adapter may take it (a few ms of a worker
+  // where the set turns out large, against 240-400 ms waited for where it is small).
+  bool queued = false;
+  if (n > 0 ? knn_rows_gpu_used(*ctx, n, d) : knn_rows_gpu_used(*ctx, 2, 4)) {
+    queued = prewarm_knn_rows_gpu(ctx, n > 0 ? d : 0);
+    if (n > 0) return queued;
+  }
+  if (knn_rows_cpu_used(*ctx, 1)) return queued;  // CPU adapters take knn_rows_cpu (prewarmed by its D)
   const KnnFusedShape f = knn_fused_shape(*ctx);
-  return kernels::prewarm_generated(ctx, fused_key(f), [&] { return fused_source(f); }, {.validated = true});
+  return kernels::prewarm_generated(ctx, fused_key(f), [&] { return fused_source(f); }, {.validated = true}) || queued;
 }
 
 KnnResult knn_fused_rows(const Tensor& x, const Tensor& norms, int k, int64_t row_begin, int64_t row_end,

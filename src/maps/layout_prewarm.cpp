@@ -11,6 +11,7 @@
 #include "maps/fft_lines.hpp"
 #include "maps/knn_fused.hpp"
 #include "maps/knn_rows_cpu.hpp"
+#include "maps/knn_rows_gpu.hpp"
 #include "maps/tsne_repulsion.hpp"
 #include "maps/tsne_symmetric.hpp"
 #include "surfgrad/map_options.hpp"
@@ -101,9 +102,13 @@ void prewarm_map_tensor_ops(const gpu::ContextPtr& ctx, const MapOptions& option
     x* x;
     Tensor::empty(ctx, {2, features}).sum({1});
   });
-  // knn.cpp on CPU adapters: the exact kNN's kernel, by k and D (knn_rows_cpu.hpp).
-  if (knn_is_exact(*ctx, n, features, options.knn, int(map_neighbours(options, n))))
-    prewarm_knn_rows_cpu(ctx, int(map_neighbours(options, n)), features);
+  // knn.cpp: the exact kNN's kernel, the one knn_exact takes for these points: small sets' on GPUs
+  // (knn_rows_gpu.hpp) or the streaming kernel (both queued by `surfgrad map` before it knew N),
+  // CPU adapters' by k and D (knn_rows_cpu.hpp).
+  if (knn_is_exact(*ctx, n, features, options.knn, int(map_neighbours(options, n)))) {
+    prewarm_knn_fused(ctx, n, features);
+    if (!knn_rows_gpu_used(*ctx, n, features)) prewarm_knn_rows_cpu(ctx, int(map_neighbours(options, n)), features);
+  }
   // Reductions over the points (R = n rows; past 600,000 rows the same kernels as at 600,001).
   const int64_t rows = std::min<int64_t>(n, 600001);
   // map_pipeline.cpp: the layout's finiteness check, a sum of the map's n × 2 coordinates.

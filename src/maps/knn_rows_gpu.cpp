@@ -1,0 +1,95 @@
+// Exact kNN for small sets on GPUs (knn_rows_gpu.hpp): the shape, the per-row lines of the
+// kernel (R of them: the accumulators stay in registers) and the dispatches.
+#include "maps/knn_rows_gpu.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+
+#include "kernels/launch.hpp"
+
+namespace surfgrad {
+
+namespace {
+
+std::string S(int64_t v) { return std::to_string(v); }
+
+// The kernel's template values: `vec4` when D is a multiple of 4 (the points read as vec4s),
+// else f32 reads. R rows' lines unrolled by the host, nothing else.
+kernels::Values values(const KnnRowsGpuShape& f, bool vec4) {
+  std::string rows, dot = "      ", offer;
+  for (int r = 0; r < f.rows; ++r) {
+    rows += "  let row" + S(r) + " = min(first + " + S(r) + "u, last);\n  let q" + S(r) + " = row" + S(r) + " * DV;\n";
+    dot += "var a" + S(r) + " = 0.0; ";
+    offer += "      offer(" + S(r) + "u, row" + S(r) + ", j, nj - 2.0 * a" + S(r) + ");\n";
+  }
+  dot += "\n      for (var c = 0u; c < DV; c++) {\n        let p = x[pj + c];\n";
+  for (int r = 0; r < f.rows; ++r)
+    dot += vec4 ? "        a" + S(r) + " += dot(x[q" + S(r) + " + c], p);\n"
+                : "        a" + S(r) + " = fma(x[q" + S(r) + " + c], p, a" + S(r) + ");\n";
+  dot += "      }";
+  return {{"R", S(f.rows)}, {"WG", S(f.threads)}, {"CAP", S(f.cap)}, {"ELEM", vec4 ? "vec4<f32>" : "f32"},
+          {"ROWS", rows},   {"DOT", dot},         {"OFFER", offer}};
+}
+
+const char* env_choice() { return std::getenv("SURFGRAD_KNN_GPU_ROWS"); }
+
+}  // namespace
+
+std::string KnnRowsGpuShape::describe() const { return "r" + S(rows) + "t" + S(threads) + "c" + S(cap); }
+
+KnnRowsGpuShape knn_rows_gpu_shape(const gpu::Context& ctx) {
+  const uint64_t memory = ctx.limits().max_compute_workgroup_storage_size;
+  const uint32_t threads = ctx.limits().max_compute_invocations_per_workgroup;
+  // More rows a workgroup: each point's load serves more inner products (at 8 rows, MNIST 10k's
+  // points are read from L2 1,250 times). 512 slots leave a row room for K ≤ 128 and a tile of
+  // 256 between sorts; 256 slots a tile of 128.
+  for (KnnRowsGpuShape f : {KnnRowsGpuShape{8, 256, 512}, KnnRowsGpuShape{8, 128, 256}}) {
+    while (f.rows > 1 && f.workgroup_bytes() > memory) --f.rows;
+    if (f.workgroup_bytes() <= memory && uint32_t(f.threads) <= threads && (f.rows >= 4 || f.threads == 128)) return f;
+  }
+  return {1, 64, 192};  // (no adapter offers less than WebGPU's 16 KiB and 256 threads)
+}
+
+bool knn_rows_gpu_used(const gpu::Context& ctx, int64_t n, int64_t d) {
+  const char* env = env_choice();
+  if (env && std::string(env) == "0") return false;
+  if (env && std::string(env) == "1") return true;
+  // Up to ~26,000 points in 784-D: there the streaming kernel's compile (0.24-0.4 s cold) is
+  // more than this kernel's extra run time; past it the streaming kernel's register tiles win.
+  return !ctx.info().is_cpu && n <= kKnnRowsGpuMaxPoints && double(n) * double(n) * double(d) <= kKnnRowsGpuMaxWork;
+}
+
+bool prewarm_knn_rows_gpu(const gpu::ContextPtr& ctx, int64_t d) {
+  return kernels::prewarm(ctx, "knn_rows_gpu.wgsl", values(knn_rows_gpu_shape(*ctx), d <= 0 || d % 4 == 0));
+}
+
+KnnResult knn_rows_gpu(const Tensor& x, const Tensor& norms, int k, int64_t row_begin, int64_t row_end,
+                       int64_t pairs_per_dispatch, const KnnRowsGpuShape* shape) {
+  auto ctx = x.context();
+  const int64_t n = x.shape(0), d = x.shape(1), rows = row_end - row_begin;
+  const KnnRowsGpuShape f = shape ? *shape : knn_rows_gpu_shape(*ctx);
+  if (k > f.cap - f.threads || f.workgroup_bytes() > ctx->limits().max_compute_workgroup_storage_size ||
+      uint32_t(f.threads) > ctx->limits().max_compute_invocations_per_workgroup)
+    throw Error(ErrorKind::Value, "knn: the GPU row kernel's shape " + f.describe() + " takes k ≤ " +
+                                      S(f.cap - f.threads) + " (got " + S(k) + ") and needs " +
+                                      S(int64_t(f.workgroup_bytes())) + " bytes of workgroup memory and " +
+                                      S(f.threads) + " threads; this adapter offers " +
+                                      S(int64_t(ctx->limits().max_compute_workgroup_storage_size)) + " and " +
+                                      S(ctx->limits().max_compute_invocations_per_workgroup));
+  const bool vec4 = d % 4 == 0;
+  auto program = kernels::Program::file(ctx, "knn_rows_gpu.wgsl", values(f, vec4));
+  KnnResult out{Tensor::empty(ctx, {rows, k}, DType::i32), Tensor::empty(ctx, {rows, k}, DType::f32)};
+  // Whole workgroups of rows a dispatch, about as many pairs as the streaming kernel's (a
+  // browser's GPU process has a watchdog): one dispatch for any set this kernel is chosen for.
+  const int64_t pairs = pairs_per_dispatch > 0 ? pairs_per_dispatch : int64_t(1) << (ctx->info().is_cpu ? 28 : 36);
+  const int64_t per = std::max<int64_t>(f.rows, (pairs / n) / f.rows * f.rows);
+  for (int64_t r0 = row_begin; r0 < row_end; r0 += per) {
+    const int64_t r1 = std::min(row_end, r0 + per);
+    program.launch({out.indices, out.distances, x, norms}, {n, vec4 ? d / 4 : d, r0, r1, row_begin, k},
+                   kernels::groups_for(*ctx, uint64_t(r1 - r0), uint64_t(f.rows)));
+  }
+  return out;
+}
+
+}  // namespace surfgrad
