@@ -1,9 +1,9 @@
 // Small sets' exact kNN kernel for GPUs (knn_rows_gpu.wgsl) against brute force in float64 on the
 // host: its shapes (the adapter's, WebGPU's 16 KiB fallback, and a tiny one whose slots are not a
 // power of two and whose rows sort after nearly every tile), k from 1 to 128, N off every tile
-// and row count, D from 1 to 1000 (vec4 and f32 reads), row ranges over several dispatches,
-// duplicates (ties by the smaller id), and the streaming kernel's lists where every distance is
-// exact. On lavapipe: SURFGRAD_KNN_GPU_ROWS=1 makes knn_exact take it there too.
+// and row count, D from 1 to 1000 (vec4 and f32 reads, odd and even counts of them), row ranges
+// over several dispatches, duplicates (ties by the smaller id), and the streaming kernel's lists
+// where every distance is exact. On lavapipe: SURFGRAD_KNN_GPU_ROWS=1 makes knn_exact take it.
 #include "maps/knn_rows_gpu.hpp"
 
 #include <cstdlib>
@@ -45,8 +45,8 @@ const KnnRowsGpuShape kShapes[] = {{8, 128, 256}, {7, 128, 256}, {3, 64, 192}};
 TEST(KnnRowsGpu, MatchesHostOnShapesRowsAndDispatches) {
   auto c = ctx();
   // (Each shape, and vec4 or f32 reads, is a pipeline of its own; N·D small: ~1 min on lavapipe.)
-  std::vector<std::tuple<int64_t, int64_t, int>> cases = {{301, 1, 1},     {300, 3, 15},    {517, 64, 90},
-                                                          {260, 784, 128}, {203, 1000, 90}, {131, 17, 128}};
+  std::vector<std::tuple<int64_t, int64_t, int>> cases = {
+      {301, 1, 1}, {300, 3, 15}, {517, 64, 90}, {260, 784, 128}, {203, 1000, 90}, {131, 17, 128}, {190, 20, 64}};
   std::vector<KnnRowsGpuShape> shapes(std::begin(kShapes), std::end(kShapes));
   shapes.push_back(knn_rows_gpu_shape(*c));
   for (const KnnRowsGpuShape& shape : shapes)

@@ -35,6 +35,8 @@ var<workgroup> bar_key: array<f32, R>;        // the row's K-th (key, id) once i
 var<workgroup> bar_id: array<i32, R>;
 var<workgroup> most: u32;                     // the most slots any row has taken
 
+fn dotv(a: {{ELEM}}, b: {{ELEM}}) -> f32 { return {{DOTV}}; }
+
 fn before(ka: f32, ia: i32, kb: f32, ib: i32) -> bool { return ka < kb || (ka == kb && ia < ib); }
 
 // Point j's key for row r (global row `row`): appended if it comes before the row's bar.

@@ -15,21 +15,32 @@ namespace {
 std::string S(int64_t v) { return std::to_string(v); }
 
 // The kernel's template values: `vec4` when D is a multiple of 4 (the points read as vec4s),
-// else f32 reads. R rows' lines unrolled by the host, nothing else.
+// else f32 reads. R rows' lines unrolled by the host, nothing else. Two elements of the point a
+// step: a thread's two vec4 loads take one 32-byte sector whole (a point's row is its own, 3 KiB
+// from the next thread's at 784-D, and the L1 left beside 7 workgroups' slots cannot keep a
+// sector until the next step: every load would fetch 32 bytes from L2 for 16).
 kernels::Values values(const KnnRowsGpuShape& f, bool vec4) {
-  std::string rows, dot = "      ", offer;
+  std::string rows, dot = "      ", offer, two, one;
   for (int r = 0; r < f.rows; ++r) {
-    rows += "  let row" + S(r) + " = min(first + " + S(r) + "u, last);\n  let q" + S(r) + " = row" + S(r) + " * DV;\n";
-    dot += "var a" + S(r) + " = 0.0; ";
-    offer += "      offer(" + S(r) + "u, row" + S(r) + ", j, nj - 2.0 * a" + S(r) + ");\n";
+    const std::string a = "a" + S(r), q = "q" + S(r);
+    rows += "  let row" + S(r) + " = min(first + " + S(r) + "u, last);\n  let " + q + " = row" + S(r) + " * DV;\n";
+    dot += "var " + a + " = 0.0; ";
+    two += "        " + a + " += dotv(x[" + q + " + c], p) + dotv(x[" + q + " + c + 1u], p2);\n";
+    one += "        " + a + " += dotv(x[" + q + " + c], p);\n";
+    offer += "      offer(" + S(r) + "u, row" + S(r) + ", j, nj - 2.0 * " + a + ");\n";
   }
-  dot += "\n      for (var c = 0u; c < DV; c++) {\n        let p = x[pj + c];\n";
-  for (int r = 0; r < f.rows; ++r)
-    dot += vec4 ? "        a" + S(r) + " += dot(x[q" + S(r) + " + c], p);\n"
-                : "        a" + S(r) + " = fma(x[q" + S(r) + " + c], p, a" + S(r) + ");\n";
-  dot += "      }";
-  return {{"R", S(f.rows)}, {"WG", S(f.threads)}, {"CAP", S(f.cap)}, {"ELEM", vec4 ? "vec4<f32>" : "f32"},
-          {"ROWS", rows},   {"DOT", dot},         {"OFFER", offer}};
+  dot +=
+      "\n      var c = 0u;\n      for (; c + 1u < DV; c += 2u) {\n        let p = x[pj + c];\n"
+      "        let p2 = x[pj + c + 1u];\n" +
+      two + "      }\n      if (c < DV) {\n        let p = x[pj + c];\n" + one + "      }";
+  return {{"R", S(f.rows)},
+          {"WG", S(f.threads)},
+          {"CAP", S(f.cap)},
+          {"ELEM", vec4 ? "vec4<f32>" : "f32"},
+          {"DOTV", vec4 ? "dot(a, b)" : "a * b"},
+          {"ROWS", rows},
+          {"DOT", dot},
+          {"OFFER", offer}};
 }
 
 const char* env_choice() { return std::getenv("SURFGRAD_KNN_GPU_ROWS"); }
