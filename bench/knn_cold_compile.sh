@@ -10,8 +10,10 @@
 #
 # GPU machine, repository root:  bench/knn_cold_compile.sh [PACK]   (a pack: bench/cold_start_gpu.sh --pack BUILD)
 #   or with a built binary:      SURFGRAD=build/surfgrad bench/knn_cold_compile.sh
-# Environment: OUT (default /tmp/knn-cold), ROUNDS (default 3), REPS (default 5), POINTS, DIMS, K.
-# Time: ~2 s a process on an H100 (6 processes: well under a minute).
+# Environment: OUT (default /tmp/knn-cold), ROUNDS (default 3), REPS (default 5), POINTS, DIMS, K,
+#   SHAPES (default "r4t256c512 r8t256c384 r8t128c256": small sets' kernel also with these shapes,
+#   SURFGRAD_KNN_GPU_SHAPE; "" for none; the default's is r8t256c512 on NVIDIA).
+# Time: ~2 s a process on an H100 (15 processes by default: about a minute).
 set -u
 cd "$(dirname "$0")/.."
 if [ -n "${SURFGRAD:-}" ]; then
@@ -25,16 +27,20 @@ out=${OUT:-/tmp/knn-cold}
 mkdir -p "$out"
 args=(--points "${POINTS:-10000}" --dims "${DIMS:-784}" --k "${K:-90}" --reps "${REPS:-5}" --recall-sample 2000)
 echo "kNN compile cold (empty driver cache, one process each) and run: ${args[*]}"
+shapes=${SHAPES-r4t256c512 r8t256c384 r8t128c256}
 for round in $(seq 1 "${ROUNDS:-3}"); do
-  for method in exact-rows-gpu exact-f32; do
-    log=$out/$method.$round.log
+  for job in exact-rows-gpu $(for s in $shapes; do echo "exact-rows-gpu:$s"; done) exact-f32; do
+    method=${job%%:*} shape=${job#*:}
+    [ "$shape" = "$job" ] && shape=
+    log=$out/${job//:/-}.$round.log
     cache=$(mktemp -d)
-    __GL_SHADER_DISK_CACHE_PATH=$cache SURFGRAD_LOG_PIPELINES=1 "$bin/surfgrad" bench knn "${args[@]}" \
-      --methods "$method" >"$log" 2>&1
+    SURFGRAD_KNN_GPU_SHAPE=$shape __GL_SHADER_DISK_CACHE_PATH=$cache SURFGRAD_LOG_PIPELINES=1 \
+      "$bin/surfgrad" bench knn "${args[@]}" --methods "$method" >"$log" 2>&1
     rm -rf "$cache"
     compile=$(grep 'surfgrad pipeline:' "$log" | grep -i knn |
-      sed -E 's/.*module ([0-9.]+) ms pipeline ([0-9.]+) ms +(.*)/\3: module \1 + pipeline \2 ms/' | paste -sd';' -)
+      sed -E 's/.*module ([0-9.]+) ms pipeline ([0-9.]+) ms +([^|]*\|[^|]*).*/\3: module \1 + pipeline \2 ms/' |
+      paste -sd';' -)
     run=$(grep -E "^  $method " "$log" | sed -E 's/^ +[^ ]+ +//')
-    echo "round $round  $method  run: ${run:-FAILED (see $log)}  compile: ${compile:-none logged}"
+    echo "round $round  $job  run: ${run:-FAILED (see $log)}  compile: ${compile:-none logged}"
   done
 done

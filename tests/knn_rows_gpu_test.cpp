@@ -132,4 +132,19 @@ TEST(KnnRowsGpu, ChosenForSmallSetsOnGpusAndByTheSwitch) {
   EXPECT_LE(shape.workgroup_bytes(), c->limits().max_compute_workgroup_storage_size);
   EXPECT_GE(shape.cap - shape.threads, 128);
   EXPECT_GE(shape.rows, 1);
+  // The measurements' shape switch: taken as given, refused naming itself where malformed.
+  {
+    EnvVar given("SURFGRAD_KNN_GPU_SHAPE", "r5t64c200");
+    EXPECT_EQ(knn_rows_gpu_shape(*c).describe(), "r5t64c200");
+    EXPECT_EQ(knn_mismatches(knn_exact(t, 20), x.v, 211, 6, 20, 0, "r5t64c200"), 0);
+  }
+  for (const char* bad : {"r8t256", "r8t256c512x", "r0t256c512", "r8t256c256"}) {
+    EnvVar given("SURFGRAD_KNN_GPU_SHAPE", bad);
+    try {
+      knn_rows_gpu_shape(*c);
+      ADD_FAILURE() << bad << " was taken";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("SURFGRAD_KNN_GPU_SHAPE"), std::string::npos) << e.what();
+    }
+  }
 }

@@ -3,6 +3,7 @@
 #include "maps/knn_rows_gpu.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 
@@ -50,6 +51,17 @@ const char* env_choice() { return std::getenv("SURFGRAD_KNN_GPU_ROWS"); }
 std::string KnnRowsGpuShape::describe() const { return "r" + S(rows) + "t" + S(threads) + "c" + S(cap); }
 
 KnnRowsGpuShape knn_rows_gpu_shape(const gpu::Context& ctx) {
+  // SURFGRAD_KNN_GPU_SHAPE=rRtTcC: another shape (measurements: bench/knn_cold_compile.sh).
+  if (const char* env = std::getenv("SURFGRAD_KNN_GPU_SHAPE"); env && *env) {
+    KnnRowsGpuShape f;
+    char tail = 0;
+    if (std::sscanf(env, "r%dt%dc%d%c", &f.rows, &f.threads, &f.cap, &tail) != 3 || f.rows < 1 || f.rows > 32 ||
+        f.threads < 32 || f.threads > 1024 || f.cap - f.threads < 1 || f.cap > 4096)
+      throw Error(ErrorKind::Value, "SURFGRAD_KNN_GPU_SHAPE='" + std::string(env) +
+                                        "': not rRtTcC with R in [1, 32], T in [32, 1024], T < C <= 4096 "
+                                        "(rows a workgroup, threads, slots a row; e.g. r8t256c512)");
+    return f;
+  }
   const uint64_t memory = ctx.limits().max_compute_workgroup_storage_size;
   const uint32_t threads = ctx.limits().max_compute_invocations_per_workgroup;
   // More rows a workgroup: each point's load serves more inner products (at 8 rows, MNIST 10k's

@@ -19,6 +19,7 @@ struct KnnRowsGpuShape {
 };
 // The shape for this adapter's workgroup memory: 256 threads and 512 slots, as many rows (up to
 // 8) as fit; below 4 rows (WebGPU's default 16 KiB) 128 threads and 256 slots (7 rows).
+// SURFGRAD_KNN_GPU_SHAPE=rRtTcC replaces it (measurements; checked against the limits and k at use).
 KnnRowsGpuShape knn_rows_gpu_shape(const gpu::Context& ctx);
 
 // Whether knn_exact takes this kernel for N points in D dimensions: on GPUs (not CPU adapters,
