@@ -111,7 +111,8 @@ ArrowTable::ArrowTable(std::string path) : path_(std::move(path)) {
                   "this is a Parquet file by its magic bytes, but reading its schema");
       declared_rows_ = parquet_reader_->parquet_reader()->metadata()->num_rows();
     } else if (size >= 6 && std::memcmp(magic, "ARROW1", 6) == 0) {
-      auto r = check_arrow(arrow::ipc::RecordBatchFileReader::Open(file_, aligned_reads()), path_, "reading its Arrow IPC footer");
+      auto r = check_arrow(arrow::ipc::RecordBatchFileReader::Open(file_, aligned_reads()), path_,
+                           "reading its Arrow IPC footer");
       schema_ = r->schema();
       declared_rows_ = check_arrow(r->CountRows(), path_, "counting its Arrow IPC rows");
       ipc_file_ = true;
@@ -154,7 +155,8 @@ std::shared_ptr<arrow::RecordBatchReader> ArrowTable::batches(const std::vector<
     auto schema = arrow::schema(chosen);
     check_arrow(file_->Seek(0), path_, "rewinding it");
     if (ipc_file_) {
-      auto r = check_arrow(arrow::ipc::RecordBatchFileReader::Open(file_, aligned_reads()), path_, "reading its Arrow IPC footer");
+      auto r = check_arrow(arrow::ipc::RecordBatchFileReader::Open(file_, aligned_reads()), path_,
+                           "reading its Arrow IPC footer");
       auto next = [r, i = 0](std::shared_ptr<arrow::RecordBatch>* b) mutable -> arrow::Status {
         if (i >= r->num_record_batches()) {
           *b = nullptr;
@@ -165,8 +167,8 @@ std::shared_ptr<arrow::RecordBatchReader> ArrowTable::batches(const std::vector<
       };
       return std::make_shared<SelectedBatches>(next, fields, schema);
     }
-    std::shared_ptr<arrow::RecordBatchReader> r =
-        check_arrow(arrow::ipc::RecordBatchStreamReader::Open(file_, aligned_reads()), path_, "reading its Arrow IPC stream");
+    std::shared_ptr<arrow::RecordBatchReader> r = check_arrow(
+        arrow::ipc::RecordBatchStreamReader::Open(file_, aligned_reads()), path_, "reading its Arrow IPC stream");
     return std::make_shared<SelectedBatches>([r](std::shared_ptr<arrow::RecordBatch>* b) { return r->ReadNext(b); },
                                              fields, schema);
   });
