@@ -104,7 +104,7 @@ TEST(KnnRowsGpu, ChosenForSmallSetsOnGpusAndByTheSwitch) {
   ::unsetenv("SURFGRAD_KNN_GPU_ROWS");
   EXPECT_EQ(knn_rows_gpu_used(*c, 10000, 784), !c->info().is_cpu);
   EXPECT_FALSE(knn_rows_gpu_used(*c, kKnnRowsGpuMaxPoints + 1, 4));
-  EXPECT_FALSE(knn_rows_gpu_used(*c, 30000, 784));  // past kKnnRowsGpuMaxWork
+  EXPECT_FALSE(knn_rows_gpu_used(*c, 14000, 784));  // past kKnnRowsGpuMaxWork
   {
     EnvVar off("SURFGRAD_KNN_GPU_ROWS", "0");
     EXPECT_FALSE(knn_rows_gpu_used(*c, 1000, 8));

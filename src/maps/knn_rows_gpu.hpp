@@ -25,8 +25,12 @@ KnnRowsGpuShape knn_rows_gpu_shape(const gpu::Context& ctx);
 // Whether knn_exact takes this kernel for N points in D dimensions: on GPUs (not CPU adapters,
 // which take knn_rows_cpu) up to kKnnRowsGpuMaxPoints points and kKnnRowsGpuMaxWork N²·D.
 // SURFGRAD_KNN_GPU_ROWS=1 takes it for every set on every adapter (tests, measurements), =0 never.
+// On the H100 (2026-11-28) it runs MNIST 10k (10,000 x 784, k = 90) in 26 ms against the streaming
+// kernel's 14 and compiles cold in 124-190 ms against 376-646: past ~13,000 points in 784-D a warm
+// run would lose more than ~25 ms (the ratio grows with N²·D), which every run pays, to save a
+// compile that only a first run pays.
 constexpr int64_t kKnnRowsGpuMaxPoints = 32768;
-constexpr double kKnnRowsGpuMaxWork = 549755813888.0;  // 2^39: 26,000 points in 784-D
+constexpr double kKnnRowsGpuMaxWork = 137438953472.0;  // 2^37: 13,200 points in 784-D
 bool knn_rows_gpu_used(const gpu::Context& ctx, int64_t n, int64_t d);
 
 // Queues the kernel for D-dimensional points (D ≤ 0: not known yet, a multiple of 4 assumed) for
