@@ -8,7 +8,6 @@
 #include <string>
 
 #include "map_web.hpp"
-#include "maps/knn_fused.hpp"
 #include "maps/layout_prewarm.hpp"
 #include "surfgrad/error.hpp"
 #include "surfgrad/tensor.hpp"
@@ -20,9 +19,10 @@ namespace surfgrad::web {
 void prewarm_map(const gpu::ContextPtr& ctx, const MapOptions& options, int64_t n, int64_t d) {
   try {
     // The tensor ops' (input checks, PCA, the start, reductions) first: they are needed first.
-    // map_points names them again (no-ops then: each key is started once).
+    // map_points names them again (no-ops then: each key is started once). With n and d known
+    // they also queue the one exact kNN kernel the map takes (small sets' or the streaming one;
+    // none for the approximate kNN), not both.
     prewarm_map_tensor_ops(ctx, options, n, d);
-    prewarm_knn_fused(ctx);
     prewarm_layout_kernels(ctx, options, n, map_neighbours(options, n));
   } catch (const Error&) {
     // Prewarming is only a head start: the map builds what it needs and reports any failure.
