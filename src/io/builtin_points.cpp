@@ -11,6 +11,9 @@ namespace surfgrad {
 PointBlocks builtin_point_blocks(const gpu::ContextPtr& ctx, int64_t n, Tensor& labels) {
   if (n < 1 || n > int64_t(INT32_MAX))
     throw Error(ErrorKind::Value, "built-in data set: " + std::to_string(n) + " points asked; give 1 to 2147483647");
+  // Eagerly, as the map path runs: the kernels are the ones the prewarm lists name (the CLI's,
+  // Python's and the browser's built-in points alike; a lazy add would be a fused kernel).
+  EagerScope eager;
   std::vector<int32_t> lab(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) lab[size_t(i)] = int32_t(i % 10);
   labels = Tensor::from_vector(ctx, lab, {n});

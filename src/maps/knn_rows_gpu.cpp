@@ -78,8 +78,8 @@ bool knn_rows_gpu_used(const gpu::Context& ctx, int64_t n, int64_t d) {
   const char* env = env_choice();
   if (env && std::string(env) == "0") return false;
   if (env && std::string(env) == "1") return true;
-  // Up to ~26,000 points in 784-D: there the streaming kernel's compile (0.24-0.4 s cold) is
-  // more than this kernel's extra run time; past it the streaming kernel's register tiles win.
+  // Up to ~13,200 points in 784-D (knn_rows_gpu.hpp: the H100's numbers): there a warm run loses
+  // at most ~25 ms to the streaming kernel, whose cold compile takes 0.4-0.6 s.
   return !ctx.info().is_cpu && n <= kKnnRowsGpuMaxPoints && double(n) * double(n) * double(d) <= kKnnRowsGpuMaxWork;
 }
 

@@ -160,35 +160,42 @@ async function load({ wasmUrl, powerPreference = 'high-performance', prewarm = t
   if (!adapter) throw new SurfgradError('device', 'navigator.gpu.requestAdapter() found no WebGPU adapter');
   const bridge = new WebGPUBridge(adapter);
   bridge.prefetchDevice(powerPreference);  // made while the wasm compiles; sg_init takes it
-  let instance;
-  const imports = {
-    env: bridge.imports(),
-    wasi_snapshot_preview1: wasiImports(() => instance.exports.memory),
-    surfgrad: { map_progress: (...args) => mapProgress(...args) },
-  };
-  const wasm = await compiled;
-  const t1 = performance.now();
+  let instance, exports, t2;
+  // A failure before sg_init takes the prefetched device (the wasm's compile or instantiation, or
+  // sg_init itself) destroys that device: nothing else holds it.
   try {
-    instance = await WebAssembly.instantiate(wasm, imports);
+    const imports = {
+      env: bridge.imports(),
+      wasi_snapshot_preview1: wasiImports(() => instance.exports.memory),
+      surfgrad: { map_progress: (...args) => mapProgress(...args) },
+    };
+    const wasm = await compiled;
+    const t1 = performance.now();
+    try {
+      instance = await WebAssembly.instantiate(wasm, imports);
+    } catch (e) {
+      throw new SurfgradError('io', `could not instantiate ${url}: ${e.message || e}`);
+    }
+    const raw = instance.exports;
+    bridge.attach(raw);
+    raw._initialize();
+    ms.instantiate = since(t1);
+    // prewarm: false: no kernel compiles ahead of its first use (each still compiles off the GPU
+    // process's main thread); for comparisons and tests (web/src/prewarm_web.cpp).
+    if (prewarm === false) raw.sg_set_prewarm(0);
+    exports = {
+      ...raw,
+      memory: raw.memory,
+    };
+    // Exports that may wait on the GPU (directly, or by creating a kernel or a large buffer, whose
+    // errors are awaited) return promises (JSPI); the rest are plain calls.
+    for (const name of suspending) exports[name] = WebAssembly.promising(raw[name]);
+    t2 = performance.now();
+    if (await exports.sg_init() !== 0) throw fail(exports);
   } catch (e) {
-    throw new SurfgradError('io', `could not instantiate ${url}: ${e.message || e}`);
+    bridge.dropPrefetch();
+    throw e;
   }
-  const raw = instance.exports;
-  bridge.attach(raw);
-  raw._initialize();
-  ms.instantiate = since(t1);
-  // prewarm: false: no kernel compiles ahead of its first use (each still compiles off the GPU
-  // process's main thread); for comparisons and tests (web/src/prewarm_web.cpp).
-  if (prewarm === false) raw.sg_set_prewarm(0);
-  const exports = {
-    ...raw,
-    memory: raw.memory,
-  };
-  // Exports that may wait on the GPU (directly, or by creating a kernel or a large buffer, whose
-  // errors are awaited) return promises (JSPI); the rest are plain calls.
-  for (const name of suspending) exports[name] = WebAssembly.promising(raw[name]);
-  const t2 = performance.now();
-  if (await exports.sg_init() !== 0) throw fail(exports);
   ms.context = since(t2);  // the device's request and the library's context (sg_init)
   ms.total = since(t0);
   ms.devicePrefetch = bridge.devicePrefetch;  // 'used', or why not

@@ -526,6 +526,13 @@ export class WebGPUBridge {
     this.devicePrefetch = 'requested';
   }
 
+  // A prefetched device nobody took (init failed before sg_init asked for one): destroyed.
+  dropPrefetch() {
+    const pre = this.prefetched;
+    this.prefetched = null;
+    if (pre) pre.promise.then((unused) => unused.destroy(), () => {});
+  }
+
   // The device with the features and limits the library asks for (it asks for the adapter's
   // full limits: browsers' defaults are 128 MiB storage bindings).
   requestDevice(adapter, d, info) {

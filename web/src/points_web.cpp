@@ -122,9 +122,6 @@ SG_EXPORT(sg_points_builtin) int sg_points_builtin(int32_t n, int32_t* labels) {
   return guarded([&] {
     web::release();
     Tensor label_tensor;
-    // Eagerly, as the map path runs: the kernels are then the ones prewarm_builtin_points
-    // started compiling (a lazy add would be a fused kernel of its own, built at first use).
-    EagerScope eager;
     PointBlocks points = builtin_point_blocks(session().context(), n, label_tensor);
     label_tensor.to_host(labels);
     web::HeldPoints& h = held();

@@ -499,6 +499,10 @@ async function mnistMaps() {
 
 // `only`: the names of the groups to run (all when absent; e.g. ['points'] while working on one).
 window.runSuite = async ({ mnist = true, only = null } = {}) => {
+  // A wasm that does not load fails init() by name, and the next init() starts afresh (the device
+  // the failed one prefetched while the wasm compiled is destroyed: runtime.js).
+  await expectError('init: a wasm URL that does not load is named', 'io', /could not load .*no-such-module\.wasm/,
+                    () => sg.init({ wasmUrl: new URL('/no-such-module.wasm', location.href) }));
   const info = await sg.init();
   record('init: a device with its adapter named', !!info.adapter, `${info.adapter} (${info.implementation})`);
   let builtin = null;
