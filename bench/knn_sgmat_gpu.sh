@@ -14,6 +14,8 @@
 #     under Dawn, then 1M × 50-D, k = 90: exact-sgmat (per-step seconds), exact-sgmat-no-push,
 #     exact-f32 and its no-push shape in one surfgrad call, exact-sgmat at 128 and 256 candidates,
 #     PyTorch (bench/torch_knn.py).
+#   STAGE variants (<= 420 s): the candidate kernel's layouts and staging (KnnSgmatVariant), each
+#     without pushes and whole, beside the f32 kernel and PyTorch (see the stage).
 #   STAGE cols (<= 300 s): the diagnostic, then 1M x 50-D k = 90 exact-sgmat with the default right
 #     operands and with SURFGRAD_KNN_SGMAT_RIGHT=cols (col_major from the row-major copy).
 #   STAGE 10m (<= 560 s): 10M × 50-D, k = 15, exact-sgmat (about 100× the 1M work; today's f32
@@ -55,7 +57,28 @@ tests() {
   grep -E "rows recomputed|^\[  (FAILED|PASSED|SKIPPED) |FAILED TEST" "$out/tests-dawn.txt" | tail -20
   grep -v '^Warning: maxDynamic' "$out/tests-dawn.txt" | grep -A8 'Failure' | head -40
 }
-if [ "$stage" = cols ]; then
+if [ "$stage" = variants ]; then
+  # The candidate kernel's layouts and staging (knn_sgmat_internal.hpp: KnnSgmatVariant), 1M x 50-D,
+  # k = 90 (<= 420 s; ~4 min expected on the H100): the diagnostic (each variant's products
+  # against the host inside the kernel), then per variant the stream without pushes and the whole
+  # kNN; the f32 kernel, the default variant without robustness and at 128 candidates, PyTorch.
+  diag
+  tests
+  variant() {  # NAME LAYOUT PAD STAGE [more bench knn options]
+    SURFGRAD_KNN_SGMAT_LAYOUT=$2 SURFGRAD_KNN_SGMAT_PAD=$3 SURFGRAD_KNN_SGMAT_STAGE=$4 \
+      knn "variants-$1" "${POINTS_1M:-1000000}" 90 exact-sgmat-no-push,exact-sgmat 60 "${@:5}"
+  }
+  variant old blocked 0 0
+  variant strided strided 8 0
+  variant staged strided 8 1
+  variant blocked-staged blocked 8 1
+  variant staged-pad0 strided 0 1
+  variant staged-c128 strided 8 1 --candidates 128
+  SURFGRAD_DAWN_TOGGLES=disable_robustness variant staged-norobust strided 8 1
+  knn variants-f32 "${POINTS_1M:-1000000}" 90 exact-f32 40 --shapes 64x64x8/4x4/q12m10e8s512/no-push
+  timeout 90 python3 bench/torch_knn.py "${POINTS_1M:-1000000}" 50 90 >"$out/torch-variants.json" 2>"$out/torch-variants.err"
+  cat "$out/torch-variants.json"
+elif [ "$stage" = cols ]; then
   # The experimental col_major right operands (KnnSubgroupMatrixOptions::right_cols) beside the
   # default, 1M x 50-D k = 90 (<= 300 s): the diagnostic checks their products first.
   diag
@@ -93,6 +116,10 @@ def load(name):
         return None
 torch = load(f"torch-{stage}.json")
 runs = [load(f"knn-{stage}.json")] + [load(f"knn-{stage}-c{c}.json") for c in (128, 256)]
+if stage == "variants":
+    names = ("old", "strided", "staged", "blocked-staged", "staged-pad0", "staged-c128", "staged-norobust", "f32")
+    runs = [dict(load(f"knn-variants-{v}.json") or {}, variant_name=v) for v in names]
+    runs = [r for r in runs if "results" in r]
 rows = []
 for run in filter(None, runs):
     n, d = run["points"], run["dims"]
@@ -101,13 +128,14 @@ for run in filter(None, runs):
     for r in run["results"]:
         if "seconds" not in r:
             continue
-        rows.append({"size": f"{n}x{d} k={run['k']}", "variant": "knn-" + r["method"], "seconds": r["seconds"],
+        name = "knn-" + r["method"] + ("/" + run["variant_name"] if "variant_name" in run else "")
+        rows.append({"size": f"{n}x{d} k={run['k']}", "variant": name, "seconds": r["seconds"],
                      "tflops": flop / r["seconds"] / 1e12, "cublas_tflops": torch_tflops,
                      "torch_seconds": torch["seconds"] if torch else None, "recall": r["recall"],
                      "rows_recomputed": r.get("rows_recomputed"), "candidates": r.get("candidates"), "steps": r.get("steps"),
                      "backend": "dawn", "adapter": run["adapter"], "date": run["date"]})
 json.dump(rows, open(os.path.join(out, f"rows-{stage}.json"), "w"), indent=1)
 for r in rows:
-    print(f'{r["size"]:22} {r["variant"]:18} {r["seconds"]:8.3f} s  recall {r["recall"]:.4f}  '
+    print(f'{r["size"]:22} {r["variant"]:36} {r["seconds"]:8.3f} s  recall {r["recall"]:.4f}  '
           f'recomputed {r["rows_recomputed"]}  torch {r["torch_seconds"]}')
 PY

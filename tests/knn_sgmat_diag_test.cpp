@@ -20,6 +20,8 @@
 #include <cstdlib>
 #include <map>
 #include <random>
+#include <string>
+#include <vector>
 
 #include "kernels/launch.hpp"
 #include "kernels/subgroup_matrix_emulation.hpp"
@@ -264,22 +266,36 @@ void diagnose(int64_t n, int64_t d, uint32_t seed) {
   }
 
   // The candidate kernel, dumping its products (rows and points up to whole 64-blocks of N); as
-  // the kNN runs it, as it first passed on the H200 (knn_sgmat_internal.hpp: `plain`), and with
-  // the experimental col_major right operands (KnnSubgroupMatrixOptions::right_cols).
-  const KnnFusedShape shape = knn_sgmat_shape();
+  // the kNN runs it (the environment's variant), as it first passed on the H200
+  // (knn_sgmat_internal.hpp: `plain`), with the experimental col_major right operands
+  // (KnnSubgroupMatrixOptions::right_cols), and each layout/staging variant.
   const int kp = int(std::min<int64_t>(n - 1, 64));
-  const char* names[] = {"kernel (the candidate kernel's own products)", "kernel, plain (as first passed on the H200)",
-                         "kernel, right operands col_major from xh (experimental)"};
-  for (int variant = 0; variant < 3; ++variant) {
-    const bool plain = variant == 1, right_cols = variant == 2;
-    auto cand = knn_sgmat_candidate_program(ctx(), p.dp, sg, emulate, true, plain, true, right_cols);
+  struct Case {
+    std::string name;
+    bool plain, right_cols;
+    KnnSgmatVariant variant;
+  };
+  const std::vector<Case> cases = {
+      {"kernel (the candidate kernel's own products, " + knn_sgmat_variant().describe() + ")", false, false,
+       knn_sgmat_variant()},
+      {"kernel, plain (as first passed on the H200)", true, false, {false, 0, false}},
+      {"kernel, right operands col_major from xh (experimental)", false, true, {false, 0, false}},
+      {"kernel, blocked cells, pad 0, unstaged (before 2026-11-28)", false, false, {false, 0, false}},
+      {"kernel, strided cells, pad 8, unstaged", false, false, {true, 8, false}},
+      {"kernel, strided cells, pad 8, staged", false, false, {true, 8, true}},
+      {"kernel, blocked cells, pad 8, staged", false, false, {false, 8, true}},
+  };
+  for (const Case& c : cases) {
+    const KnnFusedShape shape = knn_sgmat_shape(c.variant);
+    const bool staged = knn_sgmat_staged(*ctx(), c.variant, p.dp, c.plain, c.right_cols);
+    auto cand = knn_sgmat_candidate_program(ctx(), p.dp, sg, emulate, true, c.plain, true, c.right_cols, c.variant);
     Tensor dump = Tensor::full(ctx(), {p.npad, p.npad}, std::nan(""));
     Tensor ci = Tensor::empty(ctx(), {n, kp}, DType::i32), ck = Tensor::empty(ctx(), {n, kp});
-    const kernels::Arg args[] = {ci, ck, p.xh, p.norms, p.xt, dump};
+    const kernels::Arg args[] = {ci, ck, p.xh, p.norms, knn_sgmat_points(p, staged), dump};
     knn_fused_dispatch(cand, args, n, p.npad, kp, 0, n, shape);
-    const int64_t bad = compare_products(names[variant], dump.to_vector<float>(), h, (n + 63) / 64 * 64);
-    if (!plain) {
-      EXPECT_EQ(bad, 0) << names[variant];
+    const int64_t bad = compare_products(c.name, dump.to_vector<float>(), h, (n + 63) / 64 * 64);
+    if (!c.plain) {
+      EXPECT_EQ(bad, 0) << c.name;
     }
   }
 }

@@ -69,8 +69,10 @@ var<workgroup> queue_len: array<atomic<u32>, BM>;
 var<workgroup> queue_key: array<f32, BM * Q>;
 var<workgroup> queue_id: array<i32, BM * Q>;
 // Set by a push that found its queue full; read uniformly after the merges. Two slots used in
-// turn, so the one being cleared is never the one being read or written.
-var<workgroup> retry: array<u32, 2>;
+// turn, so the one being cleared is never the one being read or written. (Four declared: every
+// array a multiple of 16 bytes, which the subgroup-matrix variant's operands need whatever order
+// the driver lays workgroup memory in; matmul_sgmat.cpp.)
+var<workgroup> retry: array<u32, 4>;
 // The rows that merge at this merge point (merge_rows); copies of G of their lists go in
 // scratch (SCRATCH_MEMORY).
 var<workgroup> merge_count: atomic<u32>;

@@ -109,14 +109,26 @@ fn scratch_put(i: u32, key: f32, id: i32) { scratch_keys[i] = key; scratch_ids[i
 fn scratch_key(i: u32) -> f32 { return scratch_keys[i]; }
 fn scratch_id(i: u32) -> i32 { return scratch_ids[i]; })";
 
+}  // namespace
+
+std::string knn_cell_row(const KnnFusedShape& f, int i) {
+  return f.strided ? "ty + " + S(i * (f.bm / f.tm)) + "u" : "ty * TM + " + S(i) + "u";
+}
+std::string knn_cell_col(const KnnFusedShape& f, int j) {
+  return f.strided ? "tx + " + S(j * (f.bn / f.tn)) + "u" : "tx * TN + " + S(j) + "u";
+}
+
+namespace {
+
 // The per-thread blocks of knn_fused.wgsl, unrolled: every register index is a constant.
 kernels::Values generate(const FusedShape& f) {
   const int cells = f.tm * f.tn;
   auto cell = [&](int i, int j) { return "acc[" + S(i * f.tn + j) + "]"; };
   auto bit = [&](int e) { return "(1u << " + S(e % 32) + "u)"; };
   auto word = [&](int e) { return "pend" + S(e / 32); };
-  auto local_row = [&](int i) { return "ty * TM + " + S(i) + "u"; };
-  auto col = [&](int j) { return "i32(col0 + tx * TN + " + S(j) + "u)"; };
+  auto local_row = [&](int i) { return knn_cell_row(f, i); };
+  auto local_col = [&](int j) { return knn_cell_col(f, j); };
+  auto col = [&](int j) { return "i32(col0 + " + local_col(j) + ")"; };
   std::string declare = "  var acc: array<f32, " + S(cells) + ">;\n  var sink = 0.0;\n";
   for (int w = 0; w < (cells + 31) / 32; ++w) declare += "  var pend" + S(w) + " = 0u;\n";
   std::string zero;
@@ -174,7 +186,7 @@ kernels::Values generate(const FusedShape& f) {
   // rather than "at most" sends a NaN minimum to the exact test too.
   std::string select;
   if (f.select) {
-    for (int j = 0; j < f.tn; ++j) select += "    let bn" + S(j) + " = b_norm[tx * TN + " + S(j) + "u];\n";
+    for (int j = 0; j < f.tn; ++j) select += "    let bn" + S(j) + " = b_norm[" + local_col(j) + "];\n";
     for (int i = 0; i < f.tm; ++i) {
       select += "    {\n      let r = " + local_row(i) + "; let tk = thr_key[r];\n";
       std::string least;

@@ -21,6 +21,11 @@ struct KnnFusedShape {
   int scratch = 256;
   bool select = true;
   bool push = true;  // false: nothing passes the bars (for `bench knn`'s no-push timing)
+  // Which cells a thread owns: blocked (the f32 kernel's register tiles) puts thread (tx, ty)'s TM×TN
+  // cells at rows ty·TM + i, columns tx·TN + j; strided at rows ty + i·(BM/TM), columns tx + j·(BN/TN),
+  // so that a subgroup reads consecutive words of one row (the subgroup-matrix kernel's product
+  // tile in workgroup memory: no bank conflicts). Not parsed: set by code only ("/strided").
+  bool strided = false;
   int threads() const { return (bm / tm) * (bn / tn); }
   // Whether the lists' copies fit in the staging tiles (keys in the queries', ids in the points'),
   // which hold nothing live while rows merge: then they take no workgroup memory of their own.
@@ -35,6 +40,10 @@ struct KnnFusedShape {
   // The same text back; an Error naming the text and the rule it breaks otherwise.
   static KnnFusedShape parse(const std::string& text);
 };
+// WGSL (u32) of thread (tx, ty)'s cell (i, j) under f's layout (blocked or strided): its row
+// among the workgroup's BM rows, its column in the tile of BN points.
+std::string knn_cell_row(const KnnFusedShape& f, int i);
+std::string knn_cell_col(const KnnFusedShape& f, int j);
 // The shape knn_exact uses on this adapter.
 KnnFusedShape knn_fused_shape(const gpu::Context& ctx);
 

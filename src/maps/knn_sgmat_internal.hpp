@@ -11,9 +11,27 @@
 
 namespace surfgrad {
 
-// The candidate kernel's tile shape (knn_fused's GPU shape: 64×64, 4×4 cells a thread, 256
-// invocations).
-KnnFusedShape knn_sgmat_shape();
+// How the candidate kernel moves its operands and products (issue 34: what the stream's time went
+// to besides the products). From the environment (knn_sgmat_variant), for `bench knn` sweeps:
+//   SURFGRAD_KNN_SGMAT_LAYOUT=strided|blocked: a thread's cells in the product tile (knn_fused.hpp:
+//     strided, 8×2 cells, lets a subgroup read 32 consecutive words of one row; blocked, 4×4, read
+//     with a stride of 4 words and two rows a subgroup: 4-way bank conflicts);
+//   SURFGRAD_KNN_SGMAT_PAD=N: floats past BN in each row of the product tile (8: the 16 lanes of a
+//     64-bit store phase write 4 rows on 32 distinct banks; 0: 8 rows on the same 8 banks);
+//   SURFGRAD_KNN_SGMAT_STAGE=1|0: the tile's points staged through workgroup panels (vec4 loads,
+//     one copy for all subgroups; right operands at literal offsets, which robustness need not
+//     predicate) or each subgroup's right operands loaded from the transposed copy in storage.
+struct KnnSgmatVariant {
+  bool strided = true;
+  int pad = 8;
+  bool staged = true;
+  std::string describe() const;
+};
+KnnSgmatVariant knn_sgmat_variant();
+
+// The candidate kernel's tile shape (knn_fused's GPU shape: 64×64, 256 invocations; 4×4 cells a
+// thread blocked, 8×2 strided).
+KnnFusedShape knn_sgmat_shape(const KnnSgmatVariant& v = knn_sgmat_variant());
 
 // Prep's outputs (knn_sgmat_prep.wgsl): X = s·(x − mean) rounded to f16, row-major xh [npad, dp]
 // and transposed xt [dp, npad] (zeros past N and D), norms |X_j|² [npad], stats [npad, 2] =
@@ -39,8 +57,17 @@ std::string knn_sgmat_tile(const std::string& ti, const std::string& tj, const s
 // code that first passed on the H200 (2026-11-27 evening: no hoisted left operands, the next
 // tile's norms read under branches), for the diagnostic's comparison. push = false: nothing passes
 // the bars (bench knn's no-push timing). right_cols: KnnSubgroupMatrixOptions::right_cols.
+// Bindings: out_index, out_key, xh, norms, then knn_sgmat_points(prep, variant), then dump.
+// A staged variant applies where DP ≤ 128 and its panels fit the adapter's workgroup memory, and
+// neither plain nor right_cols.
 kernels::Program knn_sgmat_candidate_program(const gpu::ContextPtr& ctx, int dp, int sg, bool emulate,
                                              bool dump = false, bool plain = false, bool push = true,
-                                             bool right_cols = false);
+                                             bool right_cols = false,
+                                             const KnnSgmatVariant& variant = knn_sgmat_variant());
+// Whether the candidate kernel stages its points for these parameters (see above).
+bool knn_sgmat_staged(const gpu::Context& ctx, const KnnSgmatVariant& v, int dp, bool plain, bool right_cols);
+// The candidate kernel's fifth binding: the transposed copy, or (staged) the row-major one again,
+// read as vec4s.
+const Tensor& knn_sgmat_points(const KnnSgmatPrep& p, bool staged);
 
 }  // namespace surfgrad

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 
 #include "kernels/subgroup_matrix_emulation.hpp"
 #include "maps/knn_sgmat_internal.hpp"
@@ -25,10 +26,28 @@ namespace {
 
 std::string S(int64_t v) { return std::to_string(v); }
 
-// Workgroup memory: knn_fused's without its staging tiles, plus the BM×BN product tile.
-uint64_t candidate_bytes(const KnnFusedShape& f) {
-  return f.workgroup_bytes() - 4ull * uint64_t(f.bk) * uint64_t(f.bm + f.bn + 8) + 4ull * uint64_t(f.bm) * f.bn;
+// Workgroup memory: knn_fused's without its staging tiles and its merge scratch (in the product
+// tile: scratch_in_prod), plus the BM×(BN + pad) product tile and, staged, the BN points' panels
+// (BN/16 panels of 16 rows of DP + 8 halves).
+uint64_t candidate_bytes(const KnnFusedShape& f, const KnnSgmatVariant& v, bool staged, int dp) {
+  return f.workgroup_bytes() - 4ull * uint64_t(f.bk) * uint64_t(f.bm + f.bn + 8) -
+         (f.scratch_in_tiles() ? 0ull : 8ull * uint64_t(f.scratch)) + 4ull * uint64_t(f.bm) * uint64_t(f.bn + v.pad) +
+         (staged ? 2ull * uint64_t(f.bn) * uint64_t(dp + 8) : 0);
 }
+
+// A merge's copies of the merging rows' lists (knn_fused.wgsl's scratch) in the product tile: the
+// merges run after every thread has read its cells from it and before the next tile's products
+// are stored (barriers on both sides), so it holds nothing live then; 4 KiB less workgroup
+// memory, which put the staged kernel within lavapipe's 32 KiB. An id goes in as two exact f32
+// halves (its bits as a float would be a subnormal for small ids: moves of those need not keep
+// them). Needs 3·SCRATCH ≤ BM·PS.
+const char* scratch_in_prod = R"(fn scratch_put(i: u32, key: f32, id: i32) {
+  prod[i] = key;
+  prod[SCRATCH + i] = f32(u32(id) >> 16u);
+  prod[2u * SCRATCH + i] = f32(u32(id) & 0xffffu);
+}
+fn scratch_key(i: u32) -> f32 { return prod[i]; }
+fn scratch_id(i: u32) -> i32 { return i32((u32(prod[SCRATCH + i]) << 16u) | u32(prod[2u * SCRATCH + i])); })";
 
 int padded_dims(int64_t d) { return int((d + 15) / 16 * 16); }
 
@@ -41,7 +60,8 @@ bool has_f16_config(const gpu::Features& f) {
 // knn_fused.wgsl's values with the inner products on subgroup matrices. The kernel's D parameter
 // carries NPAD (the transposed copy's row stride); DP is a constant of the pipeline. Each tile of
 // points: subgroup g computes result tiles of the BM×BN block (16×16 each, DP/16 products),
-// stores them into `prod`, and after a barrier every thread reads its TM×TN cells from there.
+// stores them into `prod` (rows PS = BN + pad floats apart), and after a barrier every thread
+// reads its TM×TN cells from there (knn_cell_row/col: the layout).
 //
 // Hoisted (the default where DP ≤ 128): a subgroup's result tiles all lie in one row of tiles,
 // so its left operands (the workgroup's query rows, the same for every tile of points) are loaded
@@ -49,12 +69,15 @@ bool has_f16_config(const gpu::Features& f) {
 // its right operands: half the loads. With emulated builtins every invocation computes whole
 // tiles by itself, so "subgroups" there are 16 groups of 16 invocations, one tile each (lavapipe's
 // subgroups of 8 would not split the 16 tiles evenly): the same generated code, other constants.
+// Staged (hoisted only): the next tile's BN points are read as vec4s into registers while this
+// tile is multiplied (LOAD), and put into per-16-point panels after the tile's first barrier
+// (STORE), where every subgroup loads its right operands col_major at literal offsets.
 // plain: the code before hoisting (the loop over k-steps in every tile; the next tile's norms
 // read under branches), kept for the diagnostic's comparison.
 // right_cols: the right operands loaded col_major from the row-major copy x (a 16-point block is
 // 16 rows of DP contiguous halves) instead of row_major from xt (16 rows 2·NPAD bytes apart).
-kernels::Values candidate_values(const KnnFusedShape& f, int dp, int sg, bool emulate, bool dump, bool plain,
-                                 bool right_cols) {
+kernels::Values candidate_values(const KnnFusedShape& f, const KnnSgmatVariant& variant, bool staged, int dp, int sg,
+                                 bool emulate, bool dump, bool plain, bool right_cols) {
   kernels::Values v = knn_fused_values(f);
   const int cells = f.tm * f.tn, across_n = f.bn / 16, tiles = (f.bm / 16) * across_n, groups = f.threads() / sg;
   std::string declare = "  var acc: array<f32, " + S(cells) + ">;\n  var sink = 0.0;\n  var pn = MAXF;\n";
@@ -62,7 +85,7 @@ kernels::Values candidate_values(const KnnFusedShape& f, int dp, int sg, bool em
   const std::string across = S(across_n) + "u";
   auto one_tile = [&](const std::string& tt) {
     return knn_sgmat_tile("(" + tt + ") / " + across, "(" + tt + ") % " + across,
-                          "subgroupMatrixStore<row_major>(&prod, ti * 16u * BN + tj * 16u, m, BN);");
+                          "subgroupMatrixStore<row_major>(&prod, ti * 16u * PS + tj * 16u, m, PS);");
   };
   const int vgroups = emulate ? tiles : groups, per = tiles / std::max(1, vgroups);
   const bool hoist = !plain && dp <= 128 && tiles % vgroups == 0 && across_n % per == 0;
@@ -76,13 +99,14 @@ kernels::Values candidate_values(const KnnFusedShape& f, int dp, int sg, bool em
     for (int u = 0; u < per; ++u) {
       compute += "      {\n        let tj = (" + who + " * " + S(per) + "u + " + S(u) + "u) % " + across +
                  ";\n        var m = TC();\n";
-      for (int s = 0; s < dp / 16; ++s)
-        compute += "        m = subgroupMatrixMultiplyAccumulate(hl" + S(s) +
-                   (right_cols ? ", subgroupMatrixLoad<TB, col_major>(&x, (col0 + tj * 16u) * DP + " + S(16 * s) +
-                                     "u, DP), m);\n"
-                               : ", subgroupMatrixLoad<TB, row_major>(&xt, " + S(16 * s) +
-                                     "u * NPAD + col0 + tj * 16u, NPAD), m);\n");
-      compute += "        subgroupMatrixStore<row_major>(&prod, hti * 16u * BN + tj * 16u, m, BN);\n      }\n";
+      for (int s = 0; s < dp / 16; ++s) {
+        std::string right =
+            staged       ? "subgroupMatrixLoad<TB, col_major>(&bpan[tj], " + S(16 * s) + "u, DPS)"
+            : right_cols ? "subgroupMatrixLoad<TB, col_major>(&x, (col0 + tj * 16u) * DP + " + S(16 * s) + "u, DP)"
+                         : "subgroupMatrixLoad<TB, row_major>(&xt, " + S(16 * s) + "u * NPAD + col0 + tj * 16u, NPAD)";
+        compute += "        m = subgroupMatrixMultiplyAccumulate(hl" + S(s) + ", " + right + ", m);\n";
+      }
+      compute += "        subgroupMatrixStore<row_major>(&prod, hti * 16u * PS + tj * 16u, m, PS);\n      }\n";
     }
   } else if (emulate) {
     // Emulated, any invocations may share a tile: lid / sg does not depend on subgroup_id.
@@ -99,33 +123,55 @@ kernels::Values candidate_values(const KnnFusedShape& f, int dp, int sg, bool em
   compute += "    }\n    workgroupBarrier();\n";
   for (int i = 0; i < f.tm; ++i)
     for (int j = 0; j < f.tn; ++j) {
-      const std::string cell = "acc[" + S(i * f.tn + j) + "]", r = "(ty * TM + " + S(i) + "u)",
-                        c = "tx * TN + " + S(j) + "u";
-      compute += "    " + cell + " = prod[" + r + " * BN + " + c + "];\n";
+      const std::string cell = "acc[" + S(i * f.tn + j) + "]", r = "(" + knn_cell_row(f, i) + ")",
+                        c = knn_cell_col(f, j);
+      compute += "    " + cell + " = prod[" + r + " * PS + " + c + "];\n";
       if (dump) compute += "    dump[(row0 + " + r + ") * D + col0 + " + c + "] = " + cell + ";\n";
     }
+  // The next tile's norms, read by every invocation (the index clamped, the value selected):
+  // this runs just before the subgroup-matrix builtins, which need the whole subgroup converged,
+  // and the matmul that passes on the H200 never branches between its last barrier and them.
+  // `plain` keeps the branchy read it replaced (the diagnostic's comparison).
+  std::string load =
+      plain ? "        let lc0 = lt * BN;\n        if (lid < BN) { pn = MAXF; if (lc0 + lid < N) { pn = "
+              "norms[lc0 + lid]; } }\n"
+            : "        let lc0 = lt * BN;\n        pn = select(MAXF, norms[min(lc0 + lid, N - 1u)], lid < BN "
+              "&& lc0 + lid < N);\n";
+  std::string store = "      if (lid < BN) { b_norm[lid] = pn; }\n";
+  if (staged) {
+    // BN·DP/4 vec4s over the threads (DP a multiple of 16: a whole number each). Rows past N are
+    // prep's zeros (xh has NPAD ≥ the last tile's end rows).
+    const int quads = f.bn * dp / 4, each = quads / f.threads();
+    for (int q = 0; q < each; ++q) {
+      const std::string e = "(lid + " + S(q * f.threads()) + "u)", p = e + " / (DP / 4u)", c4 = e + " % (DP / 4u)";
+      declare += "  var rv" + S(q) + " = vec4<f16>();\n";
+      load += "        rv" + S(q) + " = xv[(lc0 + " + p + ") * (DP / 4u) + " + c4 + "];\n";
+      store += "      { let p = " + p + "; let at = (p % 16u) * DPS + (" + c4 + ") * 4u;";
+      for (int m = 0; m < 4; ++m) store += " bpan[p / 16u][at + " + S(m) + "u] = rv" + S(q) + "[" + S(m) + "];";
+      store += " }\n";
+    }
+  }
   v["X_ELEM"] = "f16";
   v["EXTRA_BINDINGS"] =
-      "@group(0) @binding(4) var<storage, read> xt: array<f16>;  // [DP, NPAD]\n" +
+      std::string(staged ? "@group(0) @binding(4) var<storage, read> xv: array<vec4<f16>>;  // xh again, as vec4s\n"
+                         : "@group(0) @binding(4) var<storage, read> xt: array<f16>;  // [DP, NPAD]\n") +
       std::string(dump ? "@group(0) @binding(5) var<storage, read_write> dump: array<f32>;  // [NPAD, NPAD]\n" : "") +
       "enable chromium_experimental_subgroup_matrix;\n"
       "alias TA = subgroup_matrix_left<f16, 16, 16>;\nalias TB = subgroup_matrix_right<f16, 16, 16>;\n"
       "alias TC = subgroup_matrix_result<f32, 16, 16>;\n"
       "const DP: u32 = " +
-      S(dp) + "u;\nvar<workgroup> prod: array<f32, BM * BN>;\n";
+      S(dp) + "u;\nconst PS: u32 = BN + " + S(variant.pad) + "u;  // the product tile's row stride\n" +
+      "var<workgroup> prod: array<f32, BM * PS>;\n" +
+      (staged ? "const DPS: u32 = DP + 8u;  // a panel's row stride (halves): 16-byte aligned rows\n"
+                "var<workgroup> bpan: array<array<f16, 16u * DPS>, BN / 16u>;  // the tile's points, 16 a panel\n"
+              : "");
+  v["SCRATCH_MEMORY"] = scratch_in_prod;
   v["MAIN_BUILTINS"] = ", @builtin(subgroup_id) sgi: u32";
   v["CHUNKS"] = "1u";
   v["DECLARE"] = declare;
   v["ZERO"] = "";
-  // The next tile's norms, read by every invocation (the index clamped, the value selected):
-  // this runs just before the subgroup-matrix builtins, which need the whole subgroup converged,
-  // and the matmul that passes on the H200 never branches between its last barrier and them.
-  // `plain` keeps the branchy read it replaced (the diagnostic's comparison).
-  v["LOAD"] = plain ? "        let lc0 = lt * BN;\n        if (lid < BN) { pn = MAXF; if (lc0 + lid < N) { pn = "
-                      "norms[lc0 + lid]; } }\n"
-                    : "        let lc0 = lt * BN;\n        pn = select(MAXF, norms[min(lc0 + lid, N - 1u)], lid < BN "
-                      "&& lc0 + lid < N);\n";
-  v["STORE"] = "      if (lid < BN) { b_norm[lid] = pn; }\n";
+  v["LOAD"] = load;
+  v["STORE"] = store;
   v["COMPUTE"] = compute;
   return v;
 }
@@ -153,18 +199,58 @@ std::string knn_subgroup_matrix_unsupported(const gpu::Context& ctx, int64_t d, 
   if (f.subgroup_min_size != f.subgroup_max_size || f.subgroup_min_size == 0)
     return "needs one known subgroup size (the adapter reports " + S(f.subgroup_min_size) + "-" +
            S(f.subgroup_max_size) + ")";
-  KnnFusedShape shape = knn_sgmat_shape();
+  const KnnSgmatVariant v = knn_sgmat_variant();
+  KnnFusedShape shape = knn_sgmat_shape(v);
   const int groups = shape.threads() / int(f.subgroup_min_size), tiles = (shape.bm / 16) * (shape.bn / 16);
   if (!o.emulate && (groups < 1 || tiles % groups != 0))
     return "subgroups of " + S(f.subgroup_min_size) + " do not split the 16 result tiles evenly";
-  if (candidate_bytes(shape) > ctx.limits().max_compute_workgroup_storage_size)
-    return S(int64_t(candidate_bytes(shape))) + " bytes of workgroup memory, more than the adapter's " +
-           S(ctx.limits().max_compute_workgroup_storage_size);
   if (d > 4096) return "D above 4096";
+  const int dp = padded_dims(d);
+  const uint64_t bytes = candidate_bytes(shape, v, knn_sgmat_staged(ctx, v, dp, false, o.right_cols), dp);
+  if (bytes > ctx.limits().max_compute_workgroup_storage_size)
+    return S(int64_t(bytes)) + " bytes of workgroup memory (" + v.describe() + "), more than the adapter's " +
+           S(ctx.limits().max_compute_workgroup_storage_size);
   return "";
 }
 
-KnnFusedShape knn_sgmat_shape() { return KnnFusedShape{64, 64, 4, 4, 4, 12, 10, 8, 512}; }
+std::string KnnSgmatVariant::describe() const {
+  return std::string(strided ? "strided" : "blocked") + "|pad" + S(pad) + (staged ? "|staged" : "");
+}
+
+KnnSgmatVariant knn_sgmat_variant() {
+  KnnSgmatVariant v;
+  auto text = [](const char* name) {
+    const char* e = std::getenv(name);
+    return std::string(e ? e : "");
+  };
+  const std::string layout = text("SURFGRAD_KNN_SGMAT_LAYOUT"), pad = text("SURFGRAD_KNN_SGMAT_PAD"),
+                    stage = text("SURFGRAD_KNN_SGMAT_STAGE");
+  if (!layout.empty() && layout != "strided" && layout != "blocked")
+    throw Error(ErrorKind::Value, "SURFGRAD_KNN_SGMAT_LAYOUT='" + layout + "': use strided or blocked");
+  if (!stage.empty() && stage != "0" && stage != "1")
+    throw Error(ErrorKind::Value, "SURFGRAD_KNN_SGMAT_STAGE='" + stage + "': use 1 (staged) or 0");
+  if (!pad.empty() && (pad.size() > 2 || pad.find_first_not_of("0123456789") != std::string::npos ||
+                       std::stoi(pad) % 4 != 0 || std::stoi(pad) > 32))
+    throw Error(ErrorKind::Value, "SURFGRAD_KNN_SGMAT_PAD='" + pad + "': use a multiple of 4 in [0, 32] (floats)");
+  if (!layout.empty()) v.strided = layout == "strided";
+  if (!stage.empty()) v.staged = stage == "1";
+  if (!pad.empty()) v.pad = std::stoi(pad);
+  return v;
+}
+
+KnnFusedShape knn_sgmat_shape(const KnnSgmatVariant& v) {
+  if (!v.strided) return KnnFusedShape{64, 64, 4, 4, 4, 12, 10, 8, 512};
+  KnnFusedShape f{64, 64, 4, 8, 2, 12, 10, 8, 512};  // TX = 32: a subgroup reads one row's 32 columns
+  f.strided = true;
+  return f;
+}
+
+bool knn_sgmat_staged(const gpu::Context& ctx, const KnnSgmatVariant& v, int dp, bool plain, bool right_cols) {
+  return v.staged && dp <= 128 && !plain && !right_cols &&
+         candidate_bytes(knn_sgmat_shape(v), v, true, dp) <= ctx.limits().max_compute_workgroup_storage_size;
+}
+
+const Tensor& knn_sgmat_points(const KnnSgmatPrep& p, bool staged) { return staged ? p.xh : p.xt; }
 
 std::string knn_sgmat_tile(const std::string& ti, const std::string& tj, const std::string& store) {
   return "      {\n        let ti = " + ti + "; let tj = " + tj +
@@ -176,19 +262,22 @@ std::string knn_sgmat_tile(const std::string& ti, const std::string& tj, const s
 }
 
 kernels::Program knn_sgmat_candidate_program(const gpu::ContextPtr& ctx, int dp, int sg, bool emulate, bool dump,
-                                             bool plain, bool push, bool right_cols) {
-  KnnFusedShape shape = knn_sgmat_shape();
+                                             bool plain, bool push, bool right_cols, const KnnSgmatVariant& variant) {
+  KnnFusedShape shape = knn_sgmat_shape(variant);
   shape.push = push;
-  std::string key = "knn_sgmat|" + shape.describe() + "|dp" + S(dp) + "|sg" + S(sg) + (emulate ? "|emulated" : "") +
-                    (dump ? "|dump" : "") + (plain ? "|plain" : "|hoisted") + (right_cols ? "|rcols" : "");
-  return kernels::Program::generated(ctx, key,
-                                     [&] {
-                                       std::string wgsl = kernels::fill_template(
-                                           kernels::wgsl_source("knn_fused.wgsl"),
-                                           candidate_values(shape, dp, sg, emulate, dump, plain, right_cols));
-                                       return emulate ? kernels::emulate_subgroup_matrix(wgsl) : wgsl;
-                                     },
-                                     {.f16 = true, .subgroups = true, .validated = true});
+  const bool staged = knn_sgmat_staged(*ctx, variant, dp, plain, right_cols);
+  std::string key = "knn_sgmat|" + shape.describe() + "|" + variant.describe() + (staged ? "" : "|unstaged") + "|dp" +
+                    S(dp) + "|sg" + S(sg) + (emulate ? "|emulated" : "") + (dump ? "|dump" : "") +
+                    (plain ? "|plain" : "|hoisted") + (right_cols ? "|rcols" : "");
+  return kernels::Program::generated(
+      ctx, key,
+      [&] {
+        std::string wgsl =
+            kernels::fill_template(kernels::wgsl_source("knn_fused.wgsl"),
+                                   candidate_values(shape, variant, staged, dp, sg, emulate, dump, plain, right_cols));
+        return emulate ? kernels::emulate_subgroup_matrix(wgsl) : wgsl;
+      },
+      {.f16 = true, .subgroups = true, .validated = true});
 }
 
 KnnSgmatPrep knn_sgmat_prep(const Tensor& x) {
@@ -233,7 +322,6 @@ KnnResult knn_exact_subgroup_matrix(const Tensor& x_in, int k, int64_t row_begin
   if (o.candidates != 0 && (o.candidates < k || o.candidates > 256))
     throw Error(ErrorKind::Value, "knn (subgroup matrices): candidates = " + S(o.candidates) + " must be in [k, 256]");
   Tensor x = kernels::dense(x_in);
-  const KnnFusedShape shape = knn_sgmat_shape();
   const int sg = int(ctx->features().subgroup_min_size);
   const int kp = int(std::min<int64_t>(n - 1, o.candidates ? o.candidates : std::min(2 * k + 16, 256)));
   // With time_steps: seconds since the last mark, the GPU's work included.
@@ -252,9 +340,13 @@ KnnResult knn_exact_subgroup_matrix(const Tensor& x_in, int k, int64_t row_begin
   const int64_t npad = p.npad;
   const float s = p.scale;
   st.scale = s;
-  const Tensor &xh = p.xh, &xt = p.xt, &norms = p.norms, &point_stats = p.stats, &mean = p.mean;
+  const Tensor &xh = p.xh, &norms = p.norms, &point_stats = p.stats, &mean = p.mean;
   std::vector<float> most = point_stats.max({0}).to_vector<float>();  // max |X̃_j|, max |r_j|
-  auto candidates = knn_sgmat_candidate_program(ctx, dp, sg, o.emulate, false, false, !o.no_push, o.right_cols);
+  const KnnSgmatVariant variant = knn_sgmat_variant();
+  const KnnFusedShape shape = knn_sgmat_shape(variant);
+  const bool staged = knn_sgmat_staged(*ctx, variant, dp, false, o.right_cols);
+  auto candidates =
+      knn_sgmat_candidate_program(ctx, dp, sg, o.emulate, false, false, !o.no_push, o.right_cols, variant);
   auto check = kernels::Program::file(ctx, "knn_sgmat_check.wgsl", {}, {.validated = true});
   mark(st.prep_seconds);
 
@@ -268,7 +360,7 @@ KnnResult knn_exact_subgroup_matrix(const Tensor& x_in, int k, int64_t row_begin
   for (int64_t c0 = row_begin; c0 < row_end; c0 += chunk) {
     const int64_t c1 = std::min(row_end, c0 + chunk);
     Tensor cand_i = Tensor::empty(ctx, {c1 - c0, kp}, DType::i32), cand_k = Tensor::empty(ctx, {c1 - c0, kp});
-    const kernels::Arg args[] = {cand_i, cand_k, xh, norms, xt};
+    const kernels::Arg args[] = {cand_i, cand_k, xh, norms, knn_sgmat_points(p, staged)};
     knn_fused_dispatch(candidates, args, n, npad, kp, c0, c1, shape, o.pairs_per_dispatch);
     mark(st.candidates_seconds);
     if (o.no_push) continue;  // nothing in the lists to check (bench knn's timing of the stream alone)
