@@ -139,7 +139,7 @@ async function compileWasm(url) {
   }
 }
 
-async function load({ wasmUrl, powerPreference = 'high-performance', prewarm = true } = {}) {
+async function load({ wasmUrl, wasmModule, powerPreference = 'high-performance', prewarm = true } = {}) {
   if (typeof WebAssembly.Suspending !== 'function' || typeof WebAssembly.promising !== 'function')
     throw new SurfgradError('unsupported', 'this browser lacks WebAssembly JSPI (WebAssembly.Suspending), which '
                             + 'surfgrad needs to wait on the GPU: use Chromium 137 or newer');
@@ -151,8 +151,10 @@ async function load({ wasmUrl, powerPreference = 'high-performance', prewarm = t
   const t0 = performance.now(), ms = {};
   const since = (t) => Math.round((performance.now() - t) * 10) / 10;
   const url = wasmUrl || new URL('./surfgrad.wasm', import.meta.url);
-  const compiled = compileWasm(url).then((m) => ((ms.compile = since(t0)), m), (e) => {
-    throw new SurfgradError('io', `could not load ${url}: ${e.message || e}`);
+  // wasmModule: surfgrad.wasm compiled by the caller (a WebAssembly.Module or a promise of one),
+  // e.g. by a page's first script while its worker's modules load, posted to the worker.
+  const compiled = (wasmModule ? Promise.resolve(wasmModule) : compileWasm(url)).then((m) => ((ms.compile = since(t0)), m), (e) => {
+    throw new SurfgradError('io', `could not load ${wasmModule ? 'the wasmModule given' : url}: ${e.message || e}`);
   });
   compiled.catch(() => {});  // (awaited below; a rejection before then is not unhandled)
   const adapter = await gpu.requestAdapter({ powerPreference });

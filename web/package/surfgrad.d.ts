@@ -39,6 +39,12 @@ export interface DeviceInfo {
 export interface InitOptions {
   /** Where surfgrad.wasm is (default: beside surfgrad.js). */
   wasmUrl?: string | URL;
+  /**
+   * surfgrad.wasm already compiled (or its compile under way), e.g. by a page's first script
+   * with WebAssembly.compileStreaming and posted to the worker that calls init(): used instead
+   * of fetching wasmUrl (initMs.compile is then the wait for it).
+   */
+  wasmModule?: WebAssembly.Module | Promise<WebAssembly.Module>;
   powerPreference?: 'high-performance' | 'low-power';
   /**
    * Compile a map's kernels ahead, on the GPU process's workers, while its points load
