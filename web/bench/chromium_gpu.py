@@ -12,6 +12,9 @@ isolated (COOP/COEP, for performance.measureUserAgentSpecificMemory), and with -
 build/surfgrad times `surfgrad map --points N --method M` natively in the same call, as many
 times, filling native_seconds; the rows go to OUT/scale.json too. --browser PATH runs a
 browser binary (e.g. /usr/bin/chromium to try it without a GPU) instead of the bundle's.
+--page-args reload=1[&reload_repeats=2] makes scale.html load itself again once its runs are
+reported (pass=2 in its address: a second load in the same browser), /done only after pass 2;
+its rows say their `pass` (native_seconds only on pass 1's).
 
 --page map opens the map page itself (web/page/, its dist/ built) through web/bench/page_run.html:
 --serve DIR is served at /files/, --data-url /files/NAME is loaded once by URL and mapped by each
@@ -320,8 +323,8 @@ def native_times(a, rows):
                 print("native: %.2f s, exit %s" % (seconds, code), flush=True)
                 with open(os.path.join(a.out, "native.log"), "a") as f:
                     f.write("%s (run %d): %.2f s, exit %s\n%s\n" % (" ".join(cmd), repeat, seconds, code, text))
-    for r in rows:
-        r["native_seconds"] = native.get((r["n"], r["method"], r.get("run", 1)))
+    for r in rows:  # (a page that loaded itself again, reload=1: pass 2's runs have no native twin)
+        r["native_seconds"] = native.get((r["n"], r["method"], r.get("run", 1))) if (r.get("pass") or 1) == 1 else None
     write_rows(a, rows)
 
 
@@ -329,7 +332,7 @@ def write_rows(a, rows):
     with open(os.path.join(a.out, "scale.json"), "w") as f:
         json.dump(rows, f, indent=1)
     for r in rows:
-        print("scale:", json.dumps({k: r.get(k) for k in ("n", "method", "run", "seconds", "native_seconds",
+        print("scale:", json.dumps({k: r.get(k) for k in ("n", "method", "pass", "run", "seconds", "native_seconds",
                                                           "max_frame_gap_ms", "tab_peak_mb", "first_view_s", "pan_fps",
                                                           "zoom_fps", "gpu_calls_per_iteration", "flags", "error")
                                     if k in r}), flush=True)

@@ -44,19 +44,35 @@
 #   4096x4096x4096,8192x8192x8192) and VARIANTS (default f16-tuned,f16-tuned-tiled,f16-sgmat-direct),
 #   then `$SURFGRAD bench matmul` natively (MATMUL_NATIVE, default wgpu) with cuBLAS in the same call;
 #   rows in OUT/run/results.jsonl (kind matmul) and OUT/native-IMPL.json.
-# second-load: issue 35's second page load. t-SNE (METHODS, default tsne) of builtinPoints(SIZES,
-#   default 10000) in web/bench/scale.html: a browser on a fresh profile (and empty NVIDIA/Mesa
-#   shader caches) runs it once = cold; it is left 3 s to write Dawn's cache, closed; a NEW browser
-#   process on the same profile runs it twice = the second page load, then a warm run in the same
-#   page. Both browsers serve the page on one port (SECOND_LOAD_PORT, default a free one): the
-#   origin keys the HTTP cache and the wasm's code cache. Rows (n, method, cold_seconds,
-#   second_load_seconds, warm_seconds, second_over_warm, dawn_cache_kb, and the split:
-#   second_load_outside_map_seconds, second_load_init_ms (init()'s parts), second_load_worker_loaded_ms,
-#   phases_over_warm_seconds, second_load_pipelines with the names built at first use,
-#   second_load_webgpu_calls / warm_webgpu_calls: buffers created, error scopes popped, ...) in
-#   OUT/run/scale.json; printed as `second-load:` and `second-load split:` lines.
-#   SECOND_LOAD_PAGE_ARGS=warmgpu=1: the page asks for an adapter before it starts its worker
-#   (the GPU process sets WebGPU up while the worker's modules load; rows say warmgpu).
+# second-load: issue 35's second page load, two ways, each VARIANT of the page (below) on its own
+#   fresh profiles and empty NVIDIA/Mesa shader caches. t-SNE (METHODS, default tsne) of
+#   builtinPoints(SIZES, default 10000) in web/bench/scale.html:
+#   reload (the browser still running: a user's reload or second visit): a browser runs it once =
+#     cold, then the page loads itself again (location.replace to its own address with pass=2: a
+#     new document, worker, wasm instance and device, the browser's GPU process and caches kept)
+#     and runs it twice = the second load, then a warm run in the same page.
+#   restart: a browser runs it once = cold; it is left 3 s to write Dawn's cache, closed; a NEW
+#     browser process on the same profile runs it twice = the second load, then a warm run.
+#   Every browser serves the page on one port (SECOND_LOAD_PORT, default a free one): the origin
+#   keys the HTTP cache and the wasm's code cache. One row per variant in OUT/run/scale.json
+#   (web/bench/second_load_rows.py): variant, n, method; the restart's cold_seconds,
+#   second_load_seconds, warm_seconds, second_over_warm, dawn_cache_kb, wasm_code_cache_kb and its
+#   split (second_load_outside_map_seconds, second_load_init_ms (init()'s parts),
+#   second_load_worker_loaded_ms, second_load_unphased_seconds (the worker's map outside its
+#   phases), phases_over_warm_seconds, second_load_pipelines with the names built at first use,
+#   second_load_webgpu_calls / warm_webgpu_calls, errors); the reload's the same as reload_*
+#   (reload_cold_seconds, reload_seconds, reload_warm_seconds, reload_over_warm, reload_init_ms,
+#   reload_worker_loaded_ms, reload_phases_over_warm_seconds, ..., reload_errors). Each number
+#   comes from its own load's browser (checked: pass and page flags). Printed as `second-load:`
+#   lines (both loads), `second-load split:` lines (one a load) and a `second-load table:`; OUT
+#   also gets summary.txt and second-load-logs.tgz (every load's rows and logs; the work is in
+#   /tmp/second-load-work).
+#   SECOND_LOAD_VARIANTS (default "plain warmgpu"; `all`: "plain"): page flags joined by +, plain
+#     none: warmgpu (the page asks for an adapter before it starts its worker: the GPU process sets
+#     WebGPU up while the worker's modules load), precompile (the page compiles the wasm with
+#     compileStreaming at its first script and posts the Module to the worker: init({ wasmModule })).
+#   SECOND_LOAD_MODES (default "reload restart"); SECOND_LOAD_PAGE_ARGS: more of the page's
+#     parameters for every load (e.g. reload_after_ms=1000: the page waits before reloading itself).
 # all: scale-robustness 10000, parquet 1000000 and tiles 10000000 (then second-load 10000 if time
 #   is left), each under its own `timeout` inside one device call of at most ALL_SECONDS (default
 #   550): OUT gets only browser-all.tgz (every stage's rows and logs), summary.txt and the rows
@@ -69,7 +85,10 @@
 #   scale-robustness 10000   2 × 50 s  (each: page ≤ 30 s: start ~3 s + cold 3.8 s + warm 1.5 s; native ≤ 15 s)
 #   parquet 1000000          230 s     (data ≤ 45 s (~8 s); page ≤ 130 s: load + t-SNE and UMAP twice, ~60 s; native ≤ 50 s, ~25 s)
 #   tiles 10000000           190 s     (native map + tiles ≤ 130 s, ~65 s; page ≤ 55 s: first view + 2 × PAN_SECONDS)
-#   second-load 10000        90 s      (two browsers, ~10 s each)
+#   second-load 10000        90 s      (in `all`: one variant, plain; a variant = reload (one browser, 3 runs) +
+#                                       restart (two browsers, 3 runs), ~10 s a browser on the H200 before: ~30 s.
+#                                       Alone: each load ≤ PAGE_TIMEOUT + 15 = 50 s, both variants ~60 s expected;
+#                                       SwiftShader here, 300 points: 13 s reload + 16 s restart a variant)
 # The progress of every page run streams to its OUT/…/progress.log (chromium_gpu.py).
 #
 # Issue 32's remaining GPU runs, two device calls back to back (the machine must stay warm: the
@@ -334,87 +353,58 @@ PY
       grep -vE '^Warning' "$out/native-$impl.txt" | tail -8
     done ;;
   second-load)
-    # Cold: a fresh profile and fresh driver shader caches (NVIDIA's and Mesa's, moved by their
-    # variables to an empty folder), a first page load; left open 3 s after /done so the browser
-    # writes Dawn's cache into the profile. Then a new browser on the same profile: run 1 is the
-    # second page load, run 2 a warm run in the same page.
+    # Each VARIANT (SECOND_LOAD_VARIANTS, default "plain warmgpu"; a name is the page's flags joined
+    # by +, plain none: warmgpu, precompile, warmgpu+precompile) in each MODE (SECOND_LOAD_MODES,
+    # default "reload restart"), every one on its own fresh profile with its own empty NVIDIA/Mesa
+    # shader caches, so no load sees another's caches:
+    #   reload:  one browser runs the page once (pass 1, cold), then the page loads itself again
+    #            (location.replace, pass=2: a new document, worker and device in the same browser)
+    #            and runs twice: run 1 the second load in a running browser, run 2 warm.
+    #   restart: one browser runs it once (cold), is left 3 s to write Dawn's cache and closed; a
+    #            NEW browser on that profile runs it twice: run 1 the second load, run 2 warm.
+    # The work (logs, each load's rows) is in /tmp/second-load-work, profiles in
+    # /tmp/second-load-profiles; OUT gets run/scale.json (the merged rows: web/bench/second_load_rows.py),
+    # summary.txt and second-load-logs.tgz (the device returns 8 files, 2 folders down).
     n=${sizes:-10000} methods=${METHODS:-tsne} page_s=${PAGE_TIMEOUT:-35}
-    profile=/tmp/second-load-profile caches=/tmp/second-load-caches
-    rm -rf "$profile" "$caches"
-    mkdir -p "$caches/nv" "$caches/mesa"
-    export __GL_SHADER_DISK_CACHE_PATH=$caches/nv MESA_SHADER_CACHE_DIR=$caches/mesa
-    # One port for both browsers: the page's origin (scheme, host, port) keys the browser's HTTP
+    variants=${SECOND_LOAD_VARIANTS:-plain warmgpu} modes=${SECOND_LOAD_MODES:-reload restart}
+    slw=/tmp/second-load-work profiles=/tmp/second-load-profiles
+    rm -rf "$slw" "$profiles"
+    mkdir -p "$slw" "$profiles" "$out/run"
+    # One port for every browser: the page's origin (scheme, host, port) keys the browser's HTTP
     # cache, V8's code cache of the wasm and WebGPU's shader cache; a new port each load (the
     # driver's default) made the second load a first visit to another site for those caches.
     port=${SECOND_LOAD_PORT:-$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')}
-    load() { budgeted $((page_s + 15)) "$out" drive --page scale --source builtin --n "$n" --methods "$methods" \
-               --user-data-dir "$profile" --port "$port" --timeout "$page_s" --page-args "${SECOND_LOAD_PAGE_ARGS:-}" "$@"; }
-    load --repeats 1 --linger 3 --out "$out/cold"
-    # (Code Cache/wasm: V8's compiled code of the wasm, written once enough of it has tiered up;
-    # the second load uses it when the wasm comes from the HTTP cache: wasm_code_cache_kb; 16 KB
-    # is its empty index, no code)
-    du -sk "$profile"/Default/*Dawn* "$profile"/Default/GPUCache "$profile/Default/Code Cache/wasm" "$caches"/* 2>/dev/null \
-      | tee "$out/caches.txt"
-    load --repeats 2 --out "$out/second"
-    mkdir -p "$out/run"
-    python3 - "$out" <<'PY'
-import json, os, sys
-out = sys.argv[1]
-def rows(name):
-    try:
-        return json.load(open(os.path.join(out, name, "scale.json")))
-    except (OSError, ValueError):
-        return []
-cold, second = rows("cold"), rows("second")
-dawn_kb = wasm_kb = None
-try:
-    for line in open(os.path.join(out, "caches.txt")):
-        if "DawnWebGPUCache" in line:
-            dawn_kb = (dawn_kb or 0) + int(line.split()[0])
-        if "Code Cache/wasm" in line:
-            wasm_kb = int(line.split()[0])
-except OSError:
-    pass
-merged = []
-for key in sorted({(r["n"], r["method"]) for r in cold + second if "method" in r}):
-    pick = lambda rs, run: next((r for r in rs if (r.get("n"), r.get("method")) == key and r.get("run") == run), {})
-    c, s1, s2 = pick(cold, 1), pick(second, 1), pick(second, 2)
-    row = {"kind": "second-load", "n": key[0], "method": key[1], "cold_seconds": c.get("seconds"),
-           "second_load_seconds": s1.get("seconds"), "warm_seconds": s2.get("seconds"),
-           "cold_timings": c.get("timings"), "second_load_timings": s1.get("timings"), "warm_timings": s2.get("timings"),
-           "second_load_pipelines": s1.get("pipelines"),
-           # Where the second load's time goes (issue 35): the page's seconds minus the worker's map
-           # (its module load, init(), the messages), init()'s parts, the worker's module load, and
-           # what each map's phases took beyond the warm run's.
-           "second_load_outside_map_seconds": round(s1["seconds"] - s1["worker_seconds"], 3)
-               if s1.get("seconds") and s1.get("worker_seconds") else None,
-           "second_load_init_seconds": s1.get("init_seconds"), "second_load_init_ms": s1.get("init_ms"),
-           "second_load_worker_loaded_ms": s1.get("worker_loaded_ms"),
-           "cold_init_ms": c.get("init_ms"), "warmgpu": s1.get("warmgpu"),
-           "second_load_webgpu_calls": s1.get("webgpu_calls"), "warm_webgpu_calls": s2.get("webgpu_calls"),
-           "phases_over_warm_seconds": {k: round(v - (s2.get("timings") or {}).get(k, 0), 3)
-                                        for k, v in (s1.get("timings") or {}).items()} or None,
-           "dawn_cache_kb": dawn_kb, "wasm_code_cache_kb": wasm_kb, "adapter": c.get("adapter") or s1.get("adapter"),
-           "errors": [r["error"] for r in (c, s1, s2) if r.get("error")] or None}
-    if row["second_load_seconds"] and row["warm_seconds"]:
-        row["second_over_warm"] = round(row["second_load_seconds"] / row["warm_seconds"], 3)
-    merged.append(row)
-json.dump(merged, open(os.path.join(out, "run", "scale.json"), "w"), indent=1)
-for r in merged:
-    print("second-load:", json.dumps({k: r[k] for k in ("n", "method", "cold_seconds", "second_load_seconds", "warm_seconds",
-                                                        "second_over_warm", "dawn_cache_kb", "wasm_code_cache_kb", "errors")
-                                      if k in r}))
-    p = r.get("second_load_pipelines") or {}
-    print("second-load split:", json.dumps({"outside_map_s": r["second_load_outside_map_seconds"],
-                                            "init_ms": r["second_load_init_ms"],
-                                            "worker_loaded_ms": r["second_load_worker_loaded_ms"],
-                                            "phases_over_warm_s": r["phases_over_warm_seconds"],
-                                            "webgpu_calls_second_vs_warm": {k: [v, (r.get("warm_webgpu_calls") or {}).get(k)]
-                                                                            for k, v in (r.get("second_load_webgpu_calls") or {}).items()},
-                                            "pipelines": {k: p.get(k) for k in ("pipelines", "prewarmed", "builtAtUse", "atUseMs",
-                                                                                 "prewarmWaits", "prewarmWaitMs", "atUse")}}))
-PY
-    ;;
+    load() { budgeted $((page_s + 15)) "$slw" drive --page scale --source builtin --n "$n" --methods "$methods" \
+               --port "$port" --timeout "$page_s" "$@"; }
+    for variant in $variants; do
+      vargs=""
+      [ "$variant" = plain ] || vargs=$(sed 's/+/=1\&/g; s/$/=1/' <<<"$variant")  # warmgpu+precompile -> warmgpu=1&precompile=1
+      args=${SECOND_LOAD_PAGE_ARGS:-}
+      [ -n "$vargs" ] && args=${args:+$args&}$vargs
+      for mode in $modes; do
+        dir=$slw/$variant-$mode profile=$profiles/$variant-$mode
+        mkdir -p "$dir" "$profile-caches/nv" "$profile-caches/mesa"
+        export __GL_SHADER_DISK_CACHE_PATH=$profile-caches/nv MESA_SHADER_CACHE_DIR=$profile-caches/mesa
+        t0=$(date +%s.%N)
+        case $mode in
+          reload)
+            load --user-data-dir "$profile" --repeats 1 --page-args "reload=1&reload_repeats=2${args:+&$args}" --out "$dir/reload" ;;
+          restart)
+            load --user-data-dir "$profile" --repeats 1 --linger 3 --page-args "$args" --out "$dir/cold"
+            # (Code Cache/wasm: V8's compiled code of the wasm, written once enough of it has tiered
+            # up; the second load uses it when the wasm comes from the HTTP cache: wasm_code_cache_kb;
+            # 16 KB is its empty index, no code)
+            du -sk "$profile"/Default/*Dawn* "$profile"/Default/GPUCache "$profile/Default/Code Cache/wasm" "$profile-caches"/* \
+              2>/dev/null | tee "$dir/caches.txt"
+            load --user-data-dir "$profile" --repeats 2 --page-args "$args" --out "$dir/second" ;;
+          *) echo "SECOND_LOAD_MODES: no mode '$mode' (reload, restart)" >&2; exit 2 ;;
+        esac
+        echo "second-load stage: $variant $mode took $(python3 -c "print(round($(date +%s.%N) - $t0, 1))") s"
+      done
+    done
+    python3 "$here/second_load_rows.py" "$slw" "$out/run/scale.json" --variants "$variants" --modes "$modes" \
+      | tee "$out/summary.txt"
+    tar -C "$slw" --exclude='*.npy' -czf "$out/second-load-logs.tgz" . ;;
   all)
     # Each stage: `bash $0` again (the adapter probed once: CHOSEN_FLAGS), under the smaller of its
     # budget and what the deadline leaves after the later stages' minimums.
@@ -433,7 +423,9 @@ PY
     stage robust 100 330 scale-robustness "${ROBUST_N:-10000}"
     stage parquet 230 120 parquet "${PARQUET_N:-1000000}"
     stage tiles 190 0 tiles "${TILES_N:-10000000}"
-    [ $((deadline - $(date +%s))) -ge 60 ] && stage second-load 90 0 second-load "${SECOND_N:-10000}"
+    # (one variant, plain, in `all`: both loads of two variants need about the stage's whole 90 s)
+    [ $((deadline - $(date +%s))) -ge 60 ] && SECOND_LOAD_VARIANTS=${SECOND_LOAD_VARIANTS:-plain} \
+      stage second-load 90 0 second-load "${SECOND_N:-10000}"
     {
       echo "gpu_browser_run.sh all: $(( $(date +%s) - script_start )) s; flags: $chosen ${EXTRA_FLAGS:-}"
       cat "$out/probe.txt" 2>/dev/null

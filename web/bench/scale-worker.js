@@ -30,10 +30,30 @@ function streamedPoints(n, made) {
   return { n, d, blocks: { [Symbol.asyncIterator]: blocks } };
 }
 
-self.onmessage = async ({ data: { n, method, options, source } }) => {
+// How surfgrad.wasm's fetch went in this context (its Resource Timing entry; none where another
+// context fetched it): bytes over the network (0: from the HTTP cache, 300 or so: a 304) and ms.
+function wasmFetch(scope) {
+  const e = scope.performance.getEntriesByType('resource').find((r) => r.name.endsWith('/surfgrad.wasm'));
+  return e ? { transfer_bytes: e.transferSize, ms: Math.round(e.duration * 10) / 10 } : undefined;
+}
+
+// precompile: the page compiles the wasm itself and posts the WebAssembly.Module ({ kind: 'module' }),
+// perhaps after the first run's message: init() is handed the promise of it.
+let fromPage;
+const pageModule = new Promise((resolve, reject) => { fromPage = { resolve, reject }; });
+pageModule.catch(() => {});  // (awaited by init() where used)
+
+self.onmessage = async ({ data }) => {
+  if (data.kind === 'module') {
+    if (data.module) fromPage.resolve(data.module);
+    else fromPage.reject(new Error(`the page's compile of the wasm failed: ${data.error}`));
+    return;
+  }
+  const { n, method, options, source, precompile } = data;
   try {
     const i0 = performance.now();
-    const info = await sg.init();  // (a new page's first run pays it: issue 35's second load)
+    // (a new page's first run pays it: issue 35's second load)
+    const info = await sg.init(precompile ? { wasmModule: pageModule } : {});
     const initSeconds = (performance.now() - i0) / 1000;
     const made = { seconds: 0 };
     const points = source === 'stream' ? streamedPoints(n, made) : sg.builtinPoints(n);
@@ -59,7 +79,7 @@ self.onmessage = async ({ data: { n, method, options, source } }) => {
                        wasmMemoryBytes: r.wasmMemoryBytes, gpuPeakBytes: r.gpuPeakBytes, k: r.k,
                        pcaComponents: r.pcaComponents, approximateKnn: r.approximateKnn,
                        gpuCallsPerIteration: counter.perIteration(), pipelines: sg.stats().pipelines,
-                       initSeconds, initMs: info.initMs, moduleLoadedMs, runCalls },
+                       initSeconds, initMs: info.initMs, moduleLoadedMs, runCalls, wasmFetch: wasmFetch(self) },
                       [r.embedding.buffer]);
   } catch (e) {
     self.postMessage({ kind: 'error', error: `${e.kind || ''} ${e.message || e}` });
