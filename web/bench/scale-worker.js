@@ -59,9 +59,14 @@ self.onmessage = async ({ data }) => {
     const points = source === 'stream' ? streamedPoints(n, made) : sg.builtinPoints(n);
     const callsBefore = sg.stats().webgpuCalls;
     const t0 = performance.now(), counter = layoutCounter();
+    // Each phase's first and last progress event, in ms since the map was called ('pca', 'knn',
+    // ... report at their start): where the map's time outside its phases' own timings goes.
+    const phaseEvents = {};
     const r = await sg[method](points, {
       ...options,
       onProgress: ({ phase, done, total }) => {
+        const t = Math.round((performance.now() - t0) * 10) / 10;
+        (phaseEvents[phase] ??= [t, t])[1] = t;
         counter.progress({ phase, done });
         self.postMessage({ kind: 'progress', phase, done, total, wasmMemoryBytes: sg.stats().wasmMemoryBytes });
       },
@@ -79,7 +84,8 @@ self.onmessage = async ({ data }) => {
                        wasmMemoryBytes: r.wasmMemoryBytes, gpuPeakBytes: r.gpuPeakBytes, k: r.k,
                        pcaComponents: r.pcaComponents, approximateKnn: r.approximateKnn,
                        gpuCallsPerIteration: counter.perIteration(), pipelines: sg.stats().pipelines,
-                       initSeconds, initMs: info.initMs, moduleLoadedMs, runCalls, wasmFetch: wasmFetch(self) },
+                       initSeconds, initMs: info.initMs, moduleLoadedMs, runCalls, wasmFetch: wasmFetch(self),
+                       phaseEventsMs: phaseEvents },
                       [r.embedding.buffer]);
   } catch (e) {
     self.postMessage({ kind: 'error', error: `${e.kind || ''} ${e.message || e}` });

@@ -77,6 +77,9 @@ def split(first, warm):
         "outside_map_seconds": round(first["seconds"] - first["worker_seconds"], 3)
         if first.get("seconds") and first.get("worker_seconds") else None,
         "unphased_seconds": unphased(first),
+        # each phase's first and last progress event, ms since the map was called: [second load, warm]
+        "phase_events_ms": {k: [v, (warm.get("phase_events_ms") or {}).get(k)]
+                            for k, v in (first.get("phase_events_ms") or {}).items()} or None,
         "init_seconds": first.get("init_seconds"),
         "init_ms": first.get("init_ms"),
         "worker_loaded_ms": first.get("worker_loaded_ms"),
@@ -178,6 +181,7 @@ def print_rows(merged):
                 "unphased_s": [r.get(prefix + "unphased_seconds"),
                                r.get("warm_unphased_seconds" if load == "restart" else "reload_warm_unphased_seconds")],
                 "phases_over_warm_s": r.get(phases),
+                "phase_events_ms_second_vs_warm": r.get(prefix + "phase_events_ms"),
                 "webgpu_calls_second_vs_warm": {k: [v, (r.get(warm_calls) or {}).get(k)]
                                                 for k, v in (r.get(prefix + "webgpu_calls") or {}).items()},
                 "pipelines": {k: p.get(k) for k in ("pipelines", "prewarmed", "builtAtUse", "atUseMs", "prewarmWaits",
