@@ -142,6 +142,7 @@ int64_t compare_products(const std::string& what, const std::vector<float>& dev,
   double worst = 0;
   std::map<std::string, int64_t> pattern;
   int tile_bad[4][4] = {};
+  std::map<std::pair<int64_t, int64_t>, int64_t> block_bad;  // by 64×64 block (workgroup rows, tile of points)
   std::string first;
   for (int64_t i = 0; i < limit; ++i)
     for (int64_t j = 0; j < limit; ++j) {
@@ -152,6 +153,7 @@ int64_t compare_products(const std::string& what, const std::vector<float>& dev,
       if (std::isfinite(v) && near(v, want, i, j)) continue;
       ++bad;
       tile_bad[(i % 64) / 16][(j % 64) / 16]++;
+      block_bad[{i / 64, j / 64}]++;
       if (bad <= 6) {
         char line[200];
         std::snprintf(line, sizeof line, "    [%lld, %lld] device %.6g host %.6g\n", (long long)i, (long long)j, v,
@@ -176,6 +178,10 @@ int64_t compare_products(const std::string& what, const std::vector<float>& dev,
         p = "left operand transposed";
       else if (near(v, 2 * want, i, j))
         p = "doubled";
+      else if (j >= 64 && near(v, h.dot(i, j - 64), i, j))
+        p = "the previous tile's point";
+      else if (j + 64 < np && near(v, h.dot(i, j + 64), i, j))
+        p = "the next tile's point";
       else {
         const int64_t bi = i / 64 * 64, bj = j / 64 * 64;
         for (int u = 0; u < 4 && p == "unexplained"; ++u)
@@ -197,6 +203,12 @@ int64_t compare_products(const std::string& what, const std::vector<float>& dev,
     std::printf("\n    bad entries by 16x16 tile of the 64x64 block (rows ti, columns tj):\n");
     for (int u = 0; u < 4; ++u)
       std::printf("      %8d %8d %8d %8d\n", tile_bad[u][0], tile_bad[u][1], tile_bad[u][2], tile_bad[u][3]);
+    std::printf("    bad entries by 64x64 block (row block r: counts for point tiles 0, 1, ...):\n");
+    for (int64_t r = 0; r * 64 < limit; ++r) {
+      std::printf("      r%lld:", (long long)r);
+      for (int64_t c = 0; c * 64 < limit; ++c) std::printf(" %lld", (long long)block_bad[{r, c}]);
+      std::printf("\n");
+    }
   }
   std::fflush(stdout);
   return bad;

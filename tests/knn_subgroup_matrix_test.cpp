@@ -8,7 +8,11 @@
 #include <algorithm>
 #include <cstdio>
 #include <random>
+#include <regex>
+#include <string>
+#include <vector>
 
+#include "maps/knn_sgmat_internal.hpp"
 #include "test_util.hpp"
 
 using namespace sgtest;
@@ -157,4 +161,32 @@ TEST(KnnSubgroupMatrix, DeviceBuiltinsMatchFloat64) {
   for (int i = 0; i < 4; ++i)
     cases.push_back({int64_t(50 + gen() % 2000), int64_t(1 + gen() % 130), int(1 + gen() % 40), int(gen() % 3)});
   check_cases(cases, gen, false, true);
+}
+
+// The candidate kernel's workgroup memory is all arrays, each a multiple of 16 bytes where its
+// length is a literal (the others are multiples of 64 rows or of 16-point panels). On the H100 two
+// 4-byte scalars (merge_count, merge_total) put the staged kernel's point panels 8 bytes off the
+// 16-byte alignment that subgroup-matrix loads need, whatever order the variables are declared in:
+// every product was wrong (KnnSgmatDiag; BENCHMARKS.md, 2026-11-28). No GPU work: the source only.
+TEST(KnnSubgroupMatrix, WorkgroupMemoryKeepsFragmentsAligned) {
+  const KnnSgmatVariant variants[] = {{true, 8, true}, {false, 8, true}, {true, 8, false}, {false, 0, false}};
+  const std::regex decl(R"(var<workgroup> (\w+): ([^;]+);)"), literal(R"(^array<(u32|i32|f32|atomic<u32>), (\d+)u?>$)");
+  for (const KnnSgmatVariant& v : variants) {
+    const std::string wgsl = knn_sgmat_candidate_wgsl(*ctx(), 64, 32, false, false, false, true, false, v);
+    EXPECT_NE(wgsl.find("var<workgroup> prod"), std::string::npos) << v.describe();
+    if (knn_sgmat_staged(*ctx(), v, 64, false, false)) {
+      EXPECT_NE(wgsl.find("subgroupMatrixLoad<TB, col_major>(&bpan[tj]"), std::string::npos) << v.describe();
+    }
+    int vars = 0;
+    for (auto it = std::sregex_iterator(wgsl.begin(), wgsl.end(), decl); it != std::sregex_iterator(); ++it) {
+      ++vars;
+      const std::string name = (*it)[1].str(), type = (*it)[2].str();
+      EXPECT_EQ(type.rfind("array<", 0), 0u) << v.describe() << ": workgroup scalar " << name << ": " << type;
+      std::smatch m;
+      if (std::regex_match(type, m, literal)) {
+        EXPECT_EQ(std::stol(m[2].str()) * 4 % 16, 0) << v.describe() << ": " << name << ": " << type;
+      }
+    }
+    EXPECT_GE(vars, 10) << v.describe();
+  }
 }

@@ -75,8 +75,12 @@ var<workgroup> queue_id: array<i32, BM * Q>;
 var<workgroup> retry: array<u32, 4>;
 // The rows that merge at this merge point (merge_rows); copies of G of their lists go in
 // scratch (SCRATCH_MEMORY).
-var<workgroup> merge_count: atomic<u32>;
-var<workgroup> merge_total: u32;
+// Arrays of 4 rather than scalars: NVIDIA's driver lays workgroup variables out in its own order,
+// and two 4-byte scalars put the subgroup-matrix variant's point panels 8 bytes off the 16-byte
+// alignment its fragment loads need (H100, 2026-11-28: every staged product wrong, exact with
+// these arrays). Only element 0 is used.
+var<workgroup> merge_count: array<atomic<u32>, 4>;
+var<workgroup> merge_total: array<u32, 4>;
 var<workgroup> merge_rows_at: array<u32, BM>;
 {{SCRATCH_MEMORY}}
 
@@ -91,7 +95,7 @@ fn passes(v: f32, id: i32, r: u32, row: u32) -> bool {
 // The push that fills the row's MERGE_AT-th slot puts the row on the list of rows due to merge.
 fn push(r: u32, v: f32, id: i32, parity: u32) -> bool {
   let slot = atomicAdd(&queue_len[r], 1u);
-  if (slot == MERGE_AT - 1u) { merge_rows_at[atomicAdd(&merge_count, 1u)] = r; }
+  if (slot == MERGE_AT - 1u) { merge_rows_at[atomicAdd(&merge_count[0], 1u)] = r; }
   if (slot < Q) {
     queue_key[r * Q + slot] = v;
     queue_id[r * Q + slot] = id;
@@ -201,7 +205,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     thr_id[lid] = ti;
     atomicStore(&queue_len[lid], 0u);
   }
-  if (lid == 0u) { retry[0] = 0u; retry[1] = 0u; atomicStore(&merge_count, 0u); }
+  if (lid == 0u) { retry[0] = 0u; retry[1] = 0u; atomicStore(&merge_count[0], 0u); }
   storageBarrier();  // the empty lists, before another thread's merge reads them
   var parity = 0u;
 {{DECLARE}}
@@ -242,12 +246,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         if (last) {
           if (owns_row) {
             let pushed = atomicLoad(&queue_len[lid]);
-            if (pushed != 0u && pushed < MERGE_AT) { merge_rows_at[atomicAdd(&merge_count, 1u)] = lid; }
+            if (pushed != 0u && pushed < MERGE_AT) { merge_rows_at[atomicAdd(&merge_count[0], 1u)] = lid; }
           }
           workgroupBarrier();
         }
-        if (lid == 0u) { merge_total = atomicExchange(&merge_count, 0u); }
-        merge_rows(lid, row0, arg(4u), K, workgroupUniformLoad(&merge_total));
+        if (lid == 0u) { merge_total[0] = atomicExchange(&merge_count[0], 0u); }
+        merge_rows(lid, row0, arg(4u), K, workgroupUniformLoad(&merge_total[0]));
       }
       if (lid == 0u) { retry[parity ^ 1u] = 0u; }
       parity ^= 1u;

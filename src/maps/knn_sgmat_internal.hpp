@@ -64,6 +64,9 @@ kernels::Program knn_sgmat_candidate_program(const gpu::ContextPtr& ctx, int dp,
                                              bool dump = false, bool plain = false, bool push = true,
                                              bool right_cols = false,
                                              const KnnSgmatVariant& variant = knn_sgmat_variant());
+// The WGSL that program compiles.
+std::string knn_sgmat_candidate_wgsl(const gpu::Context& ctx, int dp, int sg, bool emulate, bool dump, bool plain,
+                                     bool push, bool right_cols, const KnnSgmatVariant& variant);
 // Whether the candidate kernel stages its points for these parameters (see above).
 bool knn_sgmat_staged(const gpu::Context& ctx, const KnnSgmatVariant& v, int dp, bool plain, bool right_cols);
 // The candidate kernel's fifth binding: the transposed copy, or (staged) the row-major one again,

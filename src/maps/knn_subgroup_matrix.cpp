@@ -146,8 +146,9 @@ kernels::Values candidate_values(const KnnFusedShape& f, const KnnSgmatVariant& 
       const std::string e = "(lid + " + S(q * f.threads()) + "u)", p = e + " / (DP / 4u)", c4 = e + " % (DP / 4u)";
       declare += "  var rv" + S(q) + " = vec4<f16>();\n";
       load += "        rv" + S(q) + " = xv[(lc0 + " + p + ") * (DP / 4u) + " + c4 + "];\n";
+      const char* comp[] = {".x", ".y", ".z", ".w"};
       store += "      { let p = " + p + "; let at = (p % 16u) * DPS + (" + c4 + ") * 4u;";
-      for (int m = 0; m < 4; ++m) store += " bpan[p / 16u][at + " + S(m) + "u] = rv" + S(q) + "[" + S(m) + "];";
+      for (int m = 0; m < 4; ++m) store += " bpan[p / 16u][at + " + S(m) + "u] = rv" + S(q) + comp[m] + ";";
       store += " }\n";
     }
   }
@@ -261,6 +262,17 @@ std::string knn_sgmat_tile(const std::string& ti, const std::string& tj, const s
          store + "\n      }\n";
 }
 
+std::string knn_sgmat_candidate_wgsl(const gpu::Context& ctx, int dp, int sg, bool emulate, bool dump, bool plain,
+                                     bool push, bool right_cols, const KnnSgmatVariant& variant) {
+  KnnFusedShape shape = knn_sgmat_shape(variant);
+  shape.push = push;
+  const bool staged = knn_sgmat_staged(ctx, variant, dp, plain, right_cols);
+  std::string wgsl =
+      kernels::fill_template(kernels::wgsl_source("knn_fused.wgsl"),
+                             candidate_values(shape, variant, staged, dp, sg, emulate, dump, plain, right_cols));
+  return emulate ? kernels::emulate_subgroup_matrix(wgsl) : wgsl;
+}
+
 kernels::Program knn_sgmat_candidate_program(const gpu::ContextPtr& ctx, int dp, int sg, bool emulate, bool dump,
                                              bool plain, bool push, bool right_cols, const KnnSgmatVariant& variant) {
   KnnFusedShape shape = knn_sgmat_shape(variant);
@@ -270,13 +282,7 @@ kernels::Program knn_sgmat_candidate_program(const gpu::ContextPtr& ctx, int dp,
                     S(dp) + "|sg" + S(sg) + (emulate ? "|emulated" : "") + (dump ? "|dump" : "") +
                     (plain ? "|plain" : "|hoisted") + (right_cols ? "|rcols" : "");
   return kernels::Program::generated(
-      ctx, key,
-      [&] {
-        std::string wgsl =
-            kernels::fill_template(kernels::wgsl_source("knn_fused.wgsl"),
-                                   candidate_values(shape, variant, staged, dp, sg, emulate, dump, plain, right_cols));
-        return emulate ? kernels::emulate_subgroup_matrix(wgsl) : wgsl;
-      },
+      ctx, key, [&] { return knn_sgmat_candidate_wgsl(*ctx, dp, sg, emulate, dump, plain, push, right_cols, variant); },
       {.f16 = true, .subgroups = true, .validated = true});
 }
 
