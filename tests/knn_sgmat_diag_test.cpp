@@ -303,7 +303,8 @@ void diagnose(int64_t n, int64_t d, uint32_t seed) {
     auto cand = knn_sgmat_candidate_program(ctx(), p.dp, sg, emulate, true, c.plain, true, c.right_cols, c.variant);
     Tensor dump = Tensor::full(ctx(), {p.npad, p.npad}, std::nan(""));
     Tensor ci = Tensor::empty(ctx(), {n, kp}, DType::i32), ck = Tensor::empty(ctx(), {n, kp});
-    const kernels::Arg args[] = {ci, ck, p.xh, p.norms, knn_sgmat_points(p, staged), dump};
+    Tensor margin = Tensor::zeros(ctx(), {p.npad});  // read only where ks > 0 (not here)
+    const kernels::Arg args[] = {ci, ck, p.xh, p.norms, knn_sgmat_points(p, staged), margin, dump};
     knn_fused_dispatch(cand, args, n, p.npad, kp, 0, n, shape);
     const int64_t bad = compare_products(c.name, dump.to_vector<float>(), h, (n + 63) / 64 * 64);
     if (!c.plain) {

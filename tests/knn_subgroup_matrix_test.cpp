@@ -142,6 +142,15 @@ TEST(KnnSubgroupMatrix, FlaggedRowsAreRecomputed) {
   check_case({140, 12, 9, 1, 9}, 8, recomputed);
 }
 
+// Sets several times the list length: most candidates are turned away by the margin bar (a row's
+// k-th key plus twice its error bound), on clusters, a tie-heavy grid and duplicates, across
+// dispatches (a dispatch's start lowers the bar from the lists the last one left). Recall stays 1.
+TEST(KnnSubgroupMatrix, MarginBarKeepsEveryNeighbour) {
+  if (!runnable()) GTEST_SKIP() << knn_subgroup_matrix_unsupported(*ctx(), 16, {.emulate = true});
+  std::mt19937 gen(35);
+  check_cases({{700, 16, 10, 0, 24}, {600, 12, 10, 2, 40}, {640, 9, 10, 1, 32, 16384}}, gen, true, false);
+}
+
 TEST(KnnSubgroupMatrix, RefusesBadInput) {
   Tensor x = Tensor::zeros(ctx(), {10, 3});
   EXPECT_THROW(knn_exact_subgroup_matrix(x, 10, 0, 10, {.emulate = true}), Error);

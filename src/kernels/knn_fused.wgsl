@@ -171,6 +171,7 @@ fn merge_rows(lid: u32, row0: u32, out_row0: u32, K: u32, count: u32) {
   // The new lists (written by any thread), before the next merge's copy or the last pass reads them.
   storageBarrier();
   workgroupBarrier();
+{{MERGED}}
 }
 
 @compute @workgroup_size(THREADS)
@@ -200,6 +201,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     } else if (owns_row && PUSHING) {  // the list an earlier dispatch left, and its bar
       tk = out_key[list_base + K - 1u];
       ti = out_index[list_base + K - 1u];
+{{INIT_BAR}}
     }
     thr_key[lid] = tk;
     thr_id[lid] = ti;

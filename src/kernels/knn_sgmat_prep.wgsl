@@ -14,6 +14,17 @@
 @group(0) @binding(4) var<storage, read> x: array<f32>;            // [N, D]
 @group(0) @binding(5) var<storage, read> mean: array<f32>;         // [D]
 
+// v rounded to binary16's value (ties to even) with integer operations: lavapipe kept f16 values
+// at f32 precision in registers (vec2<f32>(vec2<f16>(v)) == v, and pack2x16float's round trip was
+// no better), so the residual came out 0 while the stored f16 copy was rounded, and the error
+// bound built on it did not hold. |v| < 2^15 here (the scaling); below 2^-14 f16 is subnormal:
+// multiples of 2^-24.
+fn to_f16(v: f32) -> f32 {
+  if (abs(v) < 0x1p-14f) { return round(v * 0x1p24f) * 0x1p-24f; }
+  let b = bitcast<u32>(v);
+  return bitcast<f32>((b + 0xfffu + ((b >> 13u) & 1u)) & 0xffffe000u);
+}
+
 @compute @workgroup_size(64)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
@@ -27,11 +38,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     var v = vec2<f32>();
     if (j0 < N && l < D) { v.x = (x[j0 * D + l] - mean[l]) * s; }
     if (j0 + 1u < N && l < D) { v.y = (x[(j0 + 1u) * D + l] - mean[l]) * s; }
-    let h = vec2<f16>(v);
+    // The rounding through pack2x16float, which must produce binary16 bits: lavapipe kept f16
+    // values at f32 precision in registers (vec2<f32>(vec2<f16>(v)) == v), so the residual came
+    // out 0 while the stored f16 copy was rounded, and the error bound built on it did not hold.
+    let hv = vec2<f32>(to_f16(v.x), to_f16(v.y));
+    let h = vec2<f16>(hv);
     xh[j0 * DP + l] = h.x;
     xh[(j0 + 1u) * DP + l] = h.y;
     xt[(l * NPAD + j0) / 2u] = h;
-    let hv = vec2<f32>(h);
     let r = v - hv;
     n2 = fma(v, v, n2);
     h2 = fma(hv, hv, h2);

@@ -243,6 +243,8 @@ kernels::Values generate(const FusedShape& f) {
           {"REFILTER", refilter},
           {"X_ELEM", "f32"},
           {"EXTRA_BINDINGS", ""},
+          {"MERGED", ""},
+          {"INIT_BAR", ""},
           {"MAIN_BUILTINS", ""},
           {"CHUNKS", "(D + BK - 1u) / BK"}};
 }

@@ -57,16 +57,17 @@ std::string knn_sgmat_tile(const std::string& ti, const std::string& tj, const s
 // code that first passed on the H200 (2026-11-27 evening: no hoisted left operands, the next
 // tile's norms read under branches), for the diagnostic's comparison. push = false: nothing passes
 // the bars (bench knn's no-push timing). right_cols: KnnSubgroupMatrixOptions::right_cols.
-// Bindings: out_index, out_key, xh, norms, then knn_sgmat_points(prep, variant), then dump.
+// Bindings: out_index, out_key, xh, norms, then knn_sgmat_points(prep, variant), the rows' margins
+// ([NPAD] f32, read where ks > 0: the margin bar at the ks-th key, knn_exact_subgroup_matrix), dump.
 // A staged variant applies where DP ≤ 128 and its panels fit the adapter's workgroup memory, and
 // neither plain nor right_cols.
 kernels::Program knn_sgmat_candidate_program(const gpu::ContextPtr& ctx, int dp, int sg, bool emulate,
                                              bool dump = false, bool plain = false, bool push = true,
                                              bool right_cols = false,
-                                             const KnnSgmatVariant& variant = knn_sgmat_variant());
+                                             const KnnSgmatVariant& variant = knn_sgmat_variant(), int ks = 0);
 // The WGSL that program compiles.
 std::string knn_sgmat_candidate_wgsl(const gpu::Context& ctx, int dp, int sg, bool emulate, bool dump, bool plain,
-                                     bool push, bool right_cols, const KnnSgmatVariant& variant);
+                                     bool push, bool right_cols, const KnnSgmatVariant& variant, int ks = 0);
 // Whether the candidate kernel stages its points for these parameters (see above).
 bool knn_sgmat_staged(const gpu::Context& ctx, const KnnSgmatVariant& v, int dp, bool plain, bool right_cols);
 // The candidate kernel's fifth binding: the transposed copy, or (staged) the row-major one again,

@@ -77,7 +77,7 @@ bool has_f16_config(const gpu::Features& f) {
 // right_cols: the right operands loaded col_major from the row-major copy x (a 16-point block is
 // 16 rows of DP contiguous halves) instead of row_major from xt (16 rows 2·NPAD bytes apart).
 kernels::Values candidate_values(const KnnFusedShape& f, const KnnSgmatVariant& variant, bool staged, int dp, int sg,
-                                 bool emulate, bool dump, bool plain, bool right_cols) {
+                                 bool emulate, bool dump, bool plain, bool right_cols, int ks) {
   kernels::Values v = knn_fused_values(f);
   const int cells = f.tm * f.tn, across_n = f.bn / 16, tiles = (f.bm / 16) * across_n, groups = f.threads() / sg;
   std::string declare = "  var acc: array<f32, " + S(cells) + ">;\n  var sink = 0.0;\n  var pn = MAXF;\n";
@@ -156,7 +156,9 @@ kernels::Values candidate_values(const KnnFusedShape& f, const KnnSgmatVariant& 
   v["EXTRA_BINDINGS"] =
       std::string(staged ? "@group(0) @binding(4) var<storage, read> xv: array<vec4<f16>>;  // xh again, as vec4s\n"
                          : "@group(0) @binding(4) var<storage, read> xt: array<f16>;  // [DP, NPAD]\n") +
-      std::string(dump ? "@group(0) @binding(5) var<storage, read_write> dump: array<f32>;  // [NPAD, NPAD]\n" : "") +
+      "@group(0) @binding(5) var<storage, read> margin: array<f32>;  // [NPAD]: the margin bar's\n" +
+      std::string(dump ? "@group(0) @binding(6) var<storage, read_write> dump: array<f32>;  // [NPAD, NPAD]\n" : "") +
+      "const KS: u32 = " + S(std::max(ks, 1)) + "u;  // the k of the margin bar\n" +
       "enable chromium_experimental_subgroup_matrix;\n"
       "alias TA = subgroup_matrix_left<f16, 16, 16>;\nalias TB = subgroup_matrix_right<f16, 16, 16>;\n"
       "alias TC = subgroup_matrix_result<f32, 16, 16>;\n"
@@ -167,6 +169,21 @@ kernels::Values candidate_values(const KnnFusedShape& f, const KnnSgmatVariant& 
                 "var<workgroup> bpan: array<array<f16, 16u * DPS>, BN / 16u>;  // the tile's points, 16 a panel\n"
               : "");
   v["SCRATCH_MEMORY"] = scratch_in_prod;
+  if (ks > 0) {
+    // The margin bar (knn_exact_subgroup_matrix): once a row's k-th key is known, a candidate
+    // whose key passes it by more than the row's margin cannot be a neighbour. The merges and a
+    // dispatch's start (from the lists an earlier one left) lower the bar to it; ties at the bar
+    // pass (id 2^31 - 1).
+    v["MERGED"] =
+        "  for (var g = lid; g < count; g += THREADS) {\n"
+        "    let r = merge_rows_at[g];\n"
+        "    let mb = out_key[(row0 + r - out_row0) * K + KS - 1u] + margin[row0 + r];\n"
+        "    if (mb < thr_key[r]) { thr_key[r] = mb; thr_id[r] = 0x7fffffff; }\n"
+        "  }\n  workgroupBarrier();\n";
+    v["INIT_BAR"] =
+        "      { let mb = out_key[list_base + KS - 1u] + margin[my_row]; if (mb < tk) { tk = mb; ti = 0x7fffffff; } "
+        "}\n";
+  }
   v["MAIN_BUILTINS"] = ", @builtin(subgroup_id) sgi: u32";
   v["CHUNKS"] = "1u";
   v["DECLARE"] = declare;
@@ -263,26 +280,28 @@ std::string knn_sgmat_tile(const std::string& ti, const std::string& tj, const s
 }
 
 std::string knn_sgmat_candidate_wgsl(const gpu::Context& ctx, int dp, int sg, bool emulate, bool dump, bool plain,
-                                     bool push, bool right_cols, const KnnSgmatVariant& variant) {
+                                     bool push, bool right_cols, const KnnSgmatVariant& variant, int ks) {
   KnnFusedShape shape = knn_sgmat_shape(variant);
   shape.push = push;
   const bool staged = knn_sgmat_staged(ctx, variant, dp, plain, right_cols);
   std::string wgsl =
       kernels::fill_template(kernels::wgsl_source("knn_fused.wgsl"),
-                             candidate_values(shape, variant, staged, dp, sg, emulate, dump, plain, right_cols));
+                             candidate_values(shape, variant, staged, dp, sg, emulate, dump, plain, right_cols, ks));
   return emulate ? kernels::emulate_subgroup_matrix(wgsl) : wgsl;
 }
 
 kernels::Program knn_sgmat_candidate_program(const gpu::ContextPtr& ctx, int dp, int sg, bool emulate, bool dump,
-                                             bool plain, bool push, bool right_cols, const KnnSgmatVariant& variant) {
+                                             bool plain, bool push, bool right_cols, const KnnSgmatVariant& variant,
+                                             int ks) {
   KnnFusedShape shape = knn_sgmat_shape(variant);
   shape.push = push;
   const bool staged = knn_sgmat_staged(*ctx, variant, dp, plain, right_cols);
   std::string key = "knn_sgmat|" + shape.describe() + "|" + variant.describe() + (staged ? "" : "|unstaged") + "|dp" +
                     S(dp) + "|sg" + S(sg) + (emulate ? "|emulated" : "") + (dump ? "|dump" : "") +
-                    (plain ? "|plain" : "|hoisted") + (right_cols ? "|rcols" : "");
+                    (plain ? "|plain" : "|hoisted") + (right_cols ? "|rcols" : "") + "|ks" + S(ks);
   return kernels::Program::generated(
-      ctx, key, [&] { return knn_sgmat_candidate_wgsl(*ctx, dp, sg, emulate, dump, plain, push, right_cols, variant); },
+      ctx, key,
+      [&] { return knn_sgmat_candidate_wgsl(*ctx, dp, sg, emulate, dump, plain, push, right_cols, variant, ks); },
       {.f16 = true, .subgroups = true, .validated = true});
 }
 
@@ -352,7 +371,7 @@ KnnResult knn_exact_subgroup_matrix(const Tensor& x_in, int k, int64_t row_begin
   const KnnFusedShape shape = knn_sgmat_shape(variant);
   const bool staged = knn_sgmat_staged(*ctx, variant, dp, false, o.right_cols);
   auto candidates =
-      knn_sgmat_candidate_program(ctx, dp, sg, o.emulate, false, false, !o.no_push, o.right_cols, variant);
+      knn_sgmat_candidate_program(ctx, dp, sg, o.emulate, false, false, !o.no_push, o.right_cols, variant, k);
   auto check = kernels::Program::file(ctx, "knn_sgmat_check.wgsl", {}, {.validated = true});
   mark(st.prep_seconds);
 
@@ -363,10 +382,21 @@ KnnResult knn_exact_subgroup_matrix(const Tensor& x_in, int k, int64_t row_begin
   const int64_t chunk = std::max<int64_t>(
       shape.bm, std::min<int64_t>(rows, int64_t(ctx->limits().max_storage_buffer_binding_size / (4ull * kp))));
   const float gamma = float(dp) * 0x1p-22f, c32 = float(3 * d + 32) * 0x1p-24f;
+  // The margin bar's per-row margins (the candidate kernel's bar stops at a row's k-th key plus its
+  // margin): a point whose f16 key passes the k-th by more than 2·E_i (knn_sgmat_check.wgsl's bound
+  // on a key's error, in the keys' scaled units) is farther than the true k-th neighbour, so no
+  // list needs it and the re-check's flag stays sound. 2.25·E_i: slack for the sums' own rounding.
+  // Most of a row's candidates then never pass: the lists behave like k-long ones.
+  const double rr = double(most[0]) + double(most[1]);
+  Tensor h = point_stats.slice(1, 0, 1).reshape({npad}), a = point_stats.slice(1, 1, 2).reshape({npad});
+  Tensor spread = h + a + rr;
+  Tensor margin =
+      (2.0 * (a * rr + h * double(most[1]) + h * (double(gamma) * most[0])) + double(c32) * (spread * spread)) *
+      (1.0625 * 2.25);
   for (int64_t c0 = row_begin; c0 < row_end; c0 += chunk) {
     const int64_t c1 = std::min(row_end, c0 + chunk);
     Tensor cand_i = Tensor::empty(ctx, {c1 - c0, kp}, DType::i32), cand_k = Tensor::empty(ctx, {c1 - c0, kp});
-    const kernels::Arg args[] = {cand_i, cand_k, xh, norms, knn_sgmat_points(p, staged)};
+    const kernels::Arg args[] = {cand_i, cand_k, xh, norms, knn_sgmat_points(p, staged), margin};
     knn_fused_dispatch(candidates, args, n, npad, kp, c0, c1, shape, o.pairs_per_dispatch);
     mark(st.candidates_seconds);
     if (o.no_push) continue;  // nothing in the lists to check (bench knn's timing of the stream alone)
