@@ -69,12 +69,11 @@ if [ "$stage" = variants ]; then
       knn "variants-$1" "${POINTS_1M:-1000000}" 90 exact-sgmat-no-push,exact-sgmat 60 "${@:5}"
   }
   variant old blocked 0 0
-  variant strided strided 8 0
-  variant staged strided 8 1
-  variant blocked-staged blocked 8 1
-  variant staged-pad0 strided 0 1
-  variant staged-c128 strided 8 1 --candidates 128
-  SURFGRAD_DAWN_TOGGLES=disable_robustness variant staged-norobust strided 8 1
+  variant staged blocked 8 1
+  variant staged-strided strided 8 1
+  variant staged-c106 blocked 8 1 --candidates 106
+  variant staged-c128 blocked 8 1 --candidates 128
+  SURFGRAD_DAWN_TOGGLES=disable_robustness variant staged-norobust blocked 8 1
   knn variants-f32 "${POINTS_1M:-1000000}" 90 exact-f32 40 --shapes 64x64x8/4x4/q12m10e8s512/no-push
   timeout 90 python3 bench/torch_knn.py "${POINTS_1M:-1000000}" 50 90 >"$out/torch-variants.json" 2>"$out/torch-variants.err"
   cat "$out/torch-variants.json"
@@ -117,7 +116,7 @@ def load(name):
 torch = load(f"torch-{stage}.json")
 runs = [load(f"knn-{stage}.json")] + [load(f"knn-{stage}-c{c}.json") for c in (128, 256)]
 if stage == "variants":
-    names = ("old", "strided", "staged", "blocked-staged", "staged-pad0", "staged-c128", "staged-norobust", "f32")
+    names = ("old", "staged", "staged-strided", "staged-c106", "staged-c128", "staged-norobust", "f32")
     runs = [dict(load(f"knn-variants-{v}.json") or {}, variant_name=v) for v in names]
     runs = [r for r in runs if "results" in r]
 rows = []

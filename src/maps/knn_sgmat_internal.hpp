@@ -13,7 +13,7 @@ namespace surfgrad {
 
 // How the candidate kernel moves its operands and products (issue 34: what the stream's time went
 // to besides the products). From the environment (knn_sgmat_variant), for `bench knn` sweeps:
-//   SURFGRAD_KNN_SGMAT_LAYOUT=strided|blocked: a thread's cells in the product tile (knn_fused.hpp:
+//   SURFGRAD_KNN_SGMAT_LAYOUT=blocked|strided: a thread's cells in the product tile (knn_fused.hpp:
 //     strided, 8×2 cells, lets a subgroup read 32 consecutive words of one row; blocked, 4×4, read
 //     with a stride of 4 words and two rows a subgroup: 4-way bank conflicts);
 //   SURFGRAD_KNN_SGMAT_PAD=N: floats past BN in each row of the product tile (8: the 16 lanes of a
@@ -22,7 +22,7 @@ namespace surfgrad {
 //     one copy for all subgroups; right operands at literal offsets, which robustness need not
 //     predicate) or each subgroup's right operands loaded from the transposed copy in storage.
 struct KnnSgmatVariant {
-  bool strided = true;
+  bool strided = false;  // H100, 1M x 50-D: blocked staged 2.14 s without pushes, strided 2.28 s
   int pad = 8;
   bool staged = true;
   std::string describe() const;
