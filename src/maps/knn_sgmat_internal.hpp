@@ -18,6 +18,7 @@ namespace surfgrad {
 //     with a stride of 4 words and two rows a subgroup: 4-way bank conflicts);
 //   SURFGRAD_KNN_SGMAT_PAD=N: floats past BN in each row of the product tile (8: the 16 lanes of a
 //     64-bit store phase write 4 rows on 32 distinct banks; 0: 8 rows on the same 8 banks);
+//   SURFGRAD_KNN_SGMAT_QUEUE=Q,M: the queues (below);
 //   SURFGRAD_KNN_SGMAT_STAGE=1|0: the tile's points staged through workgroup panels (vec4 loads,
 //     one copy for all subgroups; right operands at literal offsets, which robustness need not
 //     predicate) or each subgroup's right operands loaded from the transposed copy in storage.
@@ -25,6 +26,10 @@ struct KnnSgmatVariant {
   bool strided = false;  // H100, 1M x 50-D: blocked staged 2.14 s without pushes, strided 2.28 s
   int pad = 8;
   bool staged = true;
+  // Each row's queue of candidates and the fill at which it merges (knn_fused.wgsl's Q and
+  // MERGE_AT; SURFGRAD_KNN_SGMAT_QUEUE=Q,M): the lists here are ~2k long, so a merge costs twice
+  // the f32 kernel's.
+  int queue = 12, merge_at = 10;
   std::string describe() const;
 };
 KnnSgmatVariant knn_sgmat_variant();

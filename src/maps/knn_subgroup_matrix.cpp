@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 
 #include "kernels/subgroup_matrix_emulation.hpp"
@@ -232,7 +233,8 @@ std::string knn_subgroup_matrix_unsupported(const gpu::Context& ctx, int64_t d, 
 }
 
 std::string KnnSgmatVariant::describe() const {
-  return std::string(strided ? "strided" : "blocked") + "|pad" + S(pad) + (staged ? "|staged" : "");
+  return std::string(strided ? "strided" : "blocked") + "|pad" + S(pad) + (staged ? "|staged" : "") + "|q" + S(queue) +
+         "m" + S(merge_at);
 }
 
 KnnSgmatVariant knn_sgmat_variant() {
@@ -242,7 +244,7 @@ KnnSgmatVariant knn_sgmat_variant() {
     return std::string(e ? e : "");
   };
   const std::string layout = text("SURFGRAD_KNN_SGMAT_LAYOUT"), pad = text("SURFGRAD_KNN_SGMAT_PAD"),
-                    stage = text("SURFGRAD_KNN_SGMAT_STAGE");
+                    stage = text("SURFGRAD_KNN_SGMAT_STAGE"), queue = text("SURFGRAD_KNN_SGMAT_QUEUE");
   if (!layout.empty() && layout != "strided" && layout != "blocked")
     throw Error(ErrorKind::Value, "SURFGRAD_KNN_SGMAT_LAYOUT='" + layout + "': use strided or blocked");
   if (!stage.empty() && stage != "0" && stage != "1")
@@ -250,6 +252,13 @@ KnnSgmatVariant knn_sgmat_variant() {
   if (!pad.empty() && (pad.size() > 2 || pad.find_first_not_of("0123456789") != std::string::npos ||
                        std::stoi(pad) % 4 != 0 || std::stoi(pad) > 32))
     throw Error(ErrorKind::Value, "SURFGRAD_KNN_SGMAT_PAD='" + pad + "': use a multiple of 4 in [0, 32] (floats)");
+  if (!queue.empty()) {
+    int q = 0, m = 0;
+    char tail = 0;
+    if (std::sscanf(queue.c_str(), "%d,%d%c", &q, &m, &tail) != 2 || q < 2 || q > 64 || m < 1 || m > q)
+      throw Error(ErrorKind::Value, "SURFGRAD_KNN_SGMAT_QUEUE='" + queue + "': use Q,M with 2 <= Q <= 64, 1 <= M <= Q");
+    v.queue = q, v.merge_at = m;
+  }
   if (!layout.empty()) v.strided = layout == "strided";
   if (!stage.empty()) v.staged = stage == "1";
   if (!pad.empty()) v.pad = std::stoi(pad);
@@ -257,8 +266,8 @@ KnnSgmatVariant knn_sgmat_variant() {
 }
 
 KnnFusedShape knn_sgmat_shape(const KnnSgmatVariant& v) {
-  if (!v.strided) return KnnFusedShape{64, 64, 4, 4, 4, 12, 10, 8, 512};
-  KnnFusedShape f{64, 64, 4, 8, 2, 12, 10, 8, 512};  // TX = 32: a subgroup reads one row's 32 columns
+  if (!v.strided) return KnnFusedShape{64, 64, 4, 4, 4, v.queue, v.merge_at, 8, 512};
+  KnnFusedShape f{64, 64, 4, 8, 2, v.queue, v.merge_at, 8, 512};  // TX = 32: a subgroup reads one row's 32 columns
   f.strided = true;
   return f;
 }
