@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <random>
 #include <regex>
 #include <string>
@@ -149,6 +150,18 @@ TEST(KnnSubgroupMatrix, MarginBarKeepsEveryNeighbour) {
   if (!runnable()) GTEST_SKIP() << knn_subgroup_matrix_unsupported(*ctx(), 16, {.emulate = true});
   std::mt19937 gen(35);
   check_cases({{700, 16, 10, 0, 24}, {600, 12, 10, 2, 40}, {640, 9, 10, 1, 32, 16384}}, gen, true, false);
+}
+
+// The staged kernel (points through workgroup panels) with queues of 12 (the default's 24 take it
+// past lavapipe's 32 KiB of workgroup memory, where the unstaged kernel runs instead).
+TEST(KnnSubgroupMatrix, StagedKernelMatchesFloat64) {
+  if (!runnable()) GTEST_SKIP() << knn_subgroup_matrix_unsupported(*ctx(), 16, {.emulate = true});
+  setenv("SURFGRAD_KNN_SGMAT_QUEUE", "12,10", 1);
+  const bool staged = knn_sgmat_staged(*ctx(), knn_sgmat_variant(), 32, false, false);
+  std::mt19937 gen(36);
+  if (staged) check_cases({{300, 30, 20, 0}, {260, 9, 12, 2, 40}, {220, 17, 30, 1, 0, 8192}}, gen, true, false);
+  unsetenv("SURFGRAD_KNN_SGMAT_QUEUE");
+  ASSERT_TRUE(staged) << knn_sgmat_variant().describe() << " is not staged for D = 32 here";
 }
 
 TEST(KnnSubgroupMatrix, RefusesBadInput) {

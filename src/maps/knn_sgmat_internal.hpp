@@ -29,7 +29,7 @@ struct KnnSgmatVariant {
   // Each row's queue of candidates and the fill at which it merges (knn_fused.wgsl's Q and
   // MERGE_AT; SURFGRAD_KNN_SGMAT_QUEUE=Q,M): the lists here are ~2k long, so a merge costs twice
   // the f32 kernel's.
-  int queue = 12, merge_at = 10;
+  int queue = 24, merge_at = 20;  // H100, 1M x 50-D, k = 90: 4.46 s against 12,10: 4.98 (32,24: 4.44; 48,40: 6.90)
   std::string describe() const;
 };
 KnnSgmatVariant knn_sgmat_variant();
