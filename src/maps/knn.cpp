@@ -51,10 +51,11 @@ KnnResult knn_exact_rows(const Tensor& x, int k, int64_t row_begin, int64_t row_
   EagerScope eager;  // the map path runs eagerly (tensor.hpp)
   check_exact(x, k, row_begin, row_end);
   // Subgroup matrices (tensor cores), the same lists by their f32 re-check
-  // (knn_subgroup_matrix.cpp), only when asked for: SURFGRAD_KNN_SUBGROUP_MATRIX=1. On the H200
-  // (2026-11-27 evening, Dawn) it is right (its real-builtins test passes against float64, no row
-  // recomputed) but slower: 1M × 50-D, k = 90 in 9.75 s against the f32 kernel's 4.43 s
-  // (bench/results/2026-11-27-h200-dawn-knn-sgmat-1m.json), so the f32 kernel stays the default.
+  // (knn_subgroup_matrix.cpp), only when asked for: SURFGRAD_KNN_SUBGROUP_MATRIX=1. On the H100
+  // (2026-11-28, Dawn) it is right and, with its points staged through workgroup panels and the
+  // margin bar, as fast as the f32 kernel but no faster: 1M × 50-D, k = 90 in 4.44-4.75 s against
+  // 4.46 s (its stream alone 2.08 s; the ~2k-long lists' merges take the rest;
+  // bench/results/2026-11-28-h100-dawn-knn-sgmat-staged.json), so the f32 kernel stays the default.
   const char* env = std::getenv("SURFGRAD_KNN_SUBGROUP_MATRIX");
   if (env && std::string(env) == "1" && knn_subgroup_matrix_unsupported(*x.context(), x.shape(1)).empty())
     return knn_exact_subgroup_matrix(x, k, row_begin, row_end);
