@@ -153,7 +153,15 @@ async function load({ wasmUrl, wasmModule, powerPreference = 'high-performance',
   const url = wasmUrl || new URL('./surfgrad.wasm', import.meta.url);
   // wasmModule: surfgrad.wasm compiled by the caller (a WebAssembly.Module or a promise of one),
   // e.g. by a page's first script while its worker's modules load, posted to the worker.
-  const compiled = (wasmModule ? Promise.resolve(wasmModule) : compileWasm(url)).then((m) => ((ms.compile = since(t0)), m), (e) => {
+  const compiled = (wasmModule ? Promise.resolve(wasmModule) : compileWasm(url)).then((m) => {
+    // (Anything else, say the wasm's bytes, would instantiate into another shape and fail later
+    // without naming the option.)
+    if (!(m instanceof WebAssembly.Module))
+      throw new SurfgradError('value', `init: wasmModule must be a WebAssembly.Module (or a promise of one), got ${
+        Object.prototype.toString.call(m)}: compile surfgrad.wasm with WebAssembly.compileStreaming`);
+    ms.compile = since(t0);
+    return m;
+  }, (e) => {
     throw new SurfgradError('io', `could not load ${wasmModule ? 'the wasmModule given' : url}: ${e.message || e}`);
   });
   compiled.catch(() => {});  // (awaited below; a rejection before then is not unhandled)

@@ -503,8 +503,17 @@ window.runSuite = async ({ mnist = true, only = null } = {}) => {
   // the failed one prefetched while the wasm compiled is destroyed: runtime.js).
   await expectError('init: a wasm URL that does not load is named', 'io', /could not load .*no-such-module\.wasm/,
                     () => sg.init({ wasmUrl: new URL('/no-such-module.wasm', location.href) }));
-  const info = await sg.init();
+  // init({ wasmModule }): a page's own compile of the wasm (issue 35's second load), checked before
+  // it is used; this suite's device then comes from it.
+  await expectError('init: a wasmModule that is not a WebAssembly.Module is named', 'value',
+                    /wasmModule must be a WebAssembly\.Module.*ArrayBuffer/, () => sg.init({ wasmModule: new ArrayBuffer(8) }));
+  const wasmModule = WebAssembly.compileStreaming(fetch(new URL('../package/surfgrad.wasm', import.meta.url)));
+  const info = await sg.init({ wasmModule });
   record('init: a device with its adapter named', !!info.adapter, `${info.adapter} (${info.implementation})`);
+  // init() used that Module: the wasm was fetched once (by this suite), not again by init().
+  const fetched = performance.getEntriesByType('resource').filter((e) => e.name.endsWith('/surfgrad.wasm')).length;
+  record('init: from a WebAssembly.Module the page compiled (the wasm fetched once)', fetched === 1,
+         `${fetched} fetches; initMs ${JSON.stringify(info.initMs)}`);
   let builtin = null;
   // 'points' first: its wasm-memory check needs a heap that earlier tests have not left room in.
   for (const [name, body] of [['points', () => testPoints(record, expectError)],
