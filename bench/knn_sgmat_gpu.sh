@@ -14,8 +14,8 @@
 #     under Dawn, then 1M × 50-D, k = 90: exact-sgmat (per-step seconds), exact-sgmat-no-push,
 #     exact-f32 and its no-push shape in one surfgrad call, exact-sgmat at 128 and 256 candidates,
 #     PyTorch (bench/torch_knn.py).
-#   STAGE variants (<= 420 s): the candidate kernel's layouts and staging (KnnSgmatVariant), each
-#     without pushes and whole, beside the f32 kernel and PyTorch (see the stage).
+#   STAGE variants (<= 300 s): the candidate kernel's variants (KnnSgmatVariant: staged, split
+#     products), each without pushes and whole, beside the f32 kernel and PyTorch (see the stage).
 #   STAGE cols (<= 300 s): the diagnostic, then 1M x 50-D k = 90 exact-sgmat with the default right
 #     operands and with SURFGRAD_KNN_SGMAT_RIGHT=cols (col_major from the row-major copy).
 #   STAGE 10m (<= 560 s): 10M × 50-D, k = 15, exact-sgmat (about 100× the 1M work; today's f32
@@ -59,21 +59,19 @@ tests() {
 }
 if [ "$stage" = variants ]; then
   # The candidate kernel's layouts and staging (knn_sgmat_internal.hpp: KnnSgmatVariant), 1M x 50-D,
-  # k = 90 (<= 420 s; ~4 min expected on the H100): the diagnostic (each variant's products
+  # k = 90 (<= 300 s; ~2.5 min expected on the H100): the diagnostic (each variant's products
   # against the host inside the kernel), then per variant the stream without pushes and the whole
-  # kNN; the f32 kernel, the default variant without robustness and at 128 candidates, PyTorch.
+  # kNN; split products at queues of 16 and 12 and at 128 candidates, the f32 kernel, PyTorch.
   diag
   tests
   variant() {  # NAME LAYOUT PAD STAGE [more bench knn options]
     SURFGRAD_KNN_SGMAT_LAYOUT=$2 SURFGRAD_KNN_SGMAT_PAD=$3 SURFGRAD_KNN_SGMAT_STAGE=$4 \
-      knn "variants-$1" "${POINTS_1M:-1000000}" 90 exact-sgmat-no-push,exact-sgmat 60 "${@:5}"
+      knn "variants-$1" "${POINTS_1M:-1000000}" 90 exact-sgmat-no-push,exact-sgmat 40 "${@:5}"
   }
-  variant old blocked 0 0
   variant staged blocked 8 1
-  variant staged-strided strided 8 1
-  variant staged-c106 blocked 8 1 --candidates 106
-  variant staged-c128 blocked 8 1 --candidates 128
-  SURFGRAD_DAWN_TOGGLES=disable_robustness variant staged-norobust blocked 8 1
+  SURFGRAD_KNN_SGMAT_SPLIT=1 variant split blocked 8 1
+  SURFGRAD_KNN_SGMAT_SPLIT=1 SURFGRAD_KNN_SGMAT_QUEUE=12,10 variant split-q12 blocked 8 1
+  SURFGRAD_KNN_SGMAT_SPLIT=1 variant split-c128 blocked 8 1 --candidates 128
   knn variants-f32 "${POINTS_1M:-1000000}" 90 exact-f32 40 --shapes 64x64x8/4x4/q12m10e8s512/no-push
   timeout 90 python3 bench/torch_knn.py "${POINTS_1M:-1000000}" 50 90 >"$out/torch-variants.json" 2>"$out/torch-variants.err"
   cat "$out/torch-variants.json"
@@ -116,7 +114,7 @@ def load(name):
 torch = load(f"torch-{stage}.json")
 runs = [load(f"knn-{stage}.json")] + [load(f"knn-{stage}-c{c}.json") for c in (128, 256)]
 if stage == "variants":
-    names = ("old", "staged", "staged-strided", "staged-c106", "staged-c128", "staged-norobust", "f32")
+    names = ("staged", "split", "split-q12", "split-c128", "f32")
     runs = [dict(load(f"knn-variants-{v}.json") or {}, variant_name=v) for v in names]
     runs = [r for r in runs if "results" in r]
 rows = []

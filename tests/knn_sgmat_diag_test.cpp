@@ -104,9 +104,15 @@ struct HostProducts {
   int64_t np;
   int dp;
   std::vector<float> xh;  // [np, dp]
+  std::vector<float> xr;  // [np, dp]: the residuals in f16 (split products)
+  bool split = false;     // dot() of the whole rows is X̃_i·X̃_j + X̃_i·r̃_j + r̃_i·X̃_j
   double dot(int64_t i, int64_t j, int l0 = 0, int l1 = -1) const {
     double s = 0;
-    for (int l = l0; l < (l1 < 0 ? dp : l1); ++l) s += double(xh[size_t(i * dp + l)]) * double(xh[size_t(j * dp + l)]);
+    for (int l = l0; l < (l1 < 0 ? dp : l1); ++l) {
+      const size_t a = size_t(i * dp + l), b = size_t(j * dp + l);
+      s += double(xh[a]) * double(xh[b]);
+      if (split && l0 == 0 && l1 < 0) s += double(xh[a]) * double(xr[b]) + double(xr[a]) * double(xh[b]);
+    }
     return s;
   }
   double norm(int64_t i) const { return std::sqrt(dot(i, i)); }
@@ -261,7 +267,7 @@ void diagnose(int64_t n, int64_t d, uint32_t seed) {
   std::vector<float> x = points(n, d, seed);
   Tensor t = Tensor::from_vector(ctx(), x, {n, d});
   KnnSgmatPrep p = knn_sgmat_prep(t);
-  HostProducts h{p.npad, p.dp, p.xh.to_vector<float>()};
+  HostProducts h{p.npad, p.dp, p.xh.to_vector<float>(), p.xr.to_vector<float>()};
   std::vector<float> xt = p.xt.to_vector<float>();
   EXPECT_EQ(compare_prep(x, n, d, p, h.xh, xt), 0) << "prep's f16 copies";
 
@@ -287,25 +293,34 @@ void diagnose(int64_t n, int64_t d, uint32_t seed) {
     bool plain, right_cols;
     KnnSgmatVariant variant;
   };
-  const std::vector<Case> cases = {
+  std::vector<Case> cases = {
       {"kernel (the candidate kernel's own products, " + knn_sgmat_variant().describe() + ")", false, false,
        knn_sgmat_variant()},
       {"kernel, plain (as first passed on the H200)", true, false, {false, 0, false}},
       {"kernel, right operands col_major from xh (experimental)", false, true, {false, 0, false}},
       {"kernel, blocked cells, pad 0, unstaged (before 2026-11-28)", false, false, {false, 0, false}},
       {"kernel, strided cells, pad 8, unstaged", false, false, {true, 8, false}},
-      {"kernel, strided cells, pad 8, staged", false, false, {true, 8, true}},
-      {"kernel, blocked cells, pad 8, staged", false, false, {false, 8, true}},
+      {"kernel, strided cells, pad 8, staged", false, false, {true, 8, true, false, 12, 10}},
+      {"kernel, blocked cells, pad 8, staged", false, false, {false, 8, true, false, 12, 10}},
+      {"kernel, blocked cells, pad 8, staged, split products", false, false, {false, 8, true, true, 12, 10}},
   };
   for (const Case& c : cases) {
     const KnnFusedShape shape = knn_sgmat_shape(c.variant);
     const bool staged = knn_sgmat_staged(*ctx(), c.variant, p.dp, c.plain, c.right_cols);
+    const bool split = knn_sgmat_split(*ctx(), c.variant, p.dp, c.plain, c.right_cols);
+    if (c.variant.staged != staged || c.variant.split != split) {
+      std::printf("  %s: runs %s here (the panels do not fit this adapter's workgroup memory at DP %d)\n",
+                  c.name.c_str(), staged ? "unsplit" : "unstaged", p.dp);
+    }
+    h.split = split;
     auto cand = knn_sgmat_candidate_program(ctx(), p.dp, sg, emulate, true, c.plain, true, c.right_cols, c.variant);
     Tensor dump = Tensor::full(ctx(), {p.npad, p.npad}, std::nan(""));
     Tensor ci = Tensor::empty(ctx(), {n, kp}, DType::i32), ck = Tensor::empty(ctx(), {n, kp});
     Tensor margin = Tensor::zeros(ctx(), {p.npad});  // read only where ks > 0 (not here)
     const kernels::Arg args[] = {ci, ck, p.xh, p.norms, knn_sgmat_points(p, staged), margin, dump};
-    knn_fused_dispatch(cand, args, n, p.npad, kp, 0, n, shape);
+    const kernels::Arg split_args[] = {ci, ck, p.xh, p.norms, knn_sgmat_points(p, staged), margin, p.xr, dump};
+    knn_fused_dispatch(cand, split ? std::span<const kernels::Arg>(split_args) : std::span<const kernels::Arg>(args), n,
+                       p.npad, kp, 0, n, shape);
     const int64_t bad = compare_products(c.name, dump.to_vector<float>(), h, (n + 63) / 64 * 64);
     if (!c.plain) {
       EXPECT_EQ(bad, 0) << c.name;

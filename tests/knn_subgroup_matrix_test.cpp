@@ -8,9 +8,11 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <random>
 #include <regex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "maps/knn_sgmat_internal.hpp"
@@ -152,16 +154,53 @@ TEST(KnnSubgroupMatrix, MarginBarKeepsEveryNeighbour) {
   check_cases({{700, 16, 10, 0, 24}, {600, 12, 10, 2, 40}, {640, 9, 10, 1, 32, 16384}}, gen, true, false);
 }
 
+// Sets environment variables for a scope and restores what was there (tests of the variants).
+class EnvScope {
+ public:
+  explicit EnvScope(std::vector<std::pair<std::string, std::string>> vars) {
+    for (auto& [name, value] : vars) {
+      const char* old = std::getenv(name.c_str());
+      saved_.push_back({name, old ? std::optional<std::string>(old) : std::nullopt});
+      setenv(name.c_str(), value.c_str(), 1);
+    }
+  }
+  ~EnvScope() {
+    for (auto& [name, old] : saved_) old ? (void)setenv(name.c_str(), old->c_str(), 1) : (void)unsetenv(name.c_str());
+  }
+
+ private:
+  std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
+};
+
 // The staged kernel (points through workgroup panels) with queues of 12 (the default's 24 take it
 // past lavapipe's 32 KiB of workgroup memory, where the unstaged kernel runs instead).
 TEST(KnnSubgroupMatrix, StagedKernelMatchesFloat64) {
   if (!runnable()) GTEST_SKIP() << knn_subgroup_matrix_unsupported(*ctx(), 16, {.emulate = true});
-  setenv("SURFGRAD_KNN_SGMAT_QUEUE", "12,10", 1);
-  const bool staged = knn_sgmat_staged(*ctx(), knn_sgmat_variant(), 32, false, false);
+  EnvScope env({{"SURFGRAD_KNN_SGMAT_QUEUE", "12,10"},
+                {"SURFGRAD_KNN_SGMAT_STAGE", "1"},
+                {"SURFGRAD_KNN_SGMAT_LAYOUT", "blocked"},
+                {"SURFGRAD_KNN_SGMAT_PAD", "8"},
+                {"SURFGRAD_KNN_SGMAT_SPLIT", "0"}});
+  ASSERT_TRUE(knn_sgmat_staged(*ctx(), knn_sgmat_variant(), 32, false, false))
+      << knn_sgmat_variant().describe() << " is not staged for D = 32 here";
   std::mt19937 gen(36);
-  if (staged) check_cases({{300, 30, 20, 0}, {260, 9, 12, 2, 40}, {220, 17, 30, 1, 0, 8192}}, gen, true, false);
-  unsetenv("SURFGRAD_KNN_SGMAT_QUEUE");
-  ASSERT_TRUE(staged) << knn_sgmat_variant().describe() << " is not staged for D = 32 here";
+  check_cases({{300, 30, 20, 0}, {260, 9, 12, 2, 40}, {220, 17, 30, 1, 0, 8192}}, gen, true, false);
+}
+
+// Split products (three a product: X̃·X̃ + X̃·r̃ + r̃·X̃) and their smaller error bound, on the staged
+// kernel (D ≤ 16 and queues of 12: the second panel within lavapipe's 32 KiB); with the margin bar
+// and several dispatches, on clusters, a tie-heavy grid and duplicates. Recall stays 1.
+TEST(KnnSubgroupMatrix, SplitProductsMatchFloat64) {
+  if (!runnable()) GTEST_SKIP() << knn_subgroup_matrix_unsupported(*ctx(), 16, {.emulate = true});
+  EnvScope env({{"SURFGRAD_KNN_SGMAT_QUEUE", "12,10"},
+                {"SURFGRAD_KNN_SGMAT_STAGE", "1"},
+                {"SURFGRAD_KNN_SGMAT_LAYOUT", "blocked"},
+                {"SURFGRAD_KNN_SGMAT_PAD", "8"},
+                {"SURFGRAD_KNN_SGMAT_SPLIT", "1"}});
+  ASSERT_TRUE(knn_sgmat_split(*ctx(), knn_sgmat_variant(), 16, false, false))
+      << knn_sgmat_variant().describe() << " has no split products for D = 16 here";
+  std::mt19937 gen(37);
+  check_cases({{500, 16, 10, 0, 16}, {400, 9, 12, 2, 30}, {300, 13, 20, 1, 0, 8192}, {97, 5, 90, 0}}, gen, true, false);
 }
 
 TEST(KnnSubgroupMatrix, RefusesBadInput) {
@@ -191,22 +230,32 @@ TEST(KnnSubgroupMatrix, DeviceBuiltinsMatchFloat64) {
 // 16-byte alignment that subgroup-matrix loads need, whatever order the variables are declared in:
 // every product was wrong (KnnSgmatDiag; BENCHMARKS.md, 2026-11-28). No GPU work: the source only.
 TEST(KnnSubgroupMatrix, WorkgroupMemoryKeepsFragmentsAligned) {
-  const KnnSgmatVariant variants[] = {{true, 8, true}, {false, 8, true}, {true, 8, false}, {false, 0, false}};
+  // Queues of 12 and D = 16: the staged and split kernels' sources within lavapipe's 32 KiB too.
+  const KnnSgmatVariant variants[] = {{true, 8, true, false, 12, 10},
+                                      {false, 8, true, false, 12, 10},
+                                      {false, 8, true, true, 12, 10},
+                                      {true, 8, false},
+                                      {false, 0, false}};
   const std::regex decl(R"(var<workgroup> (\w+): ([^;]+);)"), literal(R"(^array<(u32|i32|f32|atomic<u32>), (\d+)u?>$)");
   for (const KnnSgmatVariant& v : variants) {
-    const std::string wgsl = knn_sgmat_candidate_wgsl(*ctx(), 64, 32, false, false, false, true, false, v);
+    const std::string wgsl = knn_sgmat_candidate_wgsl(*ctx(), 16, 32, false, false, false, true, false, v, true);
     EXPECT_NE(wgsl.find("var<workgroup> prod"), std::string::npos) << v.describe();
-    if (knn_sgmat_staged(*ctx(), v, 64, false, false)) {
-      EXPECT_NE(wgsl.find("subgroupMatrixLoad<TB, col_major>(&bpan[tj]"), std::string::npos) << v.describe();
-    }
+    EXPECT_EQ(knn_sgmat_staged(*ctx(), v, 16, false, false), v.staged) << v.describe();
+    EXPECT_EQ(wgsl.find("subgroupMatrixLoad<TB, col_major>(&bpan[tj]") != std::string::npos, v.staged) << v.describe();
+    EXPECT_EQ(wgsl.find("var<workgroup> rpan") != std::string::npos, v.split) << v.describe();
     int vars = 0;
     for (auto it = std::sregex_iterator(wgsl.begin(), wgsl.end(), decl); it != std::sregex_iterator(); ++it) {
       ++vars;
       const std::string name = (*it)[1].str(), type = (*it)[2].str();
       EXPECT_EQ(type.rfind("array<", 0), 0u) << v.describe() << ": workgroup scalar " << name << ": " << type;
+      // A literal length: its bytes a multiple of 16. Otherwise one of the kernel's sizes, all
+      // multiples of 64 rows or points or of 16-point panels.
       std::smatch m;
       if (std::regex_match(type, m, literal)) {
         EXPECT_EQ(std::stol(m[2].str()) * 4 % 16, 0) << v.describe() << ": " << name << ": " << type;
+      } else {
+        EXPECT_TRUE(std::regex_search(type, std::regex(R"(\b(BM|BN|BK|Q|SCRATCH|DPS|PS)\b)")))
+            << v.describe() << ": " << name << ": " << type;
       }
     }
     EXPECT_GE(vars, 10) << v.describe();

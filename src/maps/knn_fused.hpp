@@ -24,15 +24,17 @@ struct KnnFusedShape {
   // Which cells a thread owns: blocked (the f32 kernel's register tiles) puts thread (tx, ty)'s TM×TN
   // cells at rows ty·TM + i, columns tx·TN + j; strided at rows ty + i·(BM/TM), columns tx + j·(BN/TN),
   // so that a subgroup reads consecutive words of one row (the subgroup-matrix kernel's product
-  // tile in workgroup memory: no bank conflicts). Not parsed: set by code only ("/strided").
+  // tile in workgroup memory: no bank conflicts). Not parsed: set by code only (the subgroup-matrix
+  // kernel, whose keys name its layout); the f32 kernel's register tiles assume blocked cells.
   bool strided = false;
   int threads() const { return (bm / tm) * (bn / tn); }
   // Whether the lists' copies fit in the staging tiles (keys in the queries', ids in the points'),
   // which hold nothing live while rows merge: then they take no workgroup memory of their own.
   bool scratch_in_tiles() const { return scratch <= bk * (std::min(bm, bn) + 4); }
   uint64_t workgroup_bytes() const {
-    return 4ull * (uint64_t(bk) * (bm + 4) + uint64_t(bk) * (bn + 4) + bn + 4ull * bm + 2ull * bm * queue +
-                   (scratch_in_tiles() ? 0ull : 2ull * scratch) + 4);
+    return 4ull *
+           (uint64_t(bk) * (bm + 4) + uint64_t(bk) * (bn + 4) + bn + 4ull * bm + 2ull * bm * queue +
+            (scratch_in_tiles() ? 0ull : 2ull * scratch) + 12);  // (retry, merge_count, merge_total: 4 words each)
   }
   // "BMxBNxBK/TMxTN/qQmMeEsS", with "/compute-only" when select is off, "/no-push" when push is
   // (sS may be left out when parsing: 256).

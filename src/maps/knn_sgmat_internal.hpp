@@ -19,6 +19,10 @@ namespace surfgrad {
 //   SURFGRAD_KNN_SGMAT_PAD=N: floats past BN in each row of the product tile (8: the 16 lanes of a
 //     64-bit store phase write 4 rows on 32 distinct banks; 0: 8 rows on the same 8 banks);
 //   SURFGRAD_KNN_SGMAT_QUEUE=Q,M: the queues (below);
+//   SURFGRAD_KNN_SGMAT_SPLIT=1|0: split products (X̃·X̃ + X̃·r̃ + r̃·X̃, r̃ the f16 rounding's residual
+//     rounded to f16 again: three products for one, about a tenth of the error bound, so the margin
+//     bar takes far fewer candidates); staged kernels only (a second panel: queues 16/12 by default,
+//     to fit 48 KiB);
 //   SURFGRAD_KNN_SGMAT_STAGE=1|0: the tile's points staged through workgroup panels (vec4 loads,
 //     one copy for all subgroups; right operands at literal offsets, which robustness need not
 //     predicate) or each subgroup's right operands loaded from the transposed copy in storage.
@@ -26,6 +30,7 @@ struct KnnSgmatVariant {
   bool strided = false;  // H100, 1M x 50-D: blocked staged 2.14 s without pushes, strided 2.28 s
   int pad = 8;
   bool staged = true;
+  bool split = false;
   // Each row's queue of candidates and the fill at which it merges (knn_fused.wgsl's Q and
   // MERGE_AT; SURFGRAD_KNN_SGMAT_QUEUE=Q,M): the lists here are ~2k long, so a merge costs twice
   // the f32 kernel's.
@@ -34,15 +39,15 @@ struct KnnSgmatVariant {
 };
 KnnSgmatVariant knn_sgmat_variant();
 
-// The candidate kernel's tile shape (knn_fused's GPU shape: 64×64, 256 invocations; 4×4 cells a
-// thread blocked, 8×2 strided).
+// The candidate kernel's tile shape: 64×64, 256 invocations (as knn_fused's GPU shape), BK 4, 4×4
+// cells a thread blocked or 8×2 strided, the variant's queues.
 KnnFusedShape knn_sgmat_shape(const KnnSgmatVariant& v = knn_sgmat_variant());
 
 // Prep's outputs (knn_sgmat_prep.wgsl): X = s·(x − mean) rounded to f16, row-major xh [npad, dp]
-// and transposed xt [dp, npad] (zeros past N and D), norms |X_j|² [npad], stats [npad, 2] =
-// (|X̃_j|, |r_j|).
+// and transposed xt [dp, npad] (zeros past N and D), norms |X_j|² [npad], the residuals r = X − X̃
+// rounded to f16, row-major xr [npad, dp], stats [npad, 4] = (|X̃_j|, |r_j|, |r_j − r̃_j|, 0).
 struct KnnSgmatPrep {
-  Tensor xh, xt, norms, stats, mean;
+  Tensor xh, xt, xr, norms, stats, mean;
   float scale = 1;
   int dp = 16;
   int64_t npad = 0;
@@ -63,16 +68,21 @@ std::string knn_sgmat_tile(const std::string& ti, const std::string& tj, const s
 // tile's norms read under branches), for the diagnostic's comparison. push = false: nothing passes
 // the bars (bench knn's no-push timing). right_cols: KnnSubgroupMatrixOptions::right_cols.
 // Bindings: out_index, out_key, xh, norms, then knn_sgmat_points(prep, variant), the rows' margins
-// ([NPAD] f32, read where ks > 0: the margin bar at the ks-th key, knn_exact_subgroup_matrix), dump.
+// ([NPAD] f32 then k, read with margin_bar: knn_exact_subgroup_matrix's bar at the k-th key), where
+// split (knn_sgmat_split) xr, then dump.
 // A staged variant applies where DP ≤ 128 and its panels fit the adapter's workgroup memory, and
 // neither plain nor right_cols.
 kernels::Program knn_sgmat_candidate_program(const gpu::ContextPtr& ctx, int dp, int sg, bool emulate,
                                              bool dump = false, bool plain = false, bool push = true,
                                              bool right_cols = false,
-                                             const KnnSgmatVariant& variant = knn_sgmat_variant(), int ks = 0);
+                                             const KnnSgmatVariant& variant = knn_sgmat_variant(),
+                                             bool margin_bar = false);
 // The WGSL that program compiles.
 std::string knn_sgmat_candidate_wgsl(const gpu::Context& ctx, int dp, int sg, bool emulate, bool dump, bool plain,
-                                     bool push, bool right_cols, const KnnSgmatVariant& variant, int ks = 0);
+                                     bool push, bool right_cols, const KnnSgmatVariant& variant,
+                                     bool margin_bar = false);
+// Whether it multiplies split products (the variant's split, where staged).
+bool knn_sgmat_split(const gpu::Context& ctx, const KnnSgmatVariant& v, int dp, bool plain, bool right_cols);
 // Whether the candidate kernel stages its points for these parameters (see above).
 bool knn_sgmat_staged(const gpu::Context& ctx, const KnnSgmatVariant& v, int dp, bool plain, bool right_cols);
 // The candidate kernel's fifth binding: the transposed copy, or (staged) the row-major one again,

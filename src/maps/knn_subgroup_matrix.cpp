@@ -33,7 +33,7 @@ std::string S(int64_t v) { return std::to_string(v); }
 uint64_t candidate_bytes(const KnnFusedShape& f, const KnnSgmatVariant& v, bool staged, int dp) {
   return f.workgroup_bytes() - 4ull * uint64_t(f.bk) * uint64_t(f.bm + f.bn + 8) -
          (f.scratch_in_tiles() ? 0ull : 8ull * uint64_t(f.scratch)) + 4ull * uint64_t(f.bm) * uint64_t(f.bn + v.pad) +
-         (staged ? 2ull * uint64_t(f.bn) * uint64_t(dp + 8) : 0);
+         (staged ? (v.split ? 4ull : 2ull) * uint64_t(f.bn) * uint64_t(dp + 8) : 0);
 }
 
 // A merge's copies of the merging rows' lists (knn_fused.wgsl's scratch) in the product tile: the
@@ -77,8 +77,9 @@ bool has_f16_config(const gpu::Features& f) {
 // read under branches), kept for the diagnostic's comparison.
 // right_cols: the right operands loaded col_major from the row-major copy x (a 16-point block is
 // 16 rows of DP contiguous halves) instead of row_major from xt (16 rows 2·NPAD bytes apart).
-kernels::Values candidate_values(const KnnFusedShape& f, const KnnSgmatVariant& variant, bool staged, int dp, int sg,
-                                 bool emulate, bool dump, bool plain, bool right_cols, int ks) {
+kernels::Values candidate_values(const KnnFusedShape& f, const KnnSgmatVariant& variant, bool staged, bool split,
+                                 int dp, int sg, bool emulate, bool dump, bool plain, bool right_cols,
+                                 bool margin_bar) {
   kernels::Values v = knn_fused_values(f);
   const int cells = f.tm * f.tn, across_n = f.bn / 16, tiles = (f.bm / 16) * across_n, groups = f.threads() / sg;
   std::string declare = "  var acc: array<f32, " + S(cells) + ">;\n  var sink = 0.0;\n  var pn = MAXF;\n";
@@ -97,6 +98,10 @@ kernels::Values candidate_values(const KnnFusedShape& f, const KnnSgmatVariant& 
     for (int s = 0; s < dp / 16; ++s)
       declare += "  let hl" + S(s) + " = subgroupMatrixLoad<TA, row_major>(&x, (row0 + hti * 16u) * DP + " + S(16 * s) +
                  "u, DP);\n";
+    if (split)  // the query rows' residuals: X̃_i·r̃_j + r̃_i·X̃_j complete the split products
+      for (int s = 0; s < dp / 16; ++s)
+        declare += "  let hr" + S(s) + " = subgroupMatrixLoad<TA, row_major>(&xr, (row0 + hti * 16u) * DP + " +
+                   S(16 * s) + "u, DP);\n";
     for (int u = 0; u < per; ++u) {
       compute += "      {\n        let tj = (" + who + " * " + S(per) + "u + " + S(u) + "u) % " + across +
                  ";\n        var m = TC();\n";
@@ -105,7 +110,14 @@ kernels::Values candidate_values(const KnnFusedShape& f, const KnnSgmatVariant& 
             staged       ? "subgroupMatrixLoad<TB, col_major>(&bpan[tj], " + S(16 * s) + "u, DPS)"
             : right_cols ? "subgroupMatrixLoad<TB, col_major>(&x, (col0 + tj * 16u) * DP + " + S(16 * s) + "u, DP)"
                          : "subgroupMatrixLoad<TB, row_major>(&xt, " + S(16 * s) + "u * NPAD + col0 + tj * 16u, NPAD)";
-        compute += "        m = subgroupMatrixMultiplyAccumulate(hl" + S(s) + ", " + right + ", m);\n";
+        if (split) {
+          const std::string rr = "subgroupMatrixLoad<TB, col_major>(&rpan[tj], " + S(16 * s) + "u, DPS)";
+          compute += "        { let bx = " + right + ";\n          m = subgroupMatrixMultiplyAccumulate(hl" + S(s) +
+                     ", bx, m);\n          m = subgroupMatrixMultiplyAccumulate(hl" + S(s) + ", " + rr +
+                     ", m);\n          m = subgroupMatrixMultiplyAccumulate(hr" + S(s) + ", bx, m); }\n";
+        } else {
+          compute += "        m = subgroupMatrixMultiplyAccumulate(hl" + S(s) + ", " + right + ", m);\n";
+        }
       }
       compute += "        subgroupMatrixStore<row_major>(&prod, hti * 16u * PS + tj * 16u, m, PS);\n      }\n";
     }
@@ -150,6 +162,14 @@ kernels::Values candidate_values(const KnnFusedShape& f, const KnnSgmatVariant& 
       const char* comp[] = {".x", ".y", ".z", ".w"};
       store += "      { let p = " + p + "; let at = (p % 16u) * DPS + (" + c4 + ") * 4u;";
       for (int m = 0; m < 4; ++m) store += " bpan[p / 16u][at + " + S(m) + "u] = rv" + S(q) + comp[m] + ";";
+      if (split) {
+        declare += "  var rw" + S(q) + " = vec4<f16>();\n";
+        // (from xr itself, 4 halves: a vec4 view would be a ninth binding beside the diagnostic's dump)
+        const std::string at = "((lc0 + " + p + ") * DP + (" + c4 + ") * 4u)";
+        load += "        rw" + S(q) + " = vec4<f16>(xr[" + at + "], xr[" + at + " + 1u], xr[" + at + " + 2u], xr[" +
+                at + " + 3u]);\n";
+        for (int m = 0; m < 4; ++m) store += " rpan[p / 16u][at + " + S(m) + "u] = rw" + S(q) + comp[m] + ";";
+      }
       store += " }\n";
     }
   }
@@ -157,33 +177,42 @@ kernels::Values candidate_values(const KnnFusedShape& f, const KnnSgmatVariant& 
   v["EXTRA_BINDINGS"] =
       std::string(staged ? "@group(0) @binding(4) var<storage, read> xv: array<vec4<f16>>;  // xh again, as vec4s\n"
                          : "@group(0) @binding(4) var<storage, read> xt: array<f16>;  // [DP, NPAD]\n") +
-      "@group(0) @binding(5) var<storage, read> margin: array<f32>;  // [NPAD]: the margin bar's\n" +
-      std::string(dump ? "@group(0) @binding(6) var<storage, read_write> dump: array<f32>;  // [NPAD, NPAD]\n" : "") +
-      "const KS: u32 = " + S(std::max(ks, 1)) + "u;  // the k of the margin bar\n" +
+      "@group(0) @binding(5) var<storage, read> margin: array<f32>;  // [NPAD + 1]: the margin bar's, then k\n" +
+      std::string(split ? "@group(0) @binding(6) var<storage, read> xr: array<f16>;  // [NPAD, DP]: r̃\n" : "") +
+      std::string(dump ? "@group(0) @binding(" + S(split ? 7 : 6) +
+                             ") var<storage, read_write> dump: array<f32>;  // [NPAD, NPAD]\n"
+                       : "") +
       "enable chromium_experimental_subgroup_matrix;\n"
       "alias TA = subgroup_matrix_left<f16, 16, 16>;\nalias TB = subgroup_matrix_right<f16, 16, 16>;\n"
       "alias TC = subgroup_matrix_result<f32, 16, 16>;\n"
       "const DP: u32 = " +
       S(dp) + "u;\nconst PS: u32 = BN + " + S(variant.pad) + "u;  // the product tile's row stride\n" +
       "var<workgroup> prod: array<f32, BM * PS>;\n" +
-      (staged ? "const DPS: u32 = DP + 8u;  // a panel's row stride (halves): 16-byte aligned rows\n"
-                "var<workgroup> bpan: array<array<f16, 16u * DPS>, BN / 16u>;  // the tile's points, 16 a panel\n"
-              : "");
+      (staged
+           ? "const DPS: u32 = DP + 8u;  // a panel's row stride (halves): 16-byte aligned rows\n"
+             "var<workgroup> bpan: array<array<f16, 16u * DPS>, BN / 16u>;  // the tile's points, 16 a panel\n" +
+                 std::string(split ? "var<workgroup> rpan: array<array<f16, 16u * DPS>, BN / 16u>;  // their r̃\n" : "")
+           : "");
+  if (3 * f.scratch > f.bm * (f.bn + variant.pad))
+    throw Error(ErrorKind::Value, "knn (subgroup matrices): a merge's scratch of " + S(f.scratch) +
+                                      " entries needs 3 floats each, more than the product tile holds");
   v["SCRATCH_MEMORY"] = scratch_in_prod;
-  if (ks > 0) {
+  if (margin_bar) {
     // The margin bar (knn_exact_subgroup_matrix): once a row's k-th key is known, a candidate
     // whose key passes it by more than the row's margin cannot be a neighbour. The merges and a
     // dispatch's start (from the lists an earlier one left) lower the bar to it; ties at the bar
-    // pass (id 2^31 - 1).
+    // pass (id 2^31 - 1). k is margin[NPAD] (NPAD: the D parameter), read at run time so that one
+    // pipeline serves every k.
     v["MERGED"] =
+        "  let ks = u32(margin[arg(1u)]);\n"
         "  for (var g = lid; g < count; g += THREADS) {\n"
         "    let r = merge_rows_at[g];\n"
-        "    let mb = out_key[(row0 + r - out_row0) * K + KS - 1u] + margin[row0 + r];\n"
+        "    let mb = out_key[(row0 + r - out_row0) * K + ks - 1u] + margin[row0 + r];\n"
         "    if (mb < thr_key[r]) { thr_key[r] = mb; thr_id[r] = 0x7fffffff; }\n"
         "  }\n  workgroupBarrier();\n";
     v["INIT_BAR"] =
-        "      { let mb = out_key[list_base + KS - 1u] + margin[my_row]; if (mb < tk) { tk = mb; ti = 0x7fffffff; } "
-        "}\n";
+        "      { let mb = out_key[list_base + u32(margin[D]) - 1u] + margin[my_row];\n"
+        "        if (mb < tk) { tk = mb; ti = 0x7fffffff; } }\n";
   }
   v["MAIN_BUILTINS"] = ", @builtin(subgroup_id) sgi: u32";
   v["CHUNKS"] = "1u";
@@ -233,8 +262,8 @@ std::string knn_subgroup_matrix_unsupported(const gpu::Context& ctx, int64_t d, 
 }
 
 std::string KnnSgmatVariant::describe() const {
-  return std::string(strided ? "strided" : "blocked") + "|pad" + S(pad) + (staged ? "|staged" : "") + "|q" + S(queue) +
-         "m" + S(merge_at);
+  return std::string(strided ? "strided" : "blocked") + "|pad" + S(pad) + (staged ? "|staged" : "") +
+         (split ? "|split" : "") + "|q" + S(queue) + "m" + S(merge_at);
 }
 
 KnnSgmatVariant knn_sgmat_variant() {
@@ -244,7 +273,12 @@ KnnSgmatVariant knn_sgmat_variant() {
     return std::string(e ? e : "");
   };
   const std::string layout = text("SURFGRAD_KNN_SGMAT_LAYOUT"), pad = text("SURFGRAD_KNN_SGMAT_PAD"),
-                    stage = text("SURFGRAD_KNN_SGMAT_STAGE"), queue = text("SURFGRAD_KNN_SGMAT_QUEUE");
+                    stage = text("SURFGRAD_KNN_SGMAT_STAGE"), queue = text("SURFGRAD_KNN_SGMAT_QUEUE"),
+                    split = text("SURFGRAD_KNN_SGMAT_SPLIT");
+  if (!split.empty() && split != "0" && split != "1")
+    throw Error(ErrorKind::Value, "SURFGRAD_KNN_SGMAT_SPLIT='" + split + "': use 1 (split products) or 0");
+  v.split = split == "1";
+  if (v.split) v.queue = 16, v.merge_at = 12;  // (room for the second panel within 48 KiB)
   if (!layout.empty() && layout != "strided" && layout != "blocked")
     throw Error(ErrorKind::Value, "SURFGRAD_KNN_SGMAT_LAYOUT='" + layout + "': use strided or blocked");
   if (!stage.empty() && stage != "0" && stage != "1")
@@ -255,7 +289,8 @@ KnnSgmatVariant knn_sgmat_variant() {
   if (!queue.empty()) {
     int q = 0, m = 0;
     char tail = 0;
-    if (std::sscanf(queue.c_str(), "%d,%d%c", &q, &m, &tail) != 2 || q < 2 || q > 64 || m < 1 || m > q)
+    if (queue.size() > 5 || queue.find_first_not_of("0123456789,") != std::string::npos ||
+        std::sscanf(queue.c_str(), "%d,%d%c", &q, &m, &tail) != 2 || q < 2 || q > 64 || m < 1 || m > q)
       throw Error(ErrorKind::Value, "SURFGRAD_KNN_SGMAT_QUEUE='" + queue + "': use Q,M with 2 <= Q <= 64, 1 <= M <= Q");
     v.queue = q, v.merge_at = m;
   }
@@ -273,8 +308,14 @@ KnnFusedShape knn_sgmat_shape(const KnnSgmatVariant& v) {
 }
 
 bool knn_sgmat_staged(const gpu::Context& ctx, const KnnSgmatVariant& v, int dp, bool plain, bool right_cols) {
-  return v.staged && dp <= 128 && !plain && !right_cols &&
+  // The staged code is the hoisted one's: a subgroup's result tiles in one row of tiles, which
+  // subgroups of 128 would not have (8 tiles: two rows). (Emulated builtins hoist at any size.)
+  return v.staged && dp <= 128 && !plain && !right_cols && ctx.features().subgroup_min_size <= 64 &&
          candidate_bytes(knn_sgmat_shape(v), v, true, dp) <= ctx.limits().max_compute_workgroup_storage_size;
+}
+
+bool knn_sgmat_split(const gpu::Context& ctx, const KnnSgmatVariant& v, int dp, bool plain, bool right_cols) {
+  return v.split && knn_sgmat_staged(ctx, v, dp, plain, right_cols);
 }
 
 const Tensor& knn_sgmat_points(const KnnSgmatPrep& p, bool staged) { return staged ? p.xh : p.xt; }
@@ -289,29 +330,32 @@ std::string knn_sgmat_tile(const std::string& ti, const std::string& tj, const s
 }
 
 std::string knn_sgmat_candidate_wgsl(const gpu::Context& ctx, int dp, int sg, bool emulate, bool dump, bool plain,
-                                     bool push, bool right_cols, const KnnSgmatVariant& variant, int ks) {
+                                     bool push, bool right_cols, const KnnSgmatVariant& variant, bool margin_bar) {
   KnnFusedShape shape = knn_sgmat_shape(variant);
   shape.push = push;
-  const bool staged = knn_sgmat_staged(ctx, variant, dp, plain, right_cols);
-  std::string wgsl =
-      kernels::fill_template(kernels::wgsl_source("knn_fused.wgsl"),
-                             candidate_values(shape, variant, staged, dp, sg, emulate, dump, plain, right_cols, ks));
+  const bool staged = knn_sgmat_staged(ctx, variant, dp, plain, right_cols),
+             split = knn_sgmat_split(ctx, variant, dp, plain, right_cols);
+  std::string wgsl = kernels::fill_template(
+      kernels::wgsl_source("knn_fused.wgsl"),
+      candidate_values(shape, variant, staged, split, dp, sg, emulate, dump, plain, right_cols, margin_bar));
   return emulate ? kernels::emulate_subgroup_matrix(wgsl) : wgsl;
 }
 
 kernels::Program knn_sgmat_candidate_program(const gpu::ContextPtr& ctx, int dp, int sg, bool emulate, bool dump,
                                              bool plain, bool push, bool right_cols, const KnnSgmatVariant& variant,
-                                             int ks) {
+                                             bool margin_bar) {
   KnnFusedShape shape = knn_sgmat_shape(variant);
   shape.push = push;
   const bool staged = knn_sgmat_staged(*ctx, variant, dp, plain, right_cols);
   std::string key = "knn_sgmat|" + shape.describe() + "|" + variant.describe() + (staged ? "" : "|unstaged") + "|dp" +
                     S(dp) + "|sg" + S(sg) + (emulate ? "|emulated" : "") + (dump ? "|dump" : "") +
-                    (plain ? "|plain" : "|hoisted") + (right_cols ? "|rcols" : "") + "|ks" + S(ks);
-  return kernels::Program::generated(
-      ctx, key,
-      [&] { return knn_sgmat_candidate_wgsl(*ctx, dp, sg, emulate, dump, plain, push, right_cols, variant, ks); },
-      {.f16 = true, .subgroups = true, .validated = true});
+                    (plain ? "|plain" : "|hoisted") + (right_cols ? "|rcols" : "") + (margin_bar ? "|mbar" : "");
+  return kernels::Program::generated(ctx, key,
+                                     [&] {
+                                       return knn_sgmat_candidate_wgsl(*ctx, dp, sg, emulate, dump, plain, push,
+                                                                       right_cols, variant, margin_bar);
+                                     },
+                                     {.f16 = true, .subgroups = true, .validated = true});
 }
 
 KnnSgmatPrep knn_sgmat_prep(const Tensor& x) {
@@ -339,9 +383,10 @@ KnnSgmatPrep knn_sgmat_prep(const Tensor& x) {
   p.xh = Tensor::empty(ctx, {p.npad, p.dp}, DType::f16);
   p.xt = Tensor::empty(ctx, {p.dp, p.npad}, DType::f16);
   p.norms = Tensor::empty(ctx, {p.npad});
-  p.stats = Tensor::empty(ctx, {p.npad, 2});
+  p.xr = Tensor::empty(ctx, {p.npad, p.dp}, DType::f16);
+  p.stats = Tensor::empty(ctx, {p.npad, 4});
   auto prep = kernels::Program::file(ctx, "knn_sgmat_prep.wgsl", {}, {.f16 = true, .validated = true});
-  prep.launch({p.xh, p.xt, p.norms, p.stats, x, p.mean}, {n, d, p.npad, int64_t(p.dp), p.scale},
+  prep.launch({p.xh, p.xt, p.norms, p.stats, x, p.mean, p.xr}, {n, d, p.npad, int64_t(p.dp), p.scale},
               kernels::groups_for(*ctx, uint64_t(p.npad / 2), 64));
   return p;
 }
@@ -375,12 +420,12 @@ KnnResult knn_exact_subgroup_matrix(const Tensor& x_in, int k, int64_t row_begin
   const float s = p.scale;
   st.scale = s;
   const Tensor &xh = p.xh, &norms = p.norms, &point_stats = p.stats, &mean = p.mean;
-  std::vector<float> most = point_stats.max({0}).to_vector<float>();  // max |X̃_j|, max |r_j|
+  std::vector<float> most = point_stats.max({0}).to_vector<float>();  // max |X̃_j|, |r_j|, |q_j|
   const KnnSgmatVariant variant = knn_sgmat_variant();
   const KnnFusedShape shape = knn_sgmat_shape(variant);
   const bool staged = knn_sgmat_staged(*ctx, variant, dp, false, o.right_cols);
   auto candidates =
-      knn_sgmat_candidate_program(ctx, dp, sg, o.emulate, false, false, !o.no_push, o.right_cols, variant, k);
+      knn_sgmat_candidate_program(ctx, dp, sg, o.emulate, false, false, !o.no_push, o.right_cols, variant, true);
   auto check = kernels::Program::file(ctx, "knn_sgmat_check.wgsl", {}, {.validated = true});
   mark(st.prep_seconds);
 
@@ -390,27 +435,35 @@ KnnResult knn_exact_subgroup_matrix(const Tensor& x_in, int k, int64_t row_begin
   // Candidate lists a chunk of rows at a time, each list within one binding.
   const int64_t chunk = std::max<int64_t>(
       shape.bm, std::min<int64_t>(rows, int64_t(ctx->limits().max_storage_buffer_binding_size / (4ull * kp))));
-  const float gamma = float(dp) * 0x1p-22f, c32 = float(3 * d + 32) * 0x1p-24f;
-  // The margin bar's per-row margins (the candidate kernel's bar stops at a row's k-th key plus its
-  // margin): a point whose f16 key passes the k-th by more than 2·E_i (knn_sgmat_check.wgsl's bound
-  // on a key's error, in the keys' scaled units) is farther than the true k-th neighbour, so no
-  // list needs it and the re-check's flag stays sound. 2.25·E_i: slack for the sums' own rounding.
-  // Most of a row's candidates then never pass: the lists behave like k-long ones.
-  const double rr = double(most[0]) + double(most[1]);
-  Tensor h = point_stats.slice(1, 0, 1).reshape({npad}), a = point_stats.slice(1, 1, 2).reshape({npad});
-  Tensor spread = h + a + rr;
-  Tensor margin =
-      (2.0 * (a * rr + h * double(most[1]) + h * (double(gamma) * most[0])) + double(c32) * (spread * spread)) *
-      (1.0625 * 2.25);
+  // The bound on a key's error (knn_sgmat_check.wgsl): E_i = 1.0625·(2(|X̃_i|A + |r_i|B + |q_i|C) +
+  // c32(|X̃_i| + |r_i| + R̃ + ρ)²), A, B, C for one product or the split three.
+  const bool split = knn_sgmat_split(*ctx, variant, dp, false, o.right_cols);
+  const double Rh = most[0], rho = most[1], rho2 = most[2], c32 = double(3 * d + 32) * 0x1p-24;
+  const double g = double(dp) * 0x1p-22, g3 = 3.0 * double(dp) * 0x1p-22;
+  const double A = split ? rho2 + g3 * (Rh + rho + rho2) : rho + g * Rh, B = split ? rho + g3 * Rh : Rh + rho,
+               C = split ? Rh * (1 + g3) : 0.0;
+  // The margin bar (the candidate kernel's bar stops at a row's k-th key plus its margin): a point
+  // whose f16 key passes the k-th by more than 2·E_i (in the keys' scaled units) is farther than the
+  // true k-th neighbour, so no list needs it and the re-check's flag stays sound (knn_sgmat_check.wgsl).
+  // 2.25·E_i: slack for the sums' own rounding. Most of a row's candidates then never pass.
+  // E_i, computed once: the re-check takes it, the margin bar 2.25·E_i.
+  Tensor h = point_stats.slice(1, 0, 1).reshape({npad}), a = point_stats.slice(1, 1, 2).reshape({npad}),
+         q = point_stats.slice(1, 2, 3).reshape({npad});
+  Tensor spread = h + a + (Rh + rho);
+  Tensor err = (2.0 * (h * A + a * B + q * C) + c32 * (spread * spread)) * 1.0625;
+  Tensor margin = Tensor::empty(ctx, {npad + 1});  // then k, read by the kernel at run time
+  margin.slice(0, 0, npad).assign(err * 2.25);
+  margin.slice(0, npad, npad + 1).assign(Tensor::full(ctx, {1}, double(k)));
   for (int64_t c0 = row_begin; c0 < row_end; c0 += chunk) {
     const int64_t c1 = std::min(row_end, c0 + chunk);
     Tensor cand_i = Tensor::empty(ctx, {c1 - c0, kp}, DType::i32), cand_k = Tensor::empty(ctx, {c1 - c0, kp});
-    const kernels::Arg args[] = {cand_i, cand_k, xh, norms, knn_sgmat_points(p, staged), margin};
-    knn_fused_dispatch(candidates, args, n, npad, kp, c0, c1, shape, o.pairs_per_dispatch);
+    const kernels::Arg args[] = {cand_i, cand_k, xh, norms, knn_sgmat_points(p, staged), margin, p.xr};
+    knn_fused_dispatch(candidates, std::span<const kernels::Arg>(args, split ? 7 : 6), n, npad, kp, c0, c1, shape,
+                       o.pairs_per_dispatch);
     mark(st.candidates_seconds);
     if (o.no_push) continue;  // nothing in the lists to check (bench knn's timing of the stream alone)
-    check.launch({out.indices, out.distances, flags, cand_i, cand_k, x, point_stats},
-                 {d, c0, c1 - c0, row_begin, k, kp, 1.0f / (s * s), most[0], most[1], gamma, c32, int64_t(kp == n - 1)},
+    check.launch({out.indices, out.distances, flags, cand_i, cand_k, x, err},
+                 {d, c0, c1 - c0, row_begin, k, kp, 1.0f / (s * s), int64_t(kp == n - 1)},
                  kernels::groups_for(*ctx, uint64_t(c1 - c0), 1));
     mark(st.check_seconds);
   }
