@@ -20,16 +20,18 @@ fi
 # unpacked; issue 34): the Dawn ABI canary, the gpu layer, kernels, matmul (its subgroup-matrix
 # rungs say why they skip), autograd, kNN, tiles, t-SNE, UMAP: 198 tests, 61 s on 2 cores
 # (the whole suite takes 22 min under Dawn here; the CLI, file-format, demo and long map tests
-# are implementation-independent or covered above). 420 s budget: the stage outgrew 240 s on
-# 2026-11-27 (new t-SNE/pipeline-cache tests, Dawn's blob cache storing every pipeline); which
-# tests grew is not measured yet.
+# are implementation-independent or covered above). 600 s budget: the stage outgrew 240 s on
+# 2026-11-27 (new t-SNE/pipeline-cache tests, Dawn's blob cache storing every pipeline) and 420 s
+# in a fresh clone on 2026-11-28 (an empty pipeline cache: every kernel compiled by Dawn's Tint).
+# Measured with the cache warm: 209 tests, 198 s in the tests themselves, ~330 s in all; the
+# slowest are TileMlp's two (45 + 35 s) and the f16 ladder rungs (17 + 16 s).
 if [ "${SURFGRAD_SKIP_DAWN:-}" != 1 ] && [ -f "$(grep -m1 '^SURFGRAD_DAWN_LIBRARY:' CMakeCache.txt | cut -d= -f2)" ]; then
   echo "--- the GPU-side suite under Dawn ---"
   dawn_tests='DawnAbi.*:WgslDialect.*:GpuContext.*:GpuProfile.*:PipelineCache.*:Launch.*:Errors.*:Creation.*:Elementwise.*:Reduce.*'
   dawn_tests+=':Indexing.*:Matmul.*:Matmul/*:Gradcheck.*:Autograd.*:Knn.*:DescentKernels.*:FftLines.*:Tile*.*'
   dawn_tests+=':TsneAttraction.*:TsneRepulsion.*:Optim.*:NN.*:Tsne.*:Umap.*:Pca.*:IncomingEdges.*:PointBlocks.*'
   dawn_tests+='-Knn.NeighbourDescentRecallsMostExactNeighbours'  # 45 s; descent runs in DescentKernels
-  SURFGRAD_WEBGPU=dawn timeout 420 ./surfgrad_tests --gtest_brief=1 --gtest_filter="$dawn_tests"
+  SURFGRAD_WEBGPU=dawn timeout 600 ./surfgrad_tests --gtest_brief=1 --gtest_filter="$dawn_tests"
 fi
 cd ..
 # The Python package: .venv-python from pinned requirements, pytest on the default adapter and on
