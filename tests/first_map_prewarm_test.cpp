@@ -27,25 +27,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// An environment variable set (or unset: nullptr) while it lives.
-struct EnvVar {
-  std::string name, keep;
-  bool had = false;
-  EnvVar(const char* n, const char* value) : name(n) {
-    if (const char* v = std::getenv(n)) had = true, keep = v;
-    if (value)
-      ::setenv(n, value, 1);
-    else
-      ::unsetenv(n);
-  }
-  ~EnvVar() {
-    if (had)
-      ::setenv(name.c_str(), keep.c_str(), 1);
-    else
-      ::unsetenv(name.c_str());
-  }
-};
-
 // Points uploaded from the host (no kernel: Tensor::normal would build one before the map).
 Tensor points(const gpu::ContextPtr& c, int64_t n, int64_t d) {
   std::vector<float> v(size_t(n * d));

@@ -32,12 +32,6 @@ Tensor integer_points(int64_t n, int64_t d, uint32_t seed, std::vector<double>& 
   return Tensor::from_vector(ctx(), std::vector<float>(v.begin(), v.end()), {n, d});
 }
 
-struct EnvVar {
-  std::string name;
-  EnvVar(const char* n, const char* value) : name(n) { ::setenv(n, value, 1); }
-  ~EnvVar() { ::unsetenv(name.c_str()); }
-};
-
 const KnnRowsGpuShape kShapes[] = {{8, 128, 256}, {7, 128, 256}, {3, 64, 192}};
 
 }  // namespace

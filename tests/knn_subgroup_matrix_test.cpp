@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <optional>
 #include <random>
 #include <regex>
@@ -157,19 +158,12 @@ TEST(KnnSubgroupMatrix, MarginBarKeepsEveryNeighbour) {
 // Sets environment variables for a scope and restores what was there (tests of the variants).
 class EnvScope {
  public:
-  explicit EnvScope(std::vector<std::pair<std::string, std::string>> vars) {
-    for (auto& [name, value] : vars) {
-      const char* old = std::getenv(name.c_str());
-      saved_.push_back({name, old ? std::optional<std::string>(old) : std::nullopt});
-      setenv(name.c_str(), value.c_str(), 1);
-    }
-  }
-  ~EnvScope() {
-    for (auto& [name, old] : saved_) old ? (void)setenv(name.c_str(), old->c_str(), 1) : (void)unsetenv(name.c_str());
+  explicit EnvScope(const std::vector<std::pair<std::string, std::string>>& vars) {
+    for (const auto& [name, value] : vars) vars_.push_back(std::make_unique<EnvVar>(name.c_str(), value.c_str()));
   }
 
  private:
-  std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
+  std::vector<std::unique_ptr<EnvVar>> vars_;
 };
 
 // The staged kernel (points through workgroup panels) with queues of 12 (the default's 24 take it

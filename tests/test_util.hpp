@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <functional>
 #include <random>
 #include <sstream>
@@ -17,6 +18,28 @@ namespace sgtest {
 using surfgrad::DType;
 using surfgrad::Shape;
 using surfgrad::Tensor;
+
+// An environment variable set (or unset: nullptr) while it lives; what was there before is
+// restored (tests of variants chosen through the environment).
+struct EnvVar {
+  std::string name, keep;
+  bool had = false;
+  EnvVar(const char* n, const char* value) : name(n) {
+    if (const char* v = std::getenv(n)) had = true, keep = v;
+    if (value)
+      ::setenv(n, value, 1);
+    else
+      ::unsetenv(n);
+  }
+  EnvVar(const EnvVar&) = delete;
+  EnvVar& operator=(const EnvVar&) = delete;
+  ~EnvVar() {
+    if (had)
+      ::setenv(name.c_str(), keep.c_str(), 1);
+    else
+      ::unsetenv(name.c_str());
+  }
+};
 
 inline const surfgrad::gpu::ContextPtr& ctx() {
   static auto c = surfgrad::gpu::Context::create({.quiet = true});

@@ -49,7 +49,17 @@ int prewarm_layout_kernels(const gpu::ContextPtr& ctx, const MapOptions& options
     for (const char* f : {"tsne_fft_frame.wgsl", "tsne_fft_kernels.wgsl", "tsne_fft_multiply.wgsl",
                           "tsne_fft_mirror.wgsl", "tsne_fft_interpolate.wgsl"})
       if (fft) file(f);
-    if (fft) file("tsne_fft_spread.wgsl", TsneRepulsion::charge_values(*ctx));
+    // The spread: cell by cell on GPUs with subgroups (the sort's four kernels and the sorted
+    // spread), in index order elsewhere (TsneRepulsion::Spread).
+    const bool sorted = fft && TsneRepulsion::sorted_spread(*ctx);
+    if (sorted) {
+      for (const char* f :
+           {"tsne_fft_bin.wgsl", "prefix_sum_blocks.wgsl", "prefix_sum_add.wgsl", "tsne_fft_order.wgsl"})
+        file(f);
+      queued += kernels::prewarm(ctx, "tsne_fft_spread_sorted.wgsl", {}, {.subgroups = true}) ? 1 : 0;
+    } else if (fft) {
+      file("tsne_fft_spread.wgsl", TsneRepulsion::charge_values(*ctx));
+    }
     if (fft) file("tsne_fft_charges.wgsl", TsneRepulsion::charge_values(*ctx));
     if (ctx->info().is_cpu) file("tsne_z.wgsl");
     if (ctx->info().is_cpu && fft) file("tsne_bbox.wgsl");

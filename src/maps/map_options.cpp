@@ -172,7 +172,9 @@ MapMemoryEstimate estimate_map_memory(const MapOptions& o, int64_t n, int64_t d)
       approximate ? 2 * N * search * 8 + N * 16 * f4 + 2 * (N + 1 + N * search) * f4 + 2 * N * ((search + 31) / 32) * f4
                   : N * k * 8 + N * f4;
   uint64_t edges = (N + 1 + N * k) * f4;
-  uint64_t layout = 2 * N * k * f4 + edges + 8 * N * 2 * f4 + N * 4 * f4;  // weights, edges, positions, repulsion
+  // weights, edges, positions, repulsion, and on GPUs the FFT spread's order of the points by cell
+  // (TsneCellOrder: order and (cell, rank) pairs)
+  uint64_t layout = 2 * N * k * f4 + edges + 8 * N * 2 * f4 + N * 4 * f4 + 3 * N * f4;
   e.gpu_bytes = input + std::max(pca_work, std::max(knn, N * k * 8 + layout)) + (p > 0 ? N * p * f4 : 0);
   largest(p > 0 ? N * p * f4 : N * D * f4, p > 0 ? "the principal components" : "the points as one tensor (use --pca)");
   // t-SNE on descent's lists takes them in row blocks and their incoming edges in blocks of

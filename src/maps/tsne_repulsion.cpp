@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -45,7 +47,39 @@ int TsneRepulsion::grid_nodes_for(double extent, double spacing, int max_nodes) 
 }
 
 // The pipelines are looked up once, at the first call of their method, not per dispatch.
-TsneRepulsion::TsneRepulsion(gpu::ContextPtr ctx) : ctx_(std::move(ctx)) {}
+TsneRepulsion::TsneRepulsion(gpu::ContextPtr ctx, Spread spread)
+    : ctx_(std::move(ctx)), sorted_(sorted_spread(*ctx_, spread)), order_every_(order_every()) {}
+
+bool TsneRepulsion::sorted_spread(const gpu::Context& ctx, Spread spread) {
+  if (spread == Spread::Auto) {
+    const char* env = std::getenv("SURFGRAD_TSNE_SPREAD");
+    if (env && *env) {
+      if (std::strcmp(env, "sorted") == 0)
+        spread = Spread::Sorted;
+      else if (std::strcmp(env, "plain") == 0)
+        spread = Spread::Plain;
+      else
+        throw Error(ErrorKind::Value, std::string("SURFGRAD_TSNE_SPREAD=") + env +
+                                          ": give sorted or plain (or leave it unset for the adapter's default)");
+    }
+  }
+  if (spread == Spread::Sorted && !ctx.features().subgroups)
+    throw Error(ErrorKind::Unsupported, "tsne: the sorted FFT spread needs subgroups, which " + ctx.info().name +
+                                            " does not offer; use the plain spread (SURFGRAD_TSNE_SPREAD=plain)");
+  if (spread != Spread::Auto) return spread == Spread::Sorted;
+  return !ctx.info().is_cpu && ctx.features().subgroups;
+}
+
+int TsneRepulsion::order_every() {
+  const char* env = std::getenv("SURFGRAD_TSNE_ORDER_EVERY");
+  if (!env || !*env) return 1;
+  char* end = nullptr;
+  long v = std::strtol(env, &end, 10);
+  if (*end != '\0' || v < 1 || v > 100000)
+    throw Error(ErrorKind::Value, std::string("SURFGRAD_TSNE_ORDER_EVERY=") + env +
+                                      ": give the iterations between two sorts of the points, 1 to 100000");
+  return int(v);
+}
 
 double TsneRepulsion::extent(const Tensor& y) {
   HostArray lo = HostArray::from(y.min({0})), hi = HostArray::from(y.max({0}));
@@ -85,8 +119,9 @@ kernels::Values TsneRepulsion::exact_values(const gpu::Context& ctx) {
   return {{"THREADS", std::to_string(exact_threads(ctx))}, {"PAIRED", ctx.info().is_cpu ? "true" : "false"}};
 }
 
-kernels::Values TsneRepulsion::charge_values(const gpu::Context& ctx) {
-  return {{"NARROW", ctx.info().is_cpu ? "true" : "false"}};
+kernels::Values TsneRepulsion::charge_values(const gpu::Context& ctx, Spread spread) {
+  // The sorted spread sums 64 bits (its runs' totals would not fit the narrow scale's margin).
+  return {{"NARROW", ctx.info().is_cpu && !sorted_spread(ctx, spread) ? "true" : "false"}};
 }
 
 void TsneRepulsion::exact(const Tensor& y, const Tensor& out) {
@@ -125,8 +160,10 @@ void TsneRepulsion::interpolated(const Tensor& y, const Tensor& out, int grid_no
   if (!frame_k_) {
     frame_k_ = program(ctx_, "tsne_fft_frame.wgsl");
     kernels_k_ = program(ctx_, "tsne_fft_kernels.wgsl");
-    spread_ = kernels::Program::file(ctx_, "tsne_fft_spread.wgsl", charge_values(*ctx_));
-    charges_ = kernels::Program::file(ctx_, "tsne_fft_charges.wgsl", charge_values(*ctx_));
+    const Spread how = sorted_ ? Spread::Sorted : Spread::Plain;
+    spread_ = sorted_ ? kernels::Program::file(ctx_, "tsne_fft_spread_sorted.wgsl", {}, {.subgroups = true})
+                      : kernels::Program::file(ctx_, "tsne_fft_spread.wgsl", charge_values(*ctx_, how));
+    charges_ = kernels::Program::file(ctx_, "tsne_fft_charges.wgsl", charge_values(*ctx_, how));
     multiply_ = program(ctx_, "tsne_fft_multiply.wgsl");
     mirror_ = program(ctx_, "tsne_fft_mirror.wgsl");
     interpolate_ = program(ctx_, "tsne_fft_interpolate.wgsl");
@@ -148,7 +185,17 @@ void TsneRepulsion::interpolated(const Tensor& y, const Tensor& out, int grid_no
     fft_pass(1, 2, m, false, false, false);
   }
   // Charges: spread, then transformed; rows G… of the padded array are zero, so only G rows.
-  spread_->launch({acc_, y, frame_}, {n, g}, kernels::groups_for(*ctx_, n, 256));
+  if (sorted_) {
+    if (!order_) order_.emplace(ctx_);
+    if (since_order_ % order_every_ == 0 || order_->order().shape(0) != y.shape(0)) {
+      order_->update(y, frame_, g_);
+      since_order_ = 0;
+    }
+    ++since_order_;
+    spread_->launch({acc_, y, frame_, order_->order()}, {n, g}, kernels::groups_for(*ctx_, n, 256));
+  } else {
+    spread_->launch({acc_, y, frame_}, {n, g}, kernels::groups_for(*ctx_, n, 256));
+  }
   charges_->launch({grid_, acc_, frame_}, {g}, kernels::groups_for(*ctx_, mm, 256));
   // The charges are real: after the row pass each row's spectrum is Hermitian (column M − c is
   // the conjugate of c), so the columns past M/2 are never transformed; the multiply kernel
