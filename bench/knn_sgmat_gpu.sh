@@ -18,6 +18,9 @@
 #     products), each without pushes and whole, beside the f32 kernel and PyTorch (see the stage).
 #   STAGE cols (<= 300 s): the diagnostic, then 1M x 50-D k = 90 exact-sgmat with the default right
 #     operands and with SURFGRAD_KNN_SGMAT_RIGHT=cols (col_major from the row-major copy).
+#   STAGE maps (<= 400 s): exact-sgmat against exact-f32 at k = 15 … 90 (1M) and at 100k and 300k
+#     points (k = 15), then the 1M built-in UMAP and t-SNE under wgpu-native, Dawn with the f32 kNN,
+#     and Dawn's default (the kNN on subgroup matrices where knn_subgroup_matrix_chosen says).
 #   STAGE 10m (<= 560 s): 10M × 50-D, k = 15, exact-sgmat (about 100× the 1M work; today's f32
 #     kernel and PyTorch would take several times the 10-minute limit there, so they are not run).
 # Writes $OUT/rows-STAGE.json: size, variant, seconds, tflops (2·N²·D / s), cublas_tflops (the same
@@ -85,6 +88,25 @@ elif [ "$stage" = cols ]; then
 elif [ "$stage" = diag ]; then
   diag
   tests
+  exit 0
+elif [ "$stage" = maps ]; then
+  # Where the kNN on subgroup matrices wins (<= 400 s): 1M x 50-D at k = 15 … 90, and 100k and 300k
+  # points at k = 15, exact-sgmat beside exact-f32; then `surfgrad map --points 1000000` UMAP and
+  # t-SNE under wgpu-native (the default), Dawn with the f32 kNN (SURFGRAD_KNN_SUBGROUP_MATRIX=0),
+  # and Dawn's default (knn_subgroup_matrix_chosen); phases and md5.
+  tests
+  for k in 15 30 45 60 75 90; do knn "maps-k$k" "${POINTS_1M:-1000000}" $k exact-sgmat,exact-f32 60; done
+  for n in 100000 300000; do knn "maps-n$n" "$n" 15 exact-sgmat,exact-f32 60; done
+  for m in umap tsne; do
+    for v in wgpu dawn-f32 dawn; do
+      impl=${v%-f32}; sg=; [ "$v" = dawn-f32 ] && sg=0
+      SURFGRAD_WEBGPU=$impl SURFGRAD_KNN_SUBGROUP_MATRIX=$sg timeout 120 "$bin/surfgrad" map \
+        --points "${POINTS_1M:-1000000}" --method $m -o "/tmp/map-$m-$v" >"$out/map-$m-$v.txt" 2>&1
+      echo "map $m $v: exit $? md5 $(md5sum "/tmp/map-$m-$v.npy" 2>/dev/null | cut -c1-12)" \
+        "$(grep -E '^  (kNN|affinities|memberships|optimisation|total)' "$out/map-$m-$v.txt" | tr -s ' ' | tr '\n' ' ')"
+      rm -f /tmp/map-$m-$v.*
+    done
+  done
   exit 0
 elif [ "$stage" = 1m ]; then
   diag

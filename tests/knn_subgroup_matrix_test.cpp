@@ -6,6 +6,7 @@
 #include "maps/knn_subgroup_matrix.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -253,5 +254,37 @@ TEST(KnnSubgroupMatrix, WorkgroupMemoryKeepsFragmentsAligned) {
       }
     }
     EXPECT_GE(vars, 10) << v.describe();
+  }
+}
+
+// Which exact kNN knn_exact_rows takes: the environment's 1 or 0, else NVIDIA adapters only, from
+// kKnnSubgroupMatrixMinPoints points and up to kKnnSubgroupMatrixMaxK neighbours; never where it
+// cannot run (here without real subgroup matrices: lavapipe).
+TEST(KnnSubgroupMatrix, ChooserFollowsTheEnvironmentAndTheAdapter) {
+  const gpu::Context& c = *ctx();
+  const bool can = knn_subgroup_matrix_unsupported(c, 50).empty();
+  std::string vendor = c.info().vendor + " " + c.info().name;
+  std::transform(vendor.begin(), vendor.end(), vendor.begin(), [](unsigned char ch) { return char(std::tolower(ch)); });
+  const bool nvidia = vendor.find("nvidia") != std::string::npos;
+  {
+    EnvVar env("SURFGRAD_KNN_SUBGROUP_MATRIX", nullptr);
+    EXPECT_EQ(knn_subgroup_matrix_chosen(c, 1000000, 50, 15), can && nvidia);
+    EXPECT_FALSE(knn_subgroup_matrix_chosen(c, 1000000, 50, kKnnSubgroupMatrixMaxK + 1));
+    EXPECT_FALSE(knn_subgroup_matrix_chosen(c, kKnnSubgroupMatrixMinPoints - 1, 50, 15));
+  }
+  {
+    EnvVar env("SURFGRAD_KNN_SUBGROUP_MATRIX", "1");
+    EXPECT_EQ(knn_subgroup_matrix_chosen(c, 1000, 50, 90), can);
+  }
+  {
+    EnvVar env("SURFGRAD_KNN_SUBGROUP_MATRIX", "0");
+    EXPECT_FALSE(knn_subgroup_matrix_chosen(c, 1000000, 50, 15));
+  }
+  EnvVar env("SURFGRAD_KNN_SUBGROUP_MATRIX", "yes");
+  try {
+    knn_subgroup_matrix_chosen(c, 1000000, 50, 15);
+    ADD_FAILURE() << "SURFGRAD_KNN_SUBGROUP_MATRIX=yes was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("SURFGRAD_KNN_SUBGROUP_MATRIX"), std::string::npos) << e.what();
   }
 }

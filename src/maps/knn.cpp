@@ -50,14 +50,11 @@ KnnResult knn_exact(const Tensor& x, int k) {
 KnnResult knn_exact_rows(const Tensor& x, int k, int64_t row_begin, int64_t row_end) {
   EagerScope eager;  // the map path runs eagerly (tensor.hpp)
   check_exact(x, k, row_begin, row_end);
-  // Subgroup matrices (tensor cores), the same lists by their f32 re-check
-  // (knn_subgroup_matrix.cpp), only when asked for: SURFGRAD_KNN_SUBGROUP_MATRIX=1. On the H100
-  // (2026-11-28, Dawn) it is right and, with its points staged through workgroup panels and the
-  // margin bar, as fast as the f32 kernel but no faster: 1M × 50-D, k = 90 in 4.44-4.75 s against
-  // 4.46 s (its stream alone 2.08 s; the ~2k-long lists' merges take the rest;
-  // bench/results/2026-11-28-h100-dawn-knn-sgmat-staged.json), so the f32 kernel stays the default.
-  const char* env = std::getenv("SURFGRAD_KNN_SUBGROUP_MATRIX");
-  if (env && std::string(env) == "1" && knn_subgroup_matrix_unsupported(*x.context(), x.shape(1)).empty())
+  // Subgroup matrices (tensor cores; Dawn), the same lists by their f32 re-check
+  // (knn_subgroup_matrix.cpp), where knn_subgroup_matrix_chosen says: NVIDIA adapters and small k
+  // and large sets (UMAP's k = 15: 1M x 50-D in 2.82 s against the f32 kernel's 4.15 on the
+  // H200; t-SNE's 90 it ties), or SURFGRAD_KNN_SUBGROUP_MATRIX=1|0.
+  if (knn_subgroup_matrix_chosen(*x.context(), x.shape(0), x.shape(1), k))
     return knn_exact_subgroup_matrix(x, k, row_begin, row_end);
   // Small sets on GPUs: a kernel that compiles fast (knn_rows_gpu.hpp; cold start).
   if (knn_rows_gpu_used(*x.context(), x.shape(0), x.shape(1))) {

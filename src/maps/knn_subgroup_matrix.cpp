@@ -12,6 +12,7 @@
 #include "maps/knn_subgroup_matrix.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -259,6 +260,25 @@ std::string knn_subgroup_matrix_unsupported(const gpu::Context& ctx, int64_t d, 
     return S(int64_t(bytes)) + " bytes of workgroup memory (" + v.describe() + "), more than the adapter's " +
            S(ctx.limits().max_compute_workgroup_storage_size);
   return "";
+}
+
+bool knn_subgroup_matrix_chosen(const gpu::Context& ctx, int64_t n, int64_t d, int k) {
+  const char* env = std::getenv("SURFGRAD_KNN_SUBGROUP_MATRIX");
+  const std::string asked = env ? env : "";
+  if (!asked.empty() && asked != "0" && asked != "1")
+    throw Error(ErrorKind::Value, "SURFGRAD_KNN_SUBGROUP_MATRIX='" + asked +
+                                      "': use 1 (the kNN on subgroup matrices wherever it runs), 0 (never), or "
+                                      "leave it unset (NVIDIA adapters, k <= " +
+                                      S(kKnnSubgroupMatrixMaxK) + ", from " + S(kKnnSubgroupMatrixMinPoints) +
+                                      " points)");
+  if (asked == "0") return false;
+  if (asked.empty()) {
+    std::string vendor = ctx.info().vendor + " " + ctx.info().name;
+    std::transform(vendor.begin(), vendor.end(), vendor.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+    if (vendor.find("nvidia") == std::string::npos || k > kKnnSubgroupMatrixMaxK || n < kKnnSubgroupMatrixMinPoints)
+      return false;
+  }
+  return knn_subgroup_matrix_unsupported(ctx, d).empty();
 }
 
 std::string KnnSgmatVariant::describe() const {
