@@ -6,7 +6,6 @@
 #include "maps/knn_subgroup_matrix.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -258,33 +257,39 @@ TEST(KnnSubgroupMatrix, WorkgroupMemoryKeepsFragmentsAligned) {
 }
 
 // Which exact kNN knn_exact_rows takes: the environment's 1 or 0, else NVIDIA adapters only, from
-// kKnnSubgroupMatrixMinPoints points and up to kKnnSubgroupMatrixMaxK neighbours; never where it
-// cannot run (here without real subgroup matrices: lavapipe).
+// kKnnSubgroupMatrixMinPoints rows and up to kKnnSubgroupMatrixMaxK neighbours; never where it
+// cannot run. The rule on its own (every branch, whatever this machine's adapter), then through
+// the environment on this adapter.
 TEST(KnnSubgroupMatrix, ChooserFollowsTheEnvironmentAndTheAdapter) {
+  const int64_t many = kKnnSubgroupMatrixMinPoints, few = many - 1;
+  const int small = kKnnSubgroupMatrixMaxK, large = small + 1;
+  EXPECT_TRUE(knn_subgroup_matrix_rule("", "nvidia NVIDIA H200", true, many, small));
+  EXPECT_TRUE(knn_subgroup_matrix_rule("", "NVIDIA", true, 10 * many, 15));
+  EXPECT_FALSE(knn_subgroup_matrix_rule("", "nvidia NVIDIA H200", false, many, small));  // cannot run
+  EXPECT_FALSE(knn_subgroup_matrix_rule("", "nvidia NVIDIA H200", true, few, small));    // a few rows
+  EXPECT_FALSE(knn_subgroup_matrix_rule("", "nvidia NVIDIA H200", true, many, large));   // large k
+  EXPECT_FALSE(knn_subgroup_matrix_rule("", "amd Radeon", true, many, small));           // unchecked vendor
+  EXPECT_TRUE(knn_subgroup_matrix_rule("1", "amd Radeon", true, 10, 128));
+  EXPECT_FALSE(knn_subgroup_matrix_rule("1", "nvidia", false, many, small));
+  EXPECT_FALSE(knn_subgroup_matrix_rule("0", "nvidia NVIDIA H200", true, many, small));
+  for (const char* bad : {"yes", "2", "on", " 1"}) {
+    try {
+      knn_subgroup_matrix_rule(bad, "nvidia", true, many, small);
+      ADD_FAILURE() << "SURFGRAD_KNN_SUBGROUP_MATRIX='" << bad << "' was accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("SURFGRAD_KNN_SUBGROUP_MATRIX"), std::string::npos) << e.what();
+    }
+  }
   const gpu::Context& c = *ctx();
   const bool can = knn_subgroup_matrix_unsupported(c, 50).empty();
-  std::string vendor = c.info().vendor + " " + c.info().name;
-  std::transform(vendor.begin(), vendor.end(), vendor.begin(), [](unsigned char ch) { return char(std::tolower(ch)); });
-  const bool nvidia = vendor.find("nvidia") != std::string::npos;
-  {
-    EnvVar env("SURFGRAD_KNN_SUBGROUP_MATRIX", nullptr);
-    EXPECT_EQ(knn_subgroup_matrix_chosen(c, 1000000, 50, 15), can && nvidia);
-    EXPECT_FALSE(knn_subgroup_matrix_chosen(c, 1000000, 50, kKnnSubgroupMatrixMaxK + 1));
-    EXPECT_FALSE(knn_subgroup_matrix_chosen(c, kKnnSubgroupMatrixMinPoints - 1, 50, 15));
-  }
   {
     EnvVar env("SURFGRAD_KNN_SUBGROUP_MATRIX", "1");
     EXPECT_EQ(knn_subgroup_matrix_chosen(c, 1000, 50, 90), can);
   }
   {
     EnvVar env("SURFGRAD_KNN_SUBGROUP_MATRIX", "0");
-    EXPECT_FALSE(knn_subgroup_matrix_chosen(c, 1000000, 50, 15));
+    EXPECT_FALSE(knn_subgroup_matrix_chosen(c, many, 50, 15));
   }
   EnvVar env("SURFGRAD_KNN_SUBGROUP_MATRIX", "yes");
-  try {
-    knn_subgroup_matrix_chosen(c, 1000000, 50, 15);
-    ADD_FAILURE() << "SURFGRAD_KNN_SUBGROUP_MATRIX=yes was accepted";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("SURFGRAD_KNN_SUBGROUP_MATRIX"), std::string::npos) << e.what();
-  }
+  EXPECT_THROW(knn_subgroup_matrix_chosen(c, many, 50, 15), Error);
 }

@@ -150,32 +150,44 @@ TEST(TsneSortedSpread, GridIsThePlainSpreadsToTheBit) {
   }
 }
 
-// The forces through TsneRepulsion, sorted every call and every third: the same bits (a stale
-// order changes nothing but speed); and the environment's choices, refused by name when wrong.
+// The forces through TsneRepulsion, sorted every call and every third, while the map grows, the
+// grid changes size and the points change number: the same bits (a stale order changes nothing but
+// speed). And the environment's choices, refused by name when wrong, at the FFT's first call.
 TEST(TsneSortedSpread, StaleOrdersGiveTheSameForces) {
   if (!has_subgroups()) GTEST_SKIP() << "the sorted spread needs subgroups";
   Tensor base = Tensor::normal(ctx(), {4000, 2}, 9, 0, 1);
+  struct Step {
+    double scale;
+    int g;
+    int64_t n;
+  };
+  const Step steps[] = {{1.0, 64, 4000}, {1.3, 64, 4000}, {2.0, 96, 4000},
+                        {2.0, 96, 3000}, {3.0, 64, 3000}, {3.0, 64, 4000}};
   auto forces = [&](const char* every) {
     EnvVar env("SURFGRAD_TSNE_ORDER_EVERY", every);
     TsneRepulsion r(ctx(), TsneRepulsion::Spread::Sorted);
     std::vector<std::vector<float>> out;
-    for (double scale : {1.0, 1.3, 2.0, 2.0, 3.0}) {
-      Tensor y = mul(base, scalar_like(base, scale)).contiguous();
-      Tensor f = Tensor::empty(ctx(), {4000, 4});
-      r.interpolated(y, f, 64);
+    for (const Step& st : steps) {
+      Tensor y = mul(base.slice(0, 0, st.n), scalar_like(base, st.scale)).contiguous();
+      Tensor f = Tensor::empty(ctx(), {st.n, 4});
+      r.interpolated(y, f, st.g);
       out.push_back(f.to_vector<float>());
     }
     return out;
   };
   EXPECT_EQ(forces("3"), forces("1"));
+  Tensor y = base.contiguous(), f = Tensor::empty(ctx(), {4000, 4});
   {
     EnvVar env("SURFGRAD_TSNE_ORDER_EVERY", "0");
-    EXPECT_THROW(TsneRepulsion(ctx(), TsneRepulsion::Spread::Sorted), Error);
+    TsneRepulsion r(ctx(), TsneRepulsion::Spread::Sorted);
+    EXPECT_THROW(r.interpolated(y, f, 64), Error);
   }
   {
     EnvVar env("SURFGRAD_TSNE_SPREAD", "fast");
+    TsneRepulsion r(ctx());
+    r.exact(y, f);  // exact repulsion never reads the spread's variables
     try {
-      TsneRepulsion r(ctx());
+      r.interpolated(y, f, 64);
       ADD_FAILURE() << "SURFGRAD_TSNE_SPREAD=fast was accepted";
     } catch (const Error& e) {
       EXPECT_NE(std::string(e.what()).find("SURFGRAD_TSNE_SPREAD"), std::string::npos) << e.what();
@@ -199,4 +211,40 @@ TEST(TsneSortedSpread, MapIsDeterministic) {
   std::vector<float> a = tsne(x, o).to_vector<float>(), b = tsne(x, o).to_vector<float>();
   EXPECT_EQ(a, b);
   for (float v : a) ASSERT_TRUE(std::isfinite(v));
+}
+
+// The spread's split of a contribution into 64-bit two's-complement words (split64,
+// tsne_fft_common.wgsl) against the host's int64, at the edges: small negatives (which an f32
+// 2^32 − |v| cannot hold), the 2^24 and 2^32 boundaries, and magnitudes up to 2^61.
+TEST(TsneSortedSpread, ContributionsSplitExactly) {
+  std::vector<float> v = {0.0f,           -0.0f,           1.0f,           -1.0f,           -3.0f,
+                          127.0f,         -127.0f,         -128.0f,        -129.0f,         16777216.0f,
+                          -16777216.0f,   4294967040.0f,   -4294967040.0f, 4294967296.0f,   -4294967296.0f,
+                          0x1.000002p40f, -0x1.000002p40f, 0x1.fffffep55f, -0x1.fffffep55f, 0x1p61f,
+                          -0x1p61f,       -0x1.234566p45f};
+  std::mt19937 rng(3);
+  for (int i = 0; i < 200; ++i) {  // integer-valued f32s of every magnitude up to 2^61, both signs
+    float m = std::ldexp(float(rng() % (1u << 24)), int(rng() % 38));
+    v.push_back(rng() % 2 ? -m : m);
+  }
+  const int64_t n = int64_t(v.size());
+  auto k = kernels::Program::generated(ctx(), "test|split64", [] {
+    return std::string(R"(// #include "tsne_fft_common.wgsl"
+@group(0) @binding(0) var<storage, read_write> words: array<u32>;
+@group(0) @binding(1) var<storage, read> v: array<f32>;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) id: vec3<u32>) {
+  if (id.x >= arg(0u)) { return; }
+  let w = split64(v[id.x]);
+  words[2u * id.x] = w.x;
+  words[2u * id.x + 1u] = w.y;
+})");
+  });
+  Tensor words = Tensor::zeros(ctx(), {2 * n}, DType::u32), values = Tensor::from_vector(ctx(), v, {n});
+  k.launch({words, values}, {n}, kernels::groups_for(*ctx(), uint64_t(n), 64));
+  std::vector<uint32_t> got = words.to_vector<uint32_t>();
+  for (int64_t i = 0; i < n; ++i) {
+    const uint64_t want = uint64_t(int64_t(v[size_t(i)]));
+    EXPECT_EQ((uint64_t(got[size_t(2 * i + 1)]) << 32) | got[size_t(2 * i)], want) << "v = " << v[size_t(i)];
+  }
 }

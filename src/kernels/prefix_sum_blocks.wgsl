@@ -1,7 +1,8 @@
 // Exclusive prefix sums of u32 words, in place, a block of 1,024 words a workgroup
 // (prefix_sum.cpp): each workgroup replaces its block by the block's own exclusive sums and
-// writes the block's total to sums[block]. The host scans those totals the same way (one level
-// more for every 1,024× more words) and prefix_sum_add.wgsl adds each block's offset back.
+// writes the block's total to sums[block]. Those totals are scanned the same way on the GPU (one
+// level more for every 1,024× more words; prefix_sum.cpp records the levels), and
+// prefix_sum_add.wgsl adds each block's offset back.
 // Sums wrap modulo 2^32, as u32 addition does.
 // Parameters: [words]
 @group(0) @binding(0) var<storage, read_write> data: array<u32>;
@@ -14,6 +15,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         @builtin(local_invocation_index) lid: u32) {
   let n = arg(0u);
   let block = linear_group(wid, nwg);
+  // A grid past 65,535 workgroups a side overhangs the blocks: those workgroups (whole, so before
+  // any barrier) write nothing, not even a total past the end of `sums`.
+  if (block * 1024u >= n) { return; }
   // Four consecutive words a thread: its own sum, then the 256 sums scanned together.
   let base = block * 1024u + lid * 4u;
   var v = vec4<u32>(0u);

@@ -9,14 +9,13 @@
 @group(0) @binding(2) var<storage, read> frame: array<f32>;
 
 fn add64(node: u32, v: f32) {
-  // v is an integer-valued f32 below 2^62 in magnitude: split it exactly into 32-bit halves.
-  let hi = floor(v * 2.3283064365386963e-10);  // v / 2^32
-  let lo = u32(v - hi * 4294967296.0);
+  let w = split64(v);  // v is an integer-valued f32 below 2^62 in magnitude (tsne_fft_common.wgsl)
+  let lo = w.x;
   let old = atomicAdd(&acc[2u * node], lo);
   let carry = select(0u, 1u, old + lo < old);
   // The high word changes by hi + carry: nothing for a positive v that did not carry, nor for a
   // negative one (hi = −1) that did. Skipping those adds leaves the same sums with fewer atomics.
-  let high = bitcast<u32>(i32(hi)) + carry;
+  let high = w.y + carry;
   if (high != 0u) { atomicAdd(&acc[2u * node + 1u], high); }
 }
 

@@ -15,9 +15,9 @@
 
 const NO_CELL: u32 = 0xffffffffu;
 
-// One stencil row's four contributions v (integer-valued f32s, |v| < 2^62) as hi·2^32 + lo, lo in
-// two 16-bit halves: the halves of up to 128 lanes sum without overflow, so the carry into hi is
-// exact. Four rows in four structs of vectors, not arrays: indexed only by name, they stay in
+// One stencil row's four contributions (split64's words, tsne_fft_common.wgsl) as lo in two
+// 16-bit halves and hi: the halves of up to 128 lanes sum without overflow, so the carry into hi
+// is exact. Four rows in four structs of vectors, not arrays: indexed only by name, they stay in
 // registers (an array indexed in a loop may be put in local memory).
 struct Parts {
   lo0: vec4<u32>,
@@ -26,9 +26,12 @@ struct Parts {
 }
 
 fn split(v: vec4<f32>) -> Parts {
-  let h = floor(v * 2.3283064365386963e-10);  // v / 2^32
-  let l = vec4<u32>(v - h * 4294967296.0);
-  return Parts(l & vec4<u32>(0xffffu), l >> vec4<u32>(16u), bitcast<vec4<u32>>(vec4<i32>(h)));
+  let a = split64(v.x);
+  let b = split64(v.y);
+  let c = split64(v.z);
+  let d = split64(v.w);
+  let lo = vec4<u32>(a.x, b.x, c.x, d.x);
+  return Parts(lo & vec4<u32>(0xffffu), lo >> vec4<u32>(16u), vec4<u32>(a.y, b.y, c.y, d.y));
 }
 
 // The lane d below's parts added where `take` (called by every lane: the shuffles need them all).

@@ -52,9 +52,9 @@ KnnResult knn_exact_rows(const Tensor& x, int k, int64_t row_begin, int64_t row_
   check_exact(x, k, row_begin, row_end);
   // Subgroup matrices (tensor cores; Dawn), the same lists by their f32 re-check
   // (knn_subgroup_matrix.cpp), where knn_subgroup_matrix_chosen says: NVIDIA adapters and small k
-  // and large sets (UMAP's k = 15: 1M x 50-D in 2.82 s against the f32 kernel's 4.15 on the
+  // and large sets (UMAP's k = 15: 1M x 50-D in 2.85 s against the f32 kernel's 4.15 on the
   // H200; t-SNE's 90 it ties), or SURFGRAD_KNN_SUBGROUP_MATRIX=1|0.
-  if (knn_subgroup_matrix_chosen(*x.context(), x.shape(0), x.shape(1), k))
+  if (knn_subgroup_matrix_chosen(*x.context(), row_end - row_begin, x.shape(1), k))
     return knn_exact_subgroup_matrix(x, k, row_begin, row_end);
   // Small sets on GPUs: a kernel that compiles fast (knn_rows_gpu.hpp; cold start).
   if (knn_rows_gpu_used(*x.context(), x.shape(0), x.shape(1))) {

@@ -262,23 +262,26 @@ std::string knn_subgroup_matrix_unsupported(const gpu::Context& ctx, int64_t d, 
   return "";
 }
 
-bool knn_subgroup_matrix_chosen(const gpu::Context& ctx, int64_t n, int64_t d, int k) {
-  const char* env = std::getenv("SURFGRAD_KNN_SUBGROUP_MATRIX");
-  const std::string asked = env ? env : "";
-  if (!asked.empty() && asked != "0" && asked != "1")
-    throw Error(ErrorKind::Value, "SURFGRAD_KNN_SUBGROUP_MATRIX='" + asked +
+bool knn_subgroup_matrix_rule(const std::string& env, const std::string& adapter, bool runs, int64_t rows, int k) {
+  if (!env.empty() && env != "0" && env != "1")
+    throw Error(ErrorKind::Value, "SURFGRAD_KNN_SUBGROUP_MATRIX='" + env +
                                       "': use 1 (the kNN on subgroup matrices wherever it runs), 0 (never), or "
                                       "leave it unset (NVIDIA adapters, k <= " +
                                       S(kKnnSubgroupMatrixMaxK) + ", from " + S(kKnnSubgroupMatrixMinPoints) +
-                                      " points)");
-  if (asked == "0") return false;
-  if (asked.empty()) {
-    std::string vendor = ctx.info().vendor + " " + ctx.info().name;
-    std::transform(vendor.begin(), vendor.end(), vendor.begin(), [](unsigned char c) { return char(std::tolower(c)); });
-    if (vendor.find("nvidia") == std::string::npos || k > kKnnSubgroupMatrixMaxK || n < kKnnSubgroupMatrixMinPoints)
-      return false;
-  }
-  return knn_subgroup_matrix_unsupported(ctx, d).empty();
+                                      " rows)");
+  if (env == "0" || !runs) return false;
+  if (env == "1") return true;
+  std::string name = adapter;
+  std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+  return name.find("nvidia") != std::string::npos && k <= kKnnSubgroupMatrixMaxK && rows >= kKnnSubgroupMatrixMinPoints;
+}
+
+bool knn_subgroup_matrix_chosen(const gpu::Context& ctx, int64_t rows, int64_t d, int k) {
+  const char* env = std::getenv("SURFGRAD_KNN_SUBGROUP_MATRIX");
+  const std::string asked = env ? env : "";
+  // (Whether it runs is asked only where the answer matters: it compiles nothing, but reads limits.)
+  const bool runs = asked != "0" && knn_subgroup_matrix_unsupported(ctx, d).empty();
+  return knn_subgroup_matrix_rule(asked, ctx.info().vendor + " " + ctx.info().name, runs, rows, k);
 }
 
 std::string KnnSgmatVariant::describe() const {

@@ -12,6 +12,7 @@
 #include "maps/knn_fused.hpp"
 #include "maps/knn_rows_cpu.hpp"
 #include "maps/knn_rows_gpu.hpp"
+#include "maps/knn_subgroup_matrix.hpp"
 #include "maps/tsne_repulsion.hpp"
 #include "maps/tsne_symmetric.hpp"
 #include "surfgrad/map_options.hpp"
@@ -115,7 +116,10 @@ void prewarm_map_tensor_ops(const gpu::ContextPtr& ctx, const MapOptions& option
   // knn.cpp: the exact kNN's kernel, the one knn_exact takes for these points: small sets' on GPUs
   // (knn_rows_gpu.hpp) or the streaming kernel (both queued by `surfgrad map` before it knew N),
   // CPU adapters' by k and D (knn_rows_cpu.hpp).
-  if (knn_is_exact(*ctx, n, features, options.knn, int(map_neighbours(options, n)))) {
+  // (Not where the kNN on subgroup matrices is chosen, under Dawn on NVIDIA: its prep, candidate
+  // and re-check kernels are built at first use, not prewarmed.)
+  const int k_map = int(map_neighbours(options, n));
+  if (knn_is_exact(*ctx, n, features, options.knn, k_map) && !knn_subgroup_matrix_chosen(*ctx, n, features, k_map)) {
     prewarm_knn_fused(ctx, n, features);
     if (!knn_rows_gpu_used(*ctx, n, features)) prewarm_knn_rows_cpu(ctx, int(map_neighbours(options, n)), features);
   }

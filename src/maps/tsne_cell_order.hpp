@@ -2,7 +2,8 @@
 // spread kernel that adds a cell's charges together before its atomics
 // (tsne_fft_spread_sorted.wgsl). A counting sort on the GPU, no readback: each point's cell and
 // rank (tsne_fft_bin.wgsl), the cells' first slots (ExclusiveScan), the points scattered
-// (tsne_fft_order.wgsl). Four dispatches and a clear; N + 2N + G² words of buffers.
+// (tsne_fft_order.wgsl): a clear and 3 + 2·(levels − 1) dispatches (one scan level for G² ≤ 1,024 cells,
+// two up to 2^20); N + 2N + G² words of buffers.
 #pragma once
 #include <optional>
 

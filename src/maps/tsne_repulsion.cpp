@@ -47,8 +47,7 @@ int TsneRepulsion::grid_nodes_for(double extent, double spacing, int max_nodes) 
 }
 
 // The pipelines are looked up once, at the first call of their method, not per dispatch.
-TsneRepulsion::TsneRepulsion(gpu::ContextPtr ctx, Spread spread)
-    : ctx_(std::move(ctx)), sorted_(sorted_spread(*ctx_, spread)), order_every_(order_every()) {}
+TsneRepulsion::TsneRepulsion(gpu::ContextPtr ctx, Spread spread) : ctx_(std::move(ctx)), spread_mode_(spread) {}
 
 bool TsneRepulsion::sorted_spread(const gpu::Context& ctx, Spread spread) {
   if (spread == Spread::Auto) {
@@ -63,11 +62,15 @@ bool TsneRepulsion::sorted_spread(const gpu::Context& ctx, Spread spread) {
                                           ": give sorted or plain (or leave it unset for the adapter's default)");
     }
   }
-  if (spread == Spread::Sorted && !ctx.features().subgroups)
-    throw Error(ErrorKind::Unsupported, "tsne: the sorted FFT spread needs subgroups, which " + ctx.info().name +
-                                            " does not offer; use the plain spread (SURFGRAD_TSNE_SPREAD=plain)");
+  if (spread == Spread::Sorted && (!ctx.features().subgroups || ctx.features().subgroup_max_size > 128))
+    throw Error(ErrorKind::Unsupported,
+                "tsne: the sorted FFT spread needs subgroups of at most 128 invocations, "
+                "which " +
+                    ctx.info().name + " does not offer; use the plain spread (SURFGRAD_TSNE_SPREAD=plain)");
   if (spread != Spread::Auto) return spread == Spread::Sorted;
-  return !ctx.info().is_cpu && ctx.features().subgroups;
+  // (Runs of one cell span at most 128 lanes: the kernel's steps and its 16-bit halves' sums go
+  // that far, and WGSL's subgroups are at most 128 wide.)
+  return !ctx.info().is_cpu && ctx.features().subgroups && ctx.features().subgroup_max_size <= 128;
 }
 
 int TsneRepulsion::order_every() {
@@ -158,6 +161,10 @@ void TsneRepulsion::interpolated(const Tensor& y, const Tensor& out, int grid_no
                                       std::to_string(max_grid_nodes(*ctx_)) + " on this adapter");
   resize(grid_nodes);
   if (!frame_k_) {
+    // The spread's choice (and its environment) is read here, at the FFT's first call: exact
+    // repulsion never reads it.
+    sorted_ = sorted_spread(*ctx_, spread_mode_);
+    if (sorted_) order_every_ = order_every();
     frame_k_ = program(ctx_, "tsne_fft_frame.wgsl");
     kernels_k_ = program(ctx_, "tsne_fft_kernels.wgsl");
     const Spread how = sorted_ ? Spread::Sorted : Spread::Plain;

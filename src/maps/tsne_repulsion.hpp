@@ -61,7 +61,8 @@ class TsneRepulsion {
   // One pass of 1-D FFTs over `lines` rows (or columns) of `arrays` M×M arrays from `array` on.
   void fft_pass(uint32_t array, uint32_t arrays, uint32_t lines, bool rows, bool inverse, bool indirect);
   gpu::ContextPtr ctx_;
-  bool sorted_ = false;
+  Spread spread_mode_ = Spread::Auto;
+  bool sorted_ = false;  // what spread_mode_ means here, decided at the FFT's first call
   int order_every_ = 1, since_order_ = 0;
   std::optional<TsneCellOrder> order_;
   int g_ = 0;
