@@ -293,3 +293,30 @@ TEST(KnnSubgroupMatrix, ChooserFollowsTheEnvironmentAndTheAdapter) {
   EnvVar env("SURFGRAD_KNN_SUBGROUP_MATRIX", "yes");
   EXPECT_THROW(knn_subgroup_matrix_chosen(c, many, 50, 15), Error);
 }
+
+// The ranges flagged rows are recomputed in: every flagged row inside one, runs closer than the
+// gap merged, farther ones apart, nothing for no flags.
+TEST(KnnSubgroupMatrix, FlaggedRowsAreRecomputedInFewRanges) {
+  using R = std::vector<std::pair<int64_t, int64_t>>;
+  auto flags = [](int64_t n, std::initializer_list<int64_t> on) {
+    std::vector<int32_t> f(size_t(n), 0);
+    for (int64_t i : on) f[size_t(i)] = 1;
+    return f;
+  };
+  EXPECT_EQ(knn_sgmat_recompute_ranges(flags(100, {}), 10), R{});
+  EXPECT_EQ(knn_sgmat_recompute_ranges(flags(100, {0, 1, 2, 99}), 10), (R{{0, 3}, {99, 100}}));
+  EXPECT_EQ(knn_sgmat_recompute_ranges(flags(100, {5, 9, 14, 40}), 10), (R{{5, 15}, {40, 41}}));
+  EXPECT_EQ(knn_sgmat_recompute_ranges(flags(100, {5, 16}), 10), (R{{5, 6}, {16, 17}}));  // 10 rows between
+  EXPECT_EQ(knn_sgmat_recompute_ranges(flags(100, {5, 15}), 10), (R{{5, 16}}));           // 9 rows between
+  std::mt19937 gen(8);
+  std::vector<int32_t> f(100000, 0);
+  for (int i = 0; i < 400; ++i) f[gen() % f.size()] = 1;  // scattered: 391 rows took 27 s a run at a time
+  R r = knn_sgmat_recompute_ranges(f, kKnnSgmatRecomputeGap);
+  EXPECT_EQ(r.size(), 1u);
+  for (size_t i = 0; i < f.size(); ++i) {
+    if (!f[i]) continue;
+    bool inside = false;
+    for (auto [a, b] : r) inside |= int64_t(i) >= a && int64_t(i) < b;
+    ASSERT_TRUE(inside) << "row " << i;
+  }
+}

@@ -5,6 +5,8 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "kernels/launch.hpp"
 #include "maps/knn_fused.hpp"
@@ -88,5 +90,14 @@ bool knn_sgmat_staged(const gpu::Context& ctx, const KnnSgmatVariant& v, int dp,
 // The candidate kernel's fifth binding: the transposed copy, or (staged) the row-major one again,
 // read as vec4s.
 const Tensor& knn_sgmat_points(const KnnSgmatPrep& p, bool staged);
+
+// The row ranges [a, b) in which knn_exact_subgroup_matrix recomputes its flagged rows (flag[i] != 0)
+// with the f32 kernel: each run of flagged rows, runs less than `gap` rows apart merged into one
+// range. A range of the f32 kernel costs at least a workgroup streaming all N points (~70 ms at 1M on
+// the H200), and rows cost a wave's time per wave of workgroups: so scattered flags (ties and
+// duplicates) cost about one full f32 kNN at most, where a dispatch a run cost 27 s for 391 rows
+// (H100, 1M x 50-D). kKnnSgmatRecomputeGap: a wave of 64-row workgroups on a large GPU.
+constexpr int64_t kKnnSgmatRecomputeGap = 16384;
+std::vector<std::pair<int64_t, int64_t>> knn_sgmat_recompute_ranges(const std::vector<int32_t>& flag, int64_t gap);
 
 }  // namespace surfgrad

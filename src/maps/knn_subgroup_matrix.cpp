@@ -262,6 +262,25 @@ std::string knn_subgroup_matrix_unsupported(const gpu::Context& ctx, int64_t d, 
   return "";
 }
 
+std::vector<std::pair<int64_t, int64_t>> knn_sgmat_recompute_ranges(const std::vector<int32_t>& flag, int64_t gap) {
+  std::vector<std::pair<int64_t, int64_t>> ranges;
+  const int64_t rows = int64_t(flag.size());
+  for (int64_t a = 0; a < rows;) {
+    if (!flag[size_t(a)]) {
+      ++a;
+      continue;
+    }
+    int64_t b = a;
+    while (b < rows && flag[size_t(b)]) ++b;
+    if (!ranges.empty() && a - ranges.back().second < gap)
+      ranges.back().second = b;  // the rows between cost less than a dispatch of their own
+    else
+      ranges.push_back({a, b});
+    a = b;
+  }
+  return ranges;
+}
+
 bool knn_subgroup_matrix_rule(const std::string& env, const std::string& adapter, bool runs, int64_t rows, int k) {
   if (!env.empty() && env != "0" && env != "1")
     throw Error(ErrorKind::Value, "SURFGRAD_KNN_SUBGROUP_MATRIX='" + env +
@@ -494,16 +513,10 @@ KnnResult knn_exact_subgroup_matrix(const Tensor& x_in, int k, int64_t row_begin
     if (stats) *stats = st;
     return out;
   }
-  // Flagged rows, in runs, again through the f32 kernel.
+  // Flagged rows again through the f32 kernel, in ranges (knn_sgmat_recompute_ranges).
   std::vector<int32_t> flag = flags.to_vector<int32_t>();
   Tensor centred, f32_norms;
-  for (int64_t a = 0; a < rows;) {
-    if (!flag[size_t(a)]) {
-      ++a;
-      continue;
-    }
-    int64_t b = a;
-    while (b < rows && flag[size_t(b)]) ++b;
+  for (auto [a, b] : knn_sgmat_recompute_ranges(flag, kKnnSgmatRecomputeGap)) {
     // Centred like the candidates: |a|² + |b|² − 2a·b loses less to cancellation near the origin.
     if (!f32_norms.defined()) {
       centred = kernels::dense(sub(x, mean.unsqueeze(0)));
@@ -512,8 +525,7 @@ KnnResult knn_exact_subgroup_matrix(const Tensor& x_in, int k, int64_t row_begin
     KnnResult r = knn_fused_rows(centred, f32_norms, k, row_begin + a, row_begin + b, knn_fused_shape(*ctx));
     out.indices.slice(0, a, b).assign(r.indices);
     out.distances.slice(0, a, b).assign(r.distances);
-    st.recomputed += b - a;
-    a = b;
+    for (int64_t i = a; i < b; ++i) st.recomputed += flag[size_t(i)] != 0;
   }
   mark(st.recompute_seconds);
   if (stats) *stats = st;
