@@ -383,21 +383,30 @@ std::string knn_sgmat_candidate_wgsl(const gpu::Context& ctx, int dp, int sg, bo
   return emulate ? kernels::emulate_subgroup_matrix(wgsl) : wgsl;
 }
 
+namespace {
+// The candidate program's cache key.
+std::string candidate_key(const gpu::Context& ctx, int dp, int sg, bool emulate, bool dump, bool plain, bool push,
+                          bool right_cols, const KnnSgmatVariant& variant, bool margin_bar) {
+  KnnFusedShape shape = knn_sgmat_shape(variant);
+  shape.push = push;
+  const bool staged = knn_sgmat_staged(ctx, variant, dp, plain, right_cols);
+  return "knn_sgmat|" + shape.describe() + "|" + variant.describe() + (staged ? "" : "|unstaged") + "|dp" + S(dp) +
+         "|sg" + S(sg) + (emulate ? "|emulated" : "") + (dump ? "|dump" : "") + (plain ? "|plain" : "|hoisted") +
+         (right_cols ? "|rcols" : "") + (margin_bar ? "|mbar" : "");
+}
+const kernels::CompileOptions kCandidateOptions{.f16 = true, .subgroups = true, .validated = true};
+const kernels::CompileOptions kPrepOptions{.f16 = true, .validated = true}, kCheckOptions{.validated = true};
+}  // namespace
+
 kernels::Program knn_sgmat_candidate_program(const gpu::ContextPtr& ctx, int dp, int sg, bool emulate, bool dump,
                                              bool plain, bool push, bool right_cols, const KnnSgmatVariant& variant,
                                              bool margin_bar) {
-  KnnFusedShape shape = knn_sgmat_shape(variant);
-  shape.push = push;
-  const bool staged = knn_sgmat_staged(*ctx, variant, dp, plain, right_cols);
-  std::string key = "knn_sgmat|" + shape.describe() + "|" + variant.describe() + (staged ? "" : "|unstaged") + "|dp" +
-                    S(dp) + "|sg" + S(sg) + (emulate ? "|emulated" : "") + (dump ? "|dump" : "") +
-                    (plain ? "|plain" : "|hoisted") + (right_cols ? "|rcols" : "") + (margin_bar ? "|mbar" : "");
-  return kernels::Program::generated(ctx, key,
-                                     [&] {
-                                       return knn_sgmat_candidate_wgsl(*ctx, dp, sg, emulate, dump, plain, push,
-                                                                       right_cols, variant, margin_bar);
-                                     },
-                                     {.f16 = true, .subgroups = true, .validated = true});
+  return kernels::Program::generated(
+      ctx, candidate_key(*ctx, dp, sg, emulate, dump, plain, push, right_cols, variant, margin_bar),
+      [&] {
+        return knn_sgmat_candidate_wgsl(*ctx, dp, sg, emulate, dump, plain, push, right_cols, variant, margin_bar);
+      },
+      kCandidateOptions);
 }
 
 KnnSgmatPrep knn_sgmat_prep(const Tensor& x) {
@@ -427,7 +436,7 @@ KnnSgmatPrep knn_sgmat_prep(const Tensor& x) {
   p.norms = Tensor::empty(ctx, {p.npad});
   p.xr = Tensor::empty(ctx, {p.npad, p.dp}, DType::f16);
   p.stats = Tensor::empty(ctx, {p.npad, 4});
-  auto prep = kernels::Program::file(ctx, "knn_sgmat_prep.wgsl", {}, {.f16 = true, .validated = true});
+  auto prep = kernels::Program::file(ctx, "knn_sgmat_prep.wgsl", {}, kPrepOptions);
   prep.launch({p.xh, p.xt, p.norms, p.stats, x, p.mean, p.xr}, {n, d, p.npad, int64_t(p.dp), p.scale},
               kernels::groups_for(*ctx, uint64_t(p.npad / 2), 64));
   return p;
@@ -468,7 +477,7 @@ KnnResult knn_exact_subgroup_matrix(const Tensor& x_in, int k, int64_t row_begin
   const bool staged = knn_sgmat_staged(*ctx, variant, dp, false, o.right_cols);
   auto candidates =
       knn_sgmat_candidate_program(ctx, dp, sg, o.emulate, false, false, !o.no_push, o.right_cols, variant, true);
-  auto check = kernels::Program::file(ctx, "knn_sgmat_check.wgsl", {}, {.validated = true});
+  auto check = kernels::Program::file(ctx, "knn_sgmat_check.wgsl", {}, kCheckOptions);
   mark(st.prep_seconds);
 
   const int64_t rows = row_end - row_begin;

@@ -116,12 +116,12 @@ void prewarm_map_tensor_ops(const gpu::ContextPtr& ctx, const MapOptions& option
   // knn.cpp: the exact kNN's kernel, the one knn_exact takes for these points: small sets' on GPUs
   // (knn_rows_gpu.hpp) or the streaming kernel (both queued by `surfgrad map` before it knew N),
   // CPU adapters' by k and D (knn_rows_cpu.hpp).
-  // (Not where the kNN on subgroup matrices is chosen, under Dawn on NVIDIA: its prep, candidate
-  // and re-check kernels are built at first use, not prewarmed.)
+  // Not where the kNN on subgroup matrices is chosen: that is under Dawn, where nothing is built
+  // ahead (kernels::prewarm), so its kernels are built at first use.
   const int k_map = int(map_neighbours(options, n));
   if (knn_is_exact(*ctx, n, features, options.knn, k_map) && !knn_subgroup_matrix_chosen(*ctx, n, features, k_map)) {
     prewarm_knn_fused(ctx, n, features);
-    if (!knn_rows_gpu_used(*ctx, n, features)) prewarm_knn_rows_cpu(ctx, int(map_neighbours(options, n)), features);
+    if (!knn_rows_gpu_used(*ctx, n, features)) prewarm_knn_rows_cpu(ctx, k_map, features);
   }
   // Reductions over the points (R = n rows; past 600,000 rows the same kernels as at 600,001).
   const int64_t rows = std::min<int64_t>(n, 600001);
