@@ -50,13 +50,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     }
     let e0 = arg(3u);
     for (var t = u32(offsets[i]) - e0 + lane; t < u32(offsets[i + 1u]) - e0; t += LANES) {
-      // A mutual edge's weight was folded into the out-edge's (tsne_mutual_edges.wgsl): skipped,
-      // no gather (a zero weight would add nothing either).
-      let wt = w_in[t];
-      if (wt != 0.0) {
-        let d = yi - y[u32(incoming[t]) / K];
-        f += wt / (1.0 + dot(d, d)) * d;
-      }
+      let d = yi - y[u32(incoming[t]) / K];
+      f += w_in[t] / (1.0 + dot(d, d)) * d;
     }
   }
   partial[lid] = f;

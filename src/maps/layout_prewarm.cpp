@@ -39,7 +39,6 @@ int prewarm_layout_kernels(const gpu::ContextPtr& ctx, const MapOptions& options
     if (fused) {
       file("tsne_step_cpu.wgsl");
     } else {
-      file("tsne_mutual_edges.wgsl", {{"K", ks}});
       file("tsne_attraction.wgsl", {{"K", ks}, {"LANES", std::to_string(tsne_attraction_lanes(*ctx))}});
       file("tsne_update.wgsl");
     }

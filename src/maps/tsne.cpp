@@ -121,15 +121,6 @@ Tensor tsne_layout(const Tensor& x, const TsneOptions& opt, const MapProgress& p
     runs.push_back({a, c, b, q});
     a = c;
   }
-  // Mutual edges folded: the in-edge's weight into the out-edge's, so that the attraction meets
-  // each mutual pair once (tsne_mutual_edges.wgsl). After the gather above, which read w as it was.
-  if (!fused) {
-    auto mutual = kernels::Program::file(ctx, "tsne_mutual_edges.wgsl", {{"K", std::to_string(k)}});
-    for (const Run& r : runs)
-      mutual.launch({w[r.list], w_in[r.edges], nbr[r.list], in.offsets, in.edges[r.edges]},
-                    {r.a, r.c, int64_t(r.list) * block_rows, in.first_edge[r.edges]},
-                    kernels::groups_for(*ctx, uint64_t(r.c - r.a), 64));
-  }
   // The order each run visits its points in: heaviest in-edge lists first, or their own order.
   std::vector<uint32_t> visit;
   if (fused) {
