@@ -31,6 +31,8 @@ echo "[web] the package's TypeScript declarations (tsc --strict on web/tests/typ
 "$node_bin" web/node_modules/typescript/bin/tsc -p web/tests/tsconfig.json
 echo "[web] the bridge's Dawn declarations against src/gpu/dawn_abi.hpp (< 1 s)"
 "$node_bin" web/tests/bridge_dawn_abi.mjs
+echo "[web] the static file server: escapes and malformed paths refused, still serving (< 1 s)"
+"$node_bin" web/tests/serve_check.mjs
 echo "[web] browser suite"
 "$node_bin" web/tests/browser_suite.mjs --surfgrad build/surfgrad --out "$out"
 echo "[web] pipelines compiled ahead and off the GPU main thread (~13 s: two pages, prewarm on and off)"

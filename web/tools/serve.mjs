@@ -14,9 +14,16 @@ const types = {
   '.npy': 'application/octet-stream', '.gz': 'application/octet-stream', '.map': 'application/json',
 };
 
-// Resolves a URL path inside one of the roots; null for anything that escapes them.
+// Resolves a URL path inside one of the roots; null for anything that escapes them, and for a
+// path that is not valid percent-encoding (decodeURIComponent throws on "/%E0%A4%A": a 404, where
+// it once stopped the server).
 function resolve(urlPath) {
-  const clean = decodeURIComponent(urlPath.split('?')[0]);
+  let clean;
+  try {
+    clean = decodeURIComponent(urlPath.split('?')[0]);
+  } catch {
+    return null;
+  }
   const [root, rest] = clean.startsWith('/data/') ? [dataRoot, clean.slice(6)] : [webRoot, clean.slice(1)];
   const file = path.resolve(root, rest);
   if (file !== root && !file.startsWith(root + path.sep)) return null;
