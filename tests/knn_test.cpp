@@ -98,10 +98,10 @@ TEST(Knn, EveryTileShapeGivesTheSameLists) {
   // adapters' knn_exact takes another kernel, knn_rows_cpu_test.cpp, whose sums round otherwise.)
   Tensor x = Tensor::normal(ctx(), {777, 21}, 9);
   for (int k : {1, 33, 128}) {
-    KnnResult want = knn_exact_shaped(x, k, knn_fused_shape(*ctx()));
+    KnnResult want = knn_exact_shaped(x, k, knn_fused_shape(*ctx(), k));
     for (const char* shape :
-         {"64x64x8/4x4/q16m12e1", "64x64x8/4x4/q2m1e1", "64x64x4/4x4/q8m8e4", "128x128x8/8x8/q16m8e3",
-          "64x128x8/4x8/q4m3e2", "64x64x8/4x4/q16m16e1s128", "64x64x8/4x4/q16m12e2s1024",
+         {"64x64x8/4x4/q16m12e1", "64x64x8/4x4/q2m1e1", "128x64x8/8x4/q12m10e8s512", "64x64x4/4x4/q8m8e4",
+          "128x128x8/8x8/q16m8e3", "64x128x8/4x8/q4m3e2", "64x64x8/4x4/q16m16e1s128", "64x64x8/4x4/q16m12e2s1024",
           // staging steps the threads do not divide (BK·BM = 640 values over 256 threads)
           "64x64x10/4x4/q16m12e8", "64x64x12/4x4/q16m12e4", "128x128x10/8x8/q16m8e3",
           // every dimension in one chunk (BK ≥ D = 21), ragged and not

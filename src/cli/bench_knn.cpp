@@ -54,7 +54,7 @@ bool env_is(const char* name, const std::string& value) {
 // "exact:SHAPE" (the streaming kernel with that tile shape).
 KnnResult run_method(const std::string& m, const Tensor& x, int k, int candidates, KnnSubgroupMatrixStats& sgmat) {
   if (m == "exact") return knn_exact(x, k);
-  if (m == "exact-f32") return knn_exact_shaped(x, k, knn_fused_shape(*x.context()));
+  if (m == "exact-f32") return knn_exact_shaped(x, k, knn_fused_shape(*x.context(), k));
   if (m == "exact-rows-gpu") {  // small sets' kernel (knn_rows_gpu.hpp) on any set and adapter
     Tensor norms = (x * x).sum({1});
     return knn_rows_gpu(x, norms, k, 0, x.shape(0));

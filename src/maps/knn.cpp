@@ -66,7 +66,7 @@ KnnResult knn_exact_rows(const Tensor& x, int k, int64_t row_begin, int64_t row_
     Tensor dense = kernels::dense(x);
     return knn_rows_cpu(dense, (dense * dense).sum({1}), k, row_begin, row_end);
   }
-  return knn_exact_shaped(x, k, knn_fused_shape(*x.context()), row_begin, row_end);
+  return knn_exact_shaped(x, k, knn_fused_shape(*x.context(), k), row_begin, row_end);
 }
 
 KnnResult knn_exact_shaped(const Tensor& x_in, int k, const KnnFusedShape& shape, int64_t row_begin, int64_t row_end,

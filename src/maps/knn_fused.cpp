@@ -38,19 +38,29 @@ std::string S(int v) { return std::to_string(v); }
 // browser the 64×64 shape on every adapter: with the 128×128 one (26 KiB of workgroup memory, 64 cells unrolled a
 // thread) Chromium's SwiftShader adapter lost its device on the first map (the GPU process went away); the 64×64 shape
 // passes the browser suite there.
-KnnFusedShape knn_fused_shape(const gpu::Context& ctx) {
+// Native GPUs with short lists (k ≤ 45) take 128×64 tiles of 8×4 cells: the selection is light
+// there, and twice the rows a workgroup halves the points' staging a row (H200, 2026-11-28, 1M ×
+// 50-D: k = 15 3.78 s against 4.12, k = 45 4.05 against 4.22, k = 90 4.39 both; 21 KiB of
+// workgroup memory, so only where the adapter offers it).
+KnnFusedShape knn_fused_shape(const gpu::Context& ctx, int k) {
   // BK stays 8 at every D: fitting it to D (BK = 10 at D = 50, no padded dimensions) was slower
   // on the H200 (1M × 50-D, k = 90: 7.54 s against 6.95 s; BENCHMARKS.md), although it
   // multiplies 12% less: the stream is not bound by its multiply-adds. With padded tile rows it
   // is still no faster on the H100 (500k: 1.312 s against 1.259 s at q12m10).
-  FusedShape gpu{64, 64, 8, 4, 4, 12, 10, 8, 512}, cpu{128, 128, 8, 8, 8, 16, 8, 1};
+  FusedShape gpu{64, 64, 8, 4, 4, 12, 10, 8, 512}, cpu{128, 128, 8, 8, 8, 16, 8, 1},
+      short_lists{128, 64, 8, 8, 4, 12, 10, 8, 512};
+  auto fits = [&](const KnnFusedShape& f) {
+    return f.workgroup_bytes() <= ctx.limits().max_compute_workgroup_storage_size &&
+           uint32_t(f.threads()) <= ctx.limits().max_compute_invocations_per_workgroup;
+  };
 #if defined(__wasi__)
-  (void)ctx;
+  (void)k;
   (void)cpu;
+  (void)short_lists;
+  (void)fits;
 #else
-  if (ctx.info().is_cpu && cpu.workgroup_bytes() <= ctx.limits().max_compute_workgroup_storage_size &&
-      uint32_t(cpu.threads()) <= ctx.limits().max_compute_invocations_per_workgroup)
-    return cpu;
+  if (ctx.info().is_cpu && fits(cpu)) return cpu;
+  if (!ctx.info().is_cpu && k > 0 && k <= 45 && fits(short_lists)) return short_lists;
 #endif
   return gpu;
 }
@@ -261,7 +271,7 @@ std::string fused_source(const KnnFusedShape& f) {
 }
 }  // namespace
 
-bool prewarm_knn_fused(const gpu::ContextPtr& ctx, int64_t n, int64_t d) {
+bool prewarm_knn_fused(const gpu::ContextPtr& ctx, int64_t n, int64_t d, int k) {
   // Small sets' kernel: with N unknown, wherever the adapter may take it (a few ms of a worker
   // where the set turns out large, against 240-400 ms waited for where it is small).
   bool queued = false;
@@ -270,7 +280,7 @@ bool prewarm_knn_fused(const gpu::ContextPtr& ctx, int64_t n, int64_t d) {
     if (n > 0) return queued;
   }
   if (knn_rows_cpu_used(*ctx, 1)) return queued;  // CPU adapters take knn_rows_cpu (prewarmed by its D)
-  const KnnFusedShape f = knn_fused_shape(*ctx);
+  const KnnFusedShape f = knn_fused_shape(*ctx, k);
   return kernels::prewarm_generated(ctx, fused_key(f), [&] { return fused_source(f); }, {.validated = true}) || queued;
 }
 

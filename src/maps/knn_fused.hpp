@@ -46,15 +46,16 @@ struct KnnFusedShape {
 // among the workgroup's BM rows, its column in the tile of BN points.
 std::string knn_cell_row(const KnnFusedShape& f, int i);
 std::string knn_cell_col(const KnnFusedShape& f, int j);
-// The shape knn_exact uses on this adapter.
-KnnFusedShape knn_fused_shape(const gpu::Context& ctx);
+// The shape knn_exact uses on this adapter for k neighbours (0: k not known, the shape for long lists).
+KnnFusedShape knn_fused_shape(const gpu::Context& ctx, int k = 0);
 
 // Queues the exact kNN's GPU kernel for N points in D dimensions for a worker thread to build
 // (kernels::prewarm; cold start): small sets' (knn_rows_gpu.hpp) or this adapter's shape of the
 // streaming kernel, whichever knn_exact takes. Neither key depends on the points, so a front end
 // can ask before it reads them: with N unknown (≤ 0) both are queued (the small sets' for D a
-// multiple of 4). Nothing on CPU adapters (knn_rows_cpu). Whether a build was queued.
-bool prewarm_knn_fused(const gpu::ContextPtr& ctx, int64_t n = 0, int64_t d = 0);
+// multiple of 4). Nothing on CPU adapters (knn_rows_cpu). k: the neighbours, which pick the
+// streaming kernel's shape (knn_fused_shape; 0: unknown). Whether a build was queued.
+bool prewarm_knn_fused(const gpu::ContextPtr& ctx, int64_t n = 0, int64_t d = 0, int k = 0);
 
 // knn_exact_rows with a given shape (checked against the adapter's limits): for `bench knn`.
 // row_end < 0: all rows. pairs_per_dispatch > 0 replaces the adapter's default (for tests: many

@@ -531,7 +531,7 @@ KnnResult knn_exact_subgroup_matrix(const Tensor& x_in, int k, int64_t row_begin
       centred = kernels::dense(sub(x, mean.unsqueeze(0)));
       f32_norms = (centred * centred).sum({1});
     }
-    KnnResult r = knn_fused_rows(centred, f32_norms, k, row_begin + a, row_begin + b, knn_fused_shape(*ctx));
+    KnnResult r = knn_fused_rows(centred, f32_norms, k, row_begin + a, row_begin + b, knn_fused_shape(*ctx, k));
     out.indices.slice(0, a, b).assign(r.indices);
     out.distances.slice(0, a, b).assign(r.distances);
     for (int64_t i = a; i < b; ++i) st.recomputed += flag[size_t(i)] != 0;

@@ -120,7 +120,7 @@ void prewarm_map_tensor_ops(const gpu::ContextPtr& ctx, const MapOptions& option
   // ahead (kernels::prewarm), so its kernels are built at first use.
   const int k_map = int(map_neighbours(options, n));
   if (knn_is_exact(*ctx, n, features, options.knn, k_map) && !knn_subgroup_matrix_chosen(*ctx, n, features, k_map)) {
-    prewarm_knn_fused(ctx, n, features);
+    prewarm_knn_fused(ctx, n, features, k_map);
     if (!knn_rows_gpu_used(*ctx, n, features)) prewarm_knn_rows_cpu(ctx, k_map, features);
   }
   // Reductions over the points (R = n rows; past 600,000 rows the same kernels as at 600,001).
@@ -165,7 +165,7 @@ void prewarm_map_tensor_ops(const gpu::ContextPtr& ctx, const MapOptions& option
 int prewarm_map_kernels(const gpu::ContextPtr& ctx, const MapOptions& options) {
   try {
     prewarm_map_tensor_ops(ctx, options, 0, 0);
-    int queued = prewarm_knn_fused(ctx) ? 1 : 0;
+    int queued = prewarm_knn_fused(ctx, 0, 0, map_neighbours(options, int64_t(1) << 40)) ? 1 : 0;
     const int64_t large = int64_t(1) << 40;  // the points are not read yet
     return queued + prewarm_layout_kernels(ctx, options, large, map_neighbours(options, large));
   } catch (const Error&) {
