@@ -27,6 +27,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <utility>
 
 #include "impl.hpp"
@@ -122,6 +123,18 @@ std::shared_ptr<KernelState> make_state(Context::Impl& impl, WGPUComputePipeline
                                         const std::string& entry, const std::string& label, double module_ms,
                                         double pipeline_ms, bool at_use);
 
+// Builds on CPU adapters take turns, across all contexts of the process. Mesa 22.3's lavapipe
+// (Debian 12's CPU driver) is not safe to build two pipelines at once, though the Vulkan spec
+// allows it: under ThreadSanitizer a prewarm worker's build wrote into a driver heap block of a
+// build under way on the main thread, and about 1 run in 10 of the Python suite crashed on a
+// corrupted heap (in Python's GC, a map lookup, wgpu-native's staging writes) until builds were
+// serialised here. GPU drivers still build in parallel. One worker runs on CPU adapters anyway,
+// so what is lost is only its overlap with a first use's build.
+platform::Mutex& cpu_driver_builds() {
+  static platform::Mutex& m = *new platform::Mutex;  // never destroyed: workers may build during exit
+  return m;
+}
+
 // Creates the module, layout and pipeline of `wgsl` (already in the implementation's dialect).
 // In the browser only for calls that cannot wait (source_kernel says which).
 std::shared_ptr<KernelState> build_state(Context::Impl& impl, const std::string& wgsl, const std::string& entry,
@@ -139,6 +152,8 @@ std::shared_ptr<KernelState> build_state(Context::Impl& impl, const std::string&
   } else {
     api().wgpuDevicePushErrorScope(impl.device, WGPUErrorFilter_Validation);
   }
+  std::optional<platform::LockGuard<platform::Mutex>> driver_turn;
+  if (impl.info.is_cpu) driver_turn.emplace(cpu_driver_builds());
   const auto t_module = Clock::now();
   WGPUShaderSourceWGSL source = WGPU_SHADER_SOURCE_WGSL_INIT;
   source.code = to_view(wgsl);
@@ -171,6 +186,7 @@ std::shared_ptr<KernelState> build_state(Context::Impl& impl, const std::string&
   const double pipeline_ms = ms_since(t_pipeline);
   api().wgpuPipelineLayoutRelease(pipeline_layout);
   api().wgpuShaderModuleRelease(module);
+  driver_turn.reset();
   WGPUErrorType type = WGPUErrorType_NoError;
   std::string message;
   if (caught_per_thread) {
@@ -687,19 +703,23 @@ void worker_loop(KernelBuilds& builds) {
 }  // namespace
 
 #if SURFGRAD_HOST_HAS_THREADS
+void KernelBuilds::list_for_exit() {
+  std::lock_guard<std::mutex> l(running_mutex());
+  if (listed_for_exit) return;
+  listed_for_exit = true;
+  static const bool registered = std::atexit(stop_all_at_exit) == 0;
+  (void)registered;
+  running().push_back(this);
+}
+
 void KernelBuilds::start_workers(bool cpu) {
   if (!workers.empty() || stopping) return;
-  {
-    std::lock_guard<std::mutex> l(running_mutex());
-    static const bool registered = std::atexit(stop_all_at_exit) == 0;
-    (void)registered;
-    running().push_back(this);
-  }
   // CPU adapters (lavapipe) share the cores with the work itself: one thread; GPUs: up to 8.
   unsigned n = cpu ? 1u : std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
   for (unsigned i = 0; i < n; ++i) workers.emplace_back(worker_loop, std::ref(*this));
 }
 #else
+void KernelBuilds::list_for_exit() {}
 void KernelBuilds::start_workers(bool) {}
 #endif
 
@@ -714,6 +734,7 @@ namespace {
 bool prewarm_source(Context::Impl& I, std::string source, std::string entry, bool validated, std::string label) {
 #if SURFGRAD_HOST_HAS_THREADS
   if (prewarm_off()) return false;
+  I.builds.list_for_exit();
   std::lock_guard<std::mutex> l(I.builds.queue_mutex);
   I.builds.start_workers(I.info.is_cpu);
   if (I.builds.stopping) return false;
@@ -835,6 +856,7 @@ bool Context::prewarm(const std::string& key, std::string wgsl, const std::strin
     I.builds.pending.emplace(fkey, b);
     I.builds.prewarmed++;
   }
+  I.builds.list_for_exit();
   std::lock_guard<std::mutex> l(I.builds.queue_mutex);
   I.builds.start_workers(I.info.is_cpu);
   // Ahead: after the other builds queued ahead, before those queued plainly (FIFO among each).

@@ -120,8 +120,13 @@ struct KernelBuilds {
   std::vector<std::thread> workers;
   int active = 0;  // jobs a worker took and has not finished
   bool stopping = false;
-  std::mutex stop_mutex;  // a second stop() waits for the first one's joins
+  bool listed_for_exit = false;  // in the exit handler's list (guarded by its mutex)
+  std::mutex stop_mutex;         // a second stop() waits for the first one's joins
 #endif
+  // Puts these builds on the exit handler's list (once). Called before queue_mutex is taken:
+  // the handler holds the list's mutex while it takes queue_mutex (stop_workers), so taking
+  // them the other way round could deadlock a context starting its workers during exit.
+  void list_for_exit();
   // Starts the workers if none run yet (the caller holds queue_mutex); `cpu`: one thread only.
   void start_workers(bool cpu);
   // Joins the workers (builds not started are dropped): before the device goes, and at process
