@@ -268,7 +268,12 @@ TEST(KnnSubgroupMatrix, ChooserFollowsTheEnvironmentAndTheAdapter) {
   EXPECT_FALSE(knn_subgroup_matrix_rule("", "nvidia NVIDIA H200", false, many, small));  // cannot run
   EXPECT_FALSE(knn_subgroup_matrix_rule("", "nvidia NVIDIA H200", true, few, small));    // a few rows
   EXPECT_FALSE(knn_subgroup_matrix_rule("", "nvidia NVIDIA H200", true, many, large));   // large k
-  EXPECT_FALSE(knn_subgroup_matrix_rule("", "amd Radeon", true, many, small));           // unchecked vendor
+  // Points sorted by cell (knn_order.hpp): up to kKnnSubgroupMatrixMaxKOrdered.
+  EXPECT_TRUE(knn_subgroup_matrix_rule("", "nvidia NVIDIA H200", true, many, large, true));
+  EXPECT_TRUE(knn_subgroup_matrix_rule("", "nvidia NVIDIA H200", true, many, kKnnSubgroupMatrixMaxKOrdered, true));
+  EXPECT_FALSE(knn_subgroup_matrix_rule("", "nvidia NVIDIA H200", true, many, kKnnSubgroupMatrixMaxKOrdered + 1, true));
+  EXPECT_FALSE(knn_subgroup_matrix_rule("", "amd Radeon", true, many, small, true));
+  EXPECT_FALSE(knn_subgroup_matrix_rule("", "amd Radeon", true, many, small));  // unchecked vendor
   EXPECT_TRUE(knn_subgroup_matrix_rule("1", "amd Radeon", true, 10, 128));
   EXPECT_FALSE(knn_subgroup_matrix_rule("1", "nvidia", false, many, small));
   EXPECT_FALSE(knn_subgroup_matrix_rule("0", "nvidia NVIDIA H200", true, many, small));

@@ -7,6 +7,7 @@
 
 #include "maps/graph.hpp"
 #include "maps/knn_fused.hpp"
+#include "maps/knn_order.hpp"
 #include "maps/knn_rows_cpu.hpp"
 #include "maps/knn_rows_gpu.hpp"
 #include "maps/knn_subgroup_matrix.hpp"
@@ -47,14 +48,32 @@ KnnResult knn_exact(const Tensor& x, int k) {
   return knn_exact_rows(x, k, 0, x.shape(0));
 }
 
+namespace {
+KnnResult knn_exact_rows_as_given(const Tensor& x, int k, int64_t row_begin, int64_t row_end, bool ordered);
+}
+
 KnnResult knn_exact_rows(const Tensor& x, int k, int64_t row_begin, int64_t row_end) {
   EagerScope eager;  // the map path runs eagerly (tensor.hpp)
   check_exact(x, k, row_begin, row_end);
+  // Large sets on GPUs: the points sorted by cell first, so that each block of rows meets its
+  // near neighbours in its first tiles (knn_order.hpp); the lists come back in x's rows and ids.
+  const int64_t n = x.shape(0);
+  if (row_begin == 0 && row_end == n && !knn_rows_gpu_used(*x.context(), n, x.shape(1)) &&
+      !knn_rows_cpu_used(*x.context(), x.shape(1)) && knn_order_chosen(*x.context(), n)) {
+    KnnOrder o = knn_locality_order(kernels::dense(x));
+    return knn_unorder(knn_exact_rows_as_given(index_select(x, 0, o.order), k, 0, n, true), o);
+  }
+  return knn_exact_rows_as_given(x, k, row_begin, row_end, false);
+}
+
+namespace {
+// `ordered`: x is sorted by cell (knn_order.hpp), which moves the subgroup-matrix kNN's bound on k.
+KnnResult knn_exact_rows_as_given(const Tensor& x, int k, int64_t row_begin, int64_t row_end, bool ordered) {
   // Subgroup matrices (tensor cores; Dawn), the same lists by their f32 re-check
   // (knn_subgroup_matrix.cpp), where knn_subgroup_matrix_chosen says: NVIDIA adapters and small k
   // and large sets (UMAP's k = 15: 1M x 50-D in 2.85 s against the f32 kernel's 4.15 on the
   // H200; t-SNE's 90 it ties), or SURFGRAD_KNN_SUBGROUP_MATRIX=1|0.
-  if (knn_subgroup_matrix_chosen(*x.context(), row_end - row_begin, x.shape(1), k))
+  if (knn_subgroup_matrix_chosen(*x.context(), row_end - row_begin, x.shape(1), k, ordered))
     return knn_exact_subgroup_matrix(x, k, row_begin, row_end);
   // Small sets on GPUs: a kernel that compiles fast (knn_rows_gpu.hpp; cold start).
   if (knn_rows_gpu_used(*x.context(), x.shape(0), x.shape(1))) {
@@ -68,6 +87,7 @@ KnnResult knn_exact_rows(const Tensor& x, int k, int64_t row_begin, int64_t row_
   }
   return knn_exact_shaped(x, k, knn_fused_shape(*x.context(), k), row_begin, row_end);
 }
+}  // namespace
 
 KnnResult knn_exact_shaped(const Tensor& x_in, int k, const KnnFusedShape& shape, int64_t row_begin, int64_t row_end,
                            int64_t pairs_per_dispatch) {

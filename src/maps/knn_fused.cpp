@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <regex>
 #include <string>
 
@@ -147,7 +148,7 @@ kernels::Values generate(const FusedShape& f) {
   // registers while the current chunk is multiplied; STORE puts them into workgroup memory after
   // the barrier. Without it every chunk waited for its loads (measured on the H100: the
   // inner products alone ran at 11 TFLOP/s). Zero past N and D; norms past N are MAXF.
-  std::string load = "        let lc0 = lt * BN; let lk0 = lk * BK;\n";
+  std::string load = "        let lc0 = ((lt + rot) % tiles) * BN; let lk0 = lk * BK;\n";
   std::string store;
   // One tile's registers (prefix p), first row `base`, `rows` (BM or BN) rows, into `tile`.
   // BK·rows values over the threads: where the threads do not divide them (BK = 10 for D = 50,
@@ -307,6 +308,19 @@ KnnResult knn_fused_rows(const Tensor& x, const Tensor& norms, int k, int64_t ro
 
 namespace surfgrad {
 
+int64_t knn_rotate_rows() {
+  const char* env = std::getenv("SURFGRAD_KNN_ROTATE_ROWS");
+  if (!env || !*env) return kKnnRotateRows;
+  char* end = nullptr;
+  const long long v = std::strtoll(env, &end, 10);
+  if (*end != 0 || v < 0 || v > (int64_t(1) << 30))
+    throw Error(ErrorKind::Value, "SURFGRAD_KNN_ROTATE_ROWS='" + std::string(env) +
+                                      "': use a count of rows in [0, 2^30] (0: every row block starts at the first "
+                                      "point; unset: " +
+                                      std::to_string(kKnnRotateRows) + ")");
+  return v;
+}
+
 void knn_fused_dispatch(const kernels::Program& program, std::span<const kernels::Arg> args, int64_t n, int64_t d,
                         int k, int64_t row_begin, int64_t row_end, const KnnFusedShape& f, int64_t pairs_per_dispatch) {
   auto ctx = program.context();
@@ -317,11 +331,12 @@ void knn_fused_dispatch(const kernels::Program& program, std::span<const kernels
   // next dispatch goes on from the lists it left (knn_fused.wgsl).
   const int64_t pairs = pairs_per_dispatch > 0 ? pairs_per_dispatch : int64_t(1) << (ctx->info().is_cpu ? 28 : 36);
   const int64_t rows_per = std::max<int64_t>(f.bm, (pairs / f.bn) / f.bm * f.bm);
+  const int64_t rot_rows = knn_rotate_rows();
   for (int64_t r0 = row_begin; r0 < row_end; r0 += rows_per) {
     const int64_t r1 = std::min(row_end, r0 + rows_per);
     const int64_t tiles_per = std::max<int64_t>(1, pairs / ((r1 - r0) * f.bn));
     for (int64_t t0 = 0; t0 < tiles; t0 += tiles_per)
-      program.launch(args, {n, d, r0, r1, row_begin, t0, std::min(tiles, t0 + tiles_per), tiles, k},
+      program.launch(args, {n, d, r0, r1, row_begin, t0, std::min(tiles, t0 + tiles_per), tiles, k, rot_rows},
                      kernels::groups_for(*ctx, uint64_t((r1 - r0 + f.bm - 1) / f.bm), 1));
   }
 }

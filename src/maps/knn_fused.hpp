@@ -71,6 +71,14 @@ KnnResult knn_fused_rows(const Tensor& x, const Tensor& norms, int k, int64_t ro
 // The template values of knn_fused.wgsl for `shape` (the f32 register-tiled inner products); the
 // subgroup-matrix variant (knn_subgroup_matrix.cpp) replaces the inner-product blocks.
 kernels::Values knn_fused_values(const KnnFusedShape& shape);
+// Rows whose blocks start streaming at one tile, the tile of their first point (knn_fused.wgsl):
+// SURFGRAD_KNN_ROTATE_ROWS, else kKnnRotateRows (0: every block starts at the first point).
+// H200, 1M x 50-D clusters sorted by cell, k = 90 (bench/knn_order_gpu.sh sweep): groups of 64
+// rows (every workgroup its own tile) 4.82 s f32 / 3.45 s subgroup matrices, 1,024 rows 4.62 /
+// 3.30, 4,096 4.67 / 3.38, 16,384 4.71 / 3.69, 65,536 4.76 / 4.12; unsorted and unrotated 5.08 / 4.87.
+constexpr int64_t kKnnRotateRows = 1024;
+int64_t knn_rotate_rows();
+
 // Runs a compiled knn_fused.wgsl program over rows [row_begin, row_end) of n points in dispatches
 // of about `pairs_per_dispatch` pairs (0: the adapter's default); args[0..1] are the lists
 // ([row_end − row_begin, k] ids and keys), then the kernel's other bindings.

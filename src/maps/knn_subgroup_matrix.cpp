@@ -146,11 +146,12 @@ kernels::Values candidate_values(const KnnFusedShape& f, const KnnSgmatVariant& 
   // this runs just before the subgroup-matrix builtins, which need the whole subgroup converged,
   // and the matmul that passes on the H200 never branches between its last barrier and them.
   // `plain` keeps the branchy read it replaced (the diagnostic's comparison).
-  std::string load =
-      plain ? "        let lc0 = lt * BN;\n        if (lid < BN) { pn = MAXF; if (lc0 + lid < N) { pn = "
-              "norms[lc0 + lid]; } }\n"
-            : "        let lc0 = lt * BN;\n        pn = select(MAXF, norms[min(lc0 + lid, N - 1u)], lid < BN "
-              "&& lc0 + lid < N);\n";
+  std::string load = plain ? "        let lc0 = ((lt + rot) % tiles) * BN;\n        if (lid < BN) { pn = MAXF; if (lc0 "
+                             "+ lid < N) { pn = "
+                             "norms[lc0 + lid]; } }\n"
+                           : "        let lc0 = ((lt + rot) % tiles) * BN;\n        pn = select(MAXF, norms[min(lc0 + "
+                             "lid, N - 1u)], lid < BN "
+                             "&& lc0 + lid < N);\n";
   std::string store = "      if (lid < BN) { b_norm[lid] = pn; }\n";
   if (staged) {
     // BN·DP/4 vec4s over the threads (DP a multiple of 16: a whole number each). Rows past N are
@@ -281,26 +282,28 @@ std::vector<std::pair<int64_t, int64_t>> knn_sgmat_recompute_ranges(const std::v
   return ranges;
 }
 
-bool knn_subgroup_matrix_rule(const std::string& env, const std::string& adapter, bool runs, int64_t rows, int k) {
+bool knn_subgroup_matrix_rule(const std::string& env, const std::string& adapter, bool runs, int64_t rows, int k,
+                              bool ordered) {
   if (!env.empty() && env != "0" && env != "1")
     throw Error(ErrorKind::Value, "SURFGRAD_KNN_SUBGROUP_MATRIX='" + env +
                                       "': use 1 (the kNN on subgroup matrices wherever it runs), 0 (never), or "
                                       "leave it unset (NVIDIA adapters, k <= " +
-                                      S(kKnnSubgroupMatrixMaxK) + ", from " + S(kKnnSubgroupMatrixMinPoints) +
-                                      " rows)");
+                                      S(kKnnSubgroupMatrixMaxK) + " (" + S(kKnnSubgroupMatrixMaxKOrdered) +
+                                      " on points sorted by cell), from " + S(kKnnSubgroupMatrixMinPoints) + " rows)");
   if (env == "0" || !runs) return false;
   if (env == "1") return true;
   std::string name = adapter;
   std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return char(std::tolower(c)); });
-  return name.find("nvidia") != std::string::npos && k <= kKnnSubgroupMatrixMaxK && rows >= kKnnSubgroupMatrixMinPoints;
+  const int max_k = ordered ? kKnnSubgroupMatrixMaxKOrdered : kKnnSubgroupMatrixMaxK;
+  return name.find("nvidia") != std::string::npos && k <= max_k && rows >= kKnnSubgroupMatrixMinPoints;
 }
 
-bool knn_subgroup_matrix_chosen(const gpu::Context& ctx, int64_t rows, int64_t d, int k) {
+bool knn_subgroup_matrix_chosen(const gpu::Context& ctx, int64_t rows, int64_t d, int k, bool ordered) {
   const char* env = std::getenv("SURFGRAD_KNN_SUBGROUP_MATRIX");
   const std::string asked = env ? env : "";
   // (Whether it runs is asked only where the answer matters: it compiles nothing, but reads limits.)
   const bool runs = asked != "0" && knn_subgroup_matrix_unsupported(ctx, d).empty();
-  return knn_subgroup_matrix_rule(asked, ctx.info().vendor + " " + ctx.info().name, runs, rows, k);
+  return knn_subgroup_matrix_rule(asked, ctx.info().vendor + " " + ctx.info().name, runs, rows, k, ordered);
 }
 
 std::string KnnSgmatVariant::describe() const {

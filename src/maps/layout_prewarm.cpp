@@ -10,6 +10,7 @@
 #include "maps/fft_grid_budget.hpp"
 #include "maps/fft_lines.hpp"
 #include "maps/knn_fused.hpp"
+#include "maps/knn_order.hpp"
 #include "maps/knn_rows_cpu.hpp"
 #include "maps/knn_rows_gpu.hpp"
 #include "maps/knn_subgroup_matrix.hpp"
@@ -119,7 +120,9 @@ void prewarm_map_tensor_ops(const gpu::ContextPtr& ctx, const MapOptions& option
   // Not where the kNN on subgroup matrices is chosen: that is under Dawn, where nothing is built
   // ahead (kernels::prewarm), so its kernels are built at first use.
   const int k_map = int(map_neighbours(options, n));
-  if (knn_is_exact(*ctx, n, features, options.knn, k_map) && !knn_subgroup_matrix_chosen(*ctx, n, features, k_map)) {
+  const bool ordered = n > 0 && knn_order_chosen(*ctx, n);  // (knn_exact_rows: the points sorted by cell)
+  if (knn_is_exact(*ctx, n, features, options.knn, k_map) &&
+      !knn_subgroup_matrix_chosen(*ctx, n, features, k_map, ordered)) {
     prewarm_knn_fused(ctx, n, features, k_map);
     if (!knn_rows_gpu_used(*ctx, n, features)) prewarm_knn_rows_cpu(ctx, k_map, features);
   }

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# The exact kNN with the points sorted by cell first (src/maps/knn_order.hpp) against the points
+# as given, on the GPU machine (issue 34): `bench knn` at 1M x 50-D, k = 90 and 15, under
+# wgpu-native (the f32 streaming kernel) and Dawn (subgroup matrices), then the 1M built-in t-SNE
+# and UMAP with and without the order, and PyTorch's kNN at k = 90 for scale.
+#
+# Here:         bash bench/dawn_matmul_gpu.sh --pack build      (carry build/dawn-gpu.tar.xz and .gl)
+# GPU machine:  OUT=$OUT bash bench/knn_order_gpu.sh build/dawn-gpu.tar.xz [STAGES]
+#   STAGES (default "knn maps"): tests (<= 240 s), sweep (<= 200 s), knn (<= 200 s), maps (<= 200 s),
+#   torch (<= 60 s).
+# Prints a line a run (seconds, recall; a map's phases, wall time and md5); bench knn's JSON and
+# the maps' logs in $OUT.
+set -u
+cd "$(dirname "$0")/.."
+pack=${1:-build/dawn-gpu.tar.xz}
+stages=${2:-knn maps}
+out=${OUT:-/tmp/knn-order}
+work=${WORK:-/tmp/knn-order-gpu-$(cksum <"$pack" | cut -d' ' -f1)}
+mkdir -p "$out" "$work"
+. bench/gpu_pack_env.sh "$pack" "$work"
+log() { echo "[knn_order_gpu] $*" >&2; }
+"$bin/surfgrad" info 2>&1 | grep -E "^(adapter|driver|implementation) " | tee "$out/info.txt"
+knn() {  # NAME IMPL K ORDER [env...]
+  local name=$1 impl=$2 k=$3 order=$4
+  shift 4
+  log "bench knn ${PTS:-1000000} x 50, k = $k, $impl, order $order"
+  env SURFGRAD_WEBGPU="$impl" SURFGRAD_KNN_ORDER="$order" "$@" timeout 120 "$bin/surfgrad" bench knn --points "${PTS:-1000000}" \
+    --dims 50 --k "$k" --methods exact --recall-sample 2000 --json "$out/knn-$name.json" 2>&1 |
+    grep -v '^Warning: maxDynamic' | sed "s/^/[$name] /"
+}
+map() {  # NAME IMPL METHOD ORDER [env...]: the phases, wall time and md5 of `surfgrad map --points 1000000`
+  local name=$1 impl=$2 method=$3 order=$4
+  shift 4
+  local t0 t1 rc
+  t0=$(date +%s.%N)
+  env SURFGRAD_WEBGPU="$impl" SURFGRAD_KNN_ORDER="$order" "$@" timeout 150 "$bin/surfgrad" map --points 1000000 \
+    --method "$method" -o "/tmp/map-$name" >"$out/map-$name.txt" 2>&1
+  rc=$?
+  t1=$(date +%s.%N)
+  echo "[map $name] exit $rc, wall $(python3 -c "print(round($t1 - $t0, 2))") s, md5 $(md5sum "/tmp/map-$name.npy" 2>/dev/null | cut -c1-12)" \
+    "$(grep -E '^  (kNN|knn|affinities|memberships|optimisation|total)' "$out/map-$name.txt" | tr -s ' ' | tr '\n' ' ')"
+  rm -f /tmp/map-$name.*
+}
+for s in $stages; do
+  case $s in
+    tests)  # the order's tests and the streaming kernels' (every block starting at its own tile)
+      for impl in wgpu dawn; do
+        SURFGRAD_WEBGPU=$impl timeout 120 "$bin/surfgrad_tests" --gtest_brief=1 \
+          --gtest_filter='KnnOrder.*:Knn.Streaming*:Knn.EveryTileShape*:Knn.RowsAndSampledRecall:KnnSubgroupMatrix.*' \
+          >"$out/tests-$impl.txt" 2>&1
+        echo "[tests $impl] exit $? $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$out/tests-$impl.txt" | tr '\n' ' ')"
+        grep -A3 "Failure" "$out/tests-$impl.txt" | head -20
+      done
+      ;;
+    sweep)  # the rotation groups' size (SURFGRAD_KNN_ROTATE_ROWS) at k = 90, both kernels
+      for impl in wgpu dawn; do
+        sg=; [ $impl = dawn ] && sg=SURFGRAD_KNN_SUBGROUP_MATRIX=1
+        knn "$impl-k90-none-r0" $impl 90 none SURFGRAD_KNN_ROTATE_ROWS=0 $sg
+        for r in 64 1024 4096 16384 65536; do
+          knn "$impl-k90-cells-r$r" $impl 90 cells SURFGRAD_KNN_ROTATE_ROWS=$r $sg
+        done
+      done
+      ;;
+    knn)
+      knn wgpu-k90-none wgpu 90 none
+      knn wgpu-k90-cells wgpu 90 cells
+      knn wgpu-k15-none wgpu 15 none
+      knn wgpu-k15-cells wgpu 15 cells
+      knn dawn-k90-none dawn 90 none SURFGRAD_KNN_SUBGROUP_MATRIX=1
+      knn dawn-k90-cells dawn 90 cells SURFGRAD_KNN_SUBGROUP_MATRIX=1
+      knn dawn-k15-none dawn 15 none
+      knn dawn-k15-cells dawn 15 cells
+      for n in 200000 300000; do  # where the rule starts (kKnnOrderMinPoints; knn_subgroup_matrix's 300k)
+        PTS=$n knn wgpu-n$n-k15-none wgpu 15 none
+        PTS=$n knn wgpu-n$n-k15-cells wgpu 15 cells
+        PTS=$n knn dawn-n$n-k15-none dawn 15 none
+        PTS=$n knn dawn-n$n-k15-cells dawn 15 cells
+      done
+      ;;
+    maps)
+      # Each implementation's default (the order on; Dawn: subgroup matrices up to k = 90 on
+      # sorted points) against the order off; Dawn's first map fills its pipeline cache (cold).
+      map tsne-wgpu-none wgpu tsne none
+      map tsne-wgpu-default wgpu tsne ""
+      map tsne-dawn-cold dawn tsne ""
+      map tsne-dawn-default dawn tsne ""
+      map tsne-dawn-none dawn tsne none
+      map umap-wgpu-none wgpu umap none
+      map umap-wgpu-default wgpu umap ""
+      map umap-dawn-default dawn umap ""
+      map umap-dawn-none dawn umap none
+      ;;
+    torch)
+      log "PyTorch kNN 1M x 50, k = 90"
+      timeout 60 python3 bench/torch_knn.py 1000000 50 90 >"$out/torch-1m.json" 2>"$out/torch-1m.err"
+      cat "$out/torch-1m.json"
+      ;;
+  esac
+done
