@@ -329,6 +329,35 @@ TEST(Autograd, BadBackwardCalls) {
   EXPECT_THROW(Var::param(Tensor::ones(ctx(), {2}, DType::i32)), Error);
 }
 
+TEST(Autograd, ReductionsAndPermuteRefuseBadAxesBeforeUsingThem) {
+  // Axes out of range (or too many for a permutation) are an error naming the op and the axis,
+  // raised before anything indexes a shape with them: a sum over axis 5 of a matrix once wrote
+  // past the end of a vector first (found by AddressSanitizer in the Python suite, whose heap it
+  // corrupted). The sanitizer stage runs this test under ASan.
+  Var x = Var::param(Tensor::ones(ctx(), {2, 3}));
+  for (int axis : {2, 5, -3, 1000000}) {
+    for (bool keep : {false, true}) {
+      try {
+        x.sum({axis}, keep);
+        ADD_FAILURE() << "sum over axis " << axis << " was accepted";
+      } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::Shape);
+        EXPECT_NE(std::string(e.what()).find("sum: axis " + std::to_string(axis)), std::string::npos) << e.what();
+      }
+      EXPECT_THROW(x.mean({0, axis}, keep), Error) << axis;
+      EXPECT_THROW(x.max({axis}, keep), Error) << axis;
+      EXPECT_THROW(x.min({axis}, keep), Error) << axis;
+    }
+  }
+  EXPECT_THROW(x.permute({0, 7}), Error);
+  EXPECT_THROW(x.permute({1, 0, 2}), Error);
+  EXPECT_THROW(x.permute({-5, 0}), Error);
+  // In range, negative axes still count from the end.
+  EXPECT_EQ(x.sum({-1}, true).shape(), (Shape{2, 1}));
+  EXPECT_EQ(x.mean({-2}, true).shape(), (Shape{1, 3}));
+  EXPECT_EQ(x.permute({-1, 0}).shape(), (Shape{3, 2}));
+}
+
 TEST(Autograd, DeepChainKeepsBuffersFlat) {
   // A long training-like loop: the pool must not grow once warm.
   Var w = Var::param(Tensor::normal(ctx(), {8, 8}, 1, 0, 0.1));

@@ -6,6 +6,7 @@
 #include "autograd/var_access.hpp"
 #include "surfgrad/autograd.hpp"
 #include "tensor/binary_ops.hpp"
+#include "tensor/internal.hpp"
 #include "tensor/unary_ops.hpp"
 
 namespace surfgrad {
@@ -21,12 +22,18 @@ std::vector<int> all_axes(int rank) {
   return a;
 }
 
-// Shape of a reduction's result with the reduced axes kept as size 1.
-Shape keepdim_shape(const Shape& shape, std::vector<int> axes) {
+// Shape of a reduction's result with the reduced axes kept as size 1. An axis out of range is
+// refused here, naming the op, before it could index past the shape (the reduction itself checks
+// too, but it runs after this: a bad axis once wrote past this vector's end and corrupted the heap
+// of the Python suite's process, which crashed elsewhere, now and then, much later).
+Shape keepdim_shape(const Shape& shape, std::vector<int> axes, const char* op) {
   int r = int(shape.size());
   if (axes.empty()) axes = all_axes(r);
   Shape s = shape;
-  for (int a : axes) s[size_t(a < 0 ? a + r : a)] = 1;
+  for (int a : axes) {
+    const int at = normalize_axis(a, r, op);
+    if (size_t(at) < s.size()) s[size_t(at)] = 1;  // (a scalar's axis 0 names no dimension)
+  }
   return s;
 }
 
@@ -99,9 +106,10 @@ Var Var::reshape(const Shape& shape) const {
 }
 
 Var Var::permute(const std::vector<int>& axes) const {
+  Tensor out = value().permute(axes);  // checks the axes (a permutation of this rank) before they index below
   std::vector<int> inverse(axes.size());
   for (size_t i = 0; i < axes.size(); ++i) inverse[size_t(axes[i] < 0 ? axes[i] + rank() : axes[i])] = int(i);
-  return make(value().permute(axes), "permute", {*this},
+  return make(out, "permute", {*this},
               [inverse](const Tensor& g) { return std::vector<Tensor>{g.permute(inverse)}; });
 }
 
@@ -142,13 +150,13 @@ Var Var::squeeze(int axis) const {
 // ---------------------------------------------------------------- reductions
 
 Var Var::sum(const std::vector<int>& axes, bool keepdim) const {
-  Shape in = shape(), kept = keepdim_shape(in, axes);
+  Shape in = shape(), kept = keepdim_shape(in, axes, "sum");
   return make(value().sum(axes, keepdim), "sum", {*this},
               [in, kept](const Tensor& g) { return std::vector<Tensor>{g.reshape(kept).expand(in)}; });
 }
 
 Var Var::mean(const std::vector<int>& axes, bool keepdim) const {
-  Shape in = shape(), kept = keepdim_shape(in, axes);
+  Shape in = shape(), kept = keepdim_shape(in, axes, "mean");
   double count = double(shape_numel(in)) / double(std::max<int64_t>(1, shape_numel(kept)));
   return make(value().mean(axes, keepdim), "mean", {*this},
               [in, kept, count](const Tensor& g) { return std::vector<Tensor>{(g / count).reshape(kept).expand(in)}; });
