@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <random>
 #include <string>
@@ -146,25 +147,64 @@ TEST(KnnOrder, RuleFollowsTheEnvironmentAdapterAndSize) {
 }
 
 TEST(KnnOrder, KnnExactTakesItWhenAskedAndKeepsTheLists) {
-  // Through knn_exact with SURFGRAD_KNN_ORDER=cells and the streaming kernel forced (this
-  // adapter's own small-set kernels would take these sizes): the lists as without it.
-  if (ctx()->info().is_cpu) GTEST_SKIP() << "CPU adapters take knn_rows_cpu, which the order does not apply to";
+  // Through knn_exact with SURFGRAD_KNN_ORDER=cells, the streaming kernel forced (this adapter's
+  // small-set kernels would take these sizes): the path is taken, and the lists (no ties: no
+  // duplicate points) are those without it, ids and all.
   EnvVar rows_gpu("SURFGRAD_KNN_GPU_ROWS", "0");
+  EnvVar rows_cpu("SURFGRAD_KNN_CPU_ROWS", "0");
   const int64_t n = 1500, d = 8;
   const int k = 10;
-  auto [x, label] = clustered(n, d, 9, 21);
+  auto [x, label] = clustered(n, d, 9, 21, false, 4.0f);
   Tensor t = Tensor::from_vector(ctx(), x, {n, d});
   KnnResult plain, sorted;
   {
     EnvVar order("SURFGRAD_KNN_ORDER", "none");
+    EXPECT_FALSE(knn_order_applies(*ctx(), n, d));
     plain = knn_exact(t, k);
   }
   {
     EnvVar order("SURFGRAD_KNN_ORDER", "cells");
+    ASSERT_TRUE(knn_order_applies(*ctx(), n, d));
     sorted = knn_exact(t, k);
   }
   std::vector<float> a = plain.distances.to_vector<float>(), b = sorted.distances.to_vector<float>();
-  for (size_t e = 0; e < a.size(); ++e) ASSERT_NEAR(a[e], b[e], 1e-4f * std::max(1.0f, a[e])) << "entry " << e;
+  std::vector<int32_t> ai = plain.indices.to_vector<int32_t>(), bi = sorted.indices.to_vector<int32_t>();
+  int64_t same_ids = 0;
+  for (size_t e = 0; e < a.size(); ++e) {
+    ASSERT_NEAR(b[e], a[e], 1e-4f * std::max(1.0f, a[e])) << "entry " << e;
+    same_ids += ai[e] == bi[e];
+  }
+  // (A near-tie may swap two neighbours' places: nearly all ids must still agree.)
+  EXPECT_GE(same_ids, int64_t(a.size()) - 20) << "ids equal, of " << a.size();
+}
+
+TEST(KnnOrder, NonFinitePointsLeaveThePointsAsGiven) {
+  // A NaN coordinate leaves a point without a nearest centre: no order (never an index out of
+  // range), and knn_exact's lists are exactly those without the order.
+  EnvVar rows_gpu("SURFGRAD_KNN_GPU_ROWS", "0");
+  EnvVar rows_cpu("SURFGRAD_KNN_CPU_ROWS", "0");
+  const int64_t n = 700, d = 6;
+  const int k = 5;
+  for (float bad : {std::nanf(""), std::numeric_limits<float>::infinity(), 3e30f}) {
+    auto [x, label] = clustered(n, d, 5, 31, false, 4.0f);
+    x[size_t(123 * d + 2)] = bad;
+    Tensor t = Tensor::from_vector(ctx(), x, {n, d});
+    EXPECT_FALSE(knn_locality_order(t, 16).defined()) << bad;
+    KnnResult plain, sorted;
+    {
+      EnvVar order("SURFGRAD_KNN_ORDER", "none");
+      plain = knn_exact(t, k);
+    }
+    {
+      EnvVar order("SURFGRAD_KNN_ORDER", "cells");
+      sorted = knn_exact(t, k);
+    }
+    EXPECT_EQ(plain.indices.to_vector<int32_t>(), sorted.indices.to_vector<int32_t>()) << bad;
+  }
+  // Centres on the host with infinite coordinates: still a permutation (no comparator on NaN).
+  std::vector<float> c = {0, 1, std::numeric_limits<float>::infinity(), 2, 3,
+                          4, 5, -std::numeric_limits<float>::infinity()};
+  EXPECT_TRUE(is_permutation_of_range(knn_centre_order(c, 4, 2)));
 }
 
 TEST(KnnOrder, SubgroupMatrixListsMatchFloat64WhenSortedAndRotated) {

@@ -109,8 +109,7 @@ Var Var::permute(const std::vector<int>& axes) const {
   Tensor out = value().permute(axes);  // checks the axes (a permutation of this rank) before they index below
   std::vector<int> inverse(axes.size());
   for (size_t i = 0; i < axes.size(); ++i) inverse[size_t(axes[i] < 0 ? axes[i] + rank() : axes[i])] = int(i);
-  return make(out, "permute", {*this},
-              [inverse](const Tensor& g) { return std::vector<Tensor>{g.permute(inverse)}; });
+  return make(out, "permute", {*this}, [inverse](const Tensor& g) { return std::vector<Tensor>{g.permute(inverse)}; });
 }
 
 Var Var::transpose(int a, int b) const {

@@ -58,10 +58,9 @@ KnnResult knn_exact_rows(const Tensor& x, int k, int64_t row_begin, int64_t row_
   // Large sets on GPUs: the points sorted by cell first, so that each block of rows meets its
   // near neighbours in its first tiles (knn_order.hpp); the lists come back in x's rows and ids.
   const int64_t n = x.shape(0);
-  if (row_begin == 0 && row_end == n && !knn_rows_gpu_used(*x.context(), n, x.shape(1)) &&
-      !knn_rows_cpu_used(*x.context(), x.shape(1)) && knn_order_chosen(*x.context(), n)) {
+  if (row_begin == 0 && row_end == n && knn_order_applies(*x.context(), n, x.shape(1))) {
     KnnOrder o = knn_locality_order(kernels::dense(x));
-    return knn_unorder(knn_exact_rows_as_given(index_select(x, 0, o.order), k, 0, n, true), o);
+    if (o.defined()) return knn_unorder(knn_exact_rows_as_given(index_select(x, 0, o.order), k, 0, n, true), o);
   }
   return knn_exact_rows_as_given(x, k, row_begin, row_end, false);
 }

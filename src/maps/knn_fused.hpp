@@ -75,7 +75,8 @@ kernels::Values knn_fused_values(const KnnFusedShape& shape);
 // SURFGRAD_KNN_ROTATE_ROWS, else kKnnRotateRows (0: every block starts at the first point).
 // H200, 1M x 50-D clusters sorted by cell, k = 90 (bench/knn_order_gpu.sh sweep): groups of 64
 // rows (every workgroup its own tile) 4.82 s f32 / 3.45 s subgroup matrices, 1,024 rows 4.62 /
-// 3.30, 4,096 4.67 / 3.38, 16,384 4.71 / 3.69, 65,536 4.76 / 4.12; unsorted and unrotated 5.08 / 4.87.
+// 3.30, 4,096 4.67 / 3.38, 16,384 4.71 / 3.69, 65,536 4.76 / 4.12; unsorted and unrotated 5.08 / 4.87,
+// unsorted in groups of 1,024 5.05 / 4.91 (the next call: no cost within its noise).
 constexpr int64_t kKnnRotateRows = 1024;
 int64_t knn_rotate_rows();
 

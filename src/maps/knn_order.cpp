@@ -5,9 +5,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <numeric>
 #include <utility>
 
+#include "maps/knn_rows_cpu.hpp"
+#include "maps/knn_rows_gpu.hpp"
 #include "surfgrad/error.hpp"
 
 namespace surfgrad {
@@ -59,7 +62,7 @@ void halve(const std::vector<float>& x, int64_t d, std::vector<int32_t>& ids, si
     for (size_t i = a; i < b; ++i) {
       double p = 0;
       for (int64_t j = 0; j < d; ++j) p += centred(i, j) * v[size_t(j)];
-      proj.emplace_back(p, ids[i]);
+      proj.emplace_back(std::isfinite(p) ? p : std::numeric_limits<double>::max(), ids[i]);  // (a strict order)
     }
     const size_t half = (b - a) / 2;
     std::nth_element(proj.begin(), proj.begin() + std::ptrdiff_t(half), proj.end());
@@ -88,6 +91,10 @@ KnnOrder knn_locality_order(const Tensor& x, int cells) {
     throw Error(ErrorKind::Shape, "knn_locality_order: points must be f32 [N, D], got " + x.describe());
   auto ctx = x.context();
   const int64_t n = x.shape(0), d = x.shape(1);
+  // Points with a NaN or infinite coordinate, or so large that squares overflow, get no order:
+  // the kNN takes them as given, as it did before the order, whatever its lists make of them (a
+  // NaN has no nearest centre, and ±inf sorts by sign, not by place).
+  if (!std::isfinite((x * x).sum().to_vector<float>()[0])) return {};
   const int64_t c = std::clamp<int64_t>(cells, 1, std::max<int64_t>(1, n));
   std::vector<int32_t> pick(static_cast<size_t>(c));
   for (int64_t i = 0; i < c; ++i) pick[size_t(i)] = int32_t(i * n / c);
@@ -102,10 +109,14 @@ KnnOrder knn_locality_order(const Tensor& x, int cells) {
     Tensor keys = centre_norms - 2.0 * x.slice(0, a, b).matmul(centres_t);
     nearest.slice(0, a, b).assign(keys.argmin(1));
   }
+  // (A point without a nearest centre, argmin −1, cannot come from finite keys; checked anyway:
+  // no index below may leave its array.)
+  const std::vector<int32_t> owner = nearest.to_vector<int32_t>();
+  for (int32_t o : owner)
+    if (o < 0 || o >= c) return {};
   const std::vector<int32_t> centre_order = knn_centre_order(centres.to_vector<float>(), c, d);
   std::vector<int32_t> place(static_cast<size_t>(c));  // centre → its place in the order
   for (int64_t p = 0; p < c; ++p) place[size_t(centre_order[size_t(p)])] = int32_t(p);
-  const std::vector<int32_t> owner = nearest.to_vector<int32_t>();
   // Counting sort of the points by their centre's place (stable: by id within a cell).
   std::vector<int64_t> start(static_cast<size_t>(c) + 1, 0);
   for (int32_t o : owner) start[size_t(place[size_t(o)]) + 1]++;
@@ -119,13 +130,21 @@ KnnOrder knn_locality_order(const Tensor& x, int cells) {
   return {Tensor::from_vector(ctx, order, {n}), Tensor::from_vector(ctx, inverse, {n})};
 }
 
-KnnResult knn_unorder(const KnnResult& sorted, const KnnOrder& o) {
+KnnResult knn_unorder(KnnResult sorted, const KnnOrder& o) {
   const int64_t n = sorted.indices.shape(0), k = sorted.indices.shape(1);
+  // One list-sized temporary at a time beside the sorted lists, each released once gathered: at
+  // most three lists' worth of memory, where the kNN itself holds two.
   Tensor ids = index_select(o.order, 0, sorted.indices.reshape({n * k})).reshape({n, k});
+  sorted.indices = Tensor();
   KnnResult out;
   out.indices = index_select(ids, 0, o.inverse);
+  ids = Tensor();
   out.distances = index_select(sorted.distances, 0, o.inverse);
   return out;
+}
+
+bool knn_order_applies(const gpu::Context& ctx, int64_t n, int64_t d) {
+  return !knn_rows_gpu_used(ctx, n, d) && !knn_rows_cpu_used(ctx, d) && knn_order_chosen(ctx, n);
 }
 
 bool knn_order_rule(const std::string& env, bool is_cpu, bool browser, int64_t n) {

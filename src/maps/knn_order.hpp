@@ -13,7 +13,8 @@
 // its nearest centre (a matmul and argmin on the GPU, in chunks), the centres are put in a
 // locality order on the host (recursive halving along their principal direction), and the points
 // are counting-sorted by their centre's place in it. The lists come back in the caller's ids and
-// rows; only ties between equal distances may resolve differently (the smaller id in sorted order).
+// rows; only ties between equal distances may resolve differently: the smaller id in sorted order
+// wins, not the smaller of the caller's ids (surfgrad/knn.hpp says so too).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -27,13 +28,17 @@ namespace surfgrad {
 struct KnnOrder {
   Tensor order;    // i32 [N]: sorted position p holds point order[p]
   Tensor inverse;  // i32 [N]: point i sits at position inverse[i]
+  bool defined() const { return order.defined(); }
 };
 
-// The locality order of x (f32 [N, D] on the GPU) with `cells` centres (at most N).
+// The locality order of x (f32 [N, D] on the GPU) with `cells` centres (at most N). None (not
+// defined()) where some point has no nearest centre: a NaN or infinite coordinate (or values so
+// large that the keys overflow); the kNN then takes the points as given.
 KnnOrder knn_locality_order(const Tensor& x, int cells = 1024);
 
-// Lists computed on x[order] (rows and ids in sorted positions) → the same lists in x's rows and ids.
-KnnResult knn_unorder(const KnnResult& sorted, const KnnOrder& o);
+// Lists computed on x[order] (rows and ids in sorted positions) → the same lists in x's rows and
+// ids. Takes the sorted lists by value and releases them as it goes (memory: at most three lists).
+KnnResult knn_unorder(KnnResult sorted, const KnnOrder& o);
 
 // Whether knn_exact sorts the points first: SURFGRAD_KNN_ORDER=cells (always) or none (never);
 // unset: GPUs (not CPU adapters, not the browser) from kKnnOrderMinPoints points. H200, 50-D
@@ -44,6 +49,10 @@ KnnResult knn_unorder(const KnnResult& sorted, const KnnOrder& o);
 constexpr int64_t kKnnOrderMinPoints = 300000;
 bool knn_order_rule(const std::string& env, bool is_cpu, bool browser, int64_t n);
 bool knn_order_chosen(const gpu::Context& ctx, int64_t n);
+// Whether knn_exact sorts N points of D dimensions (all rows asked for): knn_order_chosen, where
+// the kNN is the streaming kernel's (not small sets' knn_rows_gpu, not CPU adapters' knn_rows_cpu).
+// The layouts' prewarm asks the same (layout_prewarm.cpp).
+bool knn_order_applies(const gpu::Context& ctx, int64_t n, int64_t d);
 
 // The centres' order on the host (exposed for its test): C points of D floats (row-major) → a
 // permutation of 0..C−1 in which consecutive entries lie near each other.

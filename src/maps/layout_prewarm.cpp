@@ -120,7 +120,7 @@ void prewarm_map_tensor_ops(const gpu::ContextPtr& ctx, const MapOptions& option
   // Not where the kNN on subgroup matrices is chosen: that is under Dawn, where nothing is built
   // ahead (kernels::prewarm), so its kernels are built at first use.
   const int k_map = int(map_neighbours(options, n));
-  const bool ordered = n > 0 && knn_order_chosen(*ctx, n);  // (knn_exact_rows: the points sorted by cell)
+  const bool ordered = n > 0 && knn_order_applies(*ctx, n, features);  // (knn_exact_rows: the points sorted by cell)
   if (knn_is_exact(*ctx, n, features, options.knn, k_map) &&
       !knn_subgroup_matrix_chosen(*ctx, n, features, k_map, ordered)) {
     prewarm_knn_fused(ctx, n, features, k_map);

@@ -171,9 +171,9 @@ MapMemoryEstimate estimate_map_memory(const MapOptions& o, int64_t n, int64_t d)
   // (+ descent's new-bits: two halves of ⌈search/32⌉ words a point)
   // The exact kNN on points sorted by cell (knn_order.hpp; GPUs from kKnnOrderMinPoints, counted
   // on any adapter) also holds the sorted copy of the points, the order, its inverse and each
-  // point's centre, and while the lists are mapped back the sorted lists and their ids' gather.
+  // point's centre, and while the lists are mapped back one more list-sized array (knn_unorder).
   const uint64_t knn_dims = p > 0 ? p : D;
-  const uint64_t sorted = n >= kKnnOrderMinPoints ? N * knn_dims * f4 + 3 * N * f4 + N * k * 12 : 0;
+  const uint64_t sorted = n >= kKnnOrderMinPoints ? N * knn_dims * f4 + 3 * N * f4 + N * k * f4 : 0;
   uint64_t knn =
       approximate ? 2 * N * search * 8 + N * 16 * f4 + 2 * (N + 1 + N * search) * f4 + 2 * N * ((search + 31) / 32) * f4
                   : N * k * 8 + N * f4 + sorted;

@@ -202,8 +202,8 @@ HostArray HostArray::unsqueeze(int axis) const {
   Shape s = shape_;
   int a = axis < 0 ? axis + rank() + 1 : axis;
   if (a < 0 || a > rank())
-    throw Error(ErrorKind::Shape, "unsqueeze: axis " + std::to_string(axis) + " out of range for rank " +
-                                      std::to_string(rank()));
+    throw Error(ErrorKind::Shape,
+                "unsqueeze: axis " + std::to_string(axis) + " out of range for rank " + std::to_string(rank()));
   s.insert(s.begin() + a, 1);
   return HostArray(s, v_);
 }
