@@ -74,6 +74,27 @@ TEST(KnnOrder, CentresOnALineComeInTheirOrderAlongIt) {
   EXPECT_THROW(knn_centre_order(c, 199, 3), Error);
 }
 
+TEST(KnnOrder, CentrePicksAreDistinctSortedAndMeetPeriodicClusters) {
+  // `bench knn`'s clusters at 1M points: point i in cluster 7919·i mod 100. Evenly spaced picks met
+  // 64 of the 100 clusters; random ones meet all (about 10 each).
+  for (auto [n, c] : {std::pair<int64_t, int64_t>{1000000, 1024}, {10000000, 1024}, {5000, 5000}, {7, 3}}) {
+    std::vector<int32_t> p = knn_centre_picks(n, c);
+    ASSERT_EQ(int64_t(p.size()), c);
+    for (size_t i = 0; i < p.size(); ++i) {
+      ASSERT_TRUE(p[i] >= 0 && p[i] < n) << p[i];
+      if (i) ASSERT_LT(p[i - 1], p[i]) << "picks must be distinct and increasing";
+    }
+    if (c == 1024) {
+      std::vector<bool> met(100, false);
+      for (int32_t i : p) met[size_t((int64_t(i) * 7919) % 100)] = true;
+      EXPECT_EQ(std::count(met.begin(), met.end(), true), 100) << "n " << n;
+    }
+  }
+  EXPECT_EQ(knn_centre_picks(1000, 16), knn_centre_picks(1000, 16));  // a fixed seed: the same every run
+  EXPECT_THROW(knn_centre_picks(10, 11), Error);
+  EXPECT_THROW(knn_centre_picks(0, 1), Error);
+}
+
 TEST(KnnOrder, SortsClustersTogetherAndInvertsExactly) {
   const int64_t n = 6000, d = 12;
   const int clusters = 20;

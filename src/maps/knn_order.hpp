@@ -9,7 +9,7 @@
 // this one, 371 in the order of the true clusters). On the H200 the tensor-core kNN, whose time
 // is mostly merges, gains most: 1M x 50-D, k = 90, 4.91 → 3.40 s.
 //
-// The order: C = 1,024 of the points (evenly spaced rows) are cell centres; each point goes to
+// The order: C = 1,024 of the points (drawn at random, a fixed seed) are cell centres; each point goes to
 // its nearest centre (a matmul and argmin on the GPU, in chunks), the centres are put in a
 // locality order on the host (recursive halving along their principal direction), and the points
 // are counting-sorted by their centre's place in it. The lists come back in the caller's ids and
@@ -53,6 +53,11 @@ bool knn_order_chosen(const gpu::Context& ctx, int64_t n);
 // the kNN is the streaming kernel's (not small sets' knn_rows_gpu, not CPU adapters' knn_rows_cpu).
 // The layouts' prewarm asks the same (layout_prewarm.cpp).
 bool knn_order_applies(const gpu::Context& ctx, int64_t n, int64_t d);
+
+// The rows that serve as centres (exposed for its test): C distinct rows of N drawn at random with a
+// fixed seed (the same every run), in increasing order. Not evenly spaced rows: those alias with
+// periodic data (below).
+std::vector<int32_t> knn_centre_picks(int64_t n, int64_t c);
 
 // The centres' order on the host (exposed for its test): C points of D floats (row-major) → a
 // permutation of 0..C−1 in which consecutive entries lie near each other.
