@@ -7,7 +7,8 @@
 # Here:         bash bench/dawn_matmul_gpu.sh --pack build      (carry build/dawn-gpu.tar.xz and .gl)
 # GPU machine:  OUT=$OUT bash bench/knn_order_gpu.sh build/dawn-gpu.tar.xz [STAGES]
 #   STAGES (default "knn maps"): tests (<= 240 s), sweep (<= 200 s), knn (<= 200 s), maps (<= 200 s),
-#   torch (<= 60 s).
+#   torch (<= 60 s), prune (<= 240 s: tile skipping, src/maps/knn_prune.hpp, on and off, clusters
+#   and one Gaussian cloud), prune-maps (<= 200 s: the 1M maps with it on and off).
 # Prints a line a run (seconds, recall; a map's phases, wall time and md5); bench knn's JSON and
 # the maps' logs in $OUT.
 set -u
@@ -25,7 +26,7 @@ knn() {  # NAME IMPL K ORDER [env...]
   shift 4
   log "bench knn ${PTS:-1000000} x 50, k = $k, $impl, order $order"
   env SURFGRAD_WEBGPU="$impl" SURFGRAD_KNN_ORDER="$order" "$@" timeout 120 "$bin/surfgrad" bench knn --points "${PTS:-1000000}" \
-    --dims 50 --k "$k" --methods exact --recall-sample 2000 --json "$out/knn-$name.json" 2>&1 |
+    --dims 50 --k "$k" --data "${DATA:-clusters}" --methods exact --recall-sample 2000 --json "$out/knn-$name.json" 2>&1 |
     grep -v '^Warning: maxDynamic' | sed "s/^/[$name] /"
 }
 map() {  # NAME IMPL METHOD ORDER [env...]: the phases, wall time and md5 of `surfgrad map --points 1000000`
@@ -46,7 +47,7 @@ for s in $stages; do
     tests)  # the order's tests and the streaming kernels' (every block starting at its own tile)
       for impl in wgpu dawn; do
         SURFGRAD_WEBGPU=$impl timeout 120 "$bin/surfgrad_tests" --gtest_brief=1 \
-          --gtest_filter='KnnOrder.*:Knn.Streaming*:Knn.EveryTileShape*:Knn.RowsAndSampledRecall:KnnSubgroupMatrix.*' \
+          --gtest_filter='KnnOrder.*:KnnPrune.*:Knn.Streaming*:Knn.EveryTileShape*:Knn.RowsAndSampledRecall:KnnSubgroupMatrix.*' \
           >"$out/tests-$impl.txt" 2>&1
         echo "[tests $impl] exit $? $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$out/tests-$impl.txt" | tr '\n' ' ')"
         grep -A3 "Failure" "$out/tests-$impl.txt" | head -20
@@ -89,6 +90,25 @@ for s in $stages; do
       map umap-wgpu-default wgpu umap ""
       map umap-dawn-default dawn umap ""
       map umap-dawn-none dawn umap none
+      ;;
+    prune)  # tile skipping on and off: the f32 kernel (wgpu-native) and subgroup matrices (Dawn)
+      for data in clusters gaussian; do
+        for impl in wgpu dawn; do
+          for k in 90 15; do
+            [ $data = gaussian ] && [ $k = 15 ] && continue
+            for p in 0 1; do DATA=$data knn "$impl-$data-k$k-prune$p" $impl $k cells SURFGRAD_KNN_PRUNE=$p; done
+          done
+        done
+      done
+      ;;
+    prune-maps)  # Dawn's first map fills its pipeline cache (cold)
+      map tsne-dawn-cold dawn tsne ""
+      for p in 0 1; do
+        for impl in wgpu dawn; do
+          map tsne-$impl-prune$p $impl tsne "" SURFGRAD_KNN_PRUNE=$p
+          map umap-$impl-prune$p $impl umap "" SURFGRAD_KNN_PRUNE=$p
+        done
+      done
       ;;
     torch)
       log "PyTorch kNN 1M x 50, k = 90"

@@ -82,7 +82,9 @@ TEST(KnnOrder, CentrePicksAreDistinctSortedAndMeetPeriodicClusters) {
     ASSERT_EQ(int64_t(p.size()), c);
     for (size_t i = 0; i < p.size(); ++i) {
       ASSERT_TRUE(p[i] >= 0 && p[i] < n) << p[i];
-      if (i) ASSERT_LT(p[i - 1], p[i]) << "picks must be distinct and increasing";
+      if (i) {
+        ASSERT_LT(p[i - 1], p[i]) << "picks must be distinct and increasing";
+      }
     }
     if (c == 1024) {
       std::vector<bool> met(100, false);

@@ -16,6 +16,7 @@
 #include "cli.hpp"
 #include "cli_options.hpp"
 #include "maps/knn_fused.hpp"
+#include "maps/knn_prune.hpp"
 #include "maps/knn_rows_gpu.hpp"
 #include "maps/knn_subgroup_matrix.hpp"
 #include "output_files.hpp"
@@ -97,6 +98,7 @@ int bench_knn(const gpu::ContextPtr& ctx, const KnnBenchArgs& a) {
     run_method(m, x.slice(0, 0, warm).contiguous(), a.k, a.candidates, sgmat).indices.to_vector<int32_t>();
     std::vector<double> seconds;
     KnnResult r;
+    knn_prune_set_last({});
     for (int rep = 0; rep < a.reps; ++rep) {
       ctx->sync();
       auto t0 = std::chrono::steady_clock::now();
@@ -106,6 +108,7 @@ int bench_knn(const gpu::ContextPtr& ctx, const KnnBenchArgs& a) {
     }
     std::sort(seconds.begin(), seconds.end());
     double s = seconds[seconds.size() / 2];
+    const KnnPruneStats pruned = knn_prune_last_stats();  // (the last run's, where it skipped tiles: knn_prune.hpp)
     // A compute-only or no-push shape leaves the lists unfilled: no recall to measure.
     bool filled = m.find("compute-only") == std::string::npos && m.find("no-push") == std::string::npos;
     // Against the f32 streaming kernel's lists (knn_exact_rows would take subgroup matrices where
@@ -124,6 +127,13 @@ int bench_knn(const gpu::ContextPtr& ctx, const KnnBenchArgs& a) {
                 (long long)std::min(a.sample, a.points));
     std::fflush(stdout);
     json row = {{"method", m}, {"seconds", s}, {"all_seconds", seconds}, {"recall", recall}};
+    if (pruned.pairs > 0) {
+      std::printf("  %-32s tiles skipped: %lld of %lld (row block, tile) pairs (%.1f%%)\n", "",
+                  (long long)pruned.skipped, (long long)pruned.pairs,
+                  100.0 * double(pruned.skipped) / double(pruned.pairs));
+      row["tiles_skipped"] = pruned.skipped;
+      row["tile_pairs"] = pruned.pairs;
+    }
     if (sgmat_method) {  // rows whose f16 bound was not clear, recomputed by the f32 kernel
       std::printf("  %-32s candidates %d, rows recomputed in f32: %lld of %lld\n", "", sgmat.candidates,
                   (long long)sgmat.recomputed, (long long)sgmat.rows);

@@ -38,6 +38,9 @@
 @group(0) @binding(3) var<storage, read> norms: array<f32>;            // [N]: |x_j|²
 // The subgroup-matrix variant's transposed f16 copy of the points (knn_subgroup_matrix.cpp).
 {{EXTRA_BINDINGS}}
+// Tile skipping on sorted points (knn_prune.hpp), where asked for (the last storage binding): parameters 10-13 (the bounds' D,
+// the keys' unit as an f32, the row blocks' bounds' offset, the counts' offset).
+{{PRUNE_BINDING}}
 
 const BM: u32 = {{BM}}u;
 const BN: u32 = {{BN}}u;
@@ -79,7 +82,8 @@ var<workgroup> retry: array<u32, 4>;
 // Arrays of 4 rather than scalars: NVIDIA's driver lays workgroup variables out in its own order,
 // and two 4-byte scalars put the subgroup-matrix variant's point panels 8 bytes off the 16-byte
 // alignment its fragment loads need (H100, 2026-11-28: every staged product wrong, exact with
-// these arrays). Only element 0 is used.
+// these arrays). Element 0 is the merges'; with tile skipping (knn_prune.cpp) merge_count[1] and [2]
+// hold the rows' bars and merge_total[1] the skip decision.
 var<workgroup> merge_count: array<atomic<u32>, 4>;
 var<workgroup> merge_total: array<u32, 4>;
 var<workgroup> merge_rows_at: array<u32, BM>;
@@ -209,8 +213,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     atomicStore(&queue_len[lid], 0u);
   }
   if (lid == 0u) { retry[0] = 0u; retry[1] = 0u; atomicStore(&merge_count[0], 0u); }
-  storageBarrier();  // the empty lists, before another thread's merge reads them
-  var parity = 0u;
+{{PRUNE_INIT}}  storageBarrier();  // the empty lists, before another thread's merge reads them
+{{PRUNE_START}}  var parity = 0u;
   // The stream starts at the tile of its group of rows' first point and wraps around (tile t of
   // the sequence is tile (t + rot) % tiles): where nearby points lie nearby in memory
   // (knn_order.hpp sorts them so), a row's first tiles hold its near neighbours, its bar falls to
@@ -229,7 +233,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 {{LOAD}}
   }
   for (var t = tile_begin; t < tile_end; t++) {
-    let col0 = ((t + rot) % tiles) * BN;
+{{PRUNE_TILE}}    let col0 = ((t + rot) % tiles) * BN;
 {{ZERO}}
     for (var c = 0u; c < chunks; c++) {
       workgroupBarrier();  // the previous chunk's (or tile's) readers are done
@@ -275,7 +279,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   }
   // After the last tile of all, keys to squared distances: add the query's own |x_i|² (rounding
   // can take a key a little below −|x_i|² for duplicates: clamp at zero).
-  if (!SELECTING && owns_row) { out_key[list_base] = sink; }  // keeps the inner products alive
+{{PRUNE_END}}  if (!SELECTING && owns_row) { out_key[list_base] = sink; }  // keeps the inner products alive
   storageBarrier();  // the last merges' lists (written by any thread of the workgroup)
   if (SELECTING && owns_row && tile_end == tiles) {
     let qn = norms[my_row];

@@ -8,6 +8,7 @@
 #include "maps/graph.hpp"
 #include "maps/knn_fused.hpp"
 #include "maps/knn_order.hpp"
+#include "maps/knn_prune.hpp"
 #include "maps/knn_rows_cpu.hpp"
 #include "maps/knn_rows_gpu.hpp"
 #include "maps/knn_subgroup_matrix.hpp"
@@ -73,8 +74,13 @@ KnnResult knn_exact_rows_as_given(const Tensor& x, int k, int64_t row_begin, int
   // and large sets (UMAP's k = 15: 1M x 50-D in 2.85 s against the f32 kernel's 4.15 on the
   // H200; t-SNE's 90 it ties on points as given and wins on sorted ones, 3.40 s against 4.87),
   // or SURFGRAD_KNN_SUBGROUP_MATRIX=1|0.
-  if (knn_subgroup_matrix_chosen(*x.context(), row_end - row_begin, x.shape(1), k, ordered))
-    return knn_exact_subgroup_matrix(x, k, row_begin, row_end);
+  // On sorted points the streaming kernels skip the tiles no row of a block can use (knn_prune.hpp).
+  const bool prune = ordered && row_begin == 0 && row_end == x.shape(0) && knn_prune_enabled(*x.context());
+  if (knn_subgroup_matrix_chosen(*x.context(), row_end - row_begin, x.shape(1), k, ordered)) {
+    KnnSubgroupMatrixOptions o;
+    o.prune = prune;
+    return knn_exact_subgroup_matrix(x, k, row_begin, row_end, o);
+  }
   // Small sets on GPUs: a kernel that compiles fast (knn_rows_gpu.hpp; cold start).
   if (knn_rows_gpu_used(*x.context(), x.shape(0), x.shape(1))) {
     Tensor dense = kernels::dense(x);
@@ -85,18 +91,23 @@ KnnResult knn_exact_rows_as_given(const Tensor& x, int k, int64_t row_begin, int
     Tensor dense = kernels::dense(x);
     return knn_rows_cpu(dense, (dense * dense).sum({1}), k, row_begin, row_end);
   }
-  return knn_exact_shaped(x, k, knn_fused_shape(*x.context(), k), row_begin, row_end);
+  return knn_exact_shaped(x, k, knn_fused_shape(*x.context(), k), row_begin, row_end, 0, prune);
 }
 }  // namespace
 
 KnnResult knn_exact_shaped(const Tensor& x_in, int k, const KnnFusedShape& shape, int64_t row_begin, int64_t row_end,
-                           int64_t pairs_per_dispatch) {
+                           int64_t pairs_per_dispatch, bool prune) {
   EagerScope eager;  // the map path runs eagerly (tensor.hpp)
   if (row_end < 0) row_end = x_in.rank() == 2 ? x_in.shape(0) : 0;
   check_exact(x_in, k, row_begin, row_end);
   Tensor x = kernels::dense(x_in);
   Tensor norms = (x * x).sum({1});  // [N]
-  return knn_fused_rows(x, norms, k, row_begin, row_end, shape, pairs_per_dispatch);
+  if (!prune || !shape.select || !x.context()->features().subgroups)
+    return knn_fused_rows(x, norms, k, row_begin, row_end, shape, pairs_per_dispatch);
+  KnnPrune bounds = knn_prune_bounds(x, shape.bn, shape.bm);
+  KnnResult out = knn_fused_rows(x, norms, k, row_begin, row_end, shape, pairs_per_dispatch, &bounds);
+  knn_prune_set_last(knn_prune_counts(bounds, (x.shape(0) + shape.bn - 1) / shape.bn));
+  return out;
 }
 
 KnnResult knn_exact_blocked(const Tensor& x_in, int k, int64_t row_begin, int64_t row_end, int64_t block_rows,

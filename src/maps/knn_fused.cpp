@@ -6,10 +6,12 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <regex>
 #include <string>
 
 #include "kernels/launch.hpp"
+#include "maps/knn_prune.hpp"
 #include "maps/knn_rows_cpu.hpp"
 #include "maps/knn_rows_gpu.hpp"
 #include "tensor/internal.hpp"
@@ -231,33 +233,35 @@ kernels::Values generate(const FusedShape& f) {
                   ", row0 + " + local_row(i) + ")) { " + word(e) + " &= ~" + bit(e) + "; }\n";
     }
   push += "      }\n";
-  return {{"BM", S(f.bm)},
-          {"BN", S(f.bn)},
-          {"BK", S(f.bk)},
-          {"TM", S(f.tm)},
-          {"TN", S(f.tn)},
-          {"THREADS", S(f.threads())},
-          {"Q", S(f.queue)},
-          {"MERGE_AT", S(f.merge_at)},
-          {"MERGE_EVERY", S(f.merge_every)},
-          {"SCRATCH", S(f.scratch)},
-          {"SCRATCH_MEMORY", f.scratch_in_tiles() ? scratch_in_tiles : scratch_apart},
-          {"SELECTING", f.select ? "true" : "false"},
-          {"PUSHING", f.push ? "true" : "false"},
-          {"DECLARE", declare},
-          {"ZERO", zero},
-          {"LOAD", load},
-          {"STORE", store},
-          {"COMPUTE", compute},
-          {"SELECT", select},
-          {"PUSH", push},
-          {"REFILTER", refilter},
-          {"X_ELEM", "f32"},
-          {"EXTRA_BINDINGS", ""},
-          {"MERGED", ""},
-          {"INIT_BAR", ""},
-          {"MAIN_BUILTINS", ""},
-          {"CHUNKS", "(D + BK - 1u) / BK"}};
+  kernels::Values v{{"BM", S(f.bm)},
+                    {"BN", S(f.bn)},
+                    {"BK", S(f.bk)},
+                    {"TM", S(f.tm)},
+                    {"TN", S(f.tn)},
+                    {"THREADS", S(f.threads())},
+                    {"Q", S(f.queue)},
+                    {"MERGE_AT", S(f.merge_at)},
+                    {"MERGE_EVERY", S(f.merge_every)},
+                    {"SCRATCH", S(f.scratch)},
+                    {"SCRATCH_MEMORY", f.scratch_in_tiles() ? scratch_in_tiles : scratch_apart},
+                    {"SELECTING", f.select ? "true" : "false"},
+                    {"PUSHING", f.push ? "true" : "false"},
+                    {"DECLARE", declare},
+                    {"ZERO", zero},
+                    {"LOAD", load},
+                    {"STORE", store},
+                    {"COMPUTE", compute},
+                    {"SELECT", select},
+                    {"PUSH", push},
+                    {"REFILTER", refilter},
+                    {"X_ELEM", "f32"},
+                    {"EXTRA_BINDINGS", ""},
+                    {"MERGED", ""},
+                    {"INIT_BAR", ""},
+                    {"MAIN_BUILTINS", ""},
+                    {"CHUNKS", "(D + BK - 1u) / BK"}};
+  knn_prune_values_off(v);
+  return v;
 }
 
 }  // namespace
@@ -265,14 +269,19 @@ kernels::Values generate(const FusedShape& f) {
 kernels::Values knn_fused_values(const KnnFusedShape& f) { return generate(f); }
 
 namespace {
-// The program knn_fused_rows asks for (prewarm_knn_fused asks for the same).
-std::string fused_key(const KnnFusedShape& f) { return "knn_fused|" + f.describe(); }
-std::string fused_source(const KnnFusedShape& f) {
-  return kernels::fill_template(kernels::wgsl_source("knn_fused.wgsl"), generate(f));
+// The program knn_fused_rows asks for (prewarm_knn_fused asks for the same); `prune`: with tile
+// skipping (knn_prune.hpp), the keys in the points' own units.
+std::string fused_key(const KnnFusedShape& f, bool prune = false) {
+  return "knn_fused|" + f.describe() + (prune ? "|prune" + std::to_string(knn_prune_group_tiles()) : "");
+}
+std::string fused_source(const KnnFusedShape& f, bool prune = false) {
+  kernels::Values v = generate(f);
+  if (prune) knn_prune_values(v, 4, "thr_key[lid] + norms[my_row]");
+  return kernels::fill_template(kernels::wgsl_source("knn_fused.wgsl"), v);
 }
 }  // namespace
 
-bool prewarm_knn_fused(const gpu::ContextPtr& ctx, int64_t n, int64_t d, int k) {
+bool prewarm_knn_fused(const gpu::ContextPtr& ctx, int64_t n, int64_t d, int k, bool prune) {
   // Small sets' kernel: with N unknown, wherever the adapter may take it (a few ms of a worker
   // where the set turns out large, against 240-400 ms waited for where it is small).
   bool queued = false;
@@ -282,11 +291,14 @@ bool prewarm_knn_fused(const gpu::ContextPtr& ctx, int64_t n, int64_t d, int k) 
   }
   if (knn_rows_cpu_used(*ctx, 1)) return queued;  // CPU adapters take knn_rows_cpu (prewarmed by its D)
   const KnnFusedShape f = knn_fused_shape(*ctx, k);
-  return kernels::prewarm_generated(ctx, fused_key(f), [&] { return fused_source(f); }, {.validated = true}) || queued;
+  if (prune) queued = kernels::prewarm(ctx, "knn_prune_bounds.wgsl") || queued;
+  return kernels::prewarm_generated(ctx, fused_key(f, prune), [&] { return fused_source(f, prune); },
+                                    {.subgroups = prune, .validated = true}) ||
+         queued;
 }
 
 KnnResult knn_fused_rows(const Tensor& x, const Tensor& norms, int k, int64_t row_begin, int64_t row_end,
-                         const KnnFusedShape& f, int64_t pairs_per_dispatch) {
+                         const KnnFusedShape& f, int64_t pairs_per_dispatch, const KnnPrune* prune) {
   auto ctx = x.context();
   const int64_t n = x.shape(0), d = x.shape(1);
   if (f.workgroup_bytes() > ctx->limits().max_compute_workgroup_storage_size ||
@@ -296,11 +308,20 @@ KnnResult knn_fused_rows(const Tensor& x, const Tensor& norms, int k, int64_t ro
                                       " threads; this adapter offers " +
                                       std::to_string(ctx->limits().max_compute_workgroup_storage_size) + " and " +
                                       std::to_string(ctx->limits().max_compute_invocations_per_workgroup));
-  auto program = kernels::Program::generated(ctx, fused_key(f), [&] { return fused_source(f); }, {.validated = true});
+  const bool pruned = prune && prune->defined();
+  auto program = kernels::Program::generated(ctx, fused_key(f, pruned), [&] { return fused_source(f, pruned); },
+                                             {.subgroups = pruned, .validated = true});
   int64_t rows = row_end - row_begin;
   KnnResult out{Tensor::empty(ctx, {rows, k}, DType::i32), Tensor::empty(ctx, {rows, k}, DType::f32)};
-  const kernels::Arg args[] = {out.indices, out.distances, x, norms};
-  knn_fused_dispatch(program, args, n, d, k, row_begin, row_end, f, pairs_per_dispatch);
+  if (pruned) {
+    const kernels::Arg args[] = {out.indices, out.distances, x, norms, prune->words};
+    knn_fused_dispatch(program, args, n, d, k, row_begin, row_end, f, pairs_per_dispatch, prune, 1.0, [&] {
+      return kernels::Program::generated(ctx, fused_key(f), [&] { return fused_source(f); }, {.validated = true});
+    });
+  } else {
+    const kernels::Arg args[] = {out.indices, out.distances, x, norms};
+    knn_fused_dispatch(program, args, n, d, k, row_begin, row_end, f, pairs_per_dispatch);
+  }
   return out;
 }
 
@@ -322,7 +343,8 @@ int64_t knn_rotate_rows() {
 }
 
 void knn_fused_dispatch(const kernels::Program& program, std::span<const kernels::Arg> args, int64_t n, int64_t d,
-                        int k, int64_t row_begin, int64_t row_end, const KnnFusedShape& f, int64_t pairs_per_dispatch) {
+                        int k, int64_t row_begin, int64_t row_end, const KnnFusedShape& f, int64_t pairs_per_dispatch,
+                        const KnnPrune* prune, double unit, const std::function<kernels::Program()>& unpruned) {
   auto ctx = program.context();
   int64_t tiles = (n + f.bn - 1) / f.bn;
   // About 2^36 pairs a dispatch (a quarter of a second at a million points on an H100) keeps every
@@ -332,12 +354,39 @@ void knn_fused_dispatch(const kernels::Program& program, std::span<const kernels
   const int64_t pairs = pairs_per_dispatch > 0 ? pairs_per_dispatch : int64_t(1) << (ctx->info().is_cpu ? 28 : 36);
   const int64_t rows_per = std::max<int64_t>(f.bm, (pairs / f.bn) / f.bm * f.bm);
   const int64_t rot_rows = knn_rotate_rows();
+  bool pruning = prune && prune->defined();
+  std::optional<kernels::Program> plain;  // the kernel without the skip test, once it is dropped
   for (int64_t r0 = row_begin; r0 < row_end; r0 += rows_per) {
-    const int64_t r1 = std::min(row_end, r0 + rows_per);
+    const int64_t r1 = std::min(row_end, r0 + rows_per), blocks = (r1 - r0 + f.bm - 1) / f.bm;
     const int64_t tiles_per = std::max<int64_t>(1, pairs / ((r1 - r0) * f.bn));
-    for (int64_t t0 = 0; t0 < tiles; t0 += tiles_per)
-      program.launch(args, {n, d, r0, r1, row_begin, t0, std::min(tiles, t0 + tiles_per), tiles, k, rot_rows},
-                     kernels::groups_for(*ctx, uint64_t((r1 - r0 + f.bm - 1) / f.bm), 1));
+    for (int64_t t0 = 0; t0 < tiles; t0 += tiles_per) {
+      const auto groups = kernels::groups_for(*ctx, uint64_t(blocks), 1);
+      const int64_t t1 = std::min(tiles, t0 + tiles_per);
+      if (!pruning) {
+        (plain ? *plain : program)
+            .launch(plain ? args.first(args.size() - 1) : args, {n, d, r0, r1, row_begin, t0, t1, tiles, k, rot_rows},
+                    groups);
+        continue;
+      }
+      program.launch(args,
+                     {n, d, r0, r1, row_begin, t0, t1, tiles, k, rot_rows, prune->dims, unit, prune->block_offset(),
+                      prune->stats_offset()},
+                     groups);
+      // After the first dispatch (where there are more): if it skipped too little, the rest streams
+      // without the test (kKnnPruneKeepAbove; one readback of its counts).
+      if (r0 == row_begin && t0 == 0 && t1 < tiles && unpruned) {
+        const int64_t b0 = r0 / f.bm;
+        uint64_t skipped = 0;
+        for (uint32_t c : prune->words.slice(0, prune->stats_offset() + b0, prune->stats_offset() + b0 + blocks)
+                              .to_vector<uint32_t>())
+          skipped += c;
+        if (double(skipped) < kKnnPruneKeepAbove * double(blocks) * double(t1 - t0)) {
+          pruning = false;
+          prune->abandoned = true;
+          plain = unpruned();
+        }
+      }
+    }
   }
 }
 

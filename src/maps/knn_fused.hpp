@@ -2,10 +2,12 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 
 #include "kernels/launch.hpp"
+#include "maps/knn_prune.hpp"
 #include "surfgrad/knn.hpp"
 
 namespace surfgrad {
@@ -54,19 +56,23 @@ KnnFusedShape knn_fused_shape(const gpu::Context& ctx, int k = 0);
 // streaming kernel, whichever knn_exact takes. Neither key depends on the points, so a front end
 // can ask before it reads them: with N unknown (≤ 0) both are queued (the small sets' for D a
 // multiple of 4). Nothing on CPU adapters (knn_rows_cpu). k: the neighbours, which pick the
-// streaming kernel's shape (knn_fused_shape; 0: unknown). Whether a build was queued.
-bool prewarm_knn_fused(const gpu::ContextPtr& ctx, int64_t n = 0, int64_t d = 0, int k = 0);
+// streaming kernel's shape (knn_fused_shape; 0: unknown); prune: the kernel that skips tiles and
+// its bounds' kernel (points sorted by cell: knn_prune.hpp). Whether a build was queued.
+bool prewarm_knn_fused(const gpu::ContextPtr& ctx, int64_t n = 0, int64_t d = 0, int k = 0, bool prune = false);
 
 // knn_exact_rows with a given shape (checked against the adapter's limits): for `bench knn`.
 // row_end < 0: all rows. pairs_per_dispatch > 0 replaces the adapter's default (for tests: many
-// dispatches on small inputs).
+// dispatches on small inputs). prune: skip tiles by the points' bounds (knn_prune.hpp; for points
+// sorted by cell, where it pays; the lists are the same either way; on adapters with subgroups),
+// its counts then in knn_prune_last_stats().
 KnnResult knn_exact_shaped(const Tensor& x, int k, const KnnFusedShape& shape, int64_t row_begin = 0,
-                           int64_t row_end = -1, int64_t pairs_per_dispatch = 0);
+                           int64_t row_end = -1, int64_t pairs_per_dispatch = 0, bool prune = false);
 
 // Rows [row_begin, row_end) of the exact k-nearest-neighbour lists of x (f32 [N, D], dense from
 // its buffer's start), given norms = |x_i|² (f32 [N]). Checked by the caller.
+// prune: the bounds of x's tiles and row blocks for this shape (knn_prune.hpp), to skip tiles.
 KnnResult knn_fused_rows(const Tensor& x, const Tensor& norms, int k, int64_t row_begin, int64_t row_end,
-                         const KnnFusedShape& shape, int64_t pairs_per_dispatch = 0);
+                         const KnnFusedShape& shape, int64_t pairs_per_dispatch = 0, const KnnPrune* prune = nullptr);
 
 // The template values of knn_fused.wgsl for `shape` (the f32 register-tiled inner products); the
 // subgroup-matrix variant (knn_subgroup_matrix.cpp) replaces the inner-product blocks.
@@ -82,9 +88,13 @@ int64_t knn_rotate_rows();
 
 // Runs a compiled knn_fused.wgsl program over rows [row_begin, row_end) of n points in dispatches
 // of about `pairs_per_dispatch` pairs (0: the adapter's default); args[0..1] are the lists
-// ([row_end − row_begin, k] ids and keys), then the kernel's other bindings.
+// ([row_end − row_begin, k] ids and keys), then the kernel's other bindings. With `prune` (a kernel
+// built with tile skipping, its bounds the last binding): their parameters, `unit` the keys' units
+// per squared unit of x; `unpruned` makes the same kernel without the test (the same bindings but
+// the last), which takes over where the first dispatch skipped too little (kKnnPruneKeepAbove).
 void knn_fused_dispatch(const kernels::Program& program, std::span<const kernels::Arg> args, int64_t n, int64_t d,
                         int k, int64_t row_begin, int64_t row_end, const KnnFusedShape& shape,
-                        int64_t pairs_per_dispatch = 0);
+                        int64_t pairs_per_dispatch = 0, const KnnPrune* prune = nullptr, double unit = 1.0,
+                        const std::function<kernels::Program()>& unpruned = {});
 
 }  // namespace surfgrad

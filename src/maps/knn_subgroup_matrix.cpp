@@ -19,6 +19,7 @@
 #include <cstdlib>
 
 #include "kernels/subgroup_matrix_emulation.hpp"
+#include "maps/knn_prune.hpp"
 #include "maps/knn_sgmat_internal.hpp"
 #include "tensor/internal.hpp"
 
@@ -79,8 +80,8 @@ bool has_f16_config(const gpu::Features& f) {
 // right_cols: the right operands loaded col_major from the row-major copy x (a 16-point block is
 // 16 rows of DP contiguous halves) instead of row_major from xt (16 rows 2·NPAD bytes apart).
 kernels::Values candidate_values(const KnnFusedShape& f, const KnnSgmatVariant& variant, bool staged, bool split,
-                                 int dp, int sg, bool emulate, bool dump, bool plain, bool right_cols,
-                                 bool margin_bar) {
+                                 int dp, int sg, bool emulate, bool dump, bool plain, bool right_cols, bool margin_bar,
+                                 bool prune) {
   kernels::Values v = knn_fused_values(f);
   const int cells = f.tm * f.tn, across_n = f.bn / 16, tiles = (f.bm / 16) * across_n, groups = f.threads() / sg;
   std::string declare = "  var acc: array<f32, " + S(cells) + ">;\n  var sink = 0.0;\n  var pn = MAXF;\n";
@@ -223,6 +224,13 @@ kernels::Values candidate_values(const KnnFusedShape& f, const KnnSgmatVariant& 
   v["LOAD"] = load;
   v["STORE"] = store;
   v["COMPUTE"] = compute;
+  if (prune) {
+    if (dump)
+      throw Error(ErrorKind::Value, "knn (subgroup matrices): tile skipping and the products' dump exclude each other");
+    // A row's bar as a distance: the keys' error is at most E_i (the margin is 2.25·E_i), and the
+    // row's own |X_i|² exceeds its f16 rounding's norm by at most 2^-9.9 of it.
+    knn_prune_values(v, split ? 7 : 6, "thr_key[lid] + norms[my_row] * (1.0 + 0x1p-8f) + margin[my_row]");
+  }
   return v;
 }
 
@@ -375,27 +383,29 @@ std::string knn_sgmat_tile(const std::string& ti, const std::string& tj, const s
 }
 
 std::string knn_sgmat_candidate_wgsl(const gpu::Context& ctx, int dp, int sg, bool emulate, bool dump, bool plain,
-                                     bool push, bool right_cols, const KnnSgmatVariant& variant, bool margin_bar) {
+                                     bool push, bool right_cols, const KnnSgmatVariant& variant, bool margin_bar,
+                                     bool prune) {
   KnnFusedShape shape = knn_sgmat_shape(variant);
   shape.push = push;
   const bool staged = knn_sgmat_staged(ctx, variant, dp, plain, right_cols),
              split = knn_sgmat_split(ctx, variant, dp, plain, right_cols);
   std::string wgsl = kernels::fill_template(
       kernels::wgsl_source("knn_fused.wgsl"),
-      candidate_values(shape, variant, staged, split, dp, sg, emulate, dump, plain, right_cols, margin_bar));
+      candidate_values(shape, variant, staged, split, dp, sg, emulate, dump, plain, right_cols, margin_bar, prune));
   return emulate ? kernels::emulate_subgroup_matrix(wgsl) : wgsl;
 }
 
 namespace {
 // The candidate program's cache key.
 std::string candidate_key(const gpu::Context& ctx, int dp, int sg, bool emulate, bool dump, bool plain, bool push,
-                          bool right_cols, const KnnSgmatVariant& variant, bool margin_bar) {
+                          bool right_cols, const KnnSgmatVariant& variant, bool margin_bar, bool prune) {
   KnnFusedShape shape = knn_sgmat_shape(variant);
   shape.push = push;
   const bool staged = knn_sgmat_staged(ctx, variant, dp, plain, right_cols);
   return "knn_sgmat|" + shape.describe() + "|" + variant.describe() + (staged ? "" : "|unstaged") + "|dp" + S(dp) +
          "|sg" + S(sg) + (emulate ? "|emulated" : "") + (dump ? "|dump" : "") + (plain ? "|plain" : "|hoisted") +
-         (right_cols ? "|rcols" : "") + (margin_bar ? "|mbar" : "");
+         (right_cols ? "|rcols" : "") + (margin_bar ? "|mbar" : "") +
+         (prune ? "|prune" + std::to_string(knn_prune_group_tiles()) : "");
 }
 const kernels::CompileOptions kCandidateOptions{.f16 = true, .subgroups = true, .validated = true};
 const kernels::CompileOptions kPrepOptions{.f16 = true, .validated = true}, kCheckOptions{.validated = true};
@@ -403,11 +413,12 @@ const kernels::CompileOptions kPrepOptions{.f16 = true, .validated = true}, kChe
 
 kernels::Program knn_sgmat_candidate_program(const gpu::ContextPtr& ctx, int dp, int sg, bool emulate, bool dump,
                                              bool plain, bool push, bool right_cols, const KnnSgmatVariant& variant,
-                                             bool margin_bar) {
+                                             bool margin_bar, bool prune) {
   return kernels::Program::generated(
-      ctx, candidate_key(*ctx, dp, sg, emulate, dump, plain, push, right_cols, variant, margin_bar),
+      ctx, candidate_key(*ctx, dp, sg, emulate, dump, plain, push, right_cols, variant, margin_bar, prune),
       [&] {
-        return knn_sgmat_candidate_wgsl(*ctx, dp, sg, emulate, dump, plain, push, right_cols, variant, margin_bar);
+        return knn_sgmat_candidate_wgsl(*ctx, dp, sg, emulate, dump, plain, push, right_cols, variant, margin_bar,
+                                        prune);
       },
       kCandidateOptions);
 }
@@ -478,8 +489,12 @@ KnnResult knn_exact_subgroup_matrix(const Tensor& x_in, int k, int64_t row_begin
   const KnnSgmatVariant variant = knn_sgmat_variant();
   const KnnFusedShape shape = knn_sgmat_shape(variant);
   const bool staged = knn_sgmat_staged(*ctx, variant, dp, false, o.right_cols);
-  auto candidates =
-      knn_sgmat_candidate_program(ctx, dp, sg, o.emulate, false, false, !o.no_push, o.right_cols, variant, true);
+  // Tile skipping (knn_prune.hpp) where asked for: the bounds of the f32 points in the kernel's
+  // tiles and row blocks, in the scaled keys' units (s²).
+  KnnPrune prune;
+  if (o.prune) prune = knn_prune_bounds(x, shape.bn, shape.bm);
+  auto candidates = knn_sgmat_candidate_program(ctx, dp, sg, o.emulate, false, false, !o.no_push, o.right_cols, variant,
+                                                true, o.prune);
   auto check = kernels::Program::file(ctx, "knn_sgmat_check.wgsl", {}, kCheckOptions);
   mark(st.prep_seconds);
 
@@ -487,8 +502,10 @@ KnnResult knn_exact_subgroup_matrix(const Tensor& x_in, int k, int64_t row_begin
   KnnResult out{Tensor::empty(ctx, {rows, k}, DType::i32), Tensor::empty(ctx, {rows, k}, DType::f32)};
   Tensor flags = Tensor::empty(ctx, {rows}, DType::i32);
   // Candidate lists a chunk of rows at a time, each list within one binding.
+  // (Whole row blocks: a block's rows then match the bounds' blocks.)
   const int64_t chunk = std::max<int64_t>(
-      shape.bm, std::min<int64_t>(rows, int64_t(ctx->limits().max_storage_buffer_binding_size / (4ull * kp))));
+      shape.bm, std::min<int64_t>(rows, int64_t(ctx->limits().max_storage_buffer_binding_size / (4ull * kp))) /
+                    shape.bm * shape.bm);
   // The bound on a key's error (knn_sgmat_check.wgsl): E_i = 1.0625·(2(|X̃_i|A + |r_i|B + |q_i|C) +
   // c32(|X̃_i| + |r_i| + R̃ + ρ)²), A, B, C for one product or the split three.
   const bool split = knn_sgmat_split(*ctx, variant, dp, false, o.right_cols);
@@ -511,9 +528,20 @@ KnnResult knn_exact_subgroup_matrix(const Tensor& x_in, int k, int64_t row_begin
   for (int64_t c0 = row_begin; c0 < row_end; c0 += chunk) {
     const int64_t c1 = std::min(row_end, c0 + chunk);
     Tensor cand_i = Tensor::empty(ctx, {c1 - c0, kp}, DType::i32), cand_k = Tensor::empty(ctx, {c1 - c0, kp});
-    const kernels::Arg args[] = {cand_i, cand_k, xh, norms, knn_sgmat_points(p, staged), margin, p.xr};
-    knn_fused_dispatch(candidates, std::span<const kernels::Arg>(args, split ? 7 : 6), n, npad, kp, c0, c1, shape,
-                       o.pairs_per_dispatch);
+    if (o.prune) {
+      const kernels::Arg args[] = {cand_i, cand_k, xh, norms, knn_sgmat_points(p, staged), margin, p.xr, prune.words};
+      const kernels::Arg no_split[] = {cand_i, cand_k, xh, norms, knn_sgmat_points(p, staged), margin, prune.words};
+      knn_fused_dispatch(candidates,
+                         split ? std::span<const kernels::Arg>(args) : std::span<const kernels::Arg>(no_split), n, npad,
+                         kp, c0, c1, shape, o.pairs_per_dispatch, &prune, double(s) * double(s), [&] {
+                           return knn_sgmat_candidate_program(ctx, dp, sg, o.emulate, false, false, !o.no_push,
+                                                              o.right_cols, variant, true);
+                         });
+    } else {
+      const kernels::Arg args[] = {cand_i, cand_k, xh, norms, knn_sgmat_points(p, staged), margin, p.xr};
+      knn_fused_dispatch(candidates, std::span<const kernels::Arg>(args, split ? 7 : 6), n, npad, kp, c0, c1, shape,
+                         o.pairs_per_dispatch);
+    }
     mark(st.candidates_seconds);
     if (o.no_push) continue;  // nothing in the lists to check (bench knn's timing of the stream alone)
     check.launch({out.indices, out.distances, flags, cand_i, cand_k, x, err},
@@ -540,6 +568,10 @@ KnnResult knn_exact_subgroup_matrix(const Tensor& x_in, int k, int64_t row_begin
     for (int64_t i = a; i < b; ++i) st.recomputed += flag[size_t(i)] != 0;
   }
   mark(st.recompute_seconds);
+  if (o.prune) {
+    knn_prune_set_last(knn_prune_counts(prune, (n + shape.bn - 1) / shape.bn));
+    if (o.time_steps) st.prune = knn_prune_last_stats();
+  }
   if (stats) *stats = st;
   return out;
 }

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "maps/knn_fused.hpp"
+#include "maps/knn_prune.hpp"
 
 namespace surfgrad {
 
@@ -26,6 +27,8 @@ struct KnnSubgroupMatrixOptions {
   // the transposed one (16 rows 2·NPAD bytes apart). `bench knn` sets it from
   // SURFGRAD_KNN_SGMAT_RIGHT=cols; KnnSgmatDiag checks its products.
   bool right_cols = false;
+  // Skip the tiles no row can use (knn_prune.hpp): for points sorted by cell (knn_order.hpp).
+  bool prune = false;
 };
 
 struct KnnSubgroupMatrixStats {
@@ -34,6 +37,7 @@ struct KnnSubgroupMatrixStats {
   double scale = 0;  // the power of two applied before rounding to f16
   // With time_steps: seconds in the prep, the candidate kernel, the f32 re-check and the recompute.
   double prep_seconds = 0, candidates_seconds = 0, check_seconds = 0, recompute_seconds = 0;
+  KnnPruneStats prune;  // with prune and time_steps: the tiles skipped
 };
 
 // Why the subgroup-matrix kNN cannot run here for points of d dimensions ("" when it can).

@@ -11,6 +11,7 @@
 #include "maps/fft_lines.hpp"
 #include "maps/knn_fused.hpp"
 #include "maps/knn_order.hpp"
+#include "maps/knn_prune.hpp"
 #include "maps/knn_rows_cpu.hpp"
 #include "maps/knn_rows_gpu.hpp"
 #include "maps/knn_subgroup_matrix.hpp"
@@ -123,7 +124,7 @@ void prewarm_map_tensor_ops(const gpu::ContextPtr& ctx, const MapOptions& option
   const bool ordered = n > 0 && knn_order_applies(*ctx, n, features);  // (knn_exact_rows: the points sorted by cell)
   if (knn_is_exact(*ctx, n, features, options.knn, k_map) &&
       !knn_subgroup_matrix_chosen(*ctx, n, features, k_map, ordered)) {
-    prewarm_knn_fused(ctx, n, features, k_map);
+    prewarm_knn_fused(ctx, n, features, k_map, ordered && knn_prune_enabled(*ctx));
     if (!knn_rows_gpu_used(*ctx, n, features)) prewarm_knn_rows_cpu(ctx, k_map, features);
   }
   // Reductions over the points (R = n rows; past 600,000 rows the same kernels as at 600,001).
