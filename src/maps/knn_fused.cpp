@@ -291,7 +291,11 @@ bool prewarm_knn_fused(const gpu::ContextPtr& ctx, int64_t n, int64_t d, int k, 
   }
   if (knn_rows_cpu_used(*ctx, 1)) return queued;  // CPU adapters take knn_rows_cpu (prewarmed by its D)
   const KnnFusedShape f = knn_fused_shape(*ctx, k);
-  if (prune) queued = kernels::prewarm(ctx, "knn_prune_bounds.wgsl") || queued;
+  if (prune) {  // the bounds' kernel, and the kernel without the test (knn_fused_dispatch may drop it)
+    queued = kernels::prewarm(ctx, "knn_prune_bounds.wgsl") || queued;
+    queued =
+        kernels::prewarm_generated(ctx, fused_key(f), [&] { return fused_source(f); }, {.validated = true}) || queued;
+  }
   return kernels::prewarm_generated(ctx, fused_key(f, prune), [&] { return fused_source(f, prune); },
                                     {.subgroups = prune, .validated = true}) ||
          queued;
