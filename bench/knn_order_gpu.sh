@@ -8,7 +8,8 @@
 # GPU machine:  OUT=$OUT bash bench/knn_order_gpu.sh build/dawn-gpu.tar.xz [STAGES]
 #   STAGES (default "knn maps"): tests (<= 240 s), sweep (<= 200 s), knn (<= 200 s), maps (<= 200 s),
 #   torch (<= 60 s), prune (<= 240 s: tile skipping, src/maps/knn_prune.hpp, on and off, clusters
-#   and one Gaussian cloud), prune-maps (<= 200 s: the 1M maps with it on and off).
+#   and one Gaussian cloud), prune-groups (<= 200 s: the tiles a skip test covers), prune-maps
+#   (<= 200 s: the 1M maps with it on and off).
 # Prints a line a run (seconds, recall; a map's phases, wall time and md5); bench knn's JSON and
 # the maps' logs in $OUT.
 set -u
@@ -98,6 +99,13 @@ for s in $stages; do
             [ $data = gaussian ] && [ $k = 15 ] && continue
             for p in 0 1; do DATA=$data knn "$impl-$data-k$k-prune$p" $impl $k cells SURFGRAD_KNN_PRUNE=$p; done
           done
+        done
+      done
+      ;;
+    prune-groups)  # the tiles a skip test covers (SURFGRAD_KNN_PRUNE_GROUP), both kernels, clusters
+      for impl in wgpu dawn; do
+        for k in 90 15; do
+          for g in 2 4 8; do knn "$impl-clusters-k$k-g$g" $impl $k cells SURFGRAD_KNN_PRUNE_GROUP=$g; done
         done
       done
       ;;

@@ -61,8 +61,8 @@ void expect_same_lists(const KnnResult& a, const KnnResult& b, const std::string
 TEST(KnnPrune, BoundsMatchFloat64WithARaggedLastGroup) {
   const int64_t n = 601, d = 5, g = 64;
   std::vector<float> x = clustered(n, d, 4, 3, 3.0f);
-  KnnPrune p = knn_prune_bounds(Tensor::from_vector(ctx(), x, {n, d}), g, 100);
-  const int64_t gr = g * kKnnPruneGroupTiles;  // a group's rows
+  KnnPrune p = knn_prune_bounds(Tensor::from_vector(ctx(), x, {n, d}), g, 100, 3);
+  const int64_t gr = g * 3;  // a group's rows
   ASSERT_EQ(p.groups, (n + gr - 1) / gr);
   ASSERT_EQ(p.blocks, 7);
   std::vector<uint32_t> w = p.words.to_vector<uint32_t>();
@@ -94,7 +94,8 @@ TEST(KnnPrune, BoundsMatchFloat64WithARaggedLastGroup) {
       EXPECT_NEAR(word(base + d + 1), big, 1e-5 * (1 + big)) << "group " << b;
     }
   for (int64_t b = 0; b < p.blocks; ++b) EXPECT_EQ(w[size_t(p.stats_offset() + b)], 0u);  // the counts start at 0
-  EXPECT_THROW(knn_prune_bounds(Tensor::from_vector(ctx(), x, {n * d}), g, 100), Error);
+  EXPECT_THROW(knn_prune_bounds(Tensor::from_vector(ctx(), x, {n * d}), g, 100, 3), Error);
+  EXPECT_THROW(knn_prune_bounds(Tensor::from_vector(ctx(), x, {n, d}), g, 100, 0), Error);
 }
 
 TEST(KnnPrune, StreamingKernelSkipsTilesOfSeparatedClustersAndKeepsItsLists) {
@@ -177,6 +178,18 @@ TEST(KnnPrune, KnnExactSkipsOnSortedPointsUnlessTurnedOff) {
     EXPECT_GT(st.skipped, 0);
   }
   expect_same_lists(on, off, "knn_exact");
+  {
+    EnvVar group("SURFGRAD_KNN_PRUNE_GROUP", nullptr);
+    EXPECT_EQ(knn_prune_group_tiles(3), 3);
+  }
+  {
+    EnvVar group("SURFGRAD_KNN_PRUNE_GROUP", "8");
+    EXPECT_EQ(knn_prune_group_tiles(3), 8);
+  }
+  for (const char* v : {"0", "65", "2x", "-1"}) {
+    EnvVar group("SURFGRAD_KNN_PRUNE_GROUP", v);
+    EXPECT_THROW(knn_prune_group_tiles(3), Error) << v;
+  }
   EnvVar bad("SURFGRAD_KNN_PRUNE", "yes");
   try {
     knn_prune_enabled(*ctx());

@@ -104,7 +104,7 @@ KnnResult knn_exact_shaped(const Tensor& x_in, int k, const KnnFusedShape& shape
   Tensor norms = (x * x).sum({1});  // [N]
   if (!prune || !shape.select || !x.context()->features().subgroups)
     return knn_fused_rows(x, norms, k, row_begin, row_end, shape, pairs_per_dispatch);
-  KnnPrune bounds = knn_prune_bounds(x, shape.bn, shape.bm);
+  KnnPrune bounds = knn_prune_bounds(x, shape.bn, shape.bm, knn_prune_group_tiles(kKnnPruneGroupTiles));
   KnnResult out = knn_fused_rows(x, norms, k, row_begin, row_end, shape, pairs_per_dispatch, &bounds);
   knn_prune_set_last(knn_prune_counts(bounds, (x.shape(0) + shape.bn - 1) / shape.bn));
   return out;

@@ -272,11 +272,12 @@ namespace {
 // The program knn_fused_rows asks for (prewarm_knn_fused asks for the same); `prune`: with tile
 // skipping (knn_prune.hpp), the keys in the points' own units.
 std::string fused_key(const KnnFusedShape& f, bool prune = false) {
-  return "knn_fused|" + f.describe() + (prune ? "|prune" + std::to_string(knn_prune_group_tiles()) : "");
+  return "knn_fused|" + f.describe() +
+         (prune ? "|prune" + std::to_string(knn_prune_group_tiles(kKnnPruneGroupTiles)) : "");
 }
 std::string fused_source(const KnnFusedShape& f, bool prune = false) {
   kernels::Values v = generate(f);
-  if (prune) knn_prune_values(v, 4, "thr_key[lid] + norms[my_row]");
+  if (prune) knn_prune_values(v, 4, "thr_key[lid] + norms[my_row]", knn_prune_group_tiles(kKnnPruneGroupTiles));
   return kernels::fill_template(kernels::wgsl_source("knn_fused.wgsl"), v);
 }
 }  // namespace

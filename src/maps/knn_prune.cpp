@@ -11,25 +11,25 @@ namespace {
 thread_local KnnPruneCounts last_counts;
 }  // namespace
 
-int knn_prune_group_tiles() {
+int knn_prune_group_tiles(int fallback) {
   const char* env = std::getenv("SURFGRAD_KNN_PRUNE_GROUP");
-  if (!env || !*env) return kKnnPruneGroupTiles;
+  if (!env || !*env) return fallback;
   char* end = nullptr;
   const long v = std::strtol(env, &end, 10);
   if (*end != 0 || v < 1 || v > 64)
     throw Error(ErrorKind::Value, "SURFGRAD_KNN_PRUNE_GROUP='" + std::string(env) +
                                       "': use the tiles a group of the exact kNN's skip test covers, 1 to 64 (unset: " +
-                                      std::to_string(kKnnPruneGroupTiles) + ")");
+                                      std::to_string(fallback) + ")");
   return int(v);
 }
 
-KnnPrune knn_prune_bounds(const Tensor& x, int64_t tile_rows, int64_t block_rows) {
-  if (x.rank() != 2 || x.dtype() != DType::f32 || tile_rows < 1 || block_rows < 1)
+KnnPrune knn_prune_bounds(const Tensor& x, int64_t tile_rows, int64_t block_rows, int group_tiles) {
+  if (x.rank() != 2 || x.dtype() != DType::f32 || tile_rows < 1 || block_rows < 1 || group_tiles < 1)
     throw Error(ErrorKind::Shape,
                 "knn (tile bounds): points must be f32 [N, D] with groups of at least one row, got " + x.describe());
   auto ctx = x.context();
   KnnPrune p;
-  p.group_tiles = knn_prune_group_tiles();
+  p.group_tiles = group_tiles;
   const int64_t n = x.shape(0), d = x.shape(1), group_rows = tile_rows * p.group_tiles;
   p.dims = d;
   p.groups = (n + group_rows - 1) / group_rows;
@@ -78,11 +78,11 @@ void knn_prune_set_last(const KnnPruneCounts& c) { last_counts = c; }
 
 namespace {
 
-std::string binding_wgsl(int binding, const std::string& row_bar) {
+std::string binding_wgsl(int binding, const std::string& row_bar, int group_tiles) {
   return "@group(0) @binding(" + std::to_string(binding) +
          ") var<storage, read_write> prune: array<u32>;  // knn_prune.hpp: bounds, then counts\n"
          "const PRUNE_GT: u32 = " +
-         std::to_string(knn_prune_group_tiles()) +
+         std::to_string(group_tiles) +
          "u;  // tiles a group\n"
          "fn prune_f(i: u32) -> f32 { return bitcast<f32>(prune[i]); }\n"
          "// Row thread lid's bar as a distance (row my_row), as the bits of a non-negative float.\n"
@@ -156,8 +156,8 @@ const char* end_wgsl =
 
 }  // namespace
 
-void knn_prune_values(kernels::Values& v, int binding, const std::string& row_bar) {
-  v["PRUNE_BINDING"] = binding_wgsl(binding, row_bar);
+void knn_prune_values(kernels::Values& v, int binding, const std::string& row_bar, int group_tiles) {
+  v["PRUNE_BINDING"] = binding_wgsl(binding, row_bar, group_tiles);
   v["PRUNE_INIT"] = init_wgsl;
   v["PRUNE_START"] = start_wgsl;
   v["PRUNE_TILE"] = tile_wgsl(v.at("LOAD"));

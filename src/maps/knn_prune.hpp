@@ -8,15 +8,14 @@
 // f32 kernel and the subgroup-matrix one alike) skips its tiles without loading them. The lists are
 // bit for bit the same: a skipped tile pushes nothing either way.
 //
-// The test runs once a group of kKnnPruneGroupTiles tiles (when the stream enters a new group), its
+// The test runs once a group of tiles (kKnnPruneGroupTiles) (when the stream enters a new group), its
 // sum over the dimensions by subgroups (at every tile, with a serial sum by one thread, it cost the
 // f32 kernel 26% and the subgroup-matrix one 120% where nothing was skipped; H200, 1M × 50-D
 // Gaussian, k = 90). What it costs now does not depend on how often it runs (groups of 4, 16 or 64
 // tiles: 5.73, 5.83, 5.64 s against 5.29 without it): the kernel with the test is slower as such,
 // so where the first dispatch skipped little the rest runs the kernel without it
-// (kKnnPruneKeepAbove). `bench knn`'s 1M clusters, k = 90, f32 kernel: groups of 2 tiles skip 80.2%
-// (2.00 s), 4 tiles 75.7% (2.02-2.25 s), 8 tiles 69.1% (2.16 s). One Gaussian cloud in 50-D skips
-// nothing: the balls overlap everywhere (BENCHMARKS.md).
+// (kKnnPruneKeepAbove). One Gaussian cloud in 50-D skips nothing: the balls overlap everywhere
+// (BENCHMARKS.md).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -26,9 +25,12 @@
 
 namespace surfgrad {
 
-constexpr int kKnnPruneGroupTiles = 2;
-// SURFGRAD_KNN_PRUNE_GROUP (tiles a group, 1 to 64), else kKnnPruneGroupTiles.
-int knn_prune_group_tiles();
+// Tiles a group (`bench knn`, 1M × 50-D clusters, H200, one call; f32 kernel / subgroup matrices):
+// 2 tiles skip 80% and take 2.45 / 3.55 s at k = 90, 2.18 / 1.75 s at k = 15; 4 tiles skip 75%,
+// 2.10 / 2.44 s and 2.01 / 1.35 s; 8 tiles skip 69%, 2.33 / 2.46 s and 2.25 / 1.22 s.
+constexpr int kKnnPruneGroupTiles = 4;
+// SURFGRAD_KNN_PRUNE_GROUP (tiles a group, 1 to 64), else `fallback`.
+int knn_prune_group_tiles(int fallback);
 // Where the first dispatch of a kNN skipped less than this share of its (block, tile) pairs, the
 // rest of the stream runs the kernel without the test (its cost, ~10% of the stream on the H200,
 // for nothing: one Gaussian cloud, or `surfgrad map`'s built-in points: 1M × 50-D Gaussian, k = 90,
@@ -53,8 +55,9 @@ struct KnnPruneStats {
   bool abandoned = false;          // the test stopped after the first dispatch (kKnnPruneKeepAbove)
 };
 
-// The bounds of x (f32 [N, D], dense) for a kernel of BN = tile_rows, BM = block_rows.
-KnnPrune knn_prune_bounds(const Tensor& x, int64_t tile_rows, int64_t block_rows);
+// The bounds of x (f32 [N, D], dense) for a kernel of BN = tile_rows, BM = block_rows, testing
+// groups of group_tiles tiles.
+KnnPrune knn_prune_bounds(const Tensor& x, int64_t tile_rows, int64_t block_rows, int group_tiles);
 
 // Whether the sorted kNN skips tiles on this adapter: it needs subgroups; SURFGRAD_KNN_PRUNE=0 turns
 // it off (default on; a value other than 0 or 1 is refused, the variable named).
@@ -74,11 +77,11 @@ KnnPruneCounts knn_prune_counts(const KnnPrune& p, int64_t tiles);
 KnnPruneStats knn_prune_last_stats();
 void knn_prune_set_last(const KnnPruneCounts& c);
 
-// Fills knn_fused.wgsl's {{PRUNE_*}} blocks of `v` for groups of knn_prune_group_tiles() tiles (its
-// LOAD and MAIN_BUILTINS already set; the kernel must be compiled with subgroups). binding: the bounds' (the kernel's
+// Fills knn_fused.wgsl's {{PRUNE_*}} blocks of `v` for groups of group_tiles tiles (its LOAD and
+// MAIN_BUILTINS already set; the kernel must be compiled with subgroups). binding: the bounds' (the kernel's
 // last storage binding: the launch seam numbers them in order); row_bar: WGSL of a row's bar, in the kernel's key units
 // plus |x_i|² (row thread `lid` of row `my_row`).
-void knn_prune_values(kernels::Values& v, int binding, const std::string& row_bar);
+void knn_prune_values(kernels::Values& v, int binding, const std::string& row_bar, int group_tiles);
 // The blocks' empty defaults (no skipping).
 void knn_prune_values_off(kernels::Values& v);
 

@@ -229,7 +229,8 @@ kernels::Values candidate_values(const KnnFusedShape& f, const KnnSgmatVariant& 
       throw Error(ErrorKind::Value, "knn (subgroup matrices): tile skipping and the products' dump exclude each other");
     // A row's bar as a distance: the keys' error is at most E_i (the margin is 2.25·E_i), and the
     // row's own |X_i|² exceeds its f16 rounding's norm by at most 2^-9.9 of it.
-    knn_prune_values(v, split ? 7 : 6, "thr_key[lid] + norms[my_row] * (1.0 + 0x1p-8f) + margin[my_row]");
+    knn_prune_values(v, split ? 7 : 6, "thr_key[lid] + norms[my_row] * (1.0 + 0x1p-8f) + margin[my_row]",
+                     knn_prune_group_tiles(kKnnPruneGroupTiles));
   }
   return v;
 }
@@ -405,7 +406,7 @@ std::string candidate_key(const gpu::Context& ctx, int dp, int sg, bool emulate,
   return "knn_sgmat|" + shape.describe() + "|" + variant.describe() + (staged ? "" : "|unstaged") + "|dp" + S(dp) +
          "|sg" + S(sg) + (emulate ? "|emulated" : "") + (dump ? "|dump" : "") + (plain ? "|plain" : "|hoisted") +
          (right_cols ? "|rcols" : "") + (margin_bar ? "|mbar" : "") +
-         (prune ? "|prune" + std::to_string(knn_prune_group_tiles()) : "");
+         (prune ? "|prune" + std::to_string(knn_prune_group_tiles(kKnnPruneGroupTiles)) : "");
 }
 const kernels::CompileOptions kCandidateOptions{.f16 = true, .subgroups = true, .validated = true};
 const kernels::CompileOptions kPrepOptions{.f16 = true, .validated = true}, kCheckOptions{.validated = true};
@@ -492,7 +493,7 @@ KnnResult knn_exact_subgroup_matrix(const Tensor& x_in, int k, int64_t row_begin
   // Tile skipping (knn_prune.hpp) where asked for: the bounds of the f32 points in the kernel's
   // tiles and row blocks, in the scaled keys' units (s²).
   KnnPrune prune;
-  if (o.prune) prune = knn_prune_bounds(x, shape.bn, shape.bm);
+  if (o.prune) prune = knn_prune_bounds(x, shape.bn, shape.bm, knn_prune_group_tiles(kKnnPruneGroupTiles));
   auto candidates = knn_sgmat_candidate_program(ctx, dp, sg, o.emulate, false, false, !o.no_push, o.right_cols, variant,
                                                 true, o.prune);
   auto check = kernels::Program::file(ctx, "knn_sgmat_check.wgsl", {}, kCheckOptions);
