@@ -128,11 +128,13 @@ int bench_knn(const gpu::ContextPtr& ctx, const KnnBenchArgs& a) {
     std::fflush(stdout);
     json row = {{"method", m}, {"seconds", s}, {"all_seconds", seconds}, {"recall", recall}};
     if (pruned.pairs > 0) {
-      std::printf("  %-32s tiles skipped: %lld of %lld (row block, tile) pairs (%.1f%%)\n", "",
+      std::printf("  %-32s tiles skipped: %lld of %lld (row block, tile) pairs (%.1f%%)%s\n", "",
                   (long long)pruned.skipped, (long long)pruned.pairs,
-                  100.0 * double(pruned.skipped) / double(pruned.pairs));
+                  100.0 * double(pruned.skipped) / double(pruned.pairs),
+                  pruned.abandoned ? "; the test dropped after the first dispatch" : "");
       row["tiles_skipped"] = pruned.skipped;
       row["tile_pairs"] = pruned.pairs;
+      row["skip_test_dropped"] = pruned.abandoned;
     }
     if (sgmat_method) {  // rows whose f16 bound was not clear, recomputed by the f32 kernel
       std::printf("  %-32s candidates %d, rows recomputed in f32: %lld of %lld\n", "", sgmat.candidates,
