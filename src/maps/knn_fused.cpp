@@ -271,13 +271,13 @@ kernels::Values knn_fused_values(const KnnFusedShape& f) { return generate(f); }
 namespace {
 // The program knn_fused_rows asks for (prewarm_knn_fused asks for the same); `prune`: with tile
 // skipping (knn_prune.hpp), the keys in the points' own units.
-std::string fused_key(const KnnFusedShape& f, bool prune = false) {
-  return "knn_fused|" + f.describe() +
-         (prune ? "|prune" + std::to_string(knn_prune_group_tiles(kKnnPruneGroupTiles)) : "");
+// prune_group: the tiles a skip test covers (0: no test).
+std::string fused_key(const KnnFusedShape& f, int prune_group = 0) {
+  return "knn_fused|" + f.describe() + (prune_group > 0 ? "|prune" + std::to_string(prune_group) : "");
 }
-std::string fused_source(const KnnFusedShape& f, bool prune = false) {
+std::string fused_source(const KnnFusedShape& f, int prune_group = 0) {
   kernels::Values v = generate(f);
-  if (prune) knn_prune_values(v, 4, "thr_key[lid] + norms[my_row]", knn_prune_group_tiles(kKnnPruneGroupTiles));
+  if (prune_group > 0) knn_prune_values(v, 4, "thr_key[lid] + norms[my_row]", prune_group);
   return kernels::fill_template(kernels::wgsl_source("knn_fused.wgsl"), v);
 }
 }  // namespace
@@ -297,7 +297,8 @@ bool prewarm_knn_fused(const gpu::ContextPtr& ctx, int64_t n, int64_t d, int k, 
     queued =
         kernels::prewarm_generated(ctx, fused_key(f), [&] { return fused_source(f); }, {.validated = true}) || queued;
   }
-  return kernels::prewarm_generated(ctx, fused_key(f, prune), [&] { return fused_source(f, prune); },
+  const int group = prune ? knn_prune_group_tiles(kKnnPruneGroupTiles) : 0;
+  return kernels::prewarm_generated(ctx, fused_key(f, group), [&] { return fused_source(f, group); },
                                     {.subgroups = prune, .validated = true}) ||
          queued;
 }
@@ -314,7 +315,8 @@ KnnResult knn_fused_rows(const Tensor& x, const Tensor& norms, int k, int64_t ro
                                       std::to_string(ctx->limits().max_compute_workgroup_storage_size) + " and " +
                                       std::to_string(ctx->limits().max_compute_invocations_per_workgroup));
   const bool pruned = prune && prune->defined();
-  auto program = kernels::Program::generated(ctx, fused_key(f, pruned), [&] { return fused_source(f, pruned); },
+  const int group = pruned ? int(prune->group_tiles) : 0;  // (the bounds' groups: one reading of the setting)
+  auto program = kernels::Program::generated(ctx, fused_key(f, group), [&] { return fused_source(f, group); },
                                              {.subgroups = pruned, .validated = true});
   int64_t rows = row_end - row_begin;
   KnnResult out{Tensor::empty(ctx, {rows, k}, DType::i32), Tensor::empty(ctx, {rows, k}, DType::f32)};

@@ -90,15 +90,20 @@ std::string binding_wgsl(int binding, const std::string& row_bar, int group_tile
          row_bar + ", 0.0)); }\n";
 }
 
-// The bars' two slots (merge_count[1], [2]) start at 0 (before the barrier that ends the lists'
-// set-up); after it the rows put the bars they start with (MAXF + |x_i|² while a list is not full:
-// nothing skipped) in the slot the first test reads.
+// The bars' two slots (merge_count[1], [2]) start at 0; after a workgroup barrier (the lists'
+// storageBarrier does not order workgroup memory) the rows put the bars they start with (MAXF +
+// |x_i|² while a list is not full: nothing skipped) in the slot the first test reads, and a second
+// barrier has them all there before thread 0 reads it (without it thread 0 could see only its own
+// subgroup's rows: a review caught it). Twice a dispatch.
 const char* init_wgsl = R"(  if (lid == 0u) { atomicStore(&merge_count[1], 0u); atomicStore(&merge_count[2], 0u); }
   var skipped = 0u;  // (thread 0's count)
   var prune_group = 0xffffffffu;  // the group of tiles last tested
   var prune_tests = 0u;
 )";
-const char* start_wgsl = "  if (owns_row) { atomicMax(&merge_count[2], prune_row_bar(lid, my_row)); }\n";
+const char* start_wgsl = R"(  workgroupBarrier();
+  if (owns_row) { atomicMax(&merge_count[2], prune_row_bar(lid, my_row)); }
+  workgroupBarrier();
+)";
 
 // At the head of tile t, whose chunk (t, 0) the prefetch registers hold, when the stream enters a
 // new group of tiles. Row threads put their bars in one slot (an atomic max of non-negative
@@ -109,8 +114,9 @@ const char* start_wgsl = "  if (owns_row) { atomicMax(&merge_count[2], prune_row
 // barrier: with a second one, the f32 kernel took 12% longer where nothing was skipped). The bound is made conservative
 // for f32 rounding: the distance and radii by a relative (D + 8)·2^-22 (sums of D squares), the
 // keys by that times 4·(|x_i| + |x_j|)² (theirs and the norms'). A skip goes to the group's end (or
-// the wrap of the tiles) and never past the dispatch's last tile (whose merge ends the lists); a
-// block whose rows straddle two of the bounds' blocks is never skipped.
+// the wrap of the tiles) and never past the dispatch's last tile (whose merge ends the lists), and
+// runs the merge of any merge tile it passes; a block whose rows straddle two of the bounds' blocks
+// is never skipped.
 std::string tile_wgsl(const std::string& load) {
   return R"(    {
       let tidx = (t + rot) % tiles;
@@ -138,6 +144,13 @@ std::string tile_wgsl(const std::string& load) {
         if (workgroupUniformLoad(&merge_total[1]) != 0u) {
           let next = min(t + min((grp + 1u) * PRUNE_GT, tiles) - tidx, tile_end - 1u);
           if (lid == 0u) { skipped += next - t; }
+          // A merge tile among the skipped ones (t % MERGE_EVERY == MERGE_EVERY - 1): its merge, as
+          // the stream would have run it, so that when rows merge, and so their bars after, do not
+          // depend on the skips (the subgroup-matrix kernel's candidate lists would: a review).
+          if (next / MERGE_EVERY > t / MERGE_EVERY) {
+            if (lid == 0u) { merge_total[0] = atomicExchange(&merge_count[0], 0u); }
+            merge_rows(lid, row0, arg(4u), K, workgroupUniformLoad(&merge_total[0]));
+          }
           t = next - 1u;
           lt = next;
           lk = 0u;

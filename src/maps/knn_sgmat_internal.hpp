@@ -71,19 +71,19 @@ std::string knn_sgmat_tile(const std::string& ti, const std::string& tj, const s
 // the bars (bench knn's no-push timing). right_cols: KnnSubgroupMatrixOptions::right_cols.
 // Bindings: out_index, out_key, xh, norms, then knn_sgmat_points(prep, variant), the rows' margins
 // ([NPAD] f32 then k, read with margin_bar: knn_exact_subgroup_matrix's bar at the k-th key), where
-// split (knn_sgmat_split) xr, then dump; with prune (not with dump) the tiles' bounds
-// (knn_prune.hpp) last, the keys' unit s² (knn_fused_dispatch).
+// split (knn_sgmat_split) xr, then dump; with prune_group > 0 (tiles a skip test covers; not with
+// dump) the bounds (knn_prune.hpp) last, the keys' unit s² (knn_fused_dispatch).
 // A staged variant applies where DP ≤ 128 and its panels fit the adapter's workgroup memory, and
 // neither plain nor right_cols.
 kernels::Program knn_sgmat_candidate_program(const gpu::ContextPtr& ctx, int dp, int sg, bool emulate,
                                              bool dump = false, bool plain = false, bool push = true,
                                              bool right_cols = false,
                                              const KnnSgmatVariant& variant = knn_sgmat_variant(),
-                                             bool margin_bar = false, bool prune = false);
+                                             bool margin_bar = false, int prune_group = 0);
 // The WGSL that program compiles.
 std::string knn_sgmat_candidate_wgsl(const gpu::Context& ctx, int dp, int sg, bool emulate, bool dump, bool plain,
                                      bool push, bool right_cols, const KnnSgmatVariant& variant,
-                                     bool margin_bar = false, bool prune = false);
+                                     bool margin_bar = false, int prune_group = 0);
 // Whether it multiplies split products (the variant's split, where staged).
 bool knn_sgmat_split(const gpu::Context& ctx, const KnnSgmatVariant& v, int dp, bool plain, bool right_cols);
 // Whether the candidate kernel stages its points for these parameters (see above).

@@ -81,7 +81,7 @@ bool has_f16_config(const gpu::Features& f) {
 // 16 rows of DP contiguous halves) instead of row_major from xt (16 rows 2·NPAD bytes apart).
 kernels::Values candidate_values(const KnnFusedShape& f, const KnnSgmatVariant& variant, bool staged, bool split,
                                  int dp, int sg, bool emulate, bool dump, bool plain, bool right_cols, bool margin_bar,
-                                 bool prune) {
+                                 int prune_group) {
   kernels::Values v = knn_fused_values(f);
   const int cells = f.tm * f.tn, across_n = f.bn / 16, tiles = (f.bm / 16) * across_n, groups = f.threads() / sg;
   std::string declare = "  var acc: array<f32, " + S(cells) + ">;\n  var sink = 0.0;\n  var pn = MAXF;\n";
@@ -224,13 +224,12 @@ kernels::Values candidate_values(const KnnFusedShape& f, const KnnSgmatVariant& 
   v["LOAD"] = load;
   v["STORE"] = store;
   v["COMPUTE"] = compute;
-  if (prune) {
+  if (prune_group > 0) {
     if (dump)
       throw Error(ErrorKind::Value, "knn (subgroup matrices): tile skipping and the products' dump exclude each other");
-    // A row's bar as a distance: the keys' error is at most E_i (the margin is 2.25·E_i), and the
-    // row's own |X_i|² exceeds its f16 rounding's norm by at most 2^-9.9 of it.
-    knn_prune_values(v, split ? 7 : 6, "thr_key[lid] + norms[my_row] * (1.0 + 0x1p-8f) + margin[my_row]",
-                     knn_prune_group_tiles(kKnnPruneGroupTiles));
+    // A row's bar as a distance: the keys' error is at most E_i (the margin is 2.25·E_i); the norms
+    // are |X_j|² of the scaled f32 points, and (1 + 2^-8) is margin besides.
+    knn_prune_values(v, split ? 7 : 6, "thr_key[lid] + norms[my_row] * (1.0 + 0x1p-8f) + margin[my_row]", prune_group);
   }
   return v;
 }
@@ -385,28 +384,28 @@ std::string knn_sgmat_tile(const std::string& ti, const std::string& tj, const s
 
 std::string knn_sgmat_candidate_wgsl(const gpu::Context& ctx, int dp, int sg, bool emulate, bool dump, bool plain,
                                      bool push, bool right_cols, const KnnSgmatVariant& variant, bool margin_bar,
-                                     bool prune) {
+                                     int prune_group) {
   KnnFusedShape shape = knn_sgmat_shape(variant);
   shape.push = push;
   const bool staged = knn_sgmat_staged(ctx, variant, dp, plain, right_cols),
              split = knn_sgmat_split(ctx, variant, dp, plain, right_cols);
-  std::string wgsl = kernels::fill_template(
-      kernels::wgsl_source("knn_fused.wgsl"),
-      candidate_values(shape, variant, staged, split, dp, sg, emulate, dump, plain, right_cols, margin_bar, prune));
+  std::string wgsl = kernels::fill_template(kernels::wgsl_source("knn_fused.wgsl"),
+                                            candidate_values(shape, variant, staged, split, dp, sg, emulate, dump,
+                                                             plain, right_cols, margin_bar, prune_group));
   return emulate ? kernels::emulate_subgroup_matrix(wgsl) : wgsl;
 }
 
 namespace {
 // The candidate program's cache key.
 std::string candidate_key(const gpu::Context& ctx, int dp, int sg, bool emulate, bool dump, bool plain, bool push,
-                          bool right_cols, const KnnSgmatVariant& variant, bool margin_bar, bool prune) {
+                          bool right_cols, const KnnSgmatVariant& variant, bool margin_bar, int prune_group) {
   KnnFusedShape shape = knn_sgmat_shape(variant);
   shape.push = push;
   const bool staged = knn_sgmat_staged(ctx, variant, dp, plain, right_cols);
   return "knn_sgmat|" + shape.describe() + "|" + variant.describe() + (staged ? "" : "|unstaged") + "|dp" + S(dp) +
          "|sg" + S(sg) + (emulate ? "|emulated" : "") + (dump ? "|dump" : "") + (plain ? "|plain" : "|hoisted") +
          (right_cols ? "|rcols" : "") + (margin_bar ? "|mbar" : "") +
-         (prune ? "|prune" + std::to_string(knn_prune_group_tiles(kKnnPruneGroupTiles)) : "");
+         (prune_group > 0 ? "|prune" + std::to_string(prune_group) : "");
 }
 const kernels::CompileOptions kCandidateOptions{.f16 = true, .subgroups = true, .validated = true};
 const kernels::CompileOptions kPrepOptions{.f16 = true, .validated = true}, kCheckOptions{.validated = true};
@@ -414,12 +413,12 @@ const kernels::CompileOptions kPrepOptions{.f16 = true, .validated = true}, kChe
 
 kernels::Program knn_sgmat_candidate_program(const gpu::ContextPtr& ctx, int dp, int sg, bool emulate, bool dump,
                                              bool plain, bool push, bool right_cols, const KnnSgmatVariant& variant,
-                                             bool margin_bar, bool prune) {
+                                             bool margin_bar, int prune_group) {
   return kernels::Program::generated(
-      ctx, candidate_key(*ctx, dp, sg, emulate, dump, plain, push, right_cols, variant, margin_bar, prune),
+      ctx, candidate_key(*ctx, dp, sg, emulate, dump, plain, push, right_cols, variant, margin_bar, prune_group),
       [&] {
         return knn_sgmat_candidate_wgsl(*ctx, dp, sg, emulate, dump, plain, push, right_cols, variant, margin_bar,
-                                        prune);
+                                        prune_group);
       },
       kCandidateOptions);
 }
@@ -495,7 +494,7 @@ KnnResult knn_exact_subgroup_matrix(const Tensor& x_in, int k, int64_t row_begin
   KnnPrune prune;
   if (o.prune) prune = knn_prune_bounds(x, shape.bn, shape.bm, knn_prune_group_tiles(kKnnPruneGroupTiles));
   auto candidates = knn_sgmat_candidate_program(ctx, dp, sg, o.emulate, false, false, !o.no_push, o.right_cols, variant,
-                                                true, o.prune);
+                                                true, o.prune ? prune.group_tiles : 0);
   auto check = kernels::Program::file(ctx, "knn_sgmat_check.wgsl", {}, kCheckOptions);
   mark(st.prep_seconds);
 
@@ -505,8 +504,8 @@ KnnResult knn_exact_subgroup_matrix(const Tensor& x_in, int k, int64_t row_begin
   // Candidate lists a chunk of rows at a time, each list within one binding.
   // (Whole row blocks: a block's rows then match the bounds' blocks.)
   const int64_t chunk = std::max<int64_t>(
-      shape.bm, std::min<int64_t>(rows, int64_t(ctx->limits().max_storage_buffer_binding_size / (4ull * kp))) /
-                    shape.bm * shape.bm);
+      shape.bm, std::min<int64_t>(
+                    rows, int64_t(ctx->limits().max_storage_buffer_binding_size / (4ull * kp)) / shape.bm * shape.bm));
   // The bound on a key's error (knn_sgmat_check.wgsl): E_i = 1.0625·(2(|X̃_i|A + |r_i|B + |q_i|C) +
   // c32(|X̃_i| + |r_i| + R̃ + ρ)²), A, B, C for one product or the split three.
   const bool split = knn_sgmat_split(*ctx, variant, dp, false, o.right_cols);
@@ -530,11 +529,14 @@ KnnResult knn_exact_subgroup_matrix(const Tensor& x_in, int k, int64_t row_begin
     const int64_t c1 = std::min(row_end, c0 + chunk);
     Tensor cand_i = Tensor::empty(ctx, {c1 - c0, kp}, DType::i32), cand_k = Tensor::empty(ctx, {c1 - c0, kp});
     if (o.prune) {
+      // The keys' unit s², as an f32 no larger than 2^126: a smaller unit only lowers the bound (skips
+      // less), where an infinite one would skip every group.
+      const double prune_unit = std::min(double(s) * double(s), 0x1p126);
       const kernels::Arg args[] = {cand_i, cand_k, xh, norms, knn_sgmat_points(p, staged), margin, p.xr, prune.words};
       const kernels::Arg no_split[] = {cand_i, cand_k, xh, norms, knn_sgmat_points(p, staged), margin, prune.words};
       knn_fused_dispatch(candidates,
                          split ? std::span<const kernels::Arg>(args) : std::span<const kernels::Arg>(no_split), n, npad,
-                         kp, c0, c1, shape, o.pairs_per_dispatch, &prune, double(s) * double(s), [&] {
+                         kp, c0, c1, shape, o.pairs_per_dispatch, &prune, prune_unit, [&] {
                            return knn_sgmat_candidate_program(ctx, dp, sg, o.emulate, false, false, !o.no_push,
                                                               o.right_cols, variant, true);
                          });
