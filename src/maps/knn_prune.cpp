@@ -5,10 +5,15 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "platform/host_resources.hpp"
+
 namespace surfgrad {
 
 namespace {
-thread_local KnnPruneCounts last_counts;
+// The latest counts, process-wide (a thread_local with a destructor needs __cxa_thread_atexit,
+// which the WebAssembly build's libc lacks).
+platform::Mutex last_mutex;
+KnnPruneCounts last_counts;
 }  // namespace
 
 int knn_prune_group_tiles(int fallback) {
@@ -73,8 +78,18 @@ KnnPruneStats KnnPruneCounts::read() const {
   return s;
 }
 
-KnnPruneStats knn_prune_last_stats() { return last_counts.read(); }
-void knn_prune_set_last(const KnnPruneCounts& c) { last_counts = c; }
+KnnPruneStats knn_prune_last_stats() {
+  KnnPruneCounts c;
+  {
+    platform::LockGuard<platform::Mutex> lock(last_mutex);
+    c = last_counts;
+  }
+  return c.read();
+}
+void knn_prune_set_last(const KnnPruneCounts& c) {
+  platform::LockGuard<platform::Mutex> lock(last_mutex);
+  last_counts = c;
+}
 
 namespace {
 

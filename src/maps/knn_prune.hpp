@@ -73,7 +73,7 @@ struct KnnPruneCounts {
 };
 KnnPruneCounts knn_prune_counts(const KnnPrune& p, int64_t tiles);
 
-// The most recent pruned kNN's counts on this thread (for `bench knn` and the tests).
+// The most recent pruned kNN's counts in this process (for `bench knn` and the tests).
 KnnPruneStats knn_prune_last_stats();
 void knn_prune_set_last(const KnnPruneCounts& c);
 
