@@ -9,7 +9,8 @@
 #   STAGES (default "knn maps"): tests (<= 240 s), sweep (<= 200 s), knn (<= 200 s), maps (<= 200 s),
 #   torch (<= 60 s), prune (<= 240 s: tile skipping, src/maps/knn_prune.hpp, on and off, clusters
 #   and one Gaussian cloud), prune-groups (<= 200 s: the tiles a skip test covers), prune-maps
-#   (<= 200 s: the 1M maps with it on and off).
+#   (<= 200 s: the 1M maps with it on and off), candidates (<= 240 s: the subgroup-matrix kNN's
+#   candidates past k, Dawn with and without robustness).
 # Prints a line a run (seconds, recall; a map's phases, wall time and md5); bench knn's JSON and
 # the maps' logs in $OUT.
 set -u
@@ -116,6 +117,21 @@ for s in $stages; do
           map tsne-$impl-prune$p $impl tsne "" SURFGRAD_KNN_PRUNE=$p
           map umap-$impl-prune$p $impl umap "" SURFGRAD_KNN_PRUNE=$p
         done
+      done
+      ;;
+    candidates)  # the subgroup-matrix kNN's candidates past k (SURFGRAD_KNN_SGMAT_EXTRA; default k + 16),
+      # Dawn with and without robustness: the 1M t-SNE profiled (the candidate kernel, the re-check,
+      # the f32 recompute of flagged rows), then bench knn on clusters
+      map tsne-dawn-cold dawn tsne ""
+      for tog in "" disable_robustness; do
+        for e in "" 32 16; do
+          name=tsne-dawn-e${e:-def}-${tog:-robust}
+          map "$name" dawn tsne "" SURFGRAD_KNN_SGMAT_EXTRA=$e SURFGRAD_DAWN_TOGGLES=$tog SURFGRAD_PROFILE="$out/profile-$name.txt"
+          grep -E "knn|dispatches|all kernels" "$out/profile-$name.txt" | head -8 | sed "s/^/[$name] /"
+        done
+      done
+      for e in "" 32 16; do
+        knn "dawn-clusters-k90-e${e:-def}" dawn 90 cells SURFGRAD_KNN_SGMAT_EXTRA=$e
       done
       ;;
     torch)

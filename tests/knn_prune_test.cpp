@@ -99,6 +99,7 @@ TEST(KnnPrune, BoundsMatchFloat64WithARaggedLastGroup) {
 }
 
 TEST(KnnPrune, StreamingKernelSkipsTilesOfSeparatedClustersAndKeepsItsLists) {
+  knn_prune_record_stats(true);  // (off by default: a readback after each kNN)
   if (!ctx()->features().subgroups) GTEST_SKIP() << "tile skipping needs subgroups";
   // Separated clusters skip tiles, also 1,000 units from the origin (where the keys' rounding slack
   // is ~300 squared units); one cloud (spread 0) skips none; every case, in several dispatches, gives the
@@ -136,6 +137,7 @@ TEST(KnnPrune, StreamingKernelSkipsTilesOfSeparatedClustersAndKeepsItsLists) {
 }
 
 TEST(KnnPrune, SubgroupMatrixKernelSkipsTilesAndKeepsItsLists) {
+  knn_prune_record_stats(true);  // (off by default: a readback after each kNN)
   if (!ctx()->features().subgroups) GTEST_SKIP() << "tile skipping needs subgroups";
   const int64_t n = 2100, d = 16;
   const int k = 12;
@@ -157,6 +159,7 @@ TEST(KnnPrune, SubgroupMatrixKernelSkipsTilesAndKeepsItsLists) {
 }
 
 TEST(KnnPrune, KnnExactSkipsOnSortedPointsUnlessTurnedOff) {
+  knn_prune_record_stats(true);  // (off by default: a readback after each kNN)
   const int64_t n = 2400, d = 8;
   const int k = 10;
   std::vector<float> x = clustered(n, d, 4, 21, 20.0f);
@@ -173,7 +176,7 @@ TEST(KnnPrune, KnnExactSkipsOnSortedPointsUnlessTurnedOff) {
   }
   const KnnPruneStats st = knn_prune_last_stats();
   {
-    EnvVar prune("SURFGRAD_KNN_PRUNE", "0");
+    EnvVar prune("SURFGRAD_KNN_PRUNE", "1");
     off = knn_exact(t, k);
   }
   ASSERT_TRUE(knn_order_applies(*ctx(), n, d));
@@ -200,4 +203,37 @@ TEST(KnnPrune, KnnExactSkipsOnSortedPointsUnlessTurnedOff) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("SURFGRAD_KNN_PRUNE"), std::string::npos) << e.what();
   }
+}
+
+// A pruned kNN keeps no GPU buffer once its lists are dropped, stats recorded or not: the last
+// counts were once a tensor in a static, which outlived the device at exit and crashed NVIDIA's
+// driver after every sorted map had written its outputs.
+TEST(KnnPrune, KeepsNoBufferAfterTheLists) {
+  auto own = gpu::Context::create({.quiet = true});
+  if (!own->features().subgroups) GTEST_SKIP() << "tile skipping needs subgroups";
+  const int64_t n = 2400, d = 8;
+  std::vector<float> x = clustered(n, d, 4, 21, 20.0f);
+  EnvVar order("SURFGRAD_KNN_ORDER", "cells"), gpu_rows("SURFGRAD_KNN_GPU_ROWS", "0"),
+      cpu_rows("SURFGRAD_KNN_CPU_ROWS", "0"), prune("SURFGRAD_KNN_PRUNE", "1");
+  uint64_t kept = 0;
+  for (bool recording : {false, true}) {
+    knn_prune_record_stats(recording);
+    {
+      Tensor t = Tensor::from_vector(own, x, {n, d});
+      KnnResult r = knn_exact(t, 10);
+      r.indices.to_vector<int32_t>();
+    }
+    own->sync();
+    // Nothing outside the context holds it (a tensor holds its context), nor more of its buffers
+    // than the context itself keeps (a workspace of the order's ops, reused).
+    EXPECT_EQ(own.use_count(), 1) << "recording " << recording;
+    if (recording) {
+      EXPECT_EQ(own->pool_stats().live_buffers, kept) << "recording " << recording;
+    }
+    kept = own->pool_stats().live_buffers;
+    if (recording) {
+      EXPECT_GT(knn_prune_last_stats().skipped, 0);
+    }
+  }
+  knn_prune_record_stats(false);
 }

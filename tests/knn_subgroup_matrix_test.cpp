@@ -204,6 +204,14 @@ TEST(KnnSubgroupMatrix, RefusesBadInput) {
   if (runnable()) {
     EXPECT_THROW(knn_exact_subgroup_matrix(x, 3, 0, 10, {.candidates = 2, .emulate = true}), Error);
   }
+  for (const char* bad : {"-1", "257", "12x", "1000"}) {
+    EnvVar extra("SURFGRAD_KNN_SGMAT_EXTRA", bad);
+    EXPECT_THROW(knn_sgmat_variant(), Error) << bad;
+  }
+  {
+    EnvVar extra("SURFGRAD_KNN_SGMAT_EXTRA", "32");
+    EXPECT_EQ(knn_sgmat_variant().extra, 32);
+  }
 }
 
 // The real builtins where the device has them (Dawn on a GPU with subgroup matrices: tensor

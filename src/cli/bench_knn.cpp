@@ -98,6 +98,7 @@ int bench_knn(const gpu::ContextPtr& ctx, const KnnBenchArgs& a) {
     run_method(m, x.slice(0, 0, warm).contiguous(), a.k, a.candidates, sgmat).indices.to_vector<int32_t>();
     std::vector<double> seconds;
     KnnResult r;
+    knn_prune_record_stats(true);  // (a readback of the blocks' counts at the end of each timed run)
     knn_prune_set_last({});
     for (int rep = 0; rep < a.reps; ++rep) {
       ctx->sync();

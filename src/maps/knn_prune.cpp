@@ -2,6 +2,7 @@
 // streaming kernel takes for it.
 #include "maps/knn_prune.hpp"
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 
@@ -10,10 +11,13 @@
 namespace surfgrad {
 
 namespace {
-// The latest counts, process-wide (a thread_local with a destructor needs __cxa_thread_atexit,
-// which the WebAssembly build's libc lacks).
+// The latest sums, process-wide (a thread_local with a destructor needs __cxa_thread_atexit,
+// which the WebAssembly build's libc lacks), on the host: a GPU buffer kept in a static outlived
+// the device at exit and crashed NVIDIA's driver there (every sorted map on the H200 ended in a
+// segmentation fault after writing its outputs).
 platform::Mutex last_mutex;
-KnnPruneCounts last_counts;
+KnnPruneStats last_stats;
+std::atomic<bool> recording{false};
 }  // namespace
 
 int knn_prune_group_tiles(int fallback) {
@@ -78,17 +82,16 @@ KnnPruneStats KnnPruneCounts::read() const {
   return s;
 }
 
+void knn_prune_record_stats(bool on) { recording = on; }
 KnnPruneStats knn_prune_last_stats() {
-  KnnPruneCounts c;
-  {
-    platform::LockGuard<platform::Mutex> lock(last_mutex);
-    c = last_counts;
-  }
-  return c.read();
+  platform::LockGuard<platform::Mutex> lock(last_mutex);
+  return last_stats;
 }
 void knn_prune_set_last(const KnnPruneCounts& c) {
+  if (!recording) return;
+  const KnnPruneStats s = c.read();  // (outside the lock: a readback)
   platform::LockGuard<platform::Mutex> lock(last_mutex);
-  last_counts = c;
+  last_stats = s;
 }
 
 namespace {

@@ -73,9 +73,11 @@ struct KnnPruneCounts {
 };
 KnnPruneCounts knn_prune_counts(const KnnPrune& p, int64_t tiles);
 
-// The most recent pruned kNN's counts in this process (for `bench knn` and the tests).
+// The most recent pruned kNN's counts in this process (for `bench knn` and the tests), kept only
+// while recording is on (off by default: keeping them costs a readback after each kNN).
+void knn_prune_record_stats(bool on);
 KnnPruneStats knn_prune_last_stats();
-void knn_prune_set_last(const KnnPruneCounts& c);
+void knn_prune_set_last(const KnnPruneCounts& c);  // reads c back where recording is on
 
 // Fills knn_fused.wgsl's {{PRUNE_*}} blocks of `v` for groups of group_tiles tiles (its LOAD and
 // MAIN_BUILTINS already set; the kernel must be compiled with subgroups). binding: the bounds' (the kernel's

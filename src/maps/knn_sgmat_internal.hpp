@@ -37,6 +37,9 @@ struct KnnSgmatVariant {
   // MERGE_AT; SURFGRAD_KNN_SGMAT_QUEUE=Q,M): the lists here are ~2k long, so a merge costs twice
   // the f32 kernel's.
   int queue = 24, merge_at = 20;  // H100, 1M x 50-D, k = 90: 4.46 s against 12,10: 4.98 (32,24: 4.44; 48,40: 6.90)
+  // Candidates a row keeps past k (SURFGRAD_KNN_SGMAT_EXTRA=E, for sweeps): KP = min(k + E, 256);
+  // -1, the default: KP = min(2k + 16, 256).
+  int extra = -1;
   std::string describe() const;
 };
 KnnSgmatVariant knn_sgmat_variant();

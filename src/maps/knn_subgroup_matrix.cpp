@@ -327,7 +327,13 @@ KnnSgmatVariant knn_sgmat_variant() {
   };
   const std::string layout = text("SURFGRAD_KNN_SGMAT_LAYOUT"), pad = text("SURFGRAD_KNN_SGMAT_PAD"),
                     stage = text("SURFGRAD_KNN_SGMAT_STAGE"), queue = text("SURFGRAD_KNN_SGMAT_QUEUE"),
-                    split = text("SURFGRAD_KNN_SGMAT_SPLIT");
+                    split = text("SURFGRAD_KNN_SGMAT_SPLIT"), extra = text("SURFGRAD_KNN_SGMAT_EXTRA");
+  if (!extra.empty()) {
+    if (extra.size() > 3 || extra.find_first_not_of("0123456789") != std::string::npos || std::stoi(extra) > 256)
+      throw Error(ErrorKind::Value, "SURFGRAD_KNN_SGMAT_EXTRA='" + extra +
+                                        "': use the candidates a row keeps past k, 0 to 256 (unset: KP = 2k + 16)");
+    v.extra = std::stoi(extra);
+  }
   if (!split.empty() && split != "0" && split != "1")
     throw Error(ErrorKind::Value, "SURFGRAD_KNN_SGMAT_SPLIT='" + split + "': use 1 (split products) or 0");
   v.split = split == "1";
@@ -467,7 +473,9 @@ KnnResult knn_exact_subgroup_matrix(const Tensor& x_in, int k, int64_t row_begin
     throw Error(ErrorKind::Value, "knn (subgroup matrices): candidates = " + S(o.candidates) + " must be in [k, 256]");
   Tensor x = kernels::dense(x_in);
   const int sg = int(ctx->features().subgroup_min_size);
-  const int kp = int(std::min<int64_t>(n - 1, o.candidates ? o.candidates : std::min(2 * k + 16, 256)));
+  const KnnSgmatVariant variant = knn_sgmat_variant();
+  const int kp = int(std::min<int64_t>(
+      n - 1, o.candidates ? o.candidates : std::min(variant.extra >= 0 ? k + variant.extra : 2 * k + 16, 256)));
   // With time_steps: seconds since the last mark, the GPU's work included.
   auto last = std::chrono::steady_clock::now();
   auto mark = [&](double& into) {
@@ -486,7 +494,6 @@ KnnResult knn_exact_subgroup_matrix(const Tensor& x_in, int k, int64_t row_begin
   st.scale = s;
   const Tensor &xh = p.xh, &norms = p.norms, &point_stats = p.stats, &mean = p.mean;
   std::vector<float> most = point_stats.max({0}).to_vector<float>();  // max |X̃_j|, |r_j|, |q_j|
-  const KnnSgmatVariant variant = knn_sgmat_variant();
   const KnnFusedShape shape = knn_sgmat_shape(variant);
   const bool staged = knn_sgmat_staged(*ctx, variant, dp, false, o.right_cols);
   // Tile skipping (knn_prune.hpp) where asked for: the bounds of the f32 points in the kernel's
@@ -572,8 +579,9 @@ KnnResult knn_exact_subgroup_matrix(const Tensor& x_in, int k, int64_t row_begin
   }
   mark(st.recompute_seconds);
   if (o.prune) {
-    knn_prune_set_last(knn_prune_counts(prune, (n + shape.bn - 1) / shape.bn));
-    if (o.time_steps) st.prune = knn_prune_last_stats();
+    const KnnPruneCounts counts = knn_prune_counts(prune, (n + shape.bn - 1) / shape.bn);
+    knn_prune_set_last(counts);
+    if (o.time_steps) st.prune = counts.read();
   }
   if (stats) *stats = st;
   return out;
