@@ -2,7 +2,10 @@
 // and the same map quality from points ×1e-20 to ×1e15 for t-SNE and UMAP, exact and descent kNN.
 #include "maps/input_scale.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -126,6 +129,59 @@ TEST(InputScale, RefusesIdenticalAndNonFinitePointsOnly) {
   EXPECT_NE(error_of(Tensor::from_vector(ctx(), v, {200, 8})).find("NaN or infinity"), std::string::npos);
   v[78] = INFINITY;
   EXPECT_NE(error_of(Tensor::from_vector(ctx(), v, {200, 8})).find("NaN or infinity"), std::string::npos);
+}
+
+// The checks are one kernel over all blocks (input_stats.wgsl): a bad value anywhere (any block,
+// the last element, a NaN with a payload, −inf) is refused, and the spread the scale is chosen by
+// is the host's largest |x_ij − x_0j| over every block (x_0 from the first).
+TEST(InputScale, EveryBlockIsCheckedAndMeasured) {
+  std::mt19937 gen(41);
+  const int64_t d = 7;
+  const std::vector<int64_t> rows = {1, 300, 4097, 13};
+  std::vector<std::vector<float>> host;
+  for (int64_t r : rows) {
+    std::normal_distribution<float> g(0.0f, 1e-6f);
+    std::vector<float> v(size_t(r * d));
+    for (float& e : v) e = g(gen);
+    host.push_back(v);
+  }
+  host[2][size_t(rows[2] * d - 1)] = 5e-4f;  // the largest difference: the third block's last value
+  auto blocks = [&] {
+    PointBlocks b;
+    for (size_t i = 0; i < rows.size(); ++i) b.blocks.push_back(Tensor::from_vector(ctx(), host[i], {rows[i], d}));
+    return b;
+  };
+  double spread = 0;
+  for (const auto& v : host)
+    for (size_t i = 0; i < v.size(); ++i) spread = std::max(spread, std::abs(double(v[i]) - double(host[0][i % d])));
+  PointBlocks b = blocks();
+  const int shift = normalise_input_scale(b);  // a spread of ~5e-4, inside the band: untouched
+  EXPECT_EQ(shift, 0);
+  {  // all blocks ×2^-100: the spread leaves the band, and the scale is the one it asks for
+    for (auto& v : host)
+      for (float& e : v) e = std::ldexp(e, -100);
+    PointBlocks t = blocks();
+    EXPECT_EQ(normalise_input_scale(t), 100 - std::ilogb(spread)) << spread;
+    for (auto& v : host)
+      for (float& e : v) e = std::ldexp(e, 100);
+  }
+  const uint32_t payload_nan = 0x7fc00123u;
+  float nan_with_payload;
+  std::memcpy(&nan_with_payload, &payload_nan, 4);
+  for (float bad : {std::nanf(""), nan_with_payload, INFINITY, -INFINITY}) {
+    for (size_t which : {size_t(1), size_t(3)}) {
+      const float kept = host[which].back();
+      host[which].back() = bad;
+      PointBlocks t = blocks();
+      try {
+        normalise_input_scale(t);
+        ADD_FAILURE() << "accepted " << bad << " in block " << which;
+      } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("NaN or infinity"), std::string::npos) << e.what();
+      }
+      host[which].back() = kept;
+    }
+  }
 }
 
 // Scaling by a power of two is exact, and t-SNE's steps are equivariant under it (the bandwidth

@@ -3,8 +3,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <string>
 
+#include "kernels/launch.hpp"
 #include "surfgrad/error.hpp"
 
 namespace surfgrad {
@@ -14,26 +17,32 @@ namespace {
 // f32's largest finite power of two is 2^127: larger factors are applied in steps.
 constexpr int kStep = 100;
 
-float scalar(const Tensor& t) { return t.to_vector<float>()[0]; }
-
 }  // namespace
 
 int normalise_input_scale(PointBlocks& x) {
-  Tensor first = x.blocks[0].slice(0, 0, 1);
-  double spread = 0, largest = 0;
-  bool finite = true;
+  auto ctx = x.blocks[0].context();
+  Tensor first = kernels::dense(x.blocks[0].slice(0, 0, 1));
+  const int64_t d = x.dims();
+  Tensor stats = Tensor::zeros(ctx, {3}, DType::u32);
+  auto program = kernels::Program::file(ctx, "input_stats.wgsl");
+  constexpr int64_t kThreads = 256, kMostGroups = 4096;  // (a few waves; each thread then strides)
   for (const Tensor& b : x.blocks) {
-    {  // at most two temporaries of a block's size at once, as the squared distances took
-      Tensor a = b.abs();
-      // Finiteness from a sum, which any NaN or infinity makes non-finite (a max on the GPU may
-      // drop NaN); scaled by 2^-64 so that no finite points, however large, overflow it.
-      finite = finite && std::isfinite(scalar((a * 0x1p-64).sum()));
-      largest = std::max<double>(largest, scalar(a.max()));
-    }
-    // No squares: |x_ij − x_0j| neither underflows for tiny points nor overflows for large ones
-    // (only a difference of values past ±1.7e38 can, handled below).
-    spread = std::max<double>(spread, scalar(sub(b, first).abs().max()));
+    Tensor block = kernels::dense(b);
+    const int64_t count = block.numel();
+    if (count > int64_t(UINT32_MAX) - kThreads * kMostGroups)
+      throw Error(ErrorKind::Value, "map: a block of " + block.describe() + " is past the input check's 2^32 values");
+    program.launch({stats, block, first}, {count, d},
+                   kernels::groups_for(*ctx, uint64_t(std::min(kMostGroups, (count + kThreads - 1) / kThreads)), 1));
   }
+  const std::vector<uint32_t> w = stats.to_vector<uint32_t>();  // one readback for all blocks
+  auto as_float = [](uint32_t bits) {
+    float f;
+    std::memcpy(&f, &bits, sizeof f);
+    return double(f);
+  };
+  const bool finite = w[0] == 0;
+  const double largest = as_float(w[1]);
+  double spread = as_float(w[2]);
   if (!finite)
     throw Error(ErrorKind::Value, "map: the points hold NaN or infinity; remove or impute those values before mapping");
   if (spread == 0)

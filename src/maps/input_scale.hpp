@@ -16,7 +16,7 @@ constexpr double kInputSpreadLow = 0x1p-12, kInputSpreadHigh = 0x1p24;
 
 // Checks the points (refusing NaN or infinity, and all points identical, with an Error of kind
 // Value) and rescales their blocks where their spread is outside the band. Returns the power of
-// two applied (0: none). One readback of three scalars a block.
+// two applied (0: none). One pass over each block (input_stats.wgsl), one readback of three words.
 int normalise_input_scale(PointBlocks& x);
 
 }  // namespace surfgrad

@@ -94,16 +94,9 @@ void prewarm_map_tensor_ops(const gpu::ContextPtr& ctx, const MapOptions& option
   // With the points' size known (map_points) these are needed next: queued ahead of the kNN's and
   // the layout's kernels a front end may have queued before it read the points.
   kernels::PrewarmOnly ahead(n > 0);
-  const int64_t elements = n > 0 ? n * d : 600001;  // a full reduction past 600,000: the same kernels
-  const OpLayout points = n > 0 ? dense_layout(n, d) : OpLayout::Vec4;
-  prewarm_ops(ctx, [&] {
-    // input_scale.cpp, normalise_input_scale: |x|, its scaled sum and its max; |x − x₀|'s max.
-    Tensor x = layout_sample(ctx, points), all = Tensor::empty(ctx, {std::min<int64_t>(elements, 600001)});
-    x.abs(), x * 0x1p-64;
-    all.sum(), all.max();
-    Tensor rows = layout_sample(ctx, OpLayout::Strided);
-    sub(rows, rows.slice(0, 0, 1));
-  });
+  // input_scale.cpp, normalise_input_scale: one kernel over the blocks, its three words zeroed.
+  kernels::prewarm(ctx, "input_stats.wgsl", {});
+  prewarm_ops(ctx, [&] { Tensor::zeros(ctx, {3}, DType::u32); });
   if (n <= 0) return;
   const bool cpu = ctx->info().is_cpu;
   const int pca = map_pca_components(options, n, d, cpu);
