@@ -10,7 +10,9 @@
 #   torch (<= 60 s), prune (<= 240 s: tile skipping, src/maps/knn_prune.hpp, on and off, clusters
 #   and one Gaussian cloud), prune-groups (<= 200 s: the tiles a skip test covers), prune-maps
 #   (<= 200 s: the 1M maps with it on and off), candidates (<= 240 s: the subgroup-matrix kNN's
-#   candidates past k, Dawn with and without robustness).
+#   candidates past k, Dawn with and without robustness), unchecked-maps (<= 200 s: the 1M maps
+#   on Dawn's unchecked map context against SURFGRAD_CHECKED_KERNELS=1), unchecked-tests (<= 300 s:
+#   the map path's suites under Dawn's disable_robustness).
 # Prints a line a run (seconds, recall; a map's phases, wall time and md5); bench knn's JSON and
 # the maps' logs in $OUT.
 set -u
@@ -133,6 +135,25 @@ for s in $stages; do
       for e in "" 32 16; do
         knn "dawn-clusters-k90-e${e:-def}" dawn 90 cells SURFGRAD_KNN_SGMAT_EXTRA=$e
       done
+      ;;
+    unchecked-maps)  # map contexts under Dawn without robustness (ContextOptions::own_kernels_only, the
+      # CLI's default now) against SURFGRAD_CHECKED_KERNELS=1, and wgpu-native; exit codes and md5s
+      map tsne-dawn-cold dawn tsne ""
+      for r in 1 2; do
+        map tsne-dawn-unchecked$r dawn tsne ""
+        map tsne-dawn-checked$r dawn tsne "" SURFGRAD_CHECKED_KERNELS=1
+        map umap-dawn-unchecked$r dawn umap ""
+        map umap-dawn-checked$r dawn umap "" SURFGRAD_CHECKED_KERNELS=1
+      done
+      map tsne-wgpu wgpu tsne ""
+      map umap-wgpu wgpu umap ""
+      ;;
+    unchecked-tests)  # the map path's suites under Dawn without robustness (<= 300 s)
+      SURFGRAD_WEBGPU=dawn SURFGRAD_DAWN_TOGGLES=disable_robustness timeout 300 "$bin/surfgrad_tests" --gtest_brief=1 \
+        --gtest_filter='Knn*.*:Tsne*.*:Umap*.*:UncheckedDevice.*:InputScale.*:DescentKernels.*:FftLines.*:IncomingEdges.*:Pca.*:PointBlocks.*:PrefixSum*.*-Knn.NeighbourDescentRecallsMostExactNeighbours' \
+        >"$out/tests-dawn-unchecked.txt" 2>&1
+      echo "[tests dawn unchecked] exit $? $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$out/tests-dawn-unchecked.txt" | tr '\n' ' ')"
+      grep -A3 "Failure" "$out/tests-dawn-unchecked.txt" | head -20
       ;;
     torch)
       log "PyTorch kNN 1M x 50, k = 90"

@@ -244,3 +244,33 @@ TEST(GpuContext, DumpsCompiledKernelsWhenAsked) {
   EXPECT_EQ(found, 1);
   std::filesystem::remove_all(dir);
 }
+
+// A readback collected later holds the values the tensor had when it was asked for, whatever
+// the GPU writes there afterwards; several can be pending at once, in any order of waiting; one
+// dropped unwaited costs nothing; a second wait is refused by name.
+TEST(GpuContext, DownloadLaterReadsTheValuesAtItsPlaceInTheQueue) {
+  std::vector<float> first(1000), second(1000);
+  for (size_t i = 0; i < first.size(); ++i) first[i] = float(i) * 0.5f, second[i] = -float(i);
+  Tensor t = Tensor::from_vector(ctx(), first, {1000});
+  gpu::PendingDownload a = t.slice(0, 3, 10).to_host_later();  // an offset not at the buffer's start
+  t.assign(Tensor::from_vector(ctx(), second, {1000}));
+  gpu::PendingDownload b = t.to_host_later();
+  {
+    gpu::PendingDownload dropped = (t * 2.0).to_host_later();
+  }
+  t.assign(Tensor::zeros(ctx(), {1000}));
+  EXPECT_TRUE(a.pending() && b.pending());
+  std::vector<float> got_b(1000), got_a(7);
+  b.wait(got_b.data());
+  a.wait(got_a.data());
+  EXPECT_EQ(got_b, second);
+  EXPECT_EQ(got_a, std::vector<float>(first.begin() + 3, first.begin() + 10));
+  EXPECT_FALSE(a.pending());
+  try {
+    a.wait(got_a.data());
+    ADD_FAILURE() << "a second wait was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("PendingDownload"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(t.to_vector<float>(), std::vector<float>(1000, 0.0f));
+}

@@ -43,6 +43,14 @@ struct ContextOptions {
   // wgpu-native's CreateShaderModuleTrusted — 11% faster matmul on an H200. false (or env
   // SURFGRAD_CHECKED_KERNELS=1) keeps every check, as a browser always does.
   bool trust_validated_kernels = true;
+  // The context runs only surfgrad's own kernels (a map's: `surfgrad map`, the Python estimators'
+  // map context), so under Dawn its device is created without robustness: no bounds clamps from
+  // Tint, no robust buffer access in the driver (Dawn's `disable_robustness`; 0.4 s of the 1M
+  // t-SNE's 6.6 on an H200, every map-path kernel tested bitwise equal with and without, see
+  // docs/environment.md). Kernels a user writes (tile programs) refuse to run on it. No effect
+  // under wgpu-native (trust_validated_kernels is its per-kernel form) or in the browser; env
+  // SURFGRAD_CHECKED_KERNELS=1 keeps robustness on.
+  bool own_kernels_only = false;
   // Testing aid: pretend the adapter allows at most this many workgroups per dimension, so
   // the multi-dimensional dispatch path is exercised with small tensors. 0 = adapter's limit.
   uint32_t max_workgroups_per_dimension = 0;
@@ -142,6 +150,27 @@ struct Kernel {
   const std::string& entry() const;
 };
 
+// A readback queued now and collected later (Context::download_later): wait() blocks only until
+// the GPU has reached the copy, while the work queued after it keeps the GPU busy. A download()
+// instead waits for all queued work, and the GPU idles until the host submits again. Must not
+// outlive its context; dropped unwaited, the copy is abandoned.
+class PendingDownload {
+ public:
+  PendingDownload();
+  PendingDownload(PendingDownload&& o) noexcept;
+  PendingDownload& operator=(PendingDownload&& o) noexcept;
+  PendingDownload(const PendingDownload&) = delete;
+  PendingDownload& operator=(const PendingDownload&) = delete;
+  ~PendingDownload();
+  bool pending() const { return state_ != nullptr; }
+  void wait(void* data);  // the bytes, once; then no longer pending
+
+ private:
+  friend class Context;
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
 struct Workgroups {
   uint32_t x = 1, y = 1, z = 1;
 };
@@ -162,7 +191,8 @@ class Context : public std::enable_shared_from_this<Context> {
   // device refuses; `what` names the tensor in the message.
   BufferPtr alloc(uint64_t bytes, const std::string& what = "buffer");
   void upload(const Buffer& dst, const void* data, uint64_t bytes, uint64_t offset = 0);
-  void download(const Buffer& src, void* data, uint64_t bytes, uint64_t offset = 0);  // syncs
+  void download(const Buffer& src, void* data, uint64_t bytes, uint64_t offset = 0);       // syncs
+  PendingDownload download_later(const Buffer& src, uint64_t bytes, uint64_t offset = 0);  // see PendingDownload
   PoolStats pool_stats() const;
   void trim_pool();  // release every pooled (unused) buffer to the device
 
@@ -197,6 +227,8 @@ class Context : public std::enable_shared_from_this<Context> {
   bool begin_kernel_record(const std::string& name);
   void end_kernel_record(bool save);  // save: the run went well (nested pairs: the outermost saves)
   bool trusts_validated_kernels() const;
+  // Whether the device runs without robustness (ContextOptions::own_kernels_only under Dawn).
+  bool unchecked_device() const;
   // Whether indirect dispatches are costly here because the implementation validates each one's
   // counts with GPU work of its own (Dawn, natively and in Chromium; on an H200 the 3 indirect
   // dispatches an iteration of t-SNE's FFT repulsion took Dawn's MNIST 10k optimisation from 0.33 s

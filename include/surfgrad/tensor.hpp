@@ -59,6 +59,9 @@ class Tensor {
 
   // ---- host I/O (sync points) ----
   void to_host(void* data) const;  // numel() elements of dtype(), C order
+  // The same bytes, collected later by the result's wait(data): no sync now, and the wait blocks
+  // only until the GPU has reached the copy (gpu::PendingDownload), not for all queued work.
+  gpu::PendingDownload to_host_later() const;
   template <typename T>
   std::vector<T> to_vector() const;  // float (any dtype converted), int32_t, uint32_t
 

@@ -44,7 +44,8 @@ std::pair<gpu::ContextPtr, std::unique_lock<std::mutex>> map_context_for(const s
   if (!ctx || ctx->device_lost()) {
     gpu::ContextOptions options;
     options.adapter = adapter;
-    options.quiet = true;  // the notice about running on the CPU is the tensors' context's to give
+    options.quiet = true;             // the notice about running on the CPU is the tensors' context's to give
+    options.own_kernels_only = true;  // only the map's kernels run here: under Dawn, unchecked
     ctx = gpu::Context::create(options);
   }
   return {ctx, std::move(lock)};

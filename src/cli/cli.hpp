@@ -29,6 +29,10 @@ void add_tile_spd_bench(CLI::App& bench, CommandFn& chosen);      // bench tile-
 void add_bench_knn_command(CLI::App& bench, CommandFn& chosen);   // bench knn
 void add_bench_lazy_command(CLI::App& bench, CommandFn& chosen);  // bench lazy (eager vs lazy mode)
 
+// The options of the context the chosen command runs on; a command's callback may change them
+// (`map` asks for a device that runs only surfgrad's own kernels: ContextOptions::own_kernels_only).
+gpu::ContextOptions& context_options();
+
 // The job of `surfgrad` without a command: the moons demo with its defaults.
 CommandFn default_job();
 

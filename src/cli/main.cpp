@@ -18,6 +18,11 @@
 
 using namespace surfgrad;
 
+gpu::ContextOptions& surfgrad::cli::context_options() {
+  static gpu::ContextOptions options;
+  return options;
+}
+
 namespace {
 
 constexpr int kExitError = 1;
@@ -89,7 +94,7 @@ int run(int argc, char** argv) {
     return kExitUsage;
   }
   if (!chosen) chosen = cli::default_job();  // no command: the moons demo with its defaults
-  auto ctx = gpu::Context::create();
+  auto ctx = gpu::Context::create(cli::context_options());
   int rc = chosen(ctx);
   ctx->write_profile();  // SURFGRAD_PROFILE=FILE: a table that cannot be written fails the run
   return rc;

@@ -188,7 +188,11 @@ void add_map_commands(CLI::App& app, CommandFn& chosen) {
       ->capture_default_str();
   // Every map option of the library's schema (surfgrad/map_options.hpp), with its range and default.
   add_map_option_flags(*map, a->options);
-  map->callback([a, &chosen] { chosen = [a](const gpu::ContextPtr& ctx) { return run_map(ctx, *a); }; });
+  map->callback([a, &chosen] {
+    // A map runs only surfgrad's kernels: under Dawn, without robustness (ContextOptions).
+    context_options().own_kernels_only = true;
+    chosen = [a](const gpu::ContextPtr& ctx) { return run_map(ctx, *a); };
+  });
 
   auto e = std::make_shared<EvalArgs>();
   CLI::App* eval = app.add_subcommand("eval", "quality of a map: kNN recall@10, trustworthiness, KL, 10-NN accuracy");

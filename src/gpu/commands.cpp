@@ -7,6 +7,7 @@
 #include <cstring>
 #include <functional>
 #include <optional>
+#include <thread>
 #include <tuple>
 
 #include "impl.hpp"
@@ -165,53 +166,93 @@ void Context::upload(const Buffer& dst, const void* data, uint64_t bytes, uint64
   }
 }
 
-void Context::download(const Buffer& src, void* data, uint64_t bytes, uint64_t offset) {
-  impl_->check();
-  uint64_t start = offset / 4 * 4;
-  uint64_t span = (offset + bytes + 3) / 4 * 4 - start;
-  WGPUBufferDescriptor desc = WGPU_BUFFER_DESCRIPTOR_INIT;
-  desc.usage = WGPUBufferUsage_MapRead | WGPUBufferUsage_CopyDst;
-  desc.size = std::max<uint64_t>(span, 4);
-  WGPUBuffer staging = api().wgpuDeviceCreateBuffer(impl_->device, &desc);
-  if (span) {
-    impl_->open_pass();  // ensures an encoder exists
-    impl_->close_pass();
-    api().wgpuCommandEncoderCopyBufferToBuffer(impl_->encoder, src.state()->buffer, start, staging, 0, span);
-  }
-  flush();
-  struct MapResult {
+// A readback: the copy into a mappable staging buffer is submitted and its mapping requested at
+// once; wait() polls until the mapping is done. `until_idle`: download()'s wait, which may block
+// until all queued work is done (wgpu-native's poll); otherwise poll without blocking, yielding
+// the core, so that only the copy is waited for.
+struct PendingDownload::State {
+  struct Mapped {
     bool done = false;
     WGPUMapAsyncStatus status = WGPUMapAsyncStatus_Error;
     std::string message;
   };
-  CallbackSlot<MapResult> slot;
+  Context* ctx = nullptr;
+  Context::Impl* impl = nullptr;
+  WGPUBuffer staging = nullptr;
+  uint64_t size = 0, skip = 0, bytes = 0;
+  CallbackSlot<Mapped> slot;
+  bool until_idle = false;
+  ~State() {
+    if (staging) api().wgpuBufferRelease(staging);
+  }
+};
+
+PendingDownload::PendingDownload() = default;
+PendingDownload::PendingDownload(PendingDownload&& o) noexcept = default;
+PendingDownload& PendingDownload::operator=(PendingDownload&& o) noexcept = default;
+PendingDownload::~PendingDownload() = default;
+
+PendingDownload Context::download_later(const Buffer& src, uint64_t bytes, uint64_t offset) {
+  impl_->check();
+  PendingDownload p;
+  p.state_ = std::make_unique<PendingDownload::State>();
+  PendingDownload::State& s = *p.state_;
+  s.ctx = this, s.impl = impl_.get(), s.bytes = bytes;
+  uint64_t start = offset / 4 * 4;
+  uint64_t span = (offset + bytes + 3) / 4 * 4 - start;
+  s.skip = offset - start;
+  WGPUBufferDescriptor desc = WGPU_BUFFER_DESCRIPTOR_INIT;
+  desc.usage = WGPUBufferUsage_MapRead | WGPUBufferUsage_CopyDst;
+  desc.size = s.size = std::max<uint64_t>(span, 4);
+  s.staging = api().wgpuDeviceCreateBuffer(impl_->device, &desc);
+  if (span) {
+    impl_->open_pass();  // ensures an encoder exists
+    impl_->close_pass();
+    api().wgpuCommandEncoderCopyBufferToBuffer(impl_->encoder, src.state()->buffer, start, s.staging, 0, span);
+  }
+  flush();
   WGPUBufferMapCallbackInfo cb = WGPU_BUFFER_MAP_CALLBACK_INFO_INIT;
   cb.mode = WGPUCallbackMode_AllowProcessEvents;
   cb.callback = [](WGPUMapAsyncStatus status, WGPUStringView message, void* ud, void*) {
-    auto res = CallbackSlot<MapResult>::from_userdata(ud);
+    auto res = CallbackSlot<PendingDownload::State::Mapped>::from_userdata(ud);
     res->done = true;
     res->status = status;
     res->message = to_std(message);
   };
-  cb.userdata1 = slot.userdata();
-  const MapResult& r = *slot.state;
-  api().wgpuBufferMapAsync(staging, WGPUMapMode_Read, 0, desc.size, cb);
+  cb.userdata1 = s.slot.userdata();
+  api().wgpuBufferMapAsync(s.staging, WGPUMapMode_Read, 0, s.size, cb);
+  return p;
+}
+
+void PendingDownload::wait(void* data) {
+  if (!state_) throw Error(ErrorKind::Value, "PendingDownload::wait: nothing pending (waited for already)");
+  std::unique_ptr<State> s = std::move(state_);
+  const State::Mapped& r = *s->slot.state;
   while (!r.done) {
-    poll(impl_->instance, impl_->device, true);
-    if (device_lost()) break;
+    poll(s->impl->instance, s->impl->device, s->until_idle);
+    if (s->ctx->device_lost()) break;
+#if !defined(__wasm__)
+    if (!s->until_idle && !r.done) std::this_thread::yield();
+#endif
   }
   if (r.done && r.status == WGPUMapAsyncStatus_Success) {
-    const void* mapped = api().wgpuBufferGetConstMappedRange(staging, 0, desc.size);
-    if (mapped) std::memcpy(data, static_cast<const uint8_t*>(mapped) + (offset - start), bytes);
-    api().wgpuBufferUnmap(staging);
+    const void* mapped = api().wgpuBufferGetConstMappedRange(s->staging, 0, s->size);
+    if (mapped) std::memcpy(data, static_cast<const uint8_t*>(mapped) + s->skip, s->bytes);
+    api().wgpuBufferUnmap(s->staging);
   }
-  api().wgpuBufferRelease(staging);
-  impl_->check();
+  s->impl->check();
   if (!r.done || r.status != WGPUMapAsyncStatus_Success)
-    throw Error(ErrorKind::Device, "reading " + human_bytes(bytes) + " back from the device failed: " + r.message);
+    throw Error(ErrorKind::Device, "reading " + human_bytes(s->bytes) + " back from the device failed: " + r.message);
+}
+
+void Context::download(const Buffer& src, void* data, uint64_t bytes, uint64_t offset) {
+  PendingDownload p = download_later(src, bytes, offset);
+  p.state_->until_idle = true;
+  p.wait(data);
 }
 
 bool Context::trusts_validated_kernels() const { return impl_->trust_validated; }
+bool Context::unchecked_device() const { return impl_->unchecked_device; }
 
 // Context::kernel and the kernel caches: pipelines.cpp.
 

@@ -148,7 +148,10 @@ std::shared_ptr<Context> Context::create(const ContextOptions& options_in) {
 
   auto impl = std::make_unique<Impl>();
   const char* checked = std::getenv("SURFGRAD_CHECKED_KERNELS");
-  impl->trust_validated = options.trust_validated_kernels && !(checked && *checked && std::string(checked) != "0");
+  const bool keep_checks = checked && *checked && std::string(checked) != "0";
+  impl->trust_validated = options.trust_validated_kernels && !keep_checks;
+  impl->unchecked_device =
+      options.own_kernels_only && !keep_checks && api().implementation == WebGpuImplementation::Dawn;
   uint32_t backends = backend_mask(options.backend);
   using Clock = std::chrono::steady_clock;
   auto ms_since = [](Clock::time_point t) {
@@ -274,7 +277,7 @@ std::shared_ptr<Context> Context::create(const ContextOptions& options_in) {
     ddesc.requiredFeatures = features.data();
     ddesc.requiredLimits = &limits;
     dawn::CacheDeviceDescriptor cache_desc;
-    ddesc.nextInChain = dawn_cache_chain(impl->pipeline_store, cache_scope, device_chain(),
+    ddesc.nextInChain = dawn_cache_chain(impl->pipeline_store, cache_scope, device_chain(impl->unchecked_device),
                                          cache_desc);  // Dawn's toggles (and blob cache)
     ddesc.deviceLostCallbackInfo.mode = WGPUCallbackMode_AllowSpontaneous;
     ddesc.deviceLostCallbackInfo.callback = on_device_lost;

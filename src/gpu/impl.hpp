@@ -163,9 +163,10 @@ struct Context::Impl {
   Limits limits;
   uint32_t max_groups_per_dim = 65535;
   uint32_t min_uniform_offset_alignment = 256;
-  bool trust_validated = true;  // ContextOptions::trust_validated_kernels
-  BufferPtr fault;              // one u32 that kernels set when they meet a bad index
-  bool fault_pending = false;   // a kernel that may set it ran since the last check
+  bool trust_validated = true;    // ContextOptions::trust_validated_kernels
+  bool unchecked_device = false;  // ContextOptions::own_kernels_only, under Dawn
+  BufferPtr fault;                // one u32 that kernels set when they meet a bad index
+  bool fault_pending = false;     // a kernel that may set it ran since the last check
   std::shared_ptr<BufferPool> pool;
   int failing_allocations = 0;  // tests only (ContextTesting): allocations of 1 MiB or more to fail
   // Guarded by builds.mutex (pipelines.cpp: worker threads build kernels too).

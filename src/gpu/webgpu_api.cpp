@@ -126,11 +126,14 @@ const WebGpuApi& api() {
 // SURFGRAD_DAWN_TOGGLES adds toggles by name, comma-separated, "-name" to turn one off (e.g.
 // "disable_robustness,disable_workgroup_init" to measure what Tint's bounds clamps and Dawn's
 // zeroing of workgroup memory cost a kernel); Dawn warns about names it doesn't know.
+// unchecked (ContextOptions::own_kernels_only): disable_robustness besides, for devices that run
+// only surfgrad's own kernels (SURFGRAD_CHECKED_KERNELS=1 keeps them checked).
 struct DawnToggleLists {
   std::vector<std::string> names_on, names_off;
   std::vector<const char*> on, off;
-  DawnToggleLists() {
+  explicit DawnToggleLists(bool unchecked) {
     names_on = {"allow_unsafe_apis", "vulkan_enable_f16_on_nvidia"};
+    if (unchecked) names_on.push_back("disable_robustness");
     // The blob cache (pipeline_cache.hpp) is Dawn's only cache across runs: never let a default
     // turn it off.
     names_off = {"disable_blob_cache"};
@@ -151,8 +154,9 @@ struct DawnToggleLists {
     for (const auto& n : names_off) off.push_back(n.c_str());
   }
 };
-static dawn::TogglesDescriptor dawn_toggles() {
-  static const DawnToggleLists lists;
+static dawn::TogglesDescriptor dawn_toggles(bool unchecked = false) {
+  static const DawnToggleLists checked_lists(false), unchecked_lists(true);
+  const DawnToggleLists& lists = unchecked ? unchecked_lists : checked_lists;
   dawn::TogglesDescriptor t = {};
   t.chain.sType = static_cast<WGPUSType>(dawn::kSTypeTogglesDescriptor);
   t.enabledToggleCount = lists.on.size();
@@ -228,10 +232,10 @@ std::vector<WGPUAdapter> enumerate_adapters(WGPUInstance instance, uint32_t back
   return adapters;
 }
 
-WGPUChainedStruct* device_chain() {
+WGPUChainedStruct* device_chain(bool unchecked) {
   if (api().implementation != WebGpuImplementation::Dawn) return nullptr;
-  static dawn::TogglesDescriptor toggles = dawn_toggles();
-  return &toggles.chain;
+  static dawn::TogglesDescriptor checked_toggles = dawn_toggles(false), unchecked_toggles = dawn_toggles(true);
+  return unchecked ? &unchecked_toggles.chain : &checked_toggles.chain;
 }
 
 void poll(WGPUInstance instance, WGPUDevice device, bool wait) {

@@ -79,8 +79,9 @@ const char* implementation_name(WebGpuImplementation);
 WGPUInstance create_instance(uint32_t backend_mask);
 // Every adapter the instance offers for the mask (Dawn: the one it recommends per backend type).
 std::vector<WGPUAdapter> enumerate_adapters(WGPUInstance instance, uint32_t backend_mask);
-// Chained into WGPUDeviceDescriptor::nextInChain (Dawn's device toggles; null for wgpu-native).
-WGPUChainedStruct* device_chain();
+// Chained into WGPUDeviceDescriptor::nextInChain (Dawn's device toggles; null for wgpu-native);
+// unchecked adds disable_robustness (ContextOptions::own_kernels_only).
+WGPUChainedStruct* device_chain(bool unchecked = false);
 // Makes progress on queued work and callbacks; wait: block until the device is idle (wgpu-native)
 // or at least tick it (Dawn, whose waits are in InstanceProcessEvents loops).
 void poll(WGPUInstance instance, WGPUDevice device, bool wait);

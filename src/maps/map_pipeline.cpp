@@ -55,20 +55,31 @@ void run_layout(const Tensor& features, const MapOptions& options, MapResult& r,
                 const Report& report) {
   const MapMethodSpec& method = map_method(options.method);
   report(method.graph_phase, 0, 1);
+  // The finiteness check's sum is read one report late, without a sync (the GPU keeps the steps
+  // queued since), except at the last step; an error names the step whose sum it was.
+  gpu::PendingDownload sum_ahead;
+  int sum_step = 0;
+  auto check_sum = [&](int total) {
+    float s = 0;
+    sum_ahead.wait(&s);
+    if (!std::isfinite(s))
+      throw Error(ErrorKind::Value, std::string(map_method_name(options.method)) +
+                                        ": the map became non-finite (NaN or infinity) by " + method.step + " " +
+                                        std::to_string(sum_step) + " of " + std::to_string(total) +
+                                        "; standardise the input (zero mean, unit variance per dimension), or "
+                                        "lower " +
+                                        method.calmer);
+  };
   auto on_step = [&](int it, int total, const Tensor& y) {
     if (it == 0) {  // the layout synced: the graph is built
       r.phases.push_back({method.graph_phase, clock.lap(false)});
       report(method.graph_phase, 1, 1);
     } else if (options.check_finite) {
       // A sum is NaN or infinite as soon as one coordinate is; one scalar comes back.
-      float s = y.sum().to_vector<float>()[0];
-      if (!std::isfinite(s))
-        throw Error(ErrorKind::Value, std::string(map_method_name(options.method)) +
-                                          ": the map became non-finite (NaN or infinity) by " + method.step + " " +
-                                          std::to_string(it) + " of " + std::to_string(total) +
-                                          "; standardise the input (zero mean, unit variance per dimension), or "
-                                          "lower " +
-                                          method.calmer);
+      if (sum_ahead.pending()) check_sum(total);
+      sum_ahead = y.sum().to_host_later();
+      sum_step = it;
+      if (it == total) check_sum(total);
     }
     report("optimise", it, total, &y);
   };

@@ -116,6 +116,19 @@ double TsneRepulsion::box_extent(const Tensor& y) {
   return std::max(double(b[0]) - a[0], double(b[1]) - a[1]);
 }
 
+TsneRepulsion::ExtentRead TsneRepulsion::box_extent_later(const Tensor& y) {
+  Tensor lo, hi;
+  bounds(y, lo, hi);
+  return {lo.to_host_later(), hi.to_host_later()};
+}
+
+double TsneRepulsion::ExtentRead::wait() {
+  float a[2], b[2];
+  lo.wait(a);
+  hi.wait(b);
+  return std::max(double(b[0]) - a[0], double(b[1]) - a[1]);
+}
+
 int TsneRepulsion::exact_threads(const gpu::Context& ctx) { return ctx.info().is_cpu ? 8 : 32; }
 
 kernels::Values TsneRepulsion::exact_values(const gpu::Context& ctx) {

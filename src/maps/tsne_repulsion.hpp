@@ -50,6 +50,13 @@ class TsneRepulsion {
   static double extent(const Tensor& y);
   // The same through bounds() (one dispatch on CPU adapters).
   double box_extent(const Tensor& y);
+  // box_extent's readback queued now, its value collected later (no sync: tsne.cpp).
+  struct ExtentRead {
+    gpu::PendingDownload lo, hi;
+    bool pending() const { return lo.pending(); }
+    double wait();
+  };
+  ExtentRead box_extent_later(const Tensor& y);
   // Z, the sum of out's third column ([1]): a column sum on GPUs, one dispatch on CPU adapters.
   Tensor total_q(const Tensor& out);
 

@@ -245,6 +245,12 @@ void Tensor::to_host(void* data) const {
                                       "Indices must lie in [0, size of the indexed axis)");
 }
 
+gpu::PendingDownload Tensor::to_host_later() const {
+  Tensor c = contiguous();
+  return context()->download_later(*TensorAccess::buffer(c), uint64_t(numel()) * dtype_size(dtype_),
+                                   uint64_t(c.offset()) * dtype_size(dtype_));
+}
+
 template <>
 std::vector<float> Tensor::to_vector<float>() const {
   std::vector<float> out(static_cast<size_t>(numel()));

@@ -171,6 +171,12 @@ void Kernel::check_limits(const gpu::Context& ctx, Grid grid, bool backward, boo
   std::string label = kernel_label(g, backward);
   bool writes = std::any_of(g.nodes.begin(), g.nodes.end(), [](const auto& n) { return !n.makes_tile(); });
   if (!writes) throw Error(ErrorKind::Value, label + " writes nothing (no tile_store or tile_atomic_add)");
+  if (ctx.unchecked_device())
+    throw Error(ErrorKind::Unsupported,
+                label +
+                    ": this context runs only surfgrad's own kernels, without bounds checks "
+                    "(ContextOptions::own_kernels_only under Dawn); run tile programs on a context created "
+                    "without it");
   for (const auto& a : g.arrays)
     if (a.dtype == DType::f16 && !ctx.features().shader_f16)
       throw Error(ErrorKind::Unsupported, label + ": input '" + a.name + "' is f16 and this adapter (" +
