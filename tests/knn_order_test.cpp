@@ -264,3 +264,51 @@ TEST(KnnOrder, RotationRowsComeFromTheEnvironmentOrAreRefused) {
     EXPECT_THROW(knn_rotate_rows(), Error) << bad;
   }
 }
+
+// Each point's nearest centre against float64 on fuzzed shapes: the one kernel (D up to 64: D not
+// a multiple of 4, N not of 256, C not of 64) and the matmul-and-argmin chunks past it. Where the
+// best two keys are within f32 rounding either may be chosen, and the chosen key is then within
+// that rounding of the best; elsewhere the index is the float64 one. Ties between equal centres
+// go to the smaller index; a NaN point has none (−1).
+TEST(KnnOrder, NearestCentresMatchFloat64) {
+  std::mt19937 gen(61);
+  std::normal_distribution<float> g(0.0f, 1.0f);
+  for (auto [n, d, c] : {std::tuple{1, 1, 1}, std::tuple{300, 3, 70}, std::tuple{1000, 50, 1024},
+                         std::tuple{513, 64, 65}, std::tuple{257, 17, 128}, std::tuple{200, 80, 33}}) {
+    std::vector<float> x(size_t(n * d)), cen(size_t(c * d));
+    for (float& v : x) v = g(gen);
+    for (float& v : cen) v = g(gen);
+    if (c > 2) std::copy(cen.begin(), cen.begin() + d, cen.begin() + 2 * d);  // centre 2 repeats centre 0
+    std::vector<int32_t> got =
+        knn_nearest_centres(Tensor::from_vector(ctx(), x, {n, d}), Tensor::from_vector(ctx(), cen, {c, d}))
+            .to_vector<int32_t>();
+    const std::string what = "n " + std::to_string(n) + ", d " + std::to_string(d) + ", c " + std::to_string(c);
+    for (int64_t i = 0; i < n; ++i) {
+      std::vector<double> key(static_cast<size_t>(c));
+      double scale = 0;
+      for (int64_t j = 0; j < c; ++j) {
+        double dot = 0, norm = 0, mag = 0;
+        for (int64_t e = 0; e < d; ++e) {
+          const double a = x[size_t(i * d + e)], b = cen[size_t(j * d + e)];
+          dot += a * b, norm += b * b, mag += std::abs(a * b);
+        }
+        key[size_t(j)] = norm - 2 * dot;
+        scale = std::max(scale, norm + 2 * mag);
+      }
+      const int32_t best = int32_t(std::min_element(key.begin(), key.end()) - key.begin());
+      const int32_t at = got[size_t(i)];
+      ASSERT_TRUE(at >= 0 && at < c) << what << ", point " << i << ": " << at;
+      const double slack = 4.0 * (d + 2) * 0x1p-24 * scale;
+      EXPECT_LE(key[size_t(at)], key[size_t(best)] + slack) << what << ", point " << i;
+      if (at != best) {
+        EXPECT_TRUE(key[size_t(at)] == key[size_t(best)] ? at < best : key[size_t(at)] - key[size_t(best)] <= slack)
+            << what << ", point " << i << ": " << at << " for " << best;
+      }
+      EXPECT_NE(at, 2) << what << ": centre 2 repeats centre 0, which wins the tie";
+    }
+  }
+  std::vector<float> x = {1, 2, std::nanf(""), 4}, cen = {0, 0, 1, 1};
+  EXPECT_EQ(knn_nearest_centres(Tensor::from_vector(ctx(), x, {2, 2}), Tensor::from_vector(ctx(), cen, {2, 2}))
+                .to_vector<int32_t>(),
+            (std::vector<int32_t>{1, -1}));
+}

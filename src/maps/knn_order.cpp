@@ -101,6 +101,8 @@ std::vector<int32_t> knn_centre_picks(int64_t n, int64_t c) {
   return picks;
 }
 
+kernels::Values nearest_centre_values(int64_t d) { return {{"DV", std::to_string((d + 3) / 4)}}; }
+
 std::vector<int32_t> knn_centre_order(const std::vector<float>& centres, int64_t c, int64_t d) {
   if (c < 0 || d <= 0 || int64_t(centres.size()) != c * d)
     throw Error(ErrorKind::Shape, "knn_centre_order: " + std::to_string(centres.size()) + " floats for " +
@@ -109,6 +111,33 @@ std::vector<int32_t> knn_centre_order(const std::vector<float>& centres, int64_t
   std::iota(ids.begin(), ids.end(), 0);
   halve(centres, d, ids, 0, ids.size());
   return ids;
+}
+
+Tensor knn_nearest_centres(const Tensor& x, const Tensor& centres) {
+  if (x.rank() != 2 || centres.rank() != 2 || x.dtype() != DType::f32 || centres.dtype() != DType::f32 ||
+      x.shape(1) != centres.shape(1) || centres.shape(0) < 1)
+    throw Error(ErrorKind::Shape, "knn_nearest_centres: points and centres must be f32 [N, D] and [C, D], got " +
+                                      x.describe() + " and " + centres.describe());
+  auto ctx = x.context();
+  const int64_t n = x.shape(0), d = x.shape(1), c = centres.shape(0);
+  Tensor centre_norms = (centres * centres).sum({1}).unsqueeze(0);  // [1, C]
+  // One kernel up to kNearestCentreMaxDims dimensions (knn_nearest_centre.wgsl), else chunks of
+  // about 64 MiB of keys.
+  Tensor nearest = Tensor::empty(ctx, {n}, DType::i32);
+  if (d <= kNearestCentreMaxDims) {
+    auto program = kernels::Program::file(ctx, "knn_nearest_centre.wgsl", nearest_centre_values(d));
+    program.launch({nearest, kernels::dense(x), kernels::dense(centres), kernels::dense(centre_norms)}, {n, d, c},
+                   kernels::groups_for(*ctx, uint64_t((n + 255) / 256), 1));
+    return nearest;
+  }
+  Tensor centres_t = centres.t().contiguous();  // [D, C]
+  const int64_t chunk = std::max<int64_t>(1, (int64_t(64) << 20) / (4 * c));
+  for (int64_t a = 0; a < n; a += chunk) {
+    const int64_t b = std::min(n, a + chunk);
+    Tensor keys = centre_norms - 2.0 * x.slice(0, a, b).matmul(centres_t);
+    nearest.slice(0, a, b).assign(keys.argmin(1));
+  }
+  return nearest;
 }
 
 KnnOrder knn_locality_order(const Tensor& x, int cells) {
@@ -123,16 +152,7 @@ KnnOrder knn_locality_order(const Tensor& x, int cells) {
   const int64_t c = std::clamp<int64_t>(cells, 1, std::max<int64_t>(1, n));
   const std::vector<int32_t> pick = knn_centre_picks(n, c);
   Tensor centres = index_select(x, 0, Tensor::from_vector(ctx, pick, {c}));  // [C, D]
-  Tensor centre_norms = (centres * centres).sum({1}).unsqueeze(0);           // [1, C]
-  Tensor centres_t = centres.t().contiguous();                               // [D, C]
-  // Each point's nearest centre by |c|² − 2·x·c, in chunks of about 64 MiB of keys.
-  Tensor nearest = Tensor::empty(ctx, {n}, DType::i32);
-  const int64_t chunk = std::max<int64_t>(1, (int64_t(64) << 20) / (4 * c));
-  for (int64_t a = 0; a < n; a += chunk) {
-    const int64_t b = std::min(n, a + chunk);
-    Tensor keys = centre_norms - 2.0 * x.slice(0, a, b).matmul(centres_t);
-    nearest.slice(0, a, b).assign(keys.argmin(1));
-  }
+  Tensor nearest = knn_nearest_centres(x, centres);
   // (A point without a nearest centre, argmin −1, cannot come from finite keys; checked anyway:
   // no index below may leave its array.)
   const std::vector<int32_t> owner = nearest.to_vector<int32_t>();

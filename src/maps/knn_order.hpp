@@ -10,7 +10,8 @@
 // is mostly merges, gains most: 1M x 50-D, k = 90, 4.91 → 3.40 s.
 //
 // The order: C = 1,024 of the points (drawn at random, a fixed seed) are cell centres; each point goes to
-// its nearest centre (a matmul and argmin on the GPU, in chunks), the centres are put in a
+// its nearest centre (one kernel on the GPU up to kNearestCentreMaxDims dimensions, else a matmul
+// and argmin in chunks), the centres are put in a
 // locality order on the host (recursive halving along their principal direction), and the points
 // are counting-sorted by their centre's place in it. The lists come back in the caller's ids and
 // rows; only ties between equal distances may resolve differently: the smaller id in sorted order
@@ -20,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/launch.hpp"
 #include "surfgrad/knn.hpp"
 #include "surfgrad/tensor.hpp"
 
@@ -35,6 +37,14 @@ struct KnnOrder {
 // defined()) where some point has no nearest centre: a NaN or infinite coordinate (or values so
 // large that the keys overflow); the kNN then takes the points as given.
 KnnOrder knn_locality_order(const Tensor& x, int cells = 1024);
+
+// Each point's nearest centre (i32 [N]): argmin of |c|² − 2·x·c, the smaller index on ties, −1
+// where no key is finite. knn_nearest_centre.wgsl keeps a point's coordinates in registers: up
+// to kNearestCentreMaxDims dimensions (a map's PCA gives 50); more take a matmul and argmin.
+Tensor knn_nearest_centres(const Tensor& x, const Tensor& centres);
+// (Its pipeline's values, for d dimensions.)
+constexpr int64_t kNearestCentreMaxDims = 64;
+kernels::Values nearest_centre_values(int64_t d);
 
 // Lists computed on x[order] (rows and ids in sorted positions) → the same lists in x's rows and
 // ids. Takes the sorted lists by value and releases them as it goes (memory: at most three lists).
