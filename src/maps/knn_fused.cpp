@@ -269,9 +269,8 @@ kernels::Values generate(const FusedShape& f) {
 kernels::Values knn_fused_values(const KnnFusedShape& f) { return generate(f); }
 
 namespace {
-// The program knn_fused_rows asks for (prewarm_knn_fused asks for the same); `prune`: with tile
-// skipping (knn_prune.hpp), the keys in the points' own units.
-// prune_group: the tiles a skip test covers (0: no test).
+// The program knn_fused_rows asks for (prewarm_knn_fused asks for the same). prune_group: the
+// tiles a skip test covers (knn_prune.hpp; the keys in the points' own units); 0: no test.
 std::string fused_key(const KnnFusedShape& f, int prune_group = 0) {
   return "knn_fused|" + f.describe() + (prune_group > 0 ? "|prune" + std::to_string(prune_group) : "");
 }

@@ -64,7 +64,7 @@ bool prewarm_knn_fused(const gpu::ContextPtr& ctx, int64_t n = 0, int64_t d = 0,
 // row_end < 0: all rows. pairs_per_dispatch > 0 replaces the adapter's default (for tests: many
 // dispatches on small inputs). prune: skip tiles by the points' bounds (knn_prune.hpp; for points
 // sorted by cell, where it pays; the lists are the same either way; on adapters with subgroups),
-// its counts then in knn_prune_last_stats().
+// its counts then in knn_prune_last_stats() where they are recorded (knn_prune_record_stats).
 KnnResult knn_exact_shaped(const Tensor& x, int k, const KnnFusedShape& shape, int64_t row_begin = 0,
                            int64_t row_end = -1, int64_t pairs_per_dispatch = 0, bool prune = false);
 
